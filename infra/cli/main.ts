@@ -1,0 +1,42 @@
+/**
+ * `virt-reconciler`: the operator's tool. One entry, one file per command under `commands/`.
+ * Bad input gets a one-line error on stderr and exit code 2, never a stack trace.
+ */
+import { CliError, type Command } from './command.ts';
+
+/** Commands are loaded lazily so `render` does not pay for the Kubernetes client, and so on. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: virt-reconciler <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nRun 'virt-reconciler <command> --help' for a command's flags.`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  const entry = COMMANDS[name];
+  if (!entry) {
+    process.stderr.write(`virt-reconciler: unknown command '${name}'\n\n${usage()}\n`);
+    return 2;
+  }
+  try {
+    const command = await entry.load();
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof CliError) {
+      process.stderr.write(`virt-reconciler ${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { InvalidInputError } from '../errors.ts';
+
+/** The controllers that own keys. One queue (and one DLQ) each. */
+export const CONTROLLERS = ['vmi', 'vm', 'migration'] as const;
+export type Controller = (typeof CONTROLLERS)[number];
+
+/** What made the relay send a key: the watched object and event, never its contents. */
+export interface Cause {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** ADDED | MODIFIED | DELETED | RELIST | REPLAY | REQUEUE */
+  readonly event: string;
+  /** Epoch milliseconds when the relay saw the event. */
+  readonly seenAt: number;
+}
+
+/** A queue message, version 1: a small JSON document naming a controller's key (DESIGN.md §2). */
+export interface KeyMessage {
+  readonly v: 1;
+  readonly controller: Controller;
+  /** `namespace/name` (optionally prefixed `clusterId:`). */
+  readonly key: string;
+  readonly cause: Cause;
+}
+
+/**
+ * The deduplication id: key + cause uid + resourceVersion + event type. Never the key alone, or
+ * a legitimate re-enqueue inside SQS's 5-minute window would be dropped. Hashed to fit SQS's
+ * 128-character limit.
+ */
+export function dedupId(msg: KeyMessage): string {
+  const c = msg.cause;
+  return createHash('sha256')
+    .update(`${msg.controller}\n${msg.key}\n${c.uid}\n${c.resourceVersion}\n${c.event}`)
+    .digest('hex');
+}
+
+const KEY_RE = /^(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?:)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** True when `key` is a well-formed `namespace/name` key. */
+export function isKey(key: string): boolean {
+  return key.length <= 320 && KEY_RE.test(key);
+}
+
+/** Splits a key into namespace and name (a cluster prefix, if any, is returned separately). */
+export function splitKey(key: string): { cluster?: string; namespace: string; name: string } {
+  const colon = key.indexOf(':');
+  const cluster = colon >= 0 ? key.slice(0, colon) : undefined;
+  const rest = colon >= 0 ? key.slice(colon + 1) : key;
+  const slash = rest.indexOf('/');
+  const out = { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  return cluster === undefined ? out : { cluster, ...out };
+}
+
+/**
+ * Validates a message body from outside (the queue). Throws {@link InvalidInputError} naming the
+ * field, so the caller can dead-letter it with that reason.
+ */
+export function parseKeyMessage(body: string): KeyMessage {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch {
+    throw new InvalidInputError('body', 'not JSON', 'MalformedMessage');
+  }
+  if (typeof raw !== 'object' || raw === null) throw bad('body', 'not an object');
+  const m = raw as Record<string, unknown>;
+  if (m.v !== 1) throw bad('v', `unsupported message version ${JSON.stringify(m.v)}`);
+  if (typeof m.controller !== 'string' || !(CONTROLLERS as readonly string[]).includes(m.controller)) {
+    throw bad('controller', `must be one of ${CONTROLLERS.join(', ')}`);
+  }
+  if (typeof m.key !== 'string' || !isKey(m.key)) throw bad('key', 'must be namespace/name');
+  const c = m.cause;
+  if (typeof c !== 'object' || c === null) throw bad('cause', 'missing');
+  const cause = c as Record<string, unknown>;
+  for (const f of ['kind', 'namespace', 'name', 'uid', 'resourceVersion', 'event'] as const) {
+    if (typeof cause[f] !== 'string') throw bad(`cause.${f}`, 'must be a string');
+  }
+  if (typeof cause.seenAt !== 'number' || !Number.isFinite(cause.seenAt)) throw bad('cause.seenAt', 'must be a number');
+  return raw as KeyMessage;
+}
+
+function bad(field: string, message: string): InvalidInputError {
+  return new InvalidInputError(field, message, 'MalformedMessage');
+}
