@@ -1,0 +1,410 @@
+/**
+ * The embedded key queue (DESIGN.md §2) over Node's built-in `node:sqlite`: durable in a WAL file
+ * (or `:memory:`), several consumers per process, per-key serialization, coalescing, dedup,
+ * client-go backoff, durable requeue-after timers and a dead-letter table.
+ *
+ * Model: per controller+key at most one `waiting` row (where new events coalesce, newest cause
+ * wins) and at most one `inflight` row (the per-key lock, leased until a visibility deadline, so
+ * a consumer that dies without settling loses its lease and the key is delivered again).
+ */
+import { randomBytes } from 'node:crypto';
+import { DatabaseSync } from 'node:sqlite';
+import { ReconcilerError } from '../errors.ts';
+import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  type DeadLetter,
+  type KeyQueue,
+  type QueueDepth,
+  type ReceivedKey,
+  type ReplayFilter,
+  type ReplayReport,
+  type RetryPolicy,
+} from './port.ts';
+import { recause } from './recause.ts';
+import { ensureQueueSchema, inWriteTransaction } from './sqlite-schema.ts';
+
+export interface SqliteKeyQueueOptions {
+  /** A file path, `:memory:`, or an open database shared with the state store. */
+  readonly db: string | DatabaseSync;
+  readonly retry?: RetryPolicy;
+  /** Lease of a received key; after it the key is delivered again (consumer presumed dead). */
+  readonly visibilityTimeoutMs?: number;
+  /** How long an exact duplicate (same dedupId) is dropped. SQS: 5 minutes. */
+  readonly dedupWindowMs?: number;
+  /** Epoch-ms clock; tests pass a fake one. Waiting in `receive` still uses wall time. */
+  readonly clock?: () => number;
+}
+
+interface ItemRow {
+  id: number;
+  key: string;
+  body: string;
+  visible_at: number;
+  enqueued_at: number;
+  coalesced: number;
+  failures: number;
+  first_failure_at: number | null;
+  receipt: string | null;
+}
+
+interface DeadRow {
+  id: number;
+  controller: Controller;
+  key: string;
+  body: string;
+  reason: string;
+  message: string;
+  attempts: number;
+  first_failure_at: number;
+  last_failure_at: number;
+}
+
+const POLL_MS = 50;
+
+/** {@link KeyQueue} over SQLite. */
+export class SqliteKeyQueue implements KeyQueue {
+  readonly retry: RetryPolicy;
+  private readonly db: DatabaseSync;
+  private readonly ownsDb: boolean;
+  private readonly visibilityMs: number;
+  private readonly dedupMs: number;
+  private readonly now: () => number;
+  /** Wakes in-process receivers on send; other processes are seen by polling. */
+  private readonly wakers = new Set<() => void>();
+  private closed = false;
+
+  constructor(opts: SqliteKeyQueueOptions) {
+    this.retry = opts.retry ?? DEFAULT_RETRY;
+    this.visibilityMs = opts.visibilityTimeoutMs ?? 5 * 60_000;
+    this.dedupMs = opts.dedupWindowMs ?? 5 * 60_000;
+    this.now = opts.clock ?? Date.now;
+    if (typeof opts.db === 'string') {
+      this.db = new DatabaseSync(opts.db);
+      this.ownsDb = true;
+      // WAL: readers never block the writer; NORMAL survives a process crash (not power loss),
+      // enough for the embedded mode. busy_timeout: another process may hold the write lock.
+      this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+    } else {
+      this.db = opts.db;
+      this.ownsDb = false;
+    }
+    ensureQueueSchema(this.db);
+  }
+
+  async send(messages: readonly KeyMessage[]): Promise<void> {
+    // Validate at the edge: a sender bug is reported to the sender, not stored.
+    const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
+    const now = this.now();
+    inWriteTransaction(this.db, () => {
+      this.db.prepare('DELETE FROM queue_dedup WHERE expires_at <= ?').run(now);
+      const claim = this.db.prepare(
+        `INSERT INTO queue_dedup (controller, dedup_id, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (controller, dedup_id) DO NOTHING`,
+      );
+      for (const m of checked) {
+        if (claim.run(m.controller, dedupId(m), now + this.dedupMs).changes === 0) continue; // exact duplicate
+        this.enqueue(m.controller, m.key, JSON.stringify(m), now);
+      }
+    });
+    this.wake();
+  }
+
+  /**
+   * Stores a raw body as it came (no validation, no dedup): how a malformed message can reach
+   * this queue (another writer, a corrupted file). `receive` dead-letters it.
+   */
+  async sendRaw(controller: Controller, body: string): Promise<void> {
+    let key = '';
+    try {
+      key = parseKeyMessage(body).key;
+    } catch {
+      // malformed: its own row, never coalesced with a real key
+    }
+    inWriteTransaction(this.db, () => this.enqueue(controller, key, body, this.now()));
+    this.wake();
+  }
+
+  async receive(controller: Controller, max: number, waitMs: number): Promise<ReceivedKey[]> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const got = inWriteTransaction(this.db, () => this.claim(controller, max, this.now()));
+      if (got.length > 0 || this.closed || Date.now() >= deadline) return got;
+      await this.sleep(Math.min(POLL_MS, deadline - Date.now()));
+    }
+  }
+
+  async ack(_controller: Controller, receipt: string): Promise<void> {
+    const { id, token } = parseReceipt(receipt);
+    // A stale receipt (lease expired, key handed to someone else) matches nothing: a no-op.
+    this.db.prepare(`DELETE FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`).run(id, token);
+  }
+
+  async retryLater(
+    controller: Controller,
+    receipt: string,
+    failure: { reason: string; message: string },
+  ): Promise<{ deadLettered: boolean; delayMs: number }> {
+    const out = inWriteTransaction(this.db, () => {
+      const row = this.inflight(receipt);
+      if (row === undefined) return { deadLettered: false, delayMs: 0 };
+      const now = this.now();
+      const failures = row.failures + 1;
+      if (failures >= this.retry.maxAttempts) {
+        this.bury(controller, row, failure, failures, now);
+        return { deadLettered: true, delayMs: 0 };
+      }
+      const delayMs = backoffMs(this.retry, failures);
+      this.release(controller, row, { failures, firstFailureAt: row.first_failure_at ?? now, visibleAt: now + delayMs });
+      return { deadLettered: false, delayMs };
+    });
+    this.wake();
+    return out;
+  }
+
+  async requeueAfter(controller: Controller, receipt: string, seconds: number): Promise<void> {
+    inWriteTransaction(this.db, () => {
+      const row = this.inflight(receipt);
+      if (row === undefined) return;
+      // The timer is stored in the same transaction that releases the key: nothing can be lost
+      // between the two. A waiting row (newer events) is left alone and delivered at once.
+      this.db
+        .prepare(
+          `INSERT INTO queue_timers (controller, key, body, fire_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (controller, key) DO UPDATE SET body = excluded.body, fire_at = min(fire_at, excluded.fire_at)`,
+        )
+        .run(controller, row.key, row.body, this.now() + Math.max(0, seconds) * 1000);
+      this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+    });
+    this.wake();
+  }
+
+  async deadLetter(controller: Controller, receipt: string, failure: { reason: string; message: string }): Promise<void> {
+    inWriteTransaction(this.db, () => {
+      const row = this.inflight(receipt);
+      if (row !== undefined) this.bury(controller, row, failure, row.failures + 1, this.now());
+    });
+    this.wake();
+  }
+
+  async depth(controller: Controller): Promise<QueueDepth> {
+    const now = this.now();
+    const r = this.db
+      .prepare(
+        `SELECT
+           (SELECT count(*) FROM queue_items WHERE controller = $c AND state = 'waiting' AND visible_at <= $now) AS visible,
+           (SELECT count(*) FROM queue_items WHERE controller = $c AND state = 'inflight') AS inflight,
+           (SELECT count(*) FROM queue_items WHERE controller = $c AND state = 'waiting' AND visible_at > $now)
+             + (SELECT count(*) FROM queue_timers WHERE controller = $c) AS delayed,
+           (SELECT count(*) FROM queue_dead WHERE controller = $c) AS dead,
+           (SELECT min(enqueued_at) FROM queue_items WHERE controller = $c
+              AND (state = 'inflight' OR visible_at <= $now)) AS oldest`,
+      )
+      .get({ c: controller, now }) as { visible: number; inflight: number; delayed: number; dead: number; oldest: number | null };
+    return {
+      controller,
+      visible: r.visible,
+      inFlight: r.inflight,
+      delayed: r.delayed,
+      deadLettered: r.dead,
+      oldestAgeSeconds: r.oldest === null ? 0 : Math.max(0, (now - r.oldest) / 1000),
+    };
+  }
+
+  async listDeadLetters(filter: { controller?: Controller; key?: string } = {}): Promise<DeadLetter[]> {
+    return this.deadRows(filter, -1).map(toDeadLetter);
+  }
+
+  async replay(filter: ReplayFilter): Promise<ReplayReport> {
+    const moved: { controller: Controller; key: string }[] = [];
+    const skipped: { controller: Controller; key: string; why: string }[] = [];
+    inWriteTransaction(this.db, () => {
+      const now = this.now();
+      for (const row of this.deadRows(filter, -1)) {
+        if (filter.max !== undefined && moved.length >= filter.max) break;
+        let msg: KeyMessage;
+        try {
+          msg = parseKeyMessage(row.body);
+        } catch (err) {
+          skipped.push({ controller: row.controller, key: row.key, why: (err as Error).message });
+          continue;
+        }
+        moved.push({ controller: row.controller, key: row.key });
+        if (filter.dryRun === true) continue;
+        // Move = enqueue + delete in one transaction: a second replay finds nothing to move.
+        this.enqueue(row.controller, row.key, JSON.stringify(recause(msg, 'REPLAY', now)), now);
+        this.db.prepare('DELETE FROM queue_dead WHERE id = ?').run(row.id);
+      }
+    });
+    this.wake();
+    return { moved, skipped };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake();
+    if (this.ownsDb && this.db.isOpen) this.db.close();
+  }
+
+  // --- internals (all called inside a write transaction) ---
+
+  /** Adds a message to the key's waiting row, or creates it (coalescing, newest body wins). */
+  private enqueue(controller: Controller, key: string, body: string, now: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES (?, ?, ?, 'waiting', ?, ?)
+         ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = excluded.body, coalesced = coalesced + 1`,
+      )
+      .run(controller, key, body, now, now);
+  }
+
+  private claim(controller: Controller, max: number, now: number): ReceivedKey[] {
+    this.fireTimers(controller, now);
+    this.expireLeases(controller, now);
+    const out: ReceivedKey[] = [];
+    const candidates = this.db.prepare(
+      `SELECT * FROM queue_items w WHERE controller = ? AND state = 'waiting' AND visible_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM queue_items i WHERE i.controller = w.controller AND i.key = w.key
+                         AND i.key <> '' AND i.state = 'inflight')
+       ORDER BY id LIMIT ?`,
+    );
+    const take = this.db.prepare(`UPDATE queue_items SET state = 'inflight', receipt = ?, visible_at = ? WHERE id = ?`);
+    // Loop: malformed rows are dead-lettered on the way and must not shrink the batch.
+    while (out.length < max) {
+      const rows = candidates.all(controller, now, max - out.length) as unknown as ItemRow[];
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        let message: KeyMessage;
+        try {
+          message = parseKeyMessage(row.body);
+        } catch (err) {
+          this.bury(controller, row, { reason: 'MalformedMessage', message: (err as Error).message }, row.failures + 1, now);
+          continue;
+        }
+        const token = randomBytes(12).toString('base64url');
+        take.run(token, now + this.visibilityMs, row.id);
+        out.push({
+          message,
+          receipt: `${row.id}.${token}`,
+          attempt: row.failures + 1,
+          enqueuedAt: row.enqueued_at,
+          coalesced: row.coalesced,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Due requeue-after timers become (or coalesce into) waiting rows with cause REQUEUE. */
+  private fireTimers(controller: Controller, now: number): void {
+    const due = this.db
+      .prepare('SELECT key, body FROM queue_timers WHERE controller = ? AND fire_at <= ?')
+      .all(controller, now) as unknown as { key: string; body: string }[];
+    for (const t of due) {
+      this.enqueue(controller, t.key, JSON.stringify(recause(JSON.parse(t.body) as KeyMessage, 'REQUEUE', now)), now);
+      this.db.prepare('DELETE FROM queue_timers WHERE controller = ? AND key = ?').run(controller, t.key);
+    }
+  }
+
+  /**
+   * An in-flight key whose lease ran out: its consumer died (or hung). It counts as a failed
+   * attempt, so a key that crashes every consumer ends in the DLQ instead of looping forever.
+   */
+  private expireLeases(controller: Controller, now: number): void {
+    const lost = this.db
+      .prepare(`SELECT * FROM queue_items WHERE controller = ? AND state = 'inflight' AND visible_at <= ?`)
+      .all(controller, now) as unknown as ItemRow[];
+    for (const row of lost) {
+      const failures = row.failures + 1;
+      const failure = { reason: 'LeaseExpired', message: `not settled within ${this.visibilityMs} ms` };
+      if (failures >= this.retry.maxAttempts) this.bury(controller, row, failure, failures, now);
+      else this.release(controller, row, { failures, firstFailureAt: row.first_failure_at ?? now, visibleAt: now });
+    }
+  }
+
+  /** In-flight row → waiting, merged into a waiting row of newer events if there is one. */
+  private release(controller: Controller, row: ItemRow, next: { failures: number; firstFailureAt: number; visibleAt: number }): void {
+    const newer = this.db
+      .prepare(`SELECT * FROM queue_items WHERE controller = ? AND key = ? AND state = 'waiting' AND key <> ''`)
+      .get(controller, row.key) as unknown as ItemRow | undefined;
+    if (newer === undefined) {
+      this.db
+        .prepare(`UPDATE queue_items SET state = 'waiting', receipt = NULL, visible_at = ?, failures = ?, first_failure_at = ? WHERE id = ?`)
+        .run(next.visibleAt, next.failures, next.firstFailureAt, row.id);
+      return;
+    }
+    // Newer events wait behind the retry (per-key order) and inherit the key's failure count,
+    // as client-go's per-item limiter forgets only on success.
+    this.db
+      .prepare(
+        `UPDATE queue_items SET visible_at = ?, failures = ?, first_failure_at = ?, enqueued_at = min(enqueued_at, ?),
+           coalesced = coalesced + ? WHERE id = ?`,
+      )
+      .run(next.visibleAt, next.failures, next.firstFailureAt, row.enqueued_at, row.coalesced, newer.id);
+    this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+  }
+
+  private bury(controller: Controller, row: ItemRow, failure: { reason: string; message: string }, attempts: number, now: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO queue_dead (controller, key, body, reason, message, attempts, first_failure_at, last_failure_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (controller, key) WHERE key <> '' DO UPDATE SET body = excluded.body, reason = excluded.reason,
+           message = excluded.message, attempts = excluded.attempts, last_failure_at = excluded.last_failure_at`,
+      )
+      .run(controller, row.key, row.body, failure.reason, failure.message, attempts, row.first_failure_at ?? now, now);
+    this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+  }
+
+  private inflight(receipt: string): ItemRow | undefined {
+    const { id, token } = parseReceipt(receipt);
+    return this.db
+      .prepare(`SELECT * FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`)
+      .get(id, token) as unknown as ItemRow | undefined;
+  }
+
+  private deadRows(filter: { controller?: Controller; key?: string }, limit: number): DeadRow[] {
+    return this.db
+      .prepare(
+        `SELECT * FROM queue_dead WHERE ($c IS NULL OR controller = $c) AND ($k IS NULL OR key = $k) ORDER BY id LIMIT $limit`,
+      )
+      .all({ c: filter.controller ?? null, k: filter.key ?? null, limit }) as unknown as DeadRow[];
+  }
+
+  private wake(): void {
+    for (const w of this.wakers) w();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.wakers.add(done);
+    });
+  }
+}
+
+function parseReceipt(receipt: string): { id: number; token: string } {
+  const dot = receipt.indexOf('.');
+  const id = Number(receipt.slice(0, dot));
+  if (dot <= 0 || !Number.isSafeInteger(id)) throw new ReconcilerError('InvalidReceipt', `not a receipt of this queue: ${receipt}`);
+  return { id, token: receipt.slice(dot + 1) };
+}
+
+function toDeadLetter(r: DeadRow): DeadLetter {
+  return {
+    controller: r.controller,
+    key: r.key,
+    body: r.body,
+    reason: r.reason,
+    message: r.message,
+    attempts: r.attempts,
+    firstFailureAt: r.first_failure_at,
+    lastFailureAt: r.last_failure_at,
+  };
+}

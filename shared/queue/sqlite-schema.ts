@@ -1,0 +1,79 @@
+/**
+ * Tables of the embedded key queue. Every name starts with `queue_` so the queue can share one
+ * SQLite database (one `DatabaseSync`) with the state store.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS queue_items (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  controller       TEXT    NOT NULL,
+  key              TEXT    NOT NULL,            -- '' for a malformed body (never coalesced)
+  body             TEXT    NOT NULL,            -- the newest cause wins
+  state            TEXT    NOT NULL CHECK (state IN ('waiting', 'inflight')),
+  visible_at       INTEGER NOT NULL,            -- waiting: ready at; inflight: lease deadline
+  enqueued_at      INTEGER NOT NULL,            -- the oldest coalesced message
+  coalesced        INTEGER NOT NULL DEFAULT 1,
+  failures         INTEGER NOT NULL DEFAULT 0,  -- consecutive failed attempts of this key
+  first_failure_at INTEGER,
+  receipt          TEXT
+);
+-- At most one waiting and one in-flight row per key: the waiting row is where duplicates coalesce,
+-- the in-flight row is the per-key lock.
+CREATE UNIQUE INDEX IF NOT EXISTS queue_items_key ON queue_items (controller, key, state) WHERE key <> '';
+CREATE INDEX IF NOT EXISTS queue_items_ready ON queue_items (controller, state, visible_at, id);
+
+CREATE TABLE IF NOT EXISTS queue_dedup (
+  controller TEXT    NOT NULL,
+  dedup_id   TEXT    NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (controller, dedup_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS queue_dedup_expiry ON queue_dedup (expires_at);
+
+-- requeue-after: one pending timer per key (the earliest wins, as client-go's AddAfter).
+CREATE TABLE IF NOT EXISTS queue_timers (
+  controller TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  body       TEXT    NOT NULL,
+  fire_at    INTEGER NOT NULL,
+  PRIMARY KEY (controller, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS queue_timers_due ON queue_timers (controller, fire_at);
+
+CREATE TABLE IF NOT EXISTS queue_dead (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  controller       TEXT    NOT NULL,
+  key              TEXT    NOT NULL,
+  body             TEXT    NOT NULL,
+  reason           TEXT    NOT NULL,
+  message          TEXT    NOT NULL,
+  attempts         INTEGER NOT NULL,
+  first_failure_at INTEGER NOT NULL,
+  last_failure_at  INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS queue_dead_key ON queue_dead (controller, key) WHERE key <> '';
+`;
+
+/** Creates the queue tables if they are missing (idempotent). */
+export function ensureQueueSchema(db: DatabaseSync): void {
+  db.exec(SCHEMA);
+}
+
+/**
+ * Runs `fn` in a write transaction. `BEGIN IMMEDIATE` takes the write lock up front so two
+ * processes on one file never deadlock upgrading a read lock; when the caller (e.g. the state
+ * store sharing this connection) already has a transaction open, a savepoint nests inside it.
+ */
+export function inWriteTransaction<T>(db: DatabaseSync, fn: () => T): T {
+  const nested = db.isTransaction;
+  db.exec(nested ? 'SAVEPOINT queue_tx' : 'BEGIN IMMEDIATE');
+  try {
+    const out = fn();
+    db.exec(nested ? 'RELEASE queue_tx' : 'COMMIT');
+    return out;
+  } catch (err) {
+    db.exec(nested ? 'ROLLBACK TO queue_tx; RELEASE queue_tx' : 'ROLLBACK');
+    throw err;
+  }
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, describe, test } from 'node:test';
+import { InvalidInputError } from '../../shared/errors.ts';
+import { backoffMs, DEFAULT_RETRY } from '../../shared/queue/port.ts';
+import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
+import { keyMessage, queueConformance, type HarnessOptions, type QueueHarness } from './conformance.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-queue-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+/** A file-backed queue with a fake clock: backoff and timers are tested without waiting. */
+async function harness(opts: HarnessOptions): Promise<QueueHarness> {
+  const file = join(dir, `q${n++}.db`);
+  let now = 1_700_000_000_000;
+  const open = (): SqliteKeyQueue => new SqliteKeyQueue({ db: file, clock: () => now, ...opts });
+  let queue = open();
+  const h: QueueHarness = {
+    get queue() {
+      return queue;
+    },
+    sendRaw: (controller, body) => queue.sendRaw(controller, body),
+    advance: async (ms) => {
+      now += ms;
+    },
+    reopen: async () => {
+      await queue.close();
+      queue = open();
+      return queue;
+    },
+    caps: { coalescesWaiting: true, ageOfVisible: true },
+    close: () => queue.close(),
+  };
+  return h;
+}
+
+queueConformance('sqlite (file)', harness);
+
+describe('SqliteKeyQueue specifics', () => {
+  test('shares an open database with other tables, and only adds queue_… tables', async () => {
+    // arrange: a database the state store already uses
+    const db = new DatabaseSync(':memory:');
+    db.exec('CREATE TABLE state_things (k TEXT PRIMARY KEY)');
+    const q = new SqliteKeyQueue({ db });
+    // act
+    await q.send([keyMessage('ns/a', 1)]);
+    const got = await q.receive('vmi', 1, 0);
+    await q.close();
+    // assert
+    const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[])
+      .map((r) => r.name);
+    assert.ok(tables.every((t) => t === 'state_things' || t.startsWith('queue_')), `unexpected tables: ${tables.join(',')}`);
+    assert.equal(got.length, 1);
+    assert.equal(db.isOpen, true, 'closing the queue must not close a database it did not open');
+    db.close();
+  });
+
+  test('two connections on one file (two processes) never deliver a key twice', async () => {
+    // arrange
+    const file = join(dir, `shared${n++}.db`);
+    const a = new SqliteKeyQueue({ db: file });
+    const b = new SqliteKeyQueue({ db: file });
+    await a.send(['ns/k1', 'ns/k2', 'ns/k3'].map((k) => keyMessage(k, 1)));
+    // act
+    const [fromA, fromB] = await Promise.all([a.receive('vmi', 2, 0), b.receive('vmi', 10, 0)]);
+    await Promise.all([a.close(), b.close()]);
+    // assert
+    const keys = [...fromA, ...fromB].map((rk) => rk.message.key).sort();
+    assert.deepEqual(keys, ['ns/k1', 'ns/k2', 'ns/k3'], 'each key exactly once across both connections');
+  });
+
+  test('rejects an invalid message at send, naming the field', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const bad = { ...keyMessage('ns/a', 1), key: 'no-slash' };
+    // act + assert
+    await assert.rejects(q.send([bad]), (err: Error) => err instanceof InvalidInputError && err.field === 'key');
+    assert.equal((await q.depth('vmi')).visible, 0, 'nothing of the rejected batch may be stored');
+    await q.close();
+  });
+
+  test('a long receive wakes up when a key is sent', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    // act
+    const pending = q.receive('vmi', 1, 10_000);
+    await q.send([keyMessage('ns/a', 1)]);
+    const got = await pending;
+    await q.close();
+    // assert
+    assert.equal(got[0]?.message.key, 'ns/a');
+  });
+});
+
+describe('backoffMs (client-go per-item exponential limiter)', () => {
+  const table: [attempt: number, ms: number][] = [[1, 5], [2, 10], [3, 20], [10, 2560], [18, 655_360], [19, 1_000_000], [40, 1_000_000]];
+  for (const [attempt, ms] of table) {
+    test(`after ${attempt} failure(s): ${ms} ms`, () => {
+      assert.equal(backoffMs(DEFAULT_RETRY, attempt), ms);
+    });
+  }
+});
