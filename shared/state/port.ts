@@ -20,12 +20,26 @@ export interface ExpectationRecord {
 
 export const EXPECTATIONS_TIMEOUT_MS = 5 * 60 * 1000;
 
+/** KubeVirt's `isExpired`: strictly more than 5 minutes since the record was (re)set. */
+export function isExpectationExpired(record: Pick<ExpectationRecord, 'setAt'>, now: number): boolean {
+  return now - record.setAt > EXPECTATIONS_TIMEOUT_MS;
+}
+
+/**
+ * A failure count idle (no increment) for longer than this reads as 0 and is garbage-collected:
+ * a key deleted while failing never gets its `reset`, and must not leak a row forever.
+ */
+export const FAILURE_COUNT_TTL_MS = 24 * 60 * 60 * 1000;
+
 export interface Expectations {
-  /** Overwrites the record: add = n, del = 0 (KubeVirt's ExpectCreations). `now` is epoch ms. */
+  /**
+   * Overwrites the counters: add = n, del = 0, setAt = now (KubeVirt's ExpectCreations). `now` is
+   * epoch ms. Like KubeVirt, whose UID set is a separate store, `deleteKeys` is left as it was.
+   */
   expectCreations(scope: string, key: string, n: number, now: number): Promise<void>;
-  /** Overwrites the record: del = keys.length, deleteKeys = keys (UID-tracking ExpectDeletions). */
+  /** Overwrites the record: add = 0, deleteKeys = the set of keys, del = its size (UID-tracking ExpectDeletions). */
   expectDeletions(scope: string, key: string, deleteKeys: readonly string[], now: number): Promise<void>;
-  /** Overwrites the record with add/del (SetExpectations; 0/0 "lowers"). */
+  /** Overwrites the counters with add/del (SetExpectations; 0/0 "lowers"); keeps `deleteKeys`. */
   setExpectations(scope: string, key: string, add: number, del: number, now: number): Promise<void>;
   /** add -= 1 if a record exists (may go negative); no-op otherwise. Atomic. */
   creationObserved(scope: string, key: string): Promise<void>;
@@ -33,9 +47,17 @@ export interface Expectations {
   deletionObserved(scope: string, key: string, deleteKey: string): Promise<void>;
   /** No record, or add ≤ 0 && del ≤ 0, or older than 5 minutes at `now`. */
   satisfied(scope: string, key: string, now: number): Promise<boolean>;
+  /**
+   * The stored record, expired or not (judge with {@link isExpectationExpired}). A record expired
+   * for longer than an hour may already be gone (DynamoDB TTL, SQLite sweep).
+   */
   get(scope: string, key: string): Promise<ExpectationRecord | undefined>;
   delete(scope: string, key: string): Promise<void>;
-  /** Sum of `add` over unexpired records of a scope (the migration controller's throttle). */
+  /**
+   * Sum of `add` (negative values included, as upstream) over the unexpired records of a scope
+   * (the migration controller's throttle). KubeVirt also counts expired records; a table cannot
+   * keep those forever, and an expired record already counts as satisfied.
+   */
   pendingCreations(scope: string, now: number): Promise<number>;
   /**
    * Records "about to create" only if no unexpired, unsatisfied record exists: the guard that
@@ -46,8 +68,10 @@ export interface Expectations {
 
 /** Per-key failure counts, for backoff and the dead-letter decision. */
 export interface FailureCounts {
+  /** Adds one and returns the new count (1 after a reset or after FAILURE_COUNT_TTL_MS idle). Atomic. */
   increment(scope: string, key: string, now: number): Promise<number>;
-  get(scope: string, key: string): Promise<number>;
+  /** The current count; with `now`, a count idle for longer than FAILURE_COUNT_TTL_MS reads as 0. */
+  get(scope: string, key: string, now?: number): Promise<number>;
   reset(scope: string, key: string): Promise<void>;
 }
 
@@ -58,8 +82,11 @@ export interface FailureCounts {
  * succeeds again (idempotent). Leases expire at `ttlMs` so a crashed holder cannot leak one.
  */
 export interface Leases {
+  /** A lease is live while `now < expiresAt`; (re-)acquiring sets expiresAt = now + ttlMs. */
   acquire(counter: string, holder: string, limit: number, now: number, ttlMs: number): Promise<boolean>;
+  /** Gives the lease back; no-op when `holder` does not hold it. */
   release(counter: string, holder: string): Promise<void>;
+  /** The live holders, sorted. */
   holders(counter: string, now: number): Promise<string[]>;
 }
 
