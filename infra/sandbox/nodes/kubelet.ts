@@ -1,0 +1,195 @@
+/**
+ * The sandbox's kubelets (one loop for every node): start bound pods (Pending → Running after
+ * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
+ * whose launcher would exit, and finish graceful deletions — a pod with a deletionTimestamp is
+ * removed at that time (the API server has already added the grace period) with a final
+ * DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
+ */
+import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, plain, type NodeSideApi } from './api.ts';
+import { KeyWorker } from './key-worker.ts';
+import { isLauncherPod, launcherExit, owningVmi } from './launcher-exit.ts';
+import { finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
+import { WatchedCache } from './watched-cache.ts';
+import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
+import type { Clock, ClockTimer } from '../clock.ts';
+
+export interface KubeletOptions {
+  api: NodeSideApi;
+  clock: Clock;
+  /** Simulated ms from binding to containers running; default 1000. */
+  startupMs?: number;
+  onError?: (what: string, err: unknown) => void;
+}
+
+/** A running kubelet fleet; see {@link startKubelet}. */
+export interface Kubelet {
+  /** Test hook: make a running pod's containers exit (Succeeded = exit 0, Failed = exit 1). */
+  finishPod(namespace: string, name: string, phase: 'Succeeded' | 'Failed', reason?: string): Promise<void>;
+  restarts(): number;
+  stop(): Promise<void>;
+}
+
+export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
+  const { api, clock } = opts;
+  const startupMs = opts.startupMs ?? 1000;
+  const timers = new Map<string, { uid: string; timer: ClockTimer }>();
+  const ipCounters = new Map<string, number>();
+  const podIps = new Map<string, string>();
+  const startAts = new Map<string, number>();
+
+  const wakeAt = (key: string, uid: string, atMs: number) => {
+    const existing = timers.get(key);
+    if (existing && existing.uid === uid && existing.timer.dueMs <= atMs) return;
+    clock.clearTimeout(existing?.timer);
+    const timer = clock.setTimeout(() => {
+      timers.delete(key);
+      worker.add(key);
+    }, atMs - clock.nowMs());
+    timers.set(key, { uid, timer });
+  };
+
+  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
+    kc: api.kc,
+    path: '/api/v1/pods',
+    list: listAllPods(api),
+    onError: (e) => opts.onError?.('kubelet pod informer', e),
+    onEvent: (_event, pod) => worker.add(keyOf(pod)),
+  });
+  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
+    kc: api.kc,
+    path: '/api/v1/nodes',
+    list: listNodes(api),
+    onError: (e) => opts.onError?.('kubelet node informer', e),
+    onEvent: (event, node) => {
+      if (event === 'delete') return;
+      const name = node.metadata?.name;
+      for (const p of pods.list()) if (p.spec?.nodeName === name) worker.add(keyOf(p));
+    },
+  });
+  // Launcher pods end when their VMI ends or migrates away, so VMI changes wake their pods.
+  const vmis: WatchedCache<Vmi> = new WatchedCache<Vmi>({
+    kc: api.kc,
+    path: '/apis/kubevirt.io/v1/virtualmachineinstances',
+    list: listAllVmis(api),
+    onError: (e) => opts.onError?.('kubelet vmi informer', e),
+    onEvent: (_event, vmi) => {
+      const uid = vmi.metadata?.uid;
+      for (const p of pods.list(vmi.metadata?.namespace)) if (owningVmi(p)?.uid === uid) worker.add(keyOf(p));
+    },
+  });
+
+  const hostIpOf = (node: Node) => node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
+  const podIpFor = (pod: Pod, nodeName: string) => {
+    const uid = pod.metadata?.uid ?? keyOf(pod);
+    const known = podIps.get(uid);
+    if (known) return known;
+    const n = ((ipCounters.get(nodeName) ?? 1) % 253) + 1;
+    ipCounters.set(nodeName, n);
+    const nodeIndex = Number(/(\d+)$/.exec(nodeName)?.[1] ?? '0') % 256;
+    const ip = `10.244.${nodeIndex}.${n}`;
+    podIps.set(uid, ip);
+    return ip;
+  };
+
+  /** The launcher's VMI, read from the API when the cache does not have it: an informer that
+   * lags behind must never make us kill a launcher whose VMI exists. */
+  const vmiOf = async (pod: Pod): Promise<Vmi | undefined> => {
+    const owner = owningVmi(pod);
+    if (!owner) return undefined;
+    const ns = pod.metadata?.namespace ?? '';
+    const cached = vmis.get(ns, owner.name);
+    if (cached?.metadata?.uid === owner.uid) return cached;
+    try {
+      const vmi = (await api.custom.getNamespacedCustomObject({ ...KUBEVIRT, namespace: ns, plural: 'virtualmachineinstances', name: owner.name })) as Vmi;
+      return vmi.metadata?.uid === owner.uid ? vmi : undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+
+  const patchStatus = async (pod: Pod, status: Record<string, unknown>) => {
+    const { namespace = '', name = '', resourceVersion } = pod.metadata ?? {};
+    // The resourceVersion precondition makes a stale cache answer 409 (retried once the watch
+    // catches up) instead of our conditions list replacing one written meanwhile.
+    try {
+      await api.core.patchNamespacedPodStatus(
+        { namespace, name, body: { metadata: { resourceVersion }, status } },
+        MERGE_PATCH,
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  };
+
+  const finalDelete = async (pod: Pod) => {
+    const { namespace = '', name = '', uid } = pod.metadata ?? {};
+    try {
+      await api.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  };
+
+  const handle = async (key: string) => {
+    const { namespace, name } = splitKey(key);
+    const pod = pods.get(namespace, name);
+    if (!pod) {
+      clock.clearTimeout(timers.get(key)?.timer);
+      timers.delete(key);
+      return;
+    }
+    const uid = pod.metadata?.uid ?? '';
+    const nodeName = pod.spec?.nodeName;
+    const node = nodeName ? nodes.get('', nodeName) : undefined;
+    const phase = pod.status?.phase;
+    const deletion = timeMs(pod.metadata?.deletionTimestamp);
+    if (deletion !== undefined) {
+      // Nothing runs (never started, or already finished): the kubelet removes it right away.
+      if (!node || isTerminalPhase(phase) || phase === 'Pending') return finalDelete(pod);
+      if (clock.nowMs() >= deletion) return finalDelete(pod);
+      wakeAt(key, uid, deletion);
+    }
+    if (!node || isTerminalPhase(phase)) return;
+    if (phase === 'Pending' || phase === undefined) {
+      if (deletion !== undefined) return;
+      // Containers take startupMs (simulated) from the moment this kubelet first sees the pod bound.
+      let startAt = startAts.get(uid);
+      if (startAt === undefined) startAts.set(uid, (startAt = clock.nowMs() + startupMs));
+      if (clock.nowMs() < startAt) return wakeAt(key, uid, startAt);
+      startAts.delete(uid);
+      return patchStatus(pod, runningStatus(pod, podIpFor(pod, node.metadata?.name ?? ''), hostIpOf(node), clock.isoNow()));
+    }
+    if (phase !== 'Running') return;
+    if (isLauncherPod(pod)) {
+      const exit = launcherExit(pod, await vmiOf(pod));
+      if (exit) return patchStatus(pod, finishedStatus(pod, exit.phase, exit.reason, clock.isoNow()));
+    }
+    // Readiness gates are set by others (the VMI controller); Ready follows them.
+    const conds = pod.status?.conditions ?? [];
+    const ready = readyCondition(pod, conds, true, clock.isoNow());
+    const current = conditionOf(conds, 'Ready');
+    if (current?.status !== ready.status || current.reason !== ready.reason) {
+      await patchStatus(pod, { conditions: conds.filter((c) => c.type !== 'Ready').concat(ready) });
+    }
+  };
+
+  const worker = new KeyWorker(handle, { concurrency: 4, onError: (k, e) => opts.onError?.(`kubelet ${k}`, e) });
+  await nodes.start();
+  await vmis.start();
+  await pods.start();
+
+  return {
+    async finishPod(namespace, name, phase, reason) {
+      const pod = plain<Pod>(await api.core.readNamespacedPod({ namespace, name }));
+      await patchStatus(pod, finishedStatus(pod, phase, reason ?? (phase === 'Succeeded' ? 'Completed' : 'Error'), clock.isoNow()));
+    },
+    restarts: () => pods.restarts + nodes.restarts + vmis.restarts,
+    async stop() {
+      await worker.stop();
+      for (const t of timers.values()) clock.clearTimeout(t.timer);
+      timers.clear();
+      await Promise.all([pods.stop(), nodes.stop(), vmis.stop()]);
+    },
+  };
+}

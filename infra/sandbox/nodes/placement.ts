@@ -1,0 +1,157 @@
+/**
+ * Where a pod fits: the scheduler's filter and score steps as a pure function over a snapshot of
+ * nodes and bound pods. Filters: node unschedulable, taints, nodeSelector + required node
+ * affinity, capacity (requests vs allocatable minus what is bound), required pod affinity and
+ * anti-affinity in both directions. Score: least allocated, then name, so runs are repeatable.
+ */
+import { milli, parseQuantity } from './quantity.ts';
+import { labelSelectorMatches, nodeSelectorMatches, nodeSelectorTermsMatch, untoleratedTaint } from './selectors.ts';
+import { conditionOf, type Node, type Pod, type PodAffinityTerm, type StringMap, type Taint } from './objects.ts';
+
+/** Resource name → amount (cpu in milli-cores, everything else in base units). */
+export type Resources = Map<string, number>;
+
+/** A pod already placed on a node (bound, or assumed by the scheduler). */
+export interface PlacedPod {
+  pod: Pod;
+  nodeName: string;
+}
+
+/** The outcome: a node, or why every node was rejected. */
+export type Placement = { nodeName: string } | { nodeName?: undefined; message: string };
+
+function amount(resource: string, value: string): number {
+  return resource === 'cpu' ? milli(value) : parseQuantity(value);
+}
+
+/** Effective requests of a pod: max(sum of containers, any init container) + overhead; a missing
+ * request defaults to the limit, as API defaulting does. */
+export function podRequests(pod: Pod): Resources {
+  const total: Resources = new Map();
+  const add = (into: Resources, res: StringMap | undefined) => {
+    for (const [r, v] of Object.entries(res ?? {})) into.set(r, (into.get(r) ?? 0) + amount(r, v));
+  };
+  const containerRequests = (c: { resources?: { requests?: StringMap; limits?: StringMap } }): StringMap => ({
+    ...(c.resources?.limits ?? {}),
+    ...(c.resources?.requests ?? {}),
+  });
+  for (const c of pod.spec?.containers ?? []) add(total, containerRequests(c));
+  for (const c of pod.spec?.initContainers ?? []) {
+    const one: Resources = new Map();
+    add(one, containerRequests(c));
+    for (const [r, v] of one) total.set(r, Math.max(total.get(r) ?? 0, v));
+  }
+  add(total, pod.spec?.overhead);
+  return total;
+}
+
+function allocatable(node: Node): Resources {
+  const out: Resources = new Map();
+  for (const [r, v] of Object.entries(node.status?.allocatable ?? node.status?.capacity ?? {})) out.set(r, amount(r, v));
+  return out;
+}
+
+/** Taints including the ones the node lifecycle controller would add for a NotReady node. */
+function effectiveTaints(node: Node): Taint[] {
+  const taints = [...(node.spec?.taints ?? [])];
+  const ready = conditionOf(node.status?.conditions, 'Ready');
+  if (ready && ready.status !== 'True') taints.push({ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' });
+  return taints;
+}
+
+function termNamespaces(term: PodAffinityTerm, ownNamespace: string): string[] | 'all' {
+  if (term.namespaces && term.namespaces.length > 0) return term.namespaces;
+  // Simplification: the sandbox does not read namespace labels, so any namespaceSelector
+  // (empty = all namespaces upstream) is treated as "all namespaces".
+  if (term.namespaceSelector) return 'all';
+  return [ownNamespace];
+}
+
+function termMatchesPod(term: PodAffinityTerm, termOwnerNamespace: string, other: Pod): boolean {
+  const ns = termNamespaces(term, termOwnerNamespace);
+  if (ns !== 'all' && !ns.includes(other.metadata?.namespace ?? '')) return false;
+  return labelSelectorMatches(term.labelSelector, other.metadata?.labels);
+}
+
+function sameDomain(key: string, a: Node | undefined, b: Node | undefined): boolean {
+  const va = a?.metadata?.labels?.[key];
+  return va !== undefined && va === b?.metadata?.labels?.[key];
+}
+
+/** Runs filters and score; `placed` are the pods already on nodes (not terminal). */
+export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly PlacedPod[]): Placement {
+  const ns = pod.metadata?.namespace ?? '';
+  const req = podRequests(pod);
+  const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
+  const reasons = new Map<string, number>();
+  const reject = (reason: string) => reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  const affinity = pod.spec?.affinity;
+  const antiTerms = affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+  const affTerms = affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+  const candidates: { name: string; score: number }[] = [];
+
+  for (const node of nodes) {
+    const name = node.metadata?.name ?? '';
+    const labels = node.metadata?.labels;
+    if (node.spec?.unschedulable) {
+      reject('node(s) were unschedulable');
+      continue;
+    }
+    const taint = untoleratedTaint(effectiveTaints(node), pod.spec?.tolerations);
+    if (taint) {
+      reject(`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`);
+      continue;
+    }
+    const terms = affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    if (!nodeSelectorMatches(pod.spec?.nodeSelector, labels) || !nodeSelectorTermsMatch(terms, name, labels)) {
+      reject("node(s) didn't match Pod's node affinity/selector");
+      continue;
+    }
+    const onNode = placed.filter((p) => p.nodeName === name);
+    const alloc = allocatable(node);
+    const used: Resources = new Map();
+    for (const p of onNode) for (const [r, v] of podRequests(p.pod)) used.set(r, (used.get(r) ?? 0) + v);
+    if (onNode.length + 1 > (alloc.get('pods') ?? Infinity)) {
+      reject('Too many pods');
+      continue;
+    }
+    const short = [...req].filter(([r, v]) => v > 0 && (used.get(r) ?? 0) + v > (alloc.get(r) ?? 0)).map(([r]) => r);
+    if (short.length > 0) {
+      for (const r of short) reject(`Insufficient ${r}`);
+      continue;
+    }
+    const inDomain = (key: string) => placed.filter((p) => sameDomain(key, byName.get(p.nodeName), node));
+    if (antiTerms.some((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
+      reject("node(s) didn't match pod anti-affinity rules");
+      continue;
+    }
+    // Symmetry: an existing pod's anti-affinity also keeps this pod away from its domain.
+    const existingAnti = placed.some((p) =>
+      (p.pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).some(
+        (t) => sameDomain(t.topologyKey, byName.get(p.nodeName), node) && termMatchesPod(t, p.pod.metadata?.namespace ?? '', pod),
+      ),
+    );
+    if (existingAnti) {
+      reject("node(s) didn't satisfy existing pods anti-affinity rules");
+      continue;
+    }
+    if (!affTerms.every((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
+      reject("node(s) didn't match pod affinity rules");
+      continue;
+    }
+    const frac = (r: string) => ((used.get(r) ?? 0) + (req.get(r) ?? 0)) / Math.max(1, alloc.get(r) ?? 1);
+    candidates.push({ name, score: (frac('cpu') + frac('memory')) / 2 + onNode.length * 1e-6 });
+  }
+
+  candidates.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
+  const best = candidates[0];
+  if (best) return { nodeName: best.name };
+  return { message: unschedulableMessage(nodes.length, reasons) };
+}
+
+/** `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.` */
+export function unschedulableMessage(total: number, reasons: Map<string, number>): string {
+  const parts = [...reasons].map(([r, n]) => `${n} ${r}`).sort();
+  if (total === 0) return 'no nodes available to schedule pods';
+  return `0/${total} nodes are available: ${parts.join(', ')}.`;
+}

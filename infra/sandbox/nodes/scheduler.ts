@@ -1,0 +1,159 @@
+/**
+ * The sandbox's kube-scheduler: binds pending pods that name no scheduler or `default-scheduler`
+ * to a node chosen by {@link placePod}, sets `PodScheduled`, and reports `Unschedulable` pods with
+ * a message like the real one. Unschedulable pods are retried whenever a node or a bound pod
+ * changes, because that is when room can appear.
+ */
+import { JSON_PATCH, MERGE_PATCH, isNotFound, listAllPods, listNodes, statusCodeOf, type NodeSideApi } from './api.ts';
+import { setConditionOps } from './conditions-patch.ts';
+import { KeyWorker } from './key-worker.ts';
+import { placePod, type PlacedPod } from './placement.ts';
+import { WatchedCache } from './watched-cache.ts';
+import { conditionOf, isTerminalPhase, keyOf, splitKey, type Node, type Pod } from './objects.ts';
+import type { Clock } from '../clock.ts';
+
+export interface SchedulerOptions {
+  api: NodeSideApi;
+  clock: Clock;
+  /** Scheduler names we serve; default `default-scheduler` (and pods that name none). */
+  schedulerName?: string;
+  onError?: (what: string, err: unknown) => void;
+}
+
+/** A running scheduler; see {@link startScheduler}. */
+export interface Scheduler {
+  /** Informer restarts so far (watch drops survived). */
+  restarts(): number;
+  stop(): Promise<void>;
+}
+
+/** Starts the scheduler; resolves once its caches have listed. */
+export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler> {
+  const { api, clock } = opts;
+  const myName = opts.schedulerName ?? 'default-scheduler';
+  // Pods we bound whose binding the cache has not shown yet: they must count against capacity
+  // and anti-affinity, or two pods scheduled back to back could land on the same full node.
+  const assumed = new Map<string, { uid: string; nodeName: string }>();
+  const unschedulable = new Set<string>();
+  let bindingSupported = true;
+
+  const isOurs = (pod: Pod) => (pod.spec?.schedulerName ?? myName) === myName;
+  const needsScheduling = (pod: Pod) =>
+    isOurs(pod) && !pod.spec?.nodeName && !pod.metadata?.deletionTimestamp && !isTerminalPhase(pod.status?.phase);
+
+  const retryUnschedulable = () => {
+    for (const k of unschedulable) worker.add(k);
+  };
+
+  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
+    kc: api.kc,
+    path: '/api/v1/pods',
+    list: listAllPods(api),
+    onError: (e) => opts.onError?.('scheduler pod informer', e),
+    onEvent: (event, pod) => {
+      const key = keyOf(pod);
+      const a = assumed.get(key);
+      if (a && (event === 'delete' || pod.metadata?.uid !== a.uid || pod.spec?.nodeName)) assumed.delete(key);
+      if (event === 'delete') {
+        unschedulable.delete(key);
+        retryUnschedulable();
+        return;
+      }
+      if (pod.spec?.nodeName || isTerminalPhase(pod.status?.phase)) retryUnschedulable();
+      worker.add(key);
+    },
+  });
+  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
+    kc: api.kc,
+    path: '/api/v1/nodes',
+    list: listNodes(api),
+    onError: (e) => opts.onError?.('scheduler node informer', e),
+    onEvent: () => retryUnschedulable(),
+  });
+
+  const placedPods = (): PlacedPod[] => {
+    const out: PlacedPod[] = [];
+    for (const p of pods.list()) {
+      if (isTerminalPhase(p.status?.phase)) continue;
+      const nodeName = p.spec?.nodeName ?? assumed.get(keyOf(p))?.nodeName;
+      if (nodeName) out.push({ pod: p, nodeName });
+    }
+    return out;
+  };
+
+  const bind = async (pod: Pod, nodeName: string) => {
+    const { namespace = '', name = '' } = pod.metadata ?? {};
+    if (bindingSupported) {
+      try {
+        await api.core.createNamespacedPodBinding({
+          namespace,
+          name,
+          body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+        });
+        return;
+      } catch (err) {
+        const code = statusCodeOf(err);
+        if (code !== 404 && code !== 405) throw err;
+      }
+    }
+    // 404 from pods/binding is either "no binding subresource" or "pod gone": the update tells
+    // which (a 404 here means gone, and binding stays the preferred way).
+    await api.core.patchNamespacedPod({ namespace, name, body: { spec: { nodeName } } }, MERGE_PATCH);
+    bindingSupported = false;
+  };
+
+  const patchCondition = async (pod: Pod, status: 'True' | 'False', reason?: string, message?: string) => {
+    const ops = setConditionOps(pod.status?.conditions, {
+      type: 'PodScheduled',
+      status,
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
+      lastProbeTime: null,
+      lastTransitionTime: clock.isoNow(),
+    });
+    if (ops.length === 0) return;
+    const { namespace = '', name = '' } = pod.metadata ?? {};
+    await api.core.patchNamespacedPodStatus({ namespace, name, body: ops }, JSON_PATCH);
+  };
+
+  const handle = async (key: string) => {
+    const { namespace, name } = splitKey(key);
+    const pod = pods.get(namespace, name);
+    if (!pod) return;
+    if (pod.spec?.nodeName) {
+      unschedulable.delete(key);
+      // The binding subresource sets PodScheduled itself on a real server; make sure it is there.
+      if (isOurs(pod) && !isTerminalPhase(pod.status?.phase) && conditionOf(pod.status?.conditions, 'PodScheduled')?.status !== 'True') {
+        await patchCondition(pod, 'True');
+      }
+      return;
+    }
+    if (!needsScheduling(pod) || assumed.has(key)) return;
+    const placement = placePod(pod, nodes.list(), placedPods());
+    if (placement.nodeName === undefined) {
+      unschedulable.add(key);
+      await patchCondition(pod, 'False', 'Unschedulable', placement.message);
+      return;
+    }
+    unschedulable.delete(key);
+    assumed.set(key, { uid: pod.metadata?.uid ?? '', nodeName: placement.nodeName });
+    try {
+      await bind(pod, placement.nodeName);
+    } catch (err) {
+      assumed.delete(key);
+      if (isNotFound(err)) return;
+      throw err;
+    }
+  };
+
+  const worker = new KeyWorker(handle, { concurrency: 1, onError: (k, e) => opts.onError?.(`scheduling ${k}`, e) });
+  await nodes.start();
+  await pods.start();
+  return {
+    restarts: () => pods.restarts + nodes.restarts,
+    async stop() {
+      await worker.stop();
+      await Promise.all([pods.stop(), nodes.stop()]);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * A client-node informer that keeps going: the simulated node side must survive watch drops,
+ * 410 Gone and API server errors, and must stop cleanly when asked.
+ *
+ * client-node 2.0.1's `ListWatch` relists on 410 by itself, but it *stops* on a failed list, an
+ * HTTP error on the watch and a dropped connection, and it reports `stop()` as an `error`
+ * (kube-api.md §1.4). So: restart from `error` with a bounded real-time backoff, guarded by our
+ * own `stopped` flag so `stop()` never turns into a restart.
+ */
+import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeObject } from './objects.ts';
+
+/** What a list function returns: items as plain JSON plus the list's resourceVersion. */
+export interface RawList<T> {
+  items: T[];
+  metadata?: { resourceVersion?: string };
+}
+
+/** What changed; `obj` is the new state (or the last state for `delete`). */
+export type CacheEvent = 'add' | 'update' | 'delete';
+
+export interface WatchedCacheOptions<T extends KubeObject> {
+  kc: KubeConfig;
+  /** Collection path, e.g. `/api/v1/pods`. */
+  path: string;
+  /** Lists with the same selectors as the watch. */
+  list: () => Promise<RawList<T>>;
+  labelSelector?: string;
+  fieldSelector?: string;
+  onEvent: (event: CacheEvent, obj: T) => void;
+  /** Called with each error that made the informer restart (for logs). */
+  onError?: (err: unknown) => void;
+  /** First restart delay in real ms (doubles up to 5 s); default 100. */
+  restartDelayMs?: number;
+}
+
+/** A started, self-healing informer with a read-only cache. */
+export class WatchedCache<T extends KubeObject> {
+  readonly #informer: ListWatch<KubernetesObject>;
+  readonly #opts: WatchedCacheOptions<T>;
+  #stopped = true;
+  #delayMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #synced = false;
+  /** How many times the informer had to be restarted after an error. */
+  restarts = 0;
+
+  constructor(opts: WatchedCacheOptions<T>) {
+    this.#opts = opts;
+    this.#delayMs = opts.restartDelayMs ?? 100;
+    const list = async () => {
+      const l = await opts.list();
+      this.#synced = true;
+      return l as unknown as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
+    };
+    this.#informer = new ListWatch(opts.path, new Watch(opts.kc), list, false, opts.labelSelector, opts.fieldSelector);
+    // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
+    // stop() and may still deliver events afterwards (kube-api.md §1.4).
+    const forward = (event: CacheEvent) => (obj: KubernetesObject) => {
+      if (!this.#stopped) opts.onEvent(event, obj as unknown as T);
+    };
+    this.#informer.on('add', forward('add'));
+    this.#informer.on('update', forward('update'));
+    this.#informer.on('delete', forward('delete'));
+    this.#informer.on('connect', () => {
+      // A successful (re)connect after a list means the backoff can start small again.
+      if (this.#synced) this.#delayMs = opts.restartDelayMs ?? 100;
+    });
+    this.#informer.on('error', (err: unknown) => this.#restartLater(err));
+  }
+
+  /** Lists and starts watching; resolves once the first list has been attempted. */
+  async start(): Promise<void> {
+    this.#stopped = false;
+    await this.#informer.start();
+  }
+
+  /** True once a list has succeeded. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Stops for good; no callback runs after this resolves. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#informer.stop();
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.#informer.get(name, namespace || undefined) as unknown as T | undefined;
+  }
+
+  list(namespace?: string): readonly T[] {
+    return this.#informer.list(namespace) as unknown as readonly T[];
+  }
+
+  #restartLater(err: unknown): void {
+    if (this.#stopped || this.#timer) return;
+    this.restarts++;
+    this.#opts.onError?.(err);
+    const delay = this.#delayMs;
+    this.#delayMs = Math.min(this.#delayMs * 2, 5000);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#stopped) return;
+      // start() resumes the watch from the last resourceVersion (or relists after a 410).
+      this.#informer.start().catch((e: unknown) => this.#restartLater(e));
+    }, delay);
+    this.#timer.unref();
+  }
+}
