@@ -1,0 +1,31 @@
+/**
+ * Kubernetes access for the functions and the relay.
+ *
+ * ```ts
+ * const { kubeConfig, description } = loadKubeConfig();          // once per cold start
+ * log.info(`kubernetes: ${description}`);
+ * const kube = createKubeClient(kubeConfig);                        // shared
+ * // per reconcile:
+ * const calls = new ApiCallCounter();
+ * const k = countingKubeClient(kube, calls);
+ * const vmi = await k.getVMI(ns, name, { resourceVersion: message.cause.resourceVersion });
+ * const pods = await k.listPods(ns, { labelSelector: `kubevirt.io/created-by=${vmi?.metadata?.uid}` });
+ * log.info({ apiCalls: calls.total(), byCall: calls.byCall() });
+ * ```
+ */
+export type { DeleteOptions, EventInput, InvolvedObject, JsonPatchOperation, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
+export { createKubeClient, DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './client-node.ts';
+export { ApiCallCounter, CALLS, countingKubeClient } from './call-counter.ts';
+export { IN_CLUSTER_DIR, KubeConfigError, loadKubeConfig, type Authenticator, type KubeConfigSource, type LoadedKubeConfig, type LoadKubeConfigOptions } from './config.ts';
+export {
+  AlreadyExistsError,
+  KubeInvalidError,
+  KubeRequestError,
+  KubeTransientError,
+  NotFoundError,
+  toKubeError,
+  type ApiRequest,
+  type StatusBody,
+  type StatusCause,
+  type Verb,
+} from './errors.ts';
