@@ -52,8 +52,10 @@ export function isNotFound(err: unknown): boolean {
 
 export const KUBEVIRT = { group: 'kubevirt.io', version: 'v1' } as const;
 
-export const listAllPods = (api: NodeSideApi) => async (): Promise<RawList<Pod>> =>
-  plain<RawList<Pod>>(await api.core.listPodForAllNamespaces({}));
+/** Lists pods in all namespaces; pass the informer's label selector, or the cache would hold pods
+ * its watch never updates (kube-api.md §1.5). */
+export const listAllPods = (api: NodeSideApi, labelSelector?: string) => async (): Promise<RawList<Pod>> =>
+  plain<RawList<Pod>>(await api.core.listPodForAllNamespaces(labelSelector ? { labelSelector } : {}));
 
 export const listNodes = (api: NodeSideApi) => async (): Promise<RawList<Node>> =>
   plain<RawList<Node>>(await api.core.listNode({}));

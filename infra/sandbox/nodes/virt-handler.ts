@@ -1,0 +1,201 @@
+/**
+ * The sandbox's virt-handler (one loop for every node): takes over a VMI once the VMI controller
+ * has handed it off (phase Scheduled, status.nodeName set — reference §a.4) and boots it to
+ * Running; shuts a deleted VMI down (Succeeded); reports a VMI Failed/Succeeded when its launcher
+ * pod ends; and executes handed-off migrations step by step ({@link nextMigrationStep}), ending
+ * with status.nodeName on the target. Durations are simulated ms on the sandbox clock.
+ */
+import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, type NodeSideApi } from './api.ts';
+import { KeyWorker } from './key-worker.ts';
+import { LAUNCHER_LABEL, owningVmi } from './launcher-exit.ts';
+import { DEFAULT_MIGRATION_TIMINGS, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
+import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
+import { WatchedCache } from './watched-cache.ts';
+import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
+import type { Clock, ClockTimer } from '../clock.ts';
+
+export interface VirtHandlerOptions {
+  api: NodeSideApi;
+  clock: Clock;
+  /** Simulated ms from hand-off (Scheduled) to Running; default 1000. */
+  bootMs?: number;
+  /** Simulated ms from a VMI's deletion to its domain being shut down; default 1000. */
+  shutdownMs?: number;
+  migration?: Partial<MigrationTimings>;
+  onError?: (what: string, err: unknown) => void;
+}
+
+/** A running virt-handler fleet; see {@link startVirtHandler}. */
+export interface VirtHandler {
+  /** Test hook: the VMI's current or next migration fails with `reason` instead of completing. */
+  failMigration(namespace: string, name: string, reason?: string): void;
+  restarts(): number;
+  stop(): Promise<void>;
+}
+
+const VMIS = { ...KUBEVIRT, plural: 'virtualmachineinstances' } as const;
+
+export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHandler> {
+  const { api, clock } = opts;
+  const bootMs = opts.bootMs ?? 1000;
+  const shutdownMs = opts.shutdownMs ?? 1000;
+  const timings: MigrationTimings = { ...DEFAULT_MIGRATION_TIMINGS, ...opts.migration };
+  const failures = new Map<string, string>();
+  // When each delayed step was first due, keyed by VMI key + step: a step's timer counts from
+  // the moment its preconditions first held, like a real handler's work taking that long.
+  const since = new Map<string, number>();
+  const timers = new Map<string, ClockTimer>();
+
+  const vmis: WatchedCache<Vmi> = new WatchedCache<Vmi>({
+    kc: api.kc,
+    path: '/apis/kubevirt.io/v1/virtualmachineinstances',
+    list: listAllVmis(api),
+    onError: (e) => opts.onError?.('virt-handler vmi informer', e),
+    onEvent: (event, vmi) => {
+      if (event === 'delete') forget(keyOf(vmi));
+      worker.add(keyOf(vmi));
+    },
+  });
+  const selector = `${LAUNCHER_LABEL.key}=${LAUNCHER_LABEL.value}`;
+  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
+    kc: api.kc,
+    path: '/api/v1/pods',
+    labelSelector: selector,
+    list: listAllPods(api, selector),
+    onError: (e) => opts.onError?.('virt-handler pod informer', e),
+    onEvent: (_event, pod) => {
+      const owner = owningVmi(pod);
+      if (owner) worker.add(`${pod.metadata?.namespace ?? ''}/${owner.name}`);
+    },
+  });
+  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
+    kc: api.kc,
+    path: '/api/v1/nodes',
+    list: listNodes(api),
+    onError: (e) => opts.onError?.('virt-handler node informer', e),
+    onEvent: () => undefined,
+  });
+
+  function forget(key: string) {
+    for (const k of [...since.keys()]) if (k.startsWith(`${key}#`)) since.delete(k);
+    clock.clearTimeout(timers.get(key));
+    timers.delete(key);
+  }
+
+  /** True once `delayMs` simulated ms have passed since `step` first became due; else arms a wake-up. */
+  const due = (key: string, step: string, delayMs: number): boolean => {
+    const id = `${key}#${step}`;
+    let start = since.get(id);
+    if (start === undefined) since.set(id, (start = clock.nowMs()));
+    const at = start + delayMs;
+    if (clock.nowMs() >= at) {
+      since.delete(id);
+      return true;
+    }
+    const existing = timers.get(key);
+    if (!existing || existing.dueMs > at) {
+      clock.clearTimeout(existing);
+      timers.set(key, clock.setTimeout(() => {
+        timers.delete(key);
+        worker.add(key);
+      }, at - clock.nowMs()));
+    }
+    return false;
+  };
+
+  const launcherOn = (vmi: Vmi, nodeName: string | undefined): Pod | undefined =>
+    pods
+      .list(vmi.metadata?.namespace)
+      .filter((p) => owningVmi(p)?.uid === vmi.metadata?.uid && p.spec?.nodeName === nodeName)
+      .sort((a, b) => (timeMs(b.metadata?.creationTimestamp) ?? 0) - (timeMs(a.metadata?.creationTimestamp) ?? 0))[0];
+
+  const patchStatus = async (vmi: Vmi, status: Record<string, unknown>) => {
+    const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
+    // resourceVersion precondition: a decision taken on a stale cache must not land (409, retried).
+    await api.custom.patchNamespacedCustomObjectStatus({ ...VMIS, namespace, name, body: { metadata: { resourceVersion }, status } }, MERGE_PATCH);
+  };
+  const patchLabels = async (vmi: Vmi, labels: Record<string, string | null>) => {
+    const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
+    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body: { metadata: { resourceVersion, labels } } }, MERGE_PATCH);
+  };
+
+  const handle = async (key: string) => {
+    const { namespace, name } = splitKey(key);
+    const vmi = vmis.get(namespace, name);
+    if (!vmi) return;
+    const phase = vmi.status?.phase;
+    const nodeName = vmi.status?.nodeName;
+    if (!nodeName || !nodes.get('', nodeName) || (phase !== 'Scheduled' && phase !== 'Running')) return;
+    const now = clock.isoNow();
+    const transitions = (vmi.status?.phaseTransitionTimestamps ?? []) as unknown[];
+    const finalStatus = (p: 'Succeeded' | 'Failed', reason?: string) => ({
+      phase: p,
+      ...(reason ? { reason } : {}),
+      phaseTransitionTimestamps: [...transitions, { phase: p, phaseTransitionTimestamp: now }],
+    });
+
+    if (vmi.metadata?.deletionTimestamp) {
+      if (due(key, 'shutdown', shutdownMs)) await patchStatus(vmi, finalStatus('Succeeded'));
+      return;
+    }
+    const launcher = launcherOn(vmi, nodeName);
+    if (phase === 'Scheduled') {
+      if (launcher?.status?.phase !== 'Running') return;
+      if (due(key, 'boot', bootMs)) await patchStatus(vmi, runningVmiStatus(vmi, launcher, now));
+      return;
+    }
+    // Running. A launcher that ended while no migration moves the domain ends the VMI.
+    if (!activeMigration(vmi) || vmi.status?.migrationState?.completed) {
+      if (launcher && isTerminalPhase(launcher.status?.phase)) {
+        const failed = launcher.status?.phase === 'Failed';
+        await patchStatus(vmi, finalStatus(failed ? 'Failed' : 'Succeeded', failed ? 'PodFailed' : undefined));
+        return;
+      }
+    }
+    const ms = activeMigration(vmi);
+    if (!ms) return;
+    const targetPod = pods.get(namespace, ms.targetPod ?? '');
+    const step = nextMigrationStep({
+      vmi,
+      targetPod,
+      nodeAddress: (n) => nodes.get('', n)?.status?.addresses?.find((a) => a.type === 'InternalIP')?.address,
+      failWith: failures.get(key) ?? failures.get(`*`),
+      nowIso: now,
+      timings,
+      targetInterfaces: (pod) => interfacesOf(vmi, pod.status?.podIP),
+    });
+    if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
+    if (step.status) await patchStatus(vmi, step.status);
+    if (step.labels) await patchLabels(vmi, step.labels);
+    if (step.step === 'fail') failures.delete(key);
+  };
+
+  const worker = new KeyWorker(
+    async (key) => {
+      try {
+        await handle(key);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+    { concurrency: 4, onError: (k, e) => opts.onError?.(`virt-handler ${k}`, e) },
+  );
+  await nodes.start();
+  await pods.start();
+  await vmis.start();
+
+  return {
+    failMigration(namespace, name, reason = 'Live migration failed (sandbox test hook)') {
+      const key = namespace === '*' ? '*' : `${namespace}/${name}`;
+      failures.set(key, reason);
+      worker.add(key);
+    },
+    restarts: () => vmis.restarts + pods.restarts + nodes.restarts,
+    async stop() {
+      await worker.stop();
+      for (const t of timers.values()) clock.clearTimeout(t);
+      timers.clear();
+      await Promise.all([vmis.stop(), pods.stop(), nodes.stop()]);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The VMI status fields virt-handler reports once the domain runs, as a pure function of the VMI
+ * and its launcher pod: the fields the controllers read afterwards (reference §a.4, §b.8, §d):
+ * interfaces, guestOSInfo, migrationMethod, machine, selinuxContext ("none": the migration
+ * controller refuses to build a target pod while it is empty), LiveMigratable.
+ */
+import { createHash } from 'node:crypto';
+import { withCondition, type Condition, type Pod, type Vmi } from './objects.ts';
+
+/** Volume sources that live on the node, making a migration a block migration. */
+const LOCAL_VOLUME_SOURCES = ['containerDisk', 'emptyDisk', 'ephemeral', 'hostDisk'];
+
+/** `LiveMigration`, or `BlockMigration` when a disk lives on the node. */
+export function migrationMethodOf(vmi: Vmi): 'LiveMigration' | 'BlockMigration' {
+  const local = (vmi.spec?.volumes ?? []).some((v) => LOCAL_VOLUME_SOURCES.some((s) => s in v));
+  return local ? 'BlockMigration' : 'LiveMigration';
+}
+
+/** A stable locally administered MAC for an interface. */
+export function macFor(vmiUid: string, ifaceName: string): string {
+  const h = createHash('sha256').update(`${vmiUid}/${ifaceName}`).digest();
+  return ['02', ...[0, 1, 2, 3, 4].map((i) => h[i]!.toString(16).padStart(2, '0'))].join(':');
+}
+
+/** `status.interfaces` as the domain + guest agent report them, on the launcher pod's IP. */
+export function interfacesOf(vmi: Vmi, podIP: string | undefined): Record<string, unknown>[] {
+  const specIfaces = vmi.spec?.domain?.devices?.interfaces ?? [{ name: 'default' }];
+  return specIfaces.map((iface, i) => ({
+    name: iface.name,
+    interfaceName: `eth${i}`,
+    mac: iface.macAddress ?? macFor(vmi.metadata?.uid ?? '', iface.name),
+    infoSource: 'domain, guest-agent',
+    queueCount: 1,
+    linkState: 'up',
+    ...(i === 0 && podIP ? { ipAddress: podIP, ipAddresses: [podIP], podInterfaceName: 'eth0' } : {}),
+  }));
+}
+
+/** The status patch that moves a Scheduled VMI to Running. */
+export function runningVmiStatus(vmi: Vmi, launcher: Pod, nowIso: string): Record<string, unknown> {
+  const status = vmi.status ?? {};
+  const cond = (type: string, s: string, extra: Partial<Condition> = {}): Condition => ({ type, status: s, lastProbeTime: null, lastTransitionTime: nowIso, ...extra });
+  let conditions = status.conditions ?? [];
+  conditions = withCondition(conditions, cond('LiveMigratable', 'True'));
+  conditions = withCondition(conditions, cond('StorageLiveMigratable', 'True'));
+  conditions = withCondition(conditions, cond('AgentConnected', 'True'));
+  // Ready mirrors the launcher pod's Ready condition, exactly as the VMI controller computes it,
+  // so the two writers never flap.
+  const podReady = launcher.status?.conditions?.find((c) => c.type === 'Ready');
+  if (podReady) conditions = withCondition(conditions, { ...podReady });
+  const cpu = vmi.spec?.domain?.cpu;
+  const guest = vmi.spec?.domain?.memory?.guest ?? vmi.spec?.domain?.resources?.requests?.memory;
+  const memory = (status.memory ?? {}) as Record<string, unknown>;
+  const transitions = (status.phaseTransitionTimestamps ?? []) as unknown[];
+  return {
+    phase: 'Running',
+    conditions,
+    interfaces: interfacesOf(vmi, launcher.status?.podIP),
+    guestOSInfo: { id: 'sandbox', name: 'Sandbox Linux', prettyName: 'Sandbox Linux 1', version: '1', versionId: '1', kernelRelease: '6.12.0', machine: 'x86_64' },
+    migrationMethod: migrationMethodOf(vmi),
+    machine: { type: vmi.spec?.domain?.machine?.type ?? 'q35' },
+    selinuxContext: 'none',
+    phaseTransitionTimestamps: [...transitions, { phase: 'Running', phaseTransitionTimestamp: nowIso }],
+    ...(status.currentCPUTopology ? {} : { currentCPUTopology: { sockets: cpu?.sockets ?? 1, cores: cpu?.cores ?? 1, threads: cpu?.threads ?? 1 } }),
+    ...(guest ? { memory: { guestRequested: guest, ...memory, guestAtBoot: guest, guestCurrent: guest } } : {}),
+  };
+}

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DEFAULT_MIGRATION_TIMINGS, nextMigrationStep, type MigrationInputs } from '../../../infra/sandbox/nodes/migration-steps.ts';
+import { launcherExit } from '../../../infra/sandbox/nodes/launcher-exit.ts';
+import type { MigrationState, Pod, Vmi } from '../../../infra/sandbox/nodes/objects.ts';
+
+const running = (name: string, node: string): Pod => ({ metadata: { name, namespace: 'default', labels: { 'kubevirt.io': 'virt-launcher' } }, spec: { nodeName: node }, status: { phase: 'Running', podIP: '10.244.2.2' } });
+const vmi = (ms: MigrationState | undefined, labels: Record<string, string> = {}): Vmi => ({
+  metadata: { name: 'v', namespace: 'default', uid: 'u', labels },
+  status: { phase: 'Running', nodeName: 'node01', ...(ms ? { migrationState: ms } : {}) },
+});
+const handedOff: MigrationState = { migrationUid: 'm1', targetNode: 'node02', sourceNode: 'node01', targetPod: 'target', sourcePod: 'source' };
+const input = (v: Vmi, extra: Partial<MigrationInputs> = {}): MigrationInputs => ({
+  vmi: v,
+  targetPod: running('target', 'node02'),
+  nodeAddress: (n) => (n === 'node02' ? '192.168.66.102' : undefined),
+  failWith: undefined,
+  nowIso: '2026-01-01T00:00:00Z',
+  timings: DEFAULT_MIGRATION_TIMINGS,
+  targetInterfaces: () => [],
+  ...extra,
+});
+
+describe('migration steps (what the handlers do after hand-off)', () => {
+  const table: { name: string; ms: MigrationState | undefined; extra?: Partial<MigrationInputs>; labels?: Record<string, string>; want: string | undefined }[] = [
+    { name: 'no migration state: nothing', ms: undefined, want: undefined },
+    { name: 'not handed off (no target pod name): nothing', ms: { migrationUid: 'm1' }, want: undefined },
+    { name: 'target pod not running yet: wait', ms: handedOff, extra: { targetPod: undefined }, want: undefined },
+    { name: 'handed off: prepare target', ms: handedOff, want: 'prepare-target' },
+    { name: 'target ready: source starts', ms: { ...handedOff, targetNodeAddress: '1.2.3.4' }, want: 'start' },
+    { name: 'started: target domain ready', ms: { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't' }, want: 'target-domain-ready' },
+    { name: 'domain ready: complete', ms: { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't', targetNodeDomainDetected: true }, want: 'complete' },
+    { name: 'test hook: fail', ms: { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't' }, extra: { failWith: 'boom' }, want: 'fail' },
+    { name: 'target pod gone mid-flight: fail', ms: { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't' }, extra: { targetPod: undefined }, want: 'fail' },
+    { name: 'abort requested', ms: { ...handedOff, abortRequested: true }, want: 'abort' },
+    { name: 'completed: relabel', ms: { ...handedOff, completed: true }, labels: { 'kubevirt.io/migrationTargetNodeName': 'node02' }, want: 'relabel' },
+    { name: 'completed and relabelled: nothing', ms: { ...handedOff, completed: true }, labels: { 'kubevirt.io/nodeName': 'node02' }, want: undefined },
+  ];
+  for (const c of table) {
+    test(c.name, () => {
+      // act
+      const step = nextMigrationStep(input(vmi(c.ms, c.labels), c.extra));
+      // assert
+      assert.equal(step?.step, c.want);
+    });
+  }
+
+  test('completion moves status.nodeName to the target', () => {
+    const step = nextMigrationStep(input(vmi({ ...handedOff, targetNodeAddress: 'a', startTimestamp: 't', targetNodeDomainDetected: true })));
+    assert.equal(step?.status?.nodeName, 'node02');
+    assert.deepEqual((step?.status?.migrationState as MigrationState).completed, true);
+  });
+});
+
+describe('launcher exit', () => {
+  const done = (ms: MigrationState): Vmi => ({ ...vmi(ms), status: { phase: 'Running', nodeName: 'node02', migrationState: ms } });
+  const table: { name: string; pod: Pod; vmi: Vmi | undefined; want: string | undefined }[] = [
+    { name: 'VMI gone', pod: running('source', 'node01'), vmi: undefined, want: 'Succeeded' },
+    { name: 'VMI running', pod: running('source', 'node01'), vmi: vmi(undefined), want: undefined },
+    { name: 'VMI failed', pod: running('source', 'node01'), vmi: { ...vmi(undefined), status: { phase: 'Failed' } }, want: 'Failed' },
+    { name: 'source of completed migration', pod: running('source', 'node01'), vmi: done({ ...handedOff, completed: true }), want: 'Succeeded' },
+    { name: 'target of completed migration keeps running', pod: running('target', 'node02'), vmi: done({ ...handedOff, completed: true }), want: undefined },
+    { name: 'target of failed migration', pod: running('target', 'node02'), vmi: done({ ...handedOff, completed: true, failed: true }), want: 'Succeeded' },
+    { name: 'source of failed migration keeps running', pod: running('source', 'node01'), vmi: done({ ...handedOff, completed: true, failed: true }), want: undefined },
+  ];
+  for (const c of table) {
+    test(c.name, () => assert.equal(launcherExit(c.pod, c.vmi)?.phase, c.want));
+  }
+});
