@@ -1,0 +1,36 @@
+/**
+ * The shared state every request handler and background controller of the emulator works on,
+ * and the scope of one request.
+ */
+import type { Clock } from '../clock.ts';
+import type { ResourceInfo, ResourceRegistry } from './resources.ts';
+import type { Store, WriteContext } from './store.ts';
+
+/** Emulator-wide state. */
+export interface Core {
+  store: Store;
+  registry: ResourceRegistry;
+  clock: Clock;
+  /** Remove gracefully deleted pods when their grace period expires (no kubelet needed). */
+  podGraceExpiry: boolean;
+  /** Wakes the garbage collector / namespace controller after a change. */
+  kickControllers(): void;
+}
+
+/** One request's target and caller. */
+export interface Scope {
+  res: ResourceInfo;
+  namespace: string | undefined;
+  identity: string;
+  dryRun: boolean;
+}
+
+/** The audit context of a write made on behalf of a request. */
+export function writeContext(scope: Scope, verb: string, subresource?: string): WriteContext {
+  return subresource ? { identity: scope.identity, verb, subresource } : { identity: scope.identity, verb };
+}
+
+/** Identity recorded for writes the emulator's own controllers make. */
+export const GC_IDENTITY = 'system:serviceaccount:kube-system:generic-garbage-collector';
+export const NAMESPACE_CONTROLLER_IDENTITY = 'system:serviceaccount:kube-system:namespace-controller';
+export const KUBELET_GRACE_IDENTITY = 'system:sandbox:grace-expiry';

@@ -1,0 +1,72 @@
+/**
+ * What the real apiserver's strategies do to a new object before storing it: name generation,
+ * name validation, pod defaults and status reset, namespace and PVC initial status.
+ */
+import { randomInt } from 'node:crypto';
+import { invalid } from './errors.ts';
+import type { ResourceInfo } from './resources.ts';
+import { isObject, type KubeObject } from './types.ts';
+
+// Upstream `utilrand.String` alphabet: no vowels, no confusable characters.
+const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** `prefix` (truncated to 58 chars) + 5 random characters, like `names.SimpleNameGenerator`. */
+export function generateName(prefix: string): string {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += ALPHABET[randomInt(ALPHABET.length)];
+  return prefix.slice(0, 58) + suffix;
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** 422 unless `name` is a DNS-1123 subdomain (≤ 253 chars). Events allow any path-safe name. */
+export function validateName(res: ResourceInfo, name: string): void {
+  if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+    throw invalid(res, name, [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: `"${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` }]);
+  }
+}
+
+function qosClass(spec: Record<string, unknown>): string {
+  const containers = [...((spec.containers as unknown[]) ?? []), ...((spec.initContainers as unknown[]) ?? [])].filter(isObject);
+  let anySet = false;
+  let guaranteed = containers.length > 0;
+  for (const c of containers) {
+    const res = isObject(c.resources) ? c.resources : {};
+    const req = isObject(res.requests) ? res.requests : {};
+    const lim = isObject(res.limits) ? res.limits : {};
+    if (Object.keys(req).length > 0 || Object.keys(lim).length > 0) anySet = true;
+    for (const k of ['cpu', 'memory']) {
+      if (lim[k] === undefined || (req[k] !== undefined && String(req[k]) !== String(lim[k]))) guaranteed = false;
+    }
+  }
+  if (!anySet) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/** Core defaults and the initial status the real strategies set on create. */
+export function prepareForCreate(res: ResourceInfo, obj: KubeObject): void {
+  if (res.group !== '') return;
+  if (res.resource === 'pods') {
+    const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+    spec.restartPolicy ??= 'Always';
+    spec.terminationGracePeriodSeconds ??= 30;
+    spec.dnsPolicy ??= 'ClusterFirst';
+    spec.schedulerName ??= 'default-scheduler';
+    spec.securityContext ??= {};
+    spec.enableServiceLinks ??= true;
+    spec.priority ??= 0;
+    for (const c of [...((spec.containers as unknown[]) ?? []), ...((spec.initContainers as unknown[]) ?? [])]) {
+      if (!isObject(c)) continue;
+      c.terminationMessagePath ??= '/dev/termination-log';
+      c.terminationMessagePolicy ??= 'File';
+      c.imagePullPolicy ??= typeof c.image === 'string' && !c.image.includes(':') ? 'Always' : 'IfNotPresent';
+    }
+    obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
+  } else if (res.resource === 'persistentvolumeclaims') {
+    obj.status = { phase: 'Pending' };
+  } else if (res.resource === 'namespaces') {
+    obj.spec = { finalizers: ['kubernetes'] };
+    obj.status = { phase: 'Active' };
+    obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The HTTP edge: authentication (bearer token = identity), counting, fault injection, body
+ * decoding, dispatch to list/get/watch/create/update/patch/delete, and Status error answers.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuditLog } from './audit.ts';
+import type { Core, Scope } from './core.ts';
+import type { RequestCounters } from './counters.ts';
+import { deleteObject, deleteResponse, parseDeleteOptions } from './deletion.ts';
+import { discovery, SANDBOX_VERSION } from './discovery.ts';
+import { ApiError, badRequest, conflict, internalError, methodNotAllowed, notFound, timeout } from './errors.ts';
+import type { Faults } from './faults.ts';
+import { listObjects } from './list.ts';
+import { apiVersionOf } from './resources.ts';
+import { parseRoute, unknownPath, verbOf, type Route } from './routing.ts';
+import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import { clone, isObject, type KubeObject } from './types.ts';
+import type { WatchHub } from './watch.ts';
+import { commitUpdate, createObject, patchObject, updateObject } from './writes.ts';
+
+/** What the handler needs. */
+export interface HandlerDeps {
+  core: Core;
+  hub: WatchHub;
+  counters: RequestCounters;
+  faults: Faults;
+  audit: AuditLog;
+  /** Server-side watch timeout when the client sets none: [min, max] seconds. */
+  watchTimeoutSeconds: [number, number];
+  /** How long a read from a future resourceVersion waits before 504. */
+  tooLargeWaitMs: number;
+  serverAddress(): string;
+}
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: ApiError): void {
+  const headers: Record<string, string> = {};
+  if (err.details?.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.details.retryAfterSeconds);
+  send(res, err.code, err.toStatus(), headers);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(c as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
+  }
+}
+
+function identityOf(req: IncomingMessage): string {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m?.[1]?.trim() || 'admin';
+}
+
+function rvParam(q: URLSearchParams): number | undefined {
+  const raw = q.get('resourceVersion');
+  if (raw === null || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw badRequest(`invalid resource version: ${raw}`);
+  return n;
+}
+
+/** Resolves once the store reaches `rv` or rejects with 504 after `ms` (upstream's ~3 s wait). */
+function waitForRv(core: Core, rv: number, ms: number): Promise<void> {
+  if (core.store.currentRv() >= rv) return Promise.resolve();
+  const current = core.store.currentRv();
+  return new Promise((resolve, reject) => {
+    const unsubscribe = core.store.subscribe(() => {
+      if (core.store.currentRv() >= rv) {
+        clearTimeout(t);
+        unsubscribe();
+        resolve();
+      }
+    });
+    const t = setTimeout(() => {
+      unsubscribe();
+      reject(timeout(`Too large resource version: ${rv}, current: ${current}`));
+    }, ms);
+  });
+}
+
+/** Creates the request listener. */
+export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(deps, req, res).catch((err: unknown) => {
+      const e = err instanceof ApiError ? err : internalError(err instanceof Error ? err.message : String(err));
+      if (!res.headersSent) sendError(res, e);
+      else res.end();
+    });
+  };
+}
+
+async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { core } = deps;
+  const url = new URL(req.url ?? '/', 'http://sandbox');
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  const q = url.searchParams;
+  const method = req.method ?? 'GET';
+  if (['/healthz', '/readyz', '/livez'].includes(path)) {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end('ok');
+    return;
+  }
+  if (path === '/version') return send(res, 200, SANDBOX_VERSION);
+  const doc = method === 'GET' ? discovery(core.registry, path, deps.serverAddress()) : undefined;
+  if (doc) return send(res, 200, doc);
+
+  const route = parseRoute(core.registry, path);
+  if (!route) throw unknownPath();
+  const watch = method === 'GET' && (q.get('watch') === 'true' || q.get('watch') === '1');
+  const verb = verbOf(method, route, watch);
+  const identity = identityOf(req);
+  const resourceLabel = route.subresource ? `${route.res.resource}/${route.subresource}` : route.res.resource;
+  deps.counters.record(identity, verb, route.res.group, resourceLabel, route.namespace ?? '');
+
+  const target = { verb, resource: resourceLabel, identity, group: route.res.group, ...(route.name ? { name: route.name } : {}) };
+  const delay = deps.faults.delayFor(target);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const injected = deps.faults.take(target);
+  if (injected) {
+    if (watch && injected.code === 410) {
+      // A real "too old" watch: 200 + one ERROR event, then a clean end of stream.
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ type: 'ERROR', object: injected.toStatus() }) + '\n');
+      return;
+    }
+    throw injected;
+  }
+
+  const scope: Scope = { res: route.res, namespace: route.namespace, identity, dryRun: q.getAll('dryRun').includes('All') };
+  if (route.res.namespaced && route.name !== undefined && route.namespace === undefined) throw unknownPath();
+
+  switch (verb) {
+    case 'watch':
+      return serveWatch(deps, route, q, req, res);
+    case 'list': {
+      const rv = rvParam(q);
+      const match = q.get('resourceVersionMatch');
+      if (rv !== undefined && (match === 'NotOlderThan' || !match)) await waitForRv(core, rv, deps.tooLargeWaitMs);
+      const limit = q.get('limit') ? Number(q.get('limit')) : undefined;
+      return send(res, 200, listObjects(core.store, route.res, route.namespace, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector'), limit, continueToken: q.get('continue'), resourceVersion: rv, resourceVersionMatch: match }));
+    }
+    case 'get': {
+      const rv = rvParam(q);
+      // GET ?resourceVersion=N means "not older than N": the current state always qualifies.
+      if (rv !== undefined) await waitForRv(core, rv, deps.tooLargeWaitMs);
+      const obj = core.store.get(route.res, route.namespace, route.name!);
+      if (!obj) throw notFound(route.res, route.name!);
+      return send(res, 200, obj);
+    }
+    case 'create': {
+      const body = await readBody(req);
+      if (route.subresource === 'binding') return send(res, 201, bind(deps, scope, route.name!, body));
+      if (route.name !== undefined) throw methodNotAllowed();
+      return send(res, 201, createObject(core, scope, body));
+    }
+    case 'update': {
+      const body = await readBody(req);
+      if (route.subresource === 'finalize') return send(res, 200, finalizeNamespace(deps, scope, route.name!, body));
+      const out = updateObject(core, scope, route.name!, body, route.subresource);
+      core.kickControllers();
+      return send(res, 200, out);
+    }
+    case 'patch': {
+      const contentType = req.headers['content-type'] ?? '';
+      const body = contentType.startsWith('application/apply-patch+yaml') ? undefined : await readBody(req);
+      const out = patchObject(core, scope, route.name!, contentType, body, route.subresource);
+      core.kickControllers();
+      return send(res, 200, out);
+    }
+    case 'delete': {
+      const body = await readBody(req);
+      const result = deleteObject(core, scope, route.name!, parseDeleteOptions(q, body));
+      return send(res, 200, deleteResponse(route.res, result));
+    }
+    case 'deletecollection': {
+      const body = await readBody(req);
+      const opts = parseDeleteOptions(q, body);
+      const label = parseLabelSelector(q.get('labelSelector'));
+      const field = parseFieldSelector(q.get('fieldSelector'), route.res);
+      const items: KubeObject[] = [];
+      for (const o of core.store.scan(route.res, route.namespace)) {
+        if (!label.matches(o.metadata.labels) || !field.matches(o)) continue;
+        items.push(deleteObject(core, { ...scope, namespace: o.metadata.namespace }, o.metadata.name!, opts, 'deletecollection').object);
+      }
+      return send(res, 200, { apiVersion: apiVersionOf(route.res), kind: `${route.res.kind}List`, metadata: { resourceVersion: String(core.store.currentRv()) }, items });
+    }
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+  const filter = { res: route.res, namespace: route.namespace, label: parseLabelSelector(q.get('labelSelector')), field: parseFieldSelector(q.get('fieldSelector'), route.res) };
+  const raw = q.get('resourceVersion');
+  const fromRv = raw === null || raw === '' || raw === '0' ? undefined : rvParam(q);
+  const ts = q.get('timeoutSeconds');
+  const [lo, hi] = deps.watchTimeoutSeconds;
+  const timeoutSec = ts ? Number(ts) : lo + Math.random() * (hi - lo);
+  // Headers go out at once: client-node cannot abort a watch before it has them.
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  res.flushHeaders();
+  const stop = deps.hub.open(filter, { send: (e) => res.write(JSON.stringify(e) + '\n'), end: () => res.end() }, {
+    fromRv,
+    bookmarks: q.get('allowWatchBookmarks') === 'true',
+    sendInitialEvents: q.get('sendInitialEvents') === 'true',
+    timeoutMs: timeoutSec * 1000,
+  });
+  req.on('close', stop);
+  res.on('close', stop);
+}
+
+/** POST pods/{name}/binding: what the scheduler does. */
+function bind(deps: HandlerDeps, scope: Scope, name: string, body: unknown): object {
+  const { core } = deps;
+  const stored = core.store.peek(scope.res, scope.namespace, name);
+  if (!stored) throw notFound(scope.res, name);
+  const target = isObject(body) && isObject(body.target) ? body.target : undefined;
+  if (!target || typeof target.name !== 'string') throw badRequest('Binding target name is required');
+  const spec = isObject(stored.spec) ? stored.spec : {};
+  if (spec.nodeName) throw conflict(scope.res, name, `pod ${name} is already assigned to node "${String(spec.nodeName)}"`);
+  if (stored.metadata.deletionTimestamp) throw conflict(scope.res, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+  const next = clone(stored);
+  next.spec = { ...spec, nodeName: target.name };
+  const status = isObject(next.status) ? next.status : {};
+  const conditions = (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isObject(c) && c.type === 'PodScheduled'));
+  conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: core.clock.isoNow() });
+  next.status = { ...status, conditions };
+  if (!scope.dryRun) core.store.put(scope.res, next, { identity: scope.identity, verb: 'create', subresource: 'binding' });
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+}
+
+/** PUT namespaces/{name}/finalize: sets spec.finalizers (the namespace controller's last step). */
+function finalizeNamespace(deps: HandlerDeps, scope: Scope, name: string, body: unknown): KubeObject {
+  const { core } = deps;
+  const stored = core.store.peek(scope.res, undefined, name);
+  if (!stored) throw notFound(scope.res, name);
+  const next = clone(stored);
+  const spec = isObject(body) && isObject(body.spec) ? body.spec : {};
+  next.spec = { ...(isObject(stored.spec) ? stored.spec : {}), finalizers: Array.isArray(spec.finalizers) ? spec.finalizers : [] };
+  const written = commitUpdate(core, scope, stored, next, 'update', 'finalize');
+  core.kickControllers();
+  return written;
+}

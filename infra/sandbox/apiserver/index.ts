@@ -1,0 +1,137 @@
+/**
+ * The sandbox cluster's Kubernetes API server emulator: `startApiServer()` serves the core,
+ * KubeVirt, CDI, coordination, RBAC and apps resources the project needs over plain HTTP on
+ * 127.0.0.1, with the real apiserver's semantics for resourceVersions, watches, selectors,
+ * patches, status subresources, finalizers, graceful pod deletion, garbage collection and
+ * namespaces (see docs/sandbox-apiserver.md for what is and is not emulated).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createClock, type Clock } from '../clock.ts';
+import { AuditLog } from './audit.ts';
+import type { Core } from './core.ts';
+import { RequestCounters } from './counters.ts';
+import { Faults } from './faults.ts';
+import { GarbageCollector } from './garbage-collector.ts';
+import { createHandler } from './http-handler.ts';
+import { sandboxKubeConfig, writeSandboxKubeconfig } from './kubeconfig.ts';
+import { ResourceRegistry } from './resources.ts';
+import { Store } from './store.ts';
+import { WatchHub } from './watch.ts';
+import { createObject } from './writes.ts';
+
+export type { AuditEntry, AuditQuery, AuditLog } from './audit.ts';
+export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
+export type { FaultCode, FaultMatch, Faults } from './faults.ts';
+export type { KubeObject } from './types.ts';
+
+/** Options of {@link startApiServer}. */
+export interface ApiServerOptions {
+  /** Default 0 (any free port). */
+  port?: number;
+  host?: '127.0.0.1';
+  /** Shared with the simulated node side; default a real-time clock. */
+  clock?: Clock;
+  /** Watch history length in events (older RVs answer 410 Expired). Default 1000. */
+  watchHistory?: number;
+  /** Remove gracefully deleted pods when their grace expires (default true); false = wait for a kubelet. */
+  podGraceExpiry?: boolean;
+  /** Bookmark period for watches that allow bookmarks (real ms, default 60 000). */
+  bookmarkIntervalMs?: number;
+  /** Server-side watch timeout when the client gives none, [min, max] seconds (default 1800–3600). */
+  watchTimeoutSeconds?: [number, number];
+  /** Wait before answering 504 for a future resourceVersion (real ms, default 3000). */
+  tooLargeWaitMs?: number;
+  /** Answer watches from a future resourceVersion with 410 instead of waiting + 504. */
+  tooLargeAsGone?: boolean;
+  /** Namespaces that exist at start (default `default`, `kube-system`, `kubevirt`). */
+  namespaces?: string[];
+}
+
+/** A running emulator. */
+export interface ApiServer {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  /** A client-node KubeConfig whose bearer token is `identity` (default "admin"), skipTLSVerify. */
+  kubeConfig(identity?: string): KubeConfig;
+  /** Writes that kubeconfig to `path`; returns the path. */
+  writeKubeconfig(path: string, identity?: string): Promise<string>;
+  faults: Faults;
+  counters: RequestCounters;
+  audit: AuditLog;
+  clock: Clock;
+  /** Test hooks beyond the HTTP API. */
+  control: ApiServerControl;
+  close(): Promise<void>;
+}
+
+/** Test hooks. */
+export interface ApiServerControl {
+  /** Current global resourceVersion. */
+  resourceVersion(): number;
+  /** Drops watch history so that RVs up to now answer 410 Expired (keeps the newest `keep`). */
+  compactHistory(keep?: number): void;
+  /** Resolves once the garbage collector and namespace controller are idle. */
+  settle(): Promise<void>;
+  /** Number of open watches. */
+  openWatches(): number;
+}
+
+/** Starts the emulator. */
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
+  const clock = opts.clock ?? createClock();
+  const registry = new ResourceRegistry();
+  const store = new Store(opts.watchHistory ?? 1000);
+  let gc: GarbageCollector | undefined;
+  const core: Core = { store, registry, clock, podGraceExpiry: opts.podGraceExpiry ?? true, kickControllers: () => gc?.kick() };
+  gc = new GarbageCollector(core);
+  // Every change may start a cascade (owner gone, finalizer dropped, namespace emptied).
+  store.subscribe(() => gc.kick());
+  const tooLargeWaitMs = opts.tooLargeWaitMs ?? 3000;
+  const hub = new WatchHub(store, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, tooLargeWaitMs, tooLargeAsGone: opts.tooLargeAsGone ?? false });
+  const counters = new RequestCounters();
+  const audit = new AuditLog(store, clock);
+  const faults = new Faults(() => hub.dropAll(), () => store.currentRv());
+
+  const nsRes = registry.byPath('', 'v1', 'namespaces')!;
+  for (const name of opts.namespaces ?? ['default', 'kube-system', 'kubevirt']) {
+    createObject(core, { res: nsRes, namespace: undefined, identity: 'system:apiserver', dryRun: false }, { metadata: { name } });
+  }
+
+  let url = '';
+  const server = createServer(
+    createHandler({ core, hub, counters, faults, audit, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
+  );
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  url = `http://127.0.0.1:${addr.port}`;
+
+  return {
+    url,
+    kubeConfig: (identity = 'admin') => sandboxKubeConfig(url, identity),
+    writeKubeconfig: (path, identity = 'admin') => writeSandboxKubeconfig(path, url, identity),
+    faults,
+    counters,
+    audit,
+    clock,
+    control: {
+      resourceVersion: () => store.currentRv(),
+      compactHistory: (keep = 0) => store.compact(keep),
+      settle: () => gc.settle(),
+      openWatches: () => hub.size,
+    },
+    async close() {
+      hub.dropAll();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (!opts.clock) clock.dispose();
+    },
+  };
+}

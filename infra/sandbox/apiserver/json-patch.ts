@@ -1,0 +1,130 @@
+/**
+ * RFC 6902 JSON patch with the Kubernetes (evanphx/json-patch) quirks: a `test` of a missing
+ * path with value `null` passes; a failed `test` or a missing path is 422; a body that is not a
+ * patch array (client-node's default for merge-shaped bodies) is 400; > 10 000 ops is 413.
+ */
+import { badRequest, patchRejected, requestTooLarge } from './errors.ts';
+import { clone, isObject, jsonEqual } from './types.ts';
+
+interface Op {
+  op: string;
+  path: string;
+  from?: string;
+  value?: unknown;
+}
+
+const MAX_OPS = 10_000;
+
+function decode(body: unknown): Op[] {
+  if (!Array.isArray(body)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  if (body.length > MAX_OPS) throw requestTooLarge(`The allowed maximum operations in a JSON patch is ${MAX_OPS}, got ${body.length}`);
+  return body.map((raw) => {
+    if (!isObject(raw) || typeof raw.op !== 'string') throw badRequest('json: cannot unmarshal into jsonpatch.Operation');
+    if (typeof raw.path !== 'string') throw patchRejected(`Unable to ${raw.op}: missing path`);
+    return raw as unknown as Op;
+  });
+}
+
+function pointer(path: string): string[] {
+  if (path === '') return [];
+  if (!path.startsWith('/')) throw patchRejected(`invalid JSON pointer "${path}"`);
+  return path.slice(1).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+/** Parent container and last token of a path (throws 422 when the parent is missing). */
+function parentOf(doc: unknown, tokens: string[], path: string): { parent: Record<string, unknown> | unknown[]; key: string } {
+  let cur: unknown = doc;
+  for (const t of tokens.slice(0, -1)) {
+    if (Array.isArray(cur)) cur = cur[Number(t)];
+    else if (isObject(cur)) cur = cur[t];
+    else cur = undefined;
+    if (cur === undefined) throw patchRejected(`doc is missing path: "${path}": missing value`);
+  }
+  if (!Array.isArray(cur) && !isObject(cur)) throw patchRejected(`doc is missing path: "${path}": missing value`);
+  return { parent: cur, key: tokens[tokens.length - 1]! };
+}
+
+function index(arr: unknown[], key: string, path: string, allowEnd: boolean): number {
+  if (allowEnd && key === '-') return arr.length;
+  const i = /^(0|[1-9][0-9]*)$/.test(key) ? Number(key) : NaN;
+  if (!(i >= 0 && i <= arr.length - (allowEnd ? 0 : 1))) throw patchRejected(`Unable to access invalid index: ${key} (path ${path})`);
+  return i;
+}
+
+function read(doc: unknown, path: string): unknown {
+  let cur: unknown = doc;
+  for (const t of pointer(path)) {
+    if (Array.isArray(cur)) cur = /^\d+$/.test(t) ? cur[Number(t)] : undefined;
+    else if (isObject(cur)) cur = Object.hasOwn(cur, t) ? cur[t] : undefined;
+    else return undefined;
+  }
+  return cur;
+}
+
+function add(doc: unknown, path: string, value: unknown): unknown {
+  const tokens = pointer(path);
+  if (tokens.length === 0) return value;
+  const { parent, key } = parentOf(doc, tokens, path);
+  if (Array.isArray(parent)) parent.splice(index(parent, key, path, true), 0, value);
+  else parent[key] = value;
+  return doc;
+}
+
+function remove(doc: unknown, path: string): unknown {
+  const tokens = pointer(path);
+  const { parent, key } = parentOf(doc, tokens, path);
+  if (Array.isArray(parent)) parent.splice(index(parent, key, path, false), 1);
+  else {
+    if (!Object.hasOwn(parent, key)) throw patchRejected(`Unable to remove nonexistent key: ${key}: missing value`);
+    delete parent[key];
+  }
+  return doc;
+}
+
+/** Applies a JSON patch body to a copy of `doc`. */
+export function applyJsonPatch<T>(doc: T, body: unknown): T {
+  let out: unknown = clone(doc);
+  for (const op of decode(body)) {
+    switch (op.op) {
+      case 'add':
+        out = add(out, op.path, clone(op.value));
+        break;
+      case 'remove':
+        out = remove(out, op.path);
+        break;
+      case 'replace': {
+        const tokens = pointer(op.path);
+        if (tokens.length === 0) {
+          out = clone(op.value);
+          break;
+        }
+        const { parent, key } = parentOf(out, tokens, op.path);
+        if (Array.isArray(parent)) parent[index(parent, key, op.path, false)] = clone(op.value);
+        else {
+          if (!Object.hasOwn(parent, key)) throw patchRejected(`replace operation does not apply: doc is missing key: ${op.path}: missing value`);
+          parent[key] = clone(op.value);
+        }
+        break;
+      }
+      case 'move':
+      case 'copy': {
+        if (typeof op.from !== 'string') throw patchRejected(`Unable to ${op.op}: missing from`);
+        const v = read(out, op.from);
+        if (v === undefined) throw patchRejected(`doc is missing from path: "${op.from}": missing value`);
+        if (op.op === 'move') out = remove(out, op.from);
+        out = add(out, op.path, clone(v));
+        break;
+      }
+      case 'test': {
+        const v = read(out, op.path);
+        // evanphx quirk: a missing value tests equal to null.
+        const ok = v === undefined ? op.value === null || op.value === undefined : jsonEqual(v, op.value);
+        if (!ok) throw patchRejected(`testing value ${op.path} failed: test failed`);
+        break;
+      }
+      default:
+        throw patchRejected(`Unexpected kind: ${op.op}`);
+    }
+  }
+  return out as T;
+}

@@ -1,0 +1,161 @@
+/**
+ * The object store: current objects per resource, one global monotonic resourceVersion (like the
+ * etcd revision), and a bounded event history that watches replay from and that "exact" reads
+ * are reconstructed from. Every write goes through {@link Store.put} / {@link Store.remove}, which
+ * stamp a new RV and notify subscribers (watch hub, audit log, garbage collector) synchronously.
+ */
+import { expired } from './errors.ts';
+import { resourceKey, type ResourceInfo } from './resources.ts';
+import { clone, type KubeObject } from './types.ts';
+
+/** Who caused a write: recorded in the audit log. */
+export interface WriteContext {
+  identity: string;
+  verb: string;
+  subresource?: string;
+}
+
+/** One committed change. `object` is the state after (for DELETED: the last state, new RV). */
+export interface StoreEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  rv: number;
+  res: ResourceInfo;
+  object: KubeObject;
+  prev?: KubeObject;
+  ctx: WriteContext;
+}
+
+// Why a process-wide counter seeded from wall time (×1000): RVs must never be reused across
+// emulator restarts within a test run, because clients keep RVs across reconnects (kube-api C10).
+let lastIssuedRv = 0;
+function baseRv(): number {
+  lastIssuedRv = Math.max(lastIssuedRv, Date.now() * 1000);
+  return lastIssuedRv;
+}
+
+function objectKey(ns: string | undefined, name: string): string {
+  return ns ? `${ns}/${name}` : name;
+}
+
+/** See the module comment. */
+export class Store {
+  private readonly objects = new Map<string, Map<string, KubeObject>>();
+  private readonly history: StoreEvent[] = [];
+  private readonly listeners = new Set<(e: StoreEvent) => void>();
+  private rv: number;
+  /** Events at or below this RV are no longer in the history. */
+  private compactedThrough: number;
+  historySize: number;
+
+  constructor(historySize = 1000) {
+    this.historySize = historySize;
+    this.rv = baseRv();
+    this.compactedThrough = this.rv;
+  }
+
+  /** The current global resourceVersion. */
+  currentRv(): number {
+    return this.rv;
+  }
+
+  /** The oldest RV a watch or exact read can still start from. */
+  oldestRv(): number {
+    return this.compactedThrough;
+  }
+
+  private bucket(res: ResourceInfo): Map<string, KubeObject> {
+    const key = resourceKey(res);
+    let b = this.objects.get(key);
+    if (!b) this.objects.set(key, (b = new Map()));
+    return b;
+  }
+
+  /** The stored object itself, not a copy: callers must never mutate it. */
+  peek(res: ResourceInfo, ns: string | undefined, name: string): KubeObject | undefined {
+    return this.bucket(res).get(objectKey(ns, name));
+  }
+
+  /** A copy of the stored object. */
+  get(res: ResourceInfo, ns: string | undefined, name: string): KubeObject | undefined {
+    const o = this.peek(res, ns, name);
+    return o && clone(o);
+  }
+
+  /** Stored objects (not copies) of a resource, optionally one namespace, in key order. */
+  scan(res: ResourceInfo, ns?: string): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const o of this.bucket(res).values()) if (!ns || o.metadata.namespace === ns) out.push(o);
+    return out.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name!) < objectKey(b.metadata.namespace, b.metadata.name!) ? -1 : 1));
+  }
+
+  /** The objects of a resource as they were at `rv` (410 when history no longer reaches it). */
+  scanAt(res: ResourceInfo, ns: string | undefined, rv: number): KubeObject[] {
+    if (rv >= this.rv) return this.scan(res, ns);
+    if (rv < this.compactedThrough) throw expired(rv, this.compactedThrough);
+    const state = new Map<string, KubeObject>();
+    for (const o of this.scan(res, ns)) state.set(objectKey(o.metadata.namespace, o.metadata.name!), o);
+    const key = resourceKey(res);
+    for (let i = this.history.length - 1; i >= 0 && this.history[i]!.rv > rv; i--) {
+      const e = this.history[i]!;
+      if (resourceKey(e.res) !== key || (ns && e.object.metadata.namespace !== ns)) continue;
+      const k = objectKey(e.object.metadata.namespace, e.object.metadata.name!);
+      if (e.type === 'ADDED') state.delete(k);
+      else state.set(k, e.prev!);
+    }
+    return [...state.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, o]) => o);
+  }
+
+  /** Stores `obj` (a fresh object the caller no longer touches) under a new RV. */
+  put(res: ResourceInfo, obj: KubeObject, ctx: WriteContext): KubeObject {
+    const b = this.bucket(res);
+    const k = objectKey(obj.metadata.namespace, obj.metadata.name!);
+    const prev = b.get(k);
+    const rv = ++this.rv;
+    lastIssuedRv = Math.max(lastIssuedRv, rv);
+    obj.metadata.resourceVersion = String(rv);
+    b.set(k, obj);
+    this.emit(prev ? { type: 'MODIFIED', rv, res, object: obj, prev, ctx } : { type: 'ADDED', rv, res, object: obj, ctx });
+    return obj;
+  }
+
+  /** Removes an object; the DELETED event carries its last state stamped with the new RV. */
+  remove(res: ResourceInfo, ns: string | undefined, name: string, ctx: WriteContext): KubeObject | undefined {
+    const b = this.bucket(res);
+    const k = objectKey(ns, name);
+    const prev = b.get(k);
+    if (!prev) return undefined;
+    b.delete(k);
+    const rv = ++this.rv;
+    lastIssuedRv = Math.max(lastIssuedRv, rv);
+    const last = clone(prev);
+    last.metadata.resourceVersion = String(rv);
+    this.emit({ type: 'DELETED', rv, res, object: last, prev, ctx });
+    return last;
+  }
+
+  /** History events after `rv` (410 when some of them were compacted away). */
+  eventsSince(rv: number): StoreEvent[] {
+    if (rv < this.compactedThrough) throw expired(rv, this.compactedThrough);
+    let i = this.history.length;
+    while (i > 0 && this.history[i - 1]!.rv > rv) i--;
+    return this.history.slice(i);
+  }
+
+  /** Drops all but the newest `keep` history events (test hook: makes old RVs answer 410). */
+  compact(keep = 0): void {
+    while (this.history.length > keep) this.compactedThrough = this.history.shift()!.rv;
+    if (keep === 0) this.compactedThrough = this.rv;
+  }
+
+  /** Calls `fn` synchronously after every committed change; returns the unsubscribe function. */
+  subscribe(fn: (e: StoreEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private emit(e: StoreEvent): void {
+    this.history.push(e);
+    if (this.history.length > this.historySize) this.compactedThrough = this.history.shift()!.rv;
+    for (const fn of this.listeners) fn(e);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Create, update (PUT) and patch with the real registry's rules: generateName, metadata the
+ * client may not set, namespace lifecycle admission, optimistic concurrency, the status
+ * subresource split, generation bumps, finalizer rules on deleting objects, no-op updates that
+ * write nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeContext, type Core, type Scope } from './core.ts';
+import { generateName, prepareForCreate, validateName } from './defaults.ts';
+import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
+import { applyJsonPatch } from './json-patch.ts';
+import { applyMergePatch } from './merge-patch.ts';
+import { apiVersionOf } from './resources.ts';
+import { applyStrategicMergePatch } from './strategic-merge.ts';
+import { clone, isObject, jsonEqual, type KubeObject } from './types.ts';
+
+const MAX_NAME_ATTEMPTS = 8;
+
+function asObject(scope: Scope, body: unknown): KubeObject {
+  if (!isObject(body)) throw badRequest('the body of the request was not a JSON object');
+  const obj = clone(body) as KubeObject;
+  if (!isObject(obj.metadata)) obj.metadata = {};
+  obj.apiVersion = apiVersionOf(scope.res);
+  obj.kind = scope.res.kind;
+  return obj;
+}
+
+/** NamespaceLifecycle admission: 404 for a missing namespace, 403 while it terminates. */
+export function admitNamespace(core: Core, scope: Scope): void {
+  if (!scope.res.namespaced || !scope.namespace) return;
+  const nsRes = core.registry.byPath('', 'v1', 'namespaces')!;
+  const ns = core.store.peek(nsRes, undefined, scope.namespace);
+  if (!ns) throw notFound(nsRes, scope.namespace);
+  if (ns.metadata.deletionTimestamp) {
+    throw forbidden(`${scope.res.resource}${scope.res.group ? `.${scope.res.group}` : ''} is forbidden: unable to create new content in namespace ${scope.namespace} because it is being terminated`, { kind: scope.res.resource, ...(scope.res.group ? { group: scope.res.group } : {}) });
+  }
+}
+
+/** POST a new object. */
+export function createObject(core: Core, scope: Scope, body: unknown): KubeObject {
+  const obj = asObject(scope, body);
+  const md = obj.metadata;
+  if (scope.res.namespaced) {
+    if (md.namespace && md.namespace !== scope.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    md.namespace = scope.namespace!;
+  } else delete md.namespace;
+  for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'] as const) delete md[k];
+  if (!md.name && !md.generateName) {
+    throw invalid(scope.res, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'name or generateName is required' }]);
+  }
+  admitNamespace(core, scope);
+  if (scope.res.status && !scope.res.builtin) delete obj.status;
+  prepareForCreate(scope.res, obj);
+  md.uid = randomUUID();
+  md.creationTimestamp = core.clock.isoNow();
+  md.generation = 1;
+  const explicit = md.name;
+  for (let attempt = 0; ; attempt++) {
+    if (!explicit) md.name = generateName(md.generateName!);
+    validateName(scope.res, md.name!);
+    if (!core.store.peek(scope.res, md.namespace, md.name!)) break;
+    // Upstream retries generated names on collision (apiserver ≥ 1.30: 8 attempts).
+    if (explicit || attempt + 1 >= MAX_NAME_ATTEMPTS) throw alreadyExists(scope.res, md.name!);
+  }
+  if (scope.dryRun) return obj;
+  return clone(core.store.put(scope.res, obj, writeContext(scope, 'create')));
+}
+
+function outsideMetadata(res: Scope['res'], o: KubeObject): Record<string, unknown> {
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = o;
+  if (res.status) delete rest.status;
+  return rest;
+}
+
+/**
+ * Applies the update rules to `next` (the client's view) against `stored`, and writes it.
+ * `subresource` is 'status' for /status writes. Returns what the client gets back.
+ */
+export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incoming: KubeObject, verb: string, subresource?: string): KubeObject {
+  const res = scope.res;
+  let next: KubeObject;
+  if (subresource === 'status') {
+    if (res.builtin) {
+      // Built-in status strategies keep spec and ownerReferences, accept label/annotation changes.
+      next = { ...clone(stored), metadata: clone(incoming.metadata), status: clone(incoming.status) };
+      if (stored.spec !== undefined) next.spec = clone(stored.spec);
+      else delete next.spec;
+      if (stored.metadata.ownerReferences) next.metadata.ownerReferences = clone(stored.metadata.ownerReferences);
+      else delete next.metadata.ownerReferences;
+      if (stored.metadata.finalizers) next.metadata.finalizers = clone(stored.metadata.finalizers);
+      else delete next.metadata.finalizers;
+    } else {
+      // CR status strategy: everything but .status comes from the stored object.
+      next = clone(stored);
+      if (incoming.status === undefined) delete next.status;
+      else next.status = clone(incoming.status);
+    }
+  } else {
+    next = clone(incoming);
+    if (res.status) {
+      if (stored.status === undefined) delete next.status;
+      else next.status = clone(stored.status);
+    }
+  }
+  next.apiVersion = apiVersionOf(res);
+  next.kind = res.kind;
+  const md = next.metadata;
+  const old = stored.metadata;
+  for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'name', 'namespace', 'generateName'] as const) {
+    if (old[k] === undefined) delete md[k];
+    else (md as Record<string, unknown>)[k] = old[k];
+  }
+  delete md.managedFields;
+  md.resourceVersion = old.resourceVersion!;
+  if (md.labels && Object.keys(md.labels).length === 0) delete md.labels;
+  if (md.annotations && Object.keys(md.annotations).length === 0) delete md.annotations;
+  if (md.finalizers && md.finalizers.length === 0) delete md.finalizers;
+  if (md.ownerReferences && md.ownerReferences.length === 0) delete md.ownerReferences;
+
+  if (old.deletionTimestamp) {
+    const added = (md.finalizers ?? []).filter((f) => !(old.finalizers ?? []).includes(f));
+    if (added.length > 0) {
+      throw invalid(res, old.name!, [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` }]);
+    }
+  }
+  if (!jsonEqual(outsideMetadata(res, stored), outsideMetadata(res, next))) md.generation = (old.generation ?? 1) + 1;
+  if (jsonEqual(stored, next)) return clone(stored); // no-op: nothing written, RV unchanged
+  if (scope.dryRun) return next;
+  if (old.deletionTimestamp && !md.finalizers && !(old.deletionGracePeriodSeconds ?? 0)) {
+    // Emptied finalizers on a deleting object: removed at once, watchers see only DELETED.
+    return clone(core.store.remove(res, old.namespace, old.name!, writeContext(scope, verb, subresource))!);
+  }
+  return clone(core.store.put(res, next, writeContext(scope, verb, subresource)));
+}
+
+function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {
+  const stored = core.store.peek(scope.res, scope.namespace, name);
+  if (!stored) throw notFound(scope.res, name);
+  return stored;
+}
+
+/** PUT an object or its /status. */
+export function updateObject(core: Core, scope: Scope, name: string, body: unknown, subresource?: string): KubeObject {
+  const incoming = asObject(scope, body);
+  if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
+    throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  if (scope.res.namespaced && incoming.metadata.namespace && incoming.metadata.namespace !== scope.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  const stored = loadForWrite(core, scope, name);
+  const rv = incoming.metadata.resourceVersion;
+  if (rv === undefined || rv === '') {
+    // Built-in kinds allow unconditional updates; custom resources require a resourceVersion.
+    if (!scope.res.builtin) {
+      throw invalid(scope.res, name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: '0x0: must be specified for an update' }]);
+    }
+  } else if (rv !== stored.metadata.resourceVersion) throw conflict(scope.res, name);
+  return commitUpdate(core, scope, stored, incoming, 'update', subresource);
+}
+
+/** Patch content types the server understands, in the order of its 415 message. */
+const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+
+/** PATCH an object or its /status with a JSON, merge or strategic merge patch. */
+export function patchObject(core: Core, scope: Scope, name: string, contentType: string, body: unknown, subresource?: string): KubeObject {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const accepted = scope.res.builtin ? [...CR_PATCH_TYPES, 'application/strategic-merge-patch+json'] : CR_PATCH_TYPES;
+  if (!accepted.includes(type)) throw unsupportedMediaType(type, accepted);
+  if (type === 'application/apply-patch+yaml') {
+    // Server-side apply is not emulated: fail loudly rather than merge wrongly.
+    throw unsupportedMediaType(type, accepted.filter((t) => t !== type));
+  }
+  const stored = loadForWrite(core, scope, name);
+  let patched: unknown;
+  if (type === 'application/json-patch+json') patched = applyJsonPatch(stored, body);
+  else {
+    if (!isObject(body)) throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
+    patched = type === 'application/merge-patch+json' ? applyMergePatch(stored, body) : applyStrategicMergePatch(stored, body);
+  }
+  if (!isObject(patched)) throw new ApiError(422, 'Invalid', 'the patched object is not a JSON object');
+  const incoming = patched as KubeObject;
+  if (!isObject(incoming.metadata)) incoming.metadata = {};
+  // A patch only conflicts when it carries a resourceVersion precondition of its own.
+  if (incoming.metadata.resourceVersion !== stored.metadata.resourceVersion) throw conflict(scope.res, name);
+  if (incoming.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
+  return commitUpdate(core, scope, stored, incoming, 'patch', subresource);
+}
