@@ -20,5 +20,16 @@ export function terminal(reason: string, message: string): Outcome {
   return { kind: 'terminal', reason, message };
 }
 
+/** What the delivery knows about why the key is being reconciled. */
+export interface ReconcileContext {
+  /**
+   * The resourceVersion of the event that caused this delivery: reads ask for "not older than"
+   * it, so the triggering change is always seen (DESIGN.md §3). Absent → quorum reads.
+   */
+  readonly minResourceVersion?: string;
+  /** 1 on the first try of this key's current run of failures. */
+  readonly attempt?: number;
+}
+
 /** A controller's reconcile function. `D` is the controller's own narrow `deps` object. */
-export type Reconcile<D> = (key: string, deps: D) => Promise<Outcome>;
+export type Reconcile<D> = (key: string, deps: D, ctx?: ReconcileContext) => Promise<Outcome>;

@@ -1,0 +1,34 @@
+/** What the VMI reconcile needs from the outside world, declared narrowly where it is used. */
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Expectations } from '../../shared/state/port.ts';
+import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+
+export type VmiKube = Pick<
+  KubeClient,
+  'getVMI' | 'getVM' | 'getPVC' | 'getDataVolume' | 'listPods' | 'listMigrations' | 'createPod' | 'deletePod' | 'updateVMI' | 'patchVMI' | 'createEvent'
+>;
+
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface VmiDeps {
+  readonly kube: VmiKube;
+  readonly expectations: Expectations;
+  /** The cluster config from the KubeVirt CR; cached by the caller for a few seconds. */
+  readonly clusterConfig: () => Promise<ClusterConfig>;
+  /** Epoch ms. */
+  readonly now: () => number;
+  readonly log: Logger;
+  /**
+   * After this long an unsatisfied pod-creation expectation whose pod never appeared may be taken
+   * over: per-key serialization means the worker that recorded it has been gone at least a
+   * visibility timeout, so no create of its can still be in flight. Defaults to 5 minutes
+   * (KubeVirt's expectation timeout); set it to the function timeout in production.
+   */
+  readonly createTakeoverMs?: number;
+}
+
+/** Expectation scopes (KubeVirt keeps one store per kind of object it waits for). */
+export const POD_EXPECTATIONS = 'vmi-pods';

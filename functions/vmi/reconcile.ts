@@ -1,0 +1,218 @@
+/**
+ * KubeVirt's VMI controller as one stateless reconcile (reference.md §a):
+ * observe → expectations gate → sync (decide, then act: one kind of mutation) → status.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
+import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { splitKey } from '../../shared/queue/message.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired } from '../../shared/state/port.ts';
+import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
+import { PvcNotFoundError } from '../../shared/template/errors.ts';
+import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
+import { currentVmiPod, isControlledBy, podKey } from './pods.ts';
+import { decideSync, type Observed, type SyncError } from './sync.ts';
+import { computeVmi } from './update-status.ts';
+import { claimNames, volumesReady } from './volumes-ready.ts';
+import { planVmiWrite } from './write-status.ts';
+
+/** Reconciles the VMI named by `key` (`namespace/name`). */
+export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
+  const { namespace, name } = splitKey(key);
+  const rv = ctx.minResourceVersion;
+
+  // observe
+  const vmi = await deps.kube.getVMI(namespace, name, { resourceVersion: rv });
+  if (!vmi) {
+    // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference).
+    await deps.expectations.delete(POD_EXPECTATIONS, key);
+    return done;
+  }
+  let observed = await observe(vmi, deps, rv);
+
+  // expectations gate
+  const gate = await expectationsGate(key, observed, deps);
+  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
+  if (gate.observed) observed = gate.observed;
+
+  // sync: decide, then act
+  const decision = decideSync(observed);
+  let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
+  if (decision.kind === 'create-pod') {
+    const created = await createLauncherPod(key, observed, deps);
+    if (created.kind === 'created') observed = withPod(observed, created.pod);
+    else syncError = created.error;
+  } else if (decision.kind === 'delete-pods') {
+    syncError = await deletePods(key, observed.vmi, decision.pods, deps);
+  }
+  if (syncError?.reason === 'FailedPvcNotFound') {
+    await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
+  }
+
+  // status, from what was observed (and what this pass created)
+  const ownerVmLive = await isOwnerVmLive(observed, deps);
+  const desired = computeVmi({
+    observed,
+    syncError,
+    now: new Date(deps.now()).toISOString(),
+    launcherImage: (await deps.clusterConfig()).launcherImage,
+    ownerVmLive,
+  });
+  const write = planVmiWrite(vmi, desired);
+  if (write.kind === 'update') await deps.kube.updateVMI(write.vmi);
+  else if (write.kind === 'patch') await deps.kube.patchVMI(namespace, name, { type: 'json', ops: write.ops });
+
+  // A requeue-type sync error is retried with backoff like any transient error.
+  if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
+  return done;
+}
+
+async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<Observed> {
+  const namespace = vmi.metadata?.namespace ?? '';
+  const uid = vmi.metadata?.uid ?? '';
+  const podList = await deps.kube.listPods(namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+  const pods = podList.items.filter((p) => isControlledBy(p, vmi));
+
+  // Only what the spec references, and only while it can still matter (before hand-off).
+  const pvcs = new Map();
+  const dataVolumes = new Map<string, DataVolume>();
+  const phase = vmi.status?.phase ?? '';
+  if (phase === '' || phase === 'Pending') {
+    const claims = claimNames(vmi);
+    await Promise.all([
+      ...[...claims.pvcs, ...claims.dataVolumes].map(async (c) => {
+        const pvc = await deps.kube.getPVC(namespace, c, { resourceVersion: rv });
+        if (pvc) pvcs.set(c, pvc);
+      }),
+      ...claims.dataVolumes.map(async (d) => {
+        const dv = await deps.kube.getDataVolume(namespace, d, { resourceVersion: rv });
+        if (dv) dataVolumes.set(d, dv);
+      }),
+    ]);
+  }
+  const migrations = vmi.status?.migrationState
+    ? (await deps.kube.listMigrations(namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
+    : [];
+  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes: volumesReady(vmi, pvcs, dataVolumes), migrations };
+}
+
+type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };
+
+/**
+ * KubeVirt lowers expectations from informer events; a stateless function lowers them from what
+ * its reads show. Creation is observed once a controlled pod is listed; a deletion once the pod
+ * is gone or terminating. We never lower an expectation for our own write without seeing it: a
+ * worker with a stale read would otherwise create a second launcher pod.
+ */
+async function expectationsGate(key: string, observed: Observed, deps: VmiDeps): Promise<Gate> {
+  const now = deps.now();
+  const record = await deps.expectations.get(POD_EXPECTATIONS, key);
+  if (!record || isExpectationExpired(record, now) || (record.add <= 0 && record.del <= 0)) return { kind: 'pass' };
+
+  const lower = async (o: Observed): Promise<boolean> => {
+    if (record.add > 0 && o.pods.length > 0) {
+      await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
+    }
+    const present = new Map(o.pods.map((p) => [podKey(p), p]));
+    for (const k of record.deleteKeys) {
+      const p = present.get(k);
+      if (!p || p.metadata?.deletionTimestamp) await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
+    }
+    return deps.expectations.satisfied(POD_EXPECTATIONS, key, now);
+  };
+  if (await lower(observed)) return { kind: 'pass' };
+
+  // The read may have been served from a lagging cache: one quorum read settles it.
+  const fresh = await observe(observed.vmi, deps, undefined);
+  if (await lower(fresh)) return { kind: 'pass', observed: fresh };
+
+  const takeoverMs = deps.createTakeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
+  if (now - record.setAt >= takeoverMs) {
+    deps.log.warn('taking over a pod expectation that was never observed', { key, setAt: record.setAt });
+    await deps.expectations.delete(POD_EXPECTATIONS, key);
+    return { kind: 'pass', observed: fresh };
+  }
+  return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + takeoverMs - now) / 1000)) };
+}
+
+type CreateResult = { kind: 'created'; pod: V1Pod } | { kind: 'failed'; error: SyncError };
+
+async function createLauncherPod(key: string, o: Observed, deps: VmiDeps): Promise<CreateResult> {
+  const { vmi } = o;
+  const namespace = vmi.metadata?.namespace ?? '';
+  let pod: V1Pod;
+  try {
+    pod = renderLauncherPod(vmi, await deps.clusterConfig());
+  } catch (err) {
+    if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
+    if (!(err instanceof InvalidInputError)) throw err;
+    // An invalid VMI never renders: report it on the VMI and wait for the user to change it.
+    const message = `failed to render launch manifest: ${err.message}`;
+    await event(deps, vmi, 'Warning', 'FailedCreate', message);
+    return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: false } };
+  }
+  // Record the expectation before the write, conditionally: of N racing workers one wins.
+  if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now()))) {
+    return { kind: 'failed', error: { reason: 'FailedCreate', message: 'another worker is creating the launcher pod', requeue: true } };
+  }
+  try {
+    const created = await deps.kube.createPod(namespace, pod);
+    await event(deps, vmi, 'Normal', 'SuccessfulCreate', `Created virtual machine pod ${created.metadata?.name ?? ''}`);
+    return { kind: 'created', pod: created };
+  } catch (err) {
+    await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
+    const message = err instanceof Error ? err.message : String(err);
+    const privileged = /violates PodSecurity/.test(message);
+    await event(deps, vmi, 'Warning', 'FailedCreate', privileged ? `failed to create pod: it needs a privileged namespace to run: ${message}` : `Error creating pod: ${message}`);
+    return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: true } };
+  }
+}
+
+async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readonly V1Pod[], deps: VmiDeps): Promise<SyncError | undefined> {
+  for (const pod of pods) {
+    const k = podKey(pod);
+    await deps.expectations.expectDeletions(POD_EXPECTATIONS, key, [k], deps.now());
+    try {
+      await deps.kube.deletePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+      await event(deps, vmi, 'Normal', 'SuccessfulDelete', `Deleted virtual machine pod ${pod.metadata?.name ?? ''}`);
+    } catch (err) {
+      await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
+      await event(deps, vmi, 'Warning', 'FailedDelete', `Failed to delete virtual machine pod ${pod.metadata?.name ?? ''}`);
+      return { reason: 'FailedDelete', message: err instanceof Error ? err.message : String(err), requeue: true };
+    }
+  }
+  return undefined;
+}
+
+function withPod(o: Observed, pod: V1Pod): Observed {
+  const pods = [...o.pods, pod];
+  return { ...o, pods, pod: currentVmiPod(o.vmi, pods) };
+}
+
+/** Only asked when it matters: a final VMI without pods that still carries the VM's finalizer. */
+async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
+  const { vmi } = o;
+  const phase = vmi.status?.phase;
+  if ((phase !== 'Succeeded' && phase !== 'Failed') || o.pods.length > 0) return true;
+  if (!vmi.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER)) return true;
+  const ref = vmi.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND_VM);
+  if (!ref) return false;
+  const vm = await deps.kube.getVM(vmi.metadata.namespace ?? '', ref.name);
+  return vm !== undefined && vm.metadata?.uid === ref.uid && vm.metadata.deletionTimestamp === undefined;
+}
+
+async function event(deps: VmiDeps, vmi: VirtualMachineInstance, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  try {
+    await deps.kube.createEvent({
+      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VMI, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name ?? '', uid: vmi.metadata?.uid },
+      type,
+      reason,
+      message,
+    });
+  } catch (err) {
+    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
+    deps.log.warn('could not record event', { reason, error: err instanceof Error ? err.message : String(err) });
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The VMI controller's pod lifecycle decision (reference.md §a.3), as a pure function of what
+ * was observed. `reconcile.ts` carries the decision out; `update-status.ts` reports it.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { isPodDownOrGoingDown, isPodFinal } from './pods.ts';
+import type { VolumeReadiness } from './volumes-ready.ts';
+
+/** What the observe step found. */
+export interface Observed {
+  readonly vmi: VirtualMachineInstance;
+  /** Pods controlled by the VMI (launcher, target and temp pods). */
+  readonly pods: readonly V1Pod[];
+  /** The current launcher (or temp) pod, per CurrentVMIPod. */
+  readonly pod: V1Pod | undefined;
+  readonly volumes: VolumeReadiness;
+  readonly migrations: readonly VirtualMachineInstanceMigration[];
+}
+
+/** A sync error: `requeue` ones are retried with backoff, informal ones wait for an event. */
+export interface SyncError {
+  readonly reason: string;
+  readonly message: string;
+  readonly requeue: boolean;
+}
+
+export type SyncDecision =
+  | { readonly kind: 'none'; readonly error?: SyncError }
+  | { readonly kind: 'create-pod'; readonly wffc: boolean }
+  | { readonly kind: 'delete-pods'; readonly pods: readonly V1Pod[] };
+
+const NOT_RUNNING_MIGRATION_PHASES = new Set(['', 'Pending', 'WaitingForSync', 'Synchronizing', 'Succeeded', 'Failed']);
+
+/** True for a migration that is past its pending phases and not finished (`migration.IsRunning`). */
+export function isMigrationRunning(m: VirtualMachineInstanceMigration): boolean {
+  return !NOT_RUNNING_MIGRATION_PHASES.has(m.status?.phase ?? '');
+}
+
+/** `""` or `Pending`: the controller has not yet created anything for this VMI. */
+export function isUnprocessed(vmi: VirtualMachineInstance): boolean {
+  const phase = vmi.status?.phase ?? '';
+  return phase === '' || phase === 'Pending';
+}
+
+export function isFinal(vmi: VirtualMachineInstance): boolean {
+  const phase = vmi.status?.phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** Decides the one kind of mutation this pass makes (STYLE.md: one kind of mutation a pass). */
+export function decideSync(o: Observed): SyncDecision {
+  const { vmi } = o;
+  // 1. Being deleted: every pod it controls goes, except ones already terminating gracefully
+  //    (a final pod is deleted again so it is removed rather than left behind).
+  if (vmi.metadata?.deletionTimestamp) {
+    const pods = o.pods.filter((p) => p.metadata?.deletionTimestamp === undefined || isPodFinal(p));
+    return pods.length > 0 ? { kind: 'delete-pods', pods } : { kind: 'none' };
+  }
+  // 2. Final: the launcher pod stays until the VMI itself is deleted.
+  if (isFinal(vmi)) return { kind: 'none' };
+
+  // 4. Volumes must be populated before a launcher pod can use them.
+  if (o.volumes.missingPvc) {
+    return {
+      kind: 'none',
+      error: { reason: 'FailedPvcNotFound', message: `PVC ${o.volumes.missingPvc} does not exist, waiting for it to appear`, requeue: false },
+    };
+  }
+
+  if (o.pod === undefined) {
+    // 6. Never re-create a pod for a VMI that got past Pending: losing it fails the VMI instead.
+    if (!isUnprocessed(vmi)) return { kind: 'none' };
+    if (o.volumes.failedDataVolume) return { kind: 'none' };
+    if (!o.volumes.ready) return { kind: 'none' };
+    if (o.migrations.some(isMigrationRunning)) {
+      return { kind: 'none', error: { reason: 'FailedCreate', message: 'active migration exists', requeue: true } };
+    }
+    return { kind: 'create-pod', wffc: o.volumes.wffc };
+  }
+  return { kind: 'none' };
+}
+
+/** True when the VMI has a live (not down, not temp) launcher pod. */
+export function hasLivePod(o: Observed): boolean {
+  return o.pod !== undefined && !isPodDownOrGoingDown(o.pod);
+}

@@ -1,0 +1,184 @@
+/**
+ * The VMI controller's status computation (reference.md §a.4), pure: from the original VMI and
+ * what was observed (including a pod this pass just created), the VMI as it should now be.
+ * `reconcile.ts` decides how to write the difference.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../../shared/api/index.ts';
+import {
+  COMPUTE_CONTAINER,
+  LATEST_OBSERVED_API_VERSION_ANNOTATION,
+  MEMORY_OVERHEAD_BYTES_ANNOTATION,
+  MIGRATION_TRANSPORT_UNIX_ANNOTATION,
+  NODE_NAME_LABEL,
+  STORAGE_OBSERVED_API_VERSION_ANNOTATION,
+  VMI_CONDITION,
+  VMI_FINALIZER,
+  VM_CONTROLLER_FINALIZER,
+} from '../../shared/api/well-known.ts';
+import { condition, findCondition, removeCondition, setCondition } from './conditions.ts';
+import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from './pods.ts';
+import type { Observed, SyncError } from './sync.ts';
+
+const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
+const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
+
+export interface StatusInput {
+  readonly observed: Observed;
+  readonly syncError: SyncError | undefined;
+  /** ISO timestamp for conditions and phase transitions. */
+  readonly now: string;
+  /** The launcher image this controller renders (for the outdated-launcher label). */
+  readonly launcherImage: string;
+  /** Whether a VM owning this VMI still exists (only consulted for final VMIs without pods). */
+  readonly ownerVmLive: boolean;
+}
+
+/** Phases in which virt-handler owns the VMI: the controller only patches a few fields then. */
+export function isHandlerOwned(phase: string | undefined): boolean {
+  return phase === 'Running' || phase === 'Scheduled';
+}
+
+/** The VMI as it should be after this pass. Never mutates its input. */
+export function computeVmi(input: StatusInput): VirtualMachineInstance {
+  const { observed, syncError, now } = input;
+  const original = observed.vmi;
+  const vmi = structuredClone(original);
+  const meta = (vmi.metadata ??= {});
+  const status: VirtualMachineInstanceStatus = (vmi.status ??= {});
+  const pod = observed.pod;
+  const vmiPodExists = pod !== undefined && !isTempPod(pod);
+  const tempPodExists = pod !== undefined && isTempPod(pod);
+
+  if (meta.finalizers?.includes(LEGACY_FINALIZER)) {
+    meta.finalizers = [...new Set(meta.finalizers.map((f) => (f === LEGACY_FINALIZER ? VMI_FINALIZER : f)))];
+  }
+  // The first write KubeVirt makes to a VMI records the API version it was observed at; we fold
+  // it into the first status write instead of spending a write of its own.
+  if (meta.annotations?.[LATEST_OBSERVED_API_VERSION_ANNOTATION] !== 'v1') {
+    meta.annotations = { ...meta.annotations, [LATEST_OBSERVED_API_VERSION_ANNOTATION]: 'v1', [STORAGE_OBSERVED_API_VERSION_ANNOTATION]: 'v1' };
+  }
+
+  const controlled = observed.pods.filter((p) => isControlledBy(p, original));
+  if (controlled.length > 0 || status.activePods) {
+    status.activePods = Object.fromEntries(controlled.map((p) => [p.metadata?.uid ?? '', p.spec?.nodeName ?? '']));
+  }
+
+  syncReadyCondition(status, pod, vmiPodExists, now);
+
+  if (pod && vmiPodExists) {
+    const image = pod.spec?.containers.find((c) => c.name === COMPUTE_CONTAINER)?.image;
+    if (image) {
+      status.launcherContainerImageVersion = image;
+      if (image !== input.launcherImage) meta.labels = { ...meta.labels, [OUTDATED_LAUNCHER_LABEL]: '' };
+      else if (meta.labels?.[OUTDATED_LAUNCHER_LABEL] !== undefined) meta.labels = withoutKey(meta.labels, OUTDATED_LAUNCHER_LABEL);
+    }
+    const overhead = pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+    if (overhead !== undefined) status.memory = { ...status.memory, memoryOverhead: overhead };
+  }
+
+  let phase = original.status?.phase ?? '';
+  switch (phase) {
+    case '':
+    case 'Pending':
+      if (vmiPodExists) phase = 'Scheduling';
+      else if (meta.deletionTimestamp || observed.volumes.failedDataVolume) phase = 'Failed';
+      else {
+        phase = 'Pending';
+        if (observed.volumes.wffc) setCondition(status, condition(VMI_CONDITION.Provisioning, 'True', '', '', now));
+        if (tempPodExists && pod && isPodDownOrGoingDown(pod) && pod.status?.phase !== 'Succeeded') phase = 'Failed';
+        if (syncError?.reason === 'FailedPvcNotFound') {
+          setCondition(status, condition(VMI_CONDITION.PodScheduled, 'False', 'Unschedulable', syncError.message, now));
+        }
+      }
+      break;
+    case 'Scheduling':
+      removeCondition(status, VMI_CONDITION.Provisioning);
+      if (pod && vmiPodExists) {
+        if (pod.status?.qosClass) status.qosClass = pod.status.qosClass as NonNullable<VirtualMachineInstanceStatus['qosClass']>;
+        mirrorPodScheduled(status, pod, now);
+        if (isPodReady(pod) && !meta.deletionTimestamp) {
+          // The hand-off: virt-handler on this node takes the VMI from here.
+          phase = 'Scheduled';
+          const node = pod.spec?.nodeName ?? '';
+          meta.labels = { ...meta.labels, [NODE_NAME_LABEL]: node };
+          status.nodeName = node;
+          if (pod.metadata?.annotations?.[MIGRATION_TRANSPORT_UNIX_ANNOTATION] !== undefined) status.migrationTransport = 'Unix';
+        } else if (isPodDownOrGoingDown(pod)) {
+          phase = 'Failed';
+        }
+      } else {
+        phase = 'Failed';
+      }
+      break;
+    case 'Scheduled':
+    case 'Running':
+      if (!pod || !vmiPodExists) phase = 'Failed';
+      break;
+    case 'Succeeded':
+    case 'Failed':
+      if (controlled.length === 0) {
+        meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== VMI_FINALIZER && (input.ownerVmLive || f !== VM_CONTROLLER_FINALIZER));
+        if (meta.labels?.[OUTDATED_LAUNCHER_LABEL] !== undefined) meta.labels = withoutKey(meta.labels, OUTDATED_LAUNCHER_LABEL);
+        delete status.launcherContainerImageVersion;
+      }
+      break;
+    case 'WaitingForSync':
+      if (meta.deletionTimestamp) meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== VMI_FINALIZER);
+      else if (pod && vmiPodExists && !isPodDownOrGoingDown(pod)) phase = 'Scheduling';
+      break;
+    default:
+      break;
+  }
+  status.phase = phase;
+
+  if (!isHandlerOwned(original.status?.phase)) {
+    syncSynchronizedCondition(status, syncError, pod, now);
+    if (phase !== (original.status?.phase ?? '') && phase !== '') {
+      status.phaseTransitionTimestamps = [...(status.phaseTransitionTimestamps ?? []), { phase, phaseTransitionTimestamp: now }];
+    }
+  }
+  return vmi;
+}
+
+function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | undefined, vmiPodExists: boolean, now: string): void {
+  if (!pod || !vmiPodExists) {
+    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodNotExists', 'virt-launcher pod has not yet been scheduled', now));
+  } else if (isPodDownOrGoingDown(pod)) {
+    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodTerminating', 'virt-launcher pod is terminating', now));
+  } else if (status.phase !== 'Running') {
+    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'GuestNotRunning', 'Guest VM is not reported as running', now));
+  } else {
+    const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+    if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
+    else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
+  }
+}
+
+/** Mirror the pod's PodScheduled=False (e.g. Unschedulable) onto the VMI; drop it once it clears. */
+function mirrorPodScheduled(status: VirtualMachineInstanceStatus, pod: V1Pod, now: string): void {
+  const podCond = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (podCond?.status === 'False') {
+    setCondition(status, condition(VMI_CONDITION.PodScheduled, 'False', podCond.reason ?? '', podCond.message ?? '', now));
+  } else if (findCondition(status, VMI_CONDITION.PodScheduled)?.status === 'False') {
+    removeCondition(status, VMI_CONDITION.PodScheduled);
+  }
+}
+
+/** `Synchronized=False` carries the last sync error; image pull problems override it. */
+function syncSynchronizedCondition(status: VirtualMachineInstanceStatus, syncError: SyncError | undefined, pod: V1Pod | undefined, now: string): void {
+  const pull = pod ? imagePullProblem(pod) : undefined;
+  const err = pull ?? syncError;
+  if (err) setCondition(status, condition(VMI_CONDITION.Synchronized, 'False', err.reason, err.message, now));
+  else removeCondition(status, VMI_CONDITION.Synchronized);
+}
+
+function withoutKey(map: Record<string, string>, key: string): Record<string, string> {
+  const { [key]: _drop, ...rest } = map;
+  return rest;
+}
+
+function toIso(t: Date | string | undefined): string | undefined {
+  if (t === undefined) return undefined;
+  return t instanceof Date ? t.toISOString() : t;
+}

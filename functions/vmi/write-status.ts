@@ -1,0 +1,48 @@
+/**
+ * How the VMI controller writes what `computeVmi` decided (reference.md §a.4 "Write strategy"):
+ * - in the phases virt-handler owns (Scheduled, Running) only a JSON patch with `test` ops on a
+ *   few fields, so the controller can never overwrite what the handler wrote meanwhile;
+ * - otherwise one full update (PUT with the resourceVersion read: a stale read answers 409).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { JsonPatchOperation } from '../../shared/kube/client.ts';
+import { isHandlerOwned } from './update-status.ts';
+
+export type VmiWrite =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'update'; readonly vmi: VirtualMachineInstance }
+  | { readonly kind: 'patch'; readonly ops: readonly JsonPatchOperation[] };
+
+const PATCHED_FIELDS: readonly (readonly ['metadata' | 'status', string])[] = [
+  ['status', 'volumeStatus'],
+  ['status', 'conditions'],
+  ['status', 'activePods'],
+  ['status', 'phase'],
+  ['status', 'launcherContainerImageVersion'],
+  ['metadata', 'labels'],
+  ['metadata', 'finalizers'],
+  ['status', 'interfaces'],
+];
+
+export function planVmiWrite(original: VirtualMachineInstance, desired: VirtualMachineInstance): VmiWrite {
+  if (isHandlerOwned(original.status?.phase)) {
+    const ops: JsonPatchOperation[] = [];
+    for (const [part, field] of PATCHED_FIELDS) {
+      const before = (original[part] as Record<string, unknown> | undefined)?.[field];
+      const after = (desired[part] as Record<string, unknown> | undefined)?.[field];
+      if (isDeepStrictEqual(before, after)) continue;
+      const path = `/${part}/${field}`;
+      if (after === undefined) ops.push({ op: 'test', path, value: before }, { op: 'remove', path });
+      else if (before === undefined) ops.push({ op: 'add', path, value: after });
+      else ops.push({ op: 'test', path, value: before }, { op: 'replace', path, value: after });
+    }
+    return ops.length === 0 ? { kind: 'none' } : { kind: 'patch', ops };
+  }
+  const same =
+    isDeepStrictEqual(original.status, desired.status) &&
+    isDeepStrictEqual(original.metadata?.labels, desired.metadata?.labels) &&
+    isDeepStrictEqual(original.metadata?.annotations, desired.metadata?.annotations) &&
+    isDeepStrictEqual(original.metadata?.finalizers, desired.metadata?.finalizers);
+  return same ? { kind: 'none' } : { kind: 'update', vmi: desired };
+}
