@@ -1,0 +1,184 @@
+/**
+ * The cluster configuration the template service needs, resolved once from a KubeVirt CR
+ * (`clusterConfigFromKubeVirt`) with KubeVirt's defaults (`pkg/virt-config`) filled in.
+ * Invalid values (ratio/overcommit ≤ 0, a bad ratio string) are rejected with a typed error
+ * naming the field — KubeVirt keeps its last good config in that case; callers can do the same.
+ */
+import type { KubeVirt, KubeVirtConfiguration } from '../api/kubevirt.gen.ts';
+import { InvalidInputError } from '../errors.ts';
+import { parseQuantity, quantityValue, type Quantity } from './quantity.ts';
+
+/** Launcher image registry and tag used when the KubeVirt CR names none. */
+export const DEFAULT_IMAGE_REGISTRY = 'quay.io/kubevirt';
+export const DEFAULT_IMAGE_TAG = 'v1.9.0';
+
+/** Feature gates that are GA in KubeVirt: always on, whatever the CR says. */
+const GA_GATES = new Set([
+  'LiveMigration', 'NonRoot', 'VmiMemoryOverheadReport', 'MigrationPriorityQueue', 'AutoResourceLimitsGate',
+  'VMPersistentState', 'CPUNodeDiscoveryGate', 'SRIOV', 'HotplugVolumes', 'HotplugNICs', 'DataVolumes',
+]);
+/** Beta gates: on unless explicitly disabled. */
+const BETA_ON_GATES = new Set([
+  'ImageVolume', 'PodSecondaryInterfaceNamingUpgrade', 'ExternalNetResourceInjection', 'DecentralizedLiveMigration',
+  'DeclarativeHotplugVolumes', 'Snapshot', 'NodeRestriction', 'GPUsWithDRA', 'HostDevicesWithDRA', 'RebootPolicy',
+  'KubevirtSeccompProfile', 'WorkloadEncryptionSEV',
+]);
+
+/** Requests/limits overrides for KubeVirt's helper containers, by `supportContainerResources[].type`. */
+export interface SupportContainerOverride {
+  requests: Record<string, Quantity>;
+  limits: Record<string, Quantity>;
+}
+
+/** Per-architecture settings. */
+export interface ArchSettings {
+  machineType: string;
+  ovmfPath: string;
+}
+
+/** Everything rendering reads from the cluster, already defaulted and validated. */
+export interface ClusterConfig {
+  /** Full launcher image reference, e.g. `quay.io/kubevirt/virt-launcher:v1.9.0`. */
+  launcherImage: string;
+  imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
+  /** Global pull secret of the controller (`--image-pull-secret`), "" for none. */
+  imagePullSecret: string;
+  /** Enabled feature gates after precedence (GA > enabled > disabled > Beta > off). */
+  featureGates: ReadonlySet<string>;
+  cpuAllocationRatio: number;
+  /** Percent; 100 = no overcommit. */
+  memoryOvercommit: number;
+  /** `additionalGuestMemoryOverheadRatio` as a number, undefined when unset. */
+  additionalGuestMemoryOverheadRatio: number | undefined;
+  nodeSelectors: Record<string, string>;
+  useEmulation: boolean;
+  diskMemoryLimitBytes: bigint;
+  virtLauncherVerbosity: number;
+  defaultArchitecture: string;
+  arch: Record<string, ArchSettings>;
+  cpuModel: string;
+  defaultRuntimeClass: string;
+  selinuxLauncherType: string;
+  /** Seccomp profile for launcher pods, from `seccompConfiguration.virtualMachineInstanceProfile.customProfile`. */
+  seccompProfile: { type: 'Localhost'; localhostProfile: string } | { type: 'RuntimeDefault' } | undefined;
+  disableSerialConsoleLog: boolean;
+  hypervisor: string;
+  supportContainerResources: Record<string, SupportContainerOverride>;
+  defaultNetworkInterface: string;
+  permitBridgeInterfaceOnPodNetwork: boolean;
+  vmRolloutStrategy: string;
+  maxHotplugRatio: number;
+  /** `migrations.matchSELinuxLevelOnMigration`, nil = true. */
+  matchSELinuxLevelOnMigration: boolean;
+  evictionStrategy: string | undefined;
+}
+
+/** Is a feature gate on in this config? */
+export function gateEnabled(config: ClusterConfig, gate: string): boolean {
+  return config.featureGates.has(gate);
+}
+
+function resolveGates(enabled: readonly string[], disabled: readonly string[]): Set<string> {
+  const on = new Set<string>(GA_GATES);
+  const off = new Set(disabled);
+  for (const g of enabled) on.add(g);
+  for (const g of BETA_ON_GATES) if (!off.has(g)) on.add(g);
+  for (const g of off) if (!GA_GATES.has(g) && !enabled.includes(g)) on.delete(g);
+  return on;
+}
+
+function positive(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidInputError(field, `must be > 0, got ${value}`);
+  return value;
+}
+
+function supportResources(cfg: KubeVirtConfiguration): Record<string, SupportContainerOverride> {
+  const out: Record<string, SupportContainerOverride> = {};
+  (cfg.supportContainerResources ?? []).forEach((s, i) => {
+    const at = `spec.configuration.supportContainerResources[${i}].resources`;
+    const conv = (m: Record<string, string | number> | undefined, kind: string) =>
+      Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, parseQuantity(v, `${at}.${kind}.${k}`)]));
+    out[s.type] = { requests: conv(s.resources.requests, 'requests'), limits: conv(s.resources.limits, 'limits') };
+  });
+  return out;
+}
+
+/**
+ * Resolves the template service's configuration from a KubeVirt CR. With no CR (or an empty
+ * one) the result is KubeVirt's defaults: cpuAllocationRatio 10, memoryOvercommit 100,
+ * ImageVolume on, non-root launchers, amd64 / q35, launcher image
+ * `quay.io/kubevirt/virt-launcher:v1.9.0` (`spec.imageRegistry` / `spec.imageTag` override it,
+ * `launcherImage` overrides everything, as virt-controller's `--launcher-image` flag does).
+ */
+export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherImage?: string; imagePullSecret?: string } = {}): ClusterConfig {
+  const spec = kv?.spec;
+  const cfg: KubeVirtConfiguration = spec?.configuration ?? {};
+  const dev = cfg.developerConfiguration ?? {};
+  const field = (f: string) => `spec.configuration.${f}`;
+
+  let ratio: number | undefined;
+  if (cfg.additionalGuestMemoryOverheadRatio !== undefined) {
+    ratio = Number(cfg.additionalGuestMemoryOverheadRatio);
+    if (!Number.isFinite(ratio) || ratio < 1) {
+      throw new InvalidInputError(field('additionalGuestMemoryOverheadRatio'), `must be a number >= 1, got '${cfg.additionalGuestMemoryOverheadRatio}'`);
+    }
+  }
+  const pullPolicy = cfg.imagePullPolicy ?? 'IfNotPresent';
+  if (!['Always', 'IfNotPresent', 'Never'].includes(pullPolicy)) {
+    throw new InvalidInputError(field('imagePullPolicy'), `must be Always, IfNotPresent or Never, got '${String(pullPolicy)}'`);
+  }
+  const netIface = cfg.network?.defaultNetworkInterface ?? 'bridge';
+  if (!['', 'bridge', 'slirp', 'masquerade'].includes(netIface)) {
+    throw new InvalidInputError(field('network.defaultNetworkInterface'), `must be bridge, masquerade or slirp, got '${netIface}'`);
+  }
+  const archCfg = cfg.architectureConfiguration;
+  const arch: Record<string, ArchSettings> = {
+    amd64: { machineType: archCfg?.amd64?.machineType ?? cfg.machineType ?? 'q35', ovmfPath: archCfg?.amd64?.ovmfPath ?? cfg.ovmfPath ?? '/usr/share/edk2/ovmf' },
+    arm64: { machineType: archCfg?.arm64?.machineType ?? 'virt', ovmfPath: archCfg?.arm64?.ovmfPath ?? '/usr/share/AAVMF' },
+    s390x: { machineType: archCfg?.s390x?.machineType ?? 's390-ccw-virtio', ovmfPath: archCfg?.s390x?.ovmfPath ?? '' },
+  };
+  const custom = cfg.seccompConfiguration?.virtualMachineInstanceProfile?.customProfile;
+  const seccompProfile = custom?.localhostProfile
+    ? { type: 'Localhost' as const, localhostProfile: custom.localhostProfile }
+    : custom?.runtimeDefaultProfile ? { type: 'RuntimeDefault' as const } : undefined;
+  const registry = spec?.imageRegistry || DEFAULT_IMAGE_REGISTRY;
+  const tag = spec?.imageTag || DEFAULT_IMAGE_TAG;
+
+  return {
+    launcherImage: overrides.launcherImage ?? `${registry}/virt-launcher:${tag}`,
+    imagePullPolicy: pullPolicy,
+    imagePullSecret: overrides.imagePullSecret ?? '',
+    featureGates: resolveGates(dev.featureGates ?? [], dev.disabledFeatureGates ?? []),
+    cpuAllocationRatio: positive(field('developerConfiguration.cpuAllocationRatio'), dev.cpuAllocationRatio, 10),
+    memoryOvercommit: positive(field('developerConfiguration.memoryOvercommit'), dev.memoryOvercommit, 100),
+    additionalGuestMemoryOverheadRatio: ratio,
+    nodeSelectors: { ...(dev.nodeSelectors ?? {}) },
+    useEmulation: dev.useEmulation ?? false,
+    diskMemoryLimitBytes: dev.diskVerification
+      ? quantityValue(parseQuantity(dev.diskVerification.memoryLimit, field('developerConfiguration.diskVerification.memoryLimit')))
+      : 2097152000n,
+    virtLauncherVerbosity: dev.logVerbosity?.virtLauncher ?? 2,
+    defaultArchitecture: archCfg?.defaultArchitecture || 'amd64',
+    arch,
+    cpuModel: cfg.cpuModel ?? '',
+    defaultRuntimeClass: cfg.defaultRuntimeClass ?? '',
+    selinuxLauncherType: cfg.selinuxLauncherType ?? '',
+    seccompProfile,
+    disableSerialConsoleLog: cfg.virtualMachineOptions?.disableSerialConsoleLog !== undefined,
+    hypervisor: cfg.hypervisors?.[0]?.name || 'kvm',
+    supportContainerResources: supportResources(cfg),
+    defaultNetworkInterface: netIface || 'bridge',
+    permitBridgeInterfaceOnPodNetwork: cfg.network?.permitBridgeInterfaceOnPodNetwork ?? true,
+    vmRolloutStrategy: cfg.vmRolloutStrategy ?? 'LiveUpdate',
+    maxHotplugRatio: cfg.liveUpdateConfiguration?.maxHotplugRatio ?? 4,
+    matchSELinuxLevelOnMigration: cfg.migrations?.matchSELinuxLevelOnMigration ?? true,
+    evictionStrategy: cfg.evictionStrategy,
+  };
+}
+
+/** Settings for an architecture, falling back to amd64's for unknown ones. */
+export function archSettings(config: ClusterConfig, arch: string | undefined): ArchSettings {
+  const a = arch || config.defaultArchitecture;
+  return config.arch[a] ?? config.arch['amd64'] ?? { machineType: 'q35', ovmfPath: '/usr/share/edk2/ovmf' };
+}

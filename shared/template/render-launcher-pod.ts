@@ -1,0 +1,132 @@
+/**
+ * The virt-launcher pod for a VMI (KubeVirt's `RenderLaunchManifest`, reference §b). Pure and
+ * deterministic: same VMI + config + options → the same pod, byte for byte.
+ *
+ * The VMI is expected as the controller sees it, i.e. after the mutating webhook's defaults
+ * (`applyVmiDefaults` reproduces them for VMIs that never went through an apiserver).
+ */
+import type { V1Container, V1Pod, V1PodSecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import { ISTIO_INJECT_ANNOTATION, NON_ROOT_UID, VIRTUAL_MACHINE_UNPAUSED_CONDITION } from '../api/well-known.ts';
+import { UnsupportedError } from '../errors.ts';
+import type { ClusterConfig } from './cluster-config.ts';
+import { memoryOverhead } from './memory-overhead.ts';
+import { GRACE_PERIOD_PADDING_SECONDS, launcherVerbosity, renderComputeContainer, vmiGracePeriodSeconds } from './render-compute-container.ts';
+import { podAnnotations, podHostname, podLabels, vmiControllerRef } from './render-metadata.ts';
+import { renderAffinity, renderNodeSelector } from './render-placement.ts';
+import { renderResources, type NamespaceInfo } from './render-resources.ts';
+import { renderVolumes, type PvcInfo } from './render-volumes.ts';
+import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
+import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
+import { HOOK_SIDECARS_ANNOTATION } from '../api/well-known.ts';
+
+/** What the renderer may know about the VMI's surroundings. All optional. */
+export interface RenderOptions {
+  /** PVCs by claim name (block vs filesystem, access modes). Given → a missing claim fails with PvcNotFoundError. */
+  pvcs?: Record<string, PvcInfo>;
+  /** The VMI namespace's labels and ResourceQuota limits (automatic resource limits). */
+  namespace?: NamespaceInfo;
+  /** Image references pinned to digests, by volume name (used for migration targets). */
+  imageIds?: Record<string, string>;
+  /** Overrides the deterministic qemu-timeout jitter (0–119). */
+  qemuTimeoutJitterSeconds?: number;
+  /** Name secondary interfaces net1, net2… (old ordinal scheme). */
+  ordinalInterfaces?: boolean;
+}
+
+function rejectUnsupported(vmi: VirtualMachineInstance): void {
+  const annotations = vmi.metadata?.annotations ?? {};
+  if (annotations[HOOK_SIDECARS_ANNOTATION] !== undefined) {
+    throw new UnsupportedError(`metadata.annotations[${HOOK_SIDECARS_ANNOTATION}]`, 'hook sidecars are not supported');
+  }
+  if ((vmi.spec.resourceClaims ?? []).length > 0) throw new UnsupportedError('spec.resourceClaims', 'DRA resource claims are not supported');
+  if ((vmi.spec.utilityVolumes ?? []).length > 0) throw new UnsupportedError('spec.utilityVolumes', 'utility volumes are not supported');
+  for (const [i, n] of (vmi.spec.networks ?? []).entries()) {
+    if (n.resourceClaim) throw new UnsupportedError(`spec.networks[${i}].resourceClaim`, 'DRA networks are not supported');
+  }
+}
+
+function podSecurityContext(vmi: VirtualMachineInstance, config: ClusterConfig): V1PodSecurityContext {
+  const psc: V1PodSecurityContext = { fsGroup: NON_ROOT_UID };
+  if (isNonRoot(vmi)) Object.assign(psc, { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true });
+  else psc.runAsUser = 0;
+  if (config.seccompProfile) psc.seccompProfile = { ...config.seccompProfile };
+  if (config.selinuxLauncherType) psc.seLinuxOptions = { type: config.selinuxLauncherType };
+  return psc;
+}
+
+/** The launcher pod KubeVirt's VMI controller would create for `vmi`. */
+export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterConfig, opts: RenderOptions = {}): V1Pod {
+  rejectUnsupported(vmi);
+  const name = vmiName(vmi);
+  const uid = vmiUid(vmi);
+  const overhead = memoryOverhead(vmi, config).bytes;
+  const resources = renderResources(vmi, config, overhead, opts.namespace);
+  const vols = renderVolumes(vmi, config, { pvcs: opts.pvcs, imageIds: opts.imageIds });
+  const compute = renderComputeContainer(vmi, config, {
+    resources,
+    mounts: vols.mounts,
+    devices: vols.devices,
+    sharedFilesystemPaths: vols.sharedFilesystemPaths,
+    jitterSeconds: opts.qemuTimeoutJitterSeconds,
+  });
+
+  const initContainers: V1Container[] = [];
+  if (serialConsoleLogEnabled(vmi, config)) {
+    initContainers.push(guestConsoleLogContainer(vmi, config, uid, launcherVerbosity(vmi, config).value));
+  }
+  initContainers.push(...vols.initContainers);
+
+  const pullSecrets: string[] = [];
+  for (const v of vmi.spec.volumes ?? []) {
+    const s = v.containerDisk?.imagePullSecret;
+    if (s && !pullSecrets.includes(s)) pullSecrets.push(s);
+  }
+  const kbSecret = vmi.spec.domain.firmware?.kernelBoot?.container?.imagePullSecret;
+  if (kbSecret && !pullSecrets.includes(kbSecret)) pullSecrets.push(kbSecret);
+  if (config.imagePullSecret && !pullSecrets.includes(config.imagePullSecret)) pullSecrets.push(config.imagePullSecret);
+
+  const serviceAccountVolume = (vmi.spec.volumes ?? []).find((v) => v.serviceAccount)?.serviceAccount?.serviceAccountName;
+  const istio = (vmi.metadata?.annotations?.[ISTIO_INJECT_ANNOTATION] ?? '').toLowerCase() === 'true';
+  const spec = vmi.spec;
+
+  const pod: V1Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: `virt-launcher-${name}-`,
+      ...(vmi.metadata?.namespace && { namespace: vmi.metadata.namespace }),
+      labels: podLabels(vmi),
+      annotations: podAnnotations(vmi, overhead, { ordinalInterfaces: opts.ordinalInterfaces ?? false }),
+      ownerReferences: [vmiControllerRef(vmi)],
+    },
+    spec: {
+      hostname: podHostname(vmi),
+      ...(spec.subdomain && { subdomain: spec.subdomain }),
+      securityContext: podSecurityContext(vmi, config),
+      terminationGracePeriodSeconds: vmiGracePeriodSeconds(vmi) + 2 * GRACE_PERIOD_PADDING_SECONDS,
+      restartPolicy: 'Never',
+      containers: [compute],
+      ...(initContainers.length > 0 && { initContainers }),
+      nodeSelector: renderNodeSelector(vmi, config),
+      volumes: vols.volumes,
+      ...(pullSecrets.length > 0 && { imagePullSecrets: pullSecrets.map((n) => ({ name: n })) }),
+      ...(spec.dnsConfig && { dnsConfig: structuredClone(spec.dnsConfig) as NonNullable<V1Pod['spec']>['dnsConfig'] }),
+      ...(spec.dnsPolicy && { dnsPolicy: spec.dnsPolicy }),
+      readinessGates: [{ conditionType: VIRTUAL_MACHINE_UNPAUSED_CONDITION }],
+      enableServiceLinks: false,
+      ...(spec.schedulerName && { schedulerName: spec.schedulerName }),
+      ...(spec.tolerations && { tolerations: structuredClone(spec.tolerations) as V1Toleration[] }),
+      ...(spec.topologySpreadConstraints && { topologySpreadConstraints: structuredClone(spec.topologySpreadConstraints) as V1TopologySpreadConstraint[] }),
+      ...(config.defaultRuntimeClass && { runtimeClassName: config.defaultRuntimeClass }),
+      ...(spec.priorityClassName && { priorityClassName: spec.priorityClassName }),
+    },
+  };
+  const podSpec = pod.spec as NonNullable<V1Pod['spec']>;
+  const affinity = renderAffinity(vmi);
+  if (affinity) podSpec.affinity = affinity;
+  const sa = spec.serviceAccountName || serviceAccountVolume;
+  if (sa) podSpec.serviceAccountName = sa;
+  podSpec.automountServiceAccountToken = serviceAccountVolume !== undefined || istio;
+  return pod;
+}

@@ -1,0 +1,231 @@
+/**
+ * The launcher pod's volumes, the compute container's mounts and block devices, and the
+ * image-volume digest init containers (KubeVirt's `VolumeRenderer`, reference §b.5). Order
+ * matters for golden equality and follows KubeVirt's: base emptyDirs, config volumes
+ * (secret/configMap/downwardAPI), VMI volumes, access credentials, image volumes, hugepages,
+ * hotplug, network info.
+ */
+import type {
+  V1Container, V1Volume, V1VolumeDevice, V1VolumeMount,
+} from '@kubernetes/client-node';
+import type { VirtualMachineInstance, Volume } from '../api/kubevirt.gen.ts';
+import { IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION, NETWORK_INFO_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
+import { InvalidInputError, UnsupportedError } from '../errors.ts';
+import { gateEnabled, type ClusterConfig } from './cluster-config.ts';
+import { PvcNotFoundError } from './errors.ts';
+import { containerDiskResources } from './support-containers.ts';
+import {
+  CONTAINER_BINARY_DIR, CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, HOTPLUG_DISK_DIR, IMAGE_VOLUME_DIR, KERNEL_BOOT_VOLUME_DIR, PRIVATE_DIR, SHARE_DIR,
+} from './paths.ts';
+
+export const KERNEL_BOOT_VOLUME = 'kernel-boot-volume';
+export const LAUNCHER_VOLUME = 'launcher-volume';
+
+/** What the renderer knows about a claim; `undefined` lookups mean "not known: assume filesystem". */
+export interface PvcInfo {
+  volumeMode?: 'Block' | 'Filesystem';
+  accessModes?: string[];
+}
+
+export interface VolumeRenderInput {
+  /** PVCs by claim name. When given, a missing claim fails with {@link PvcNotFoundError}. */
+  pvcs?: Record<string, PvcInfo> | undefined;
+  /** Image references pinned to digests by volume name (migration targets). */
+  imageIds?: Record<string, string> | undefined;
+}
+
+export interface RenderedVolumes {
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+  devices: V1VolumeDevice[];
+  /** RWX filesystem PVC mount paths (the `SHARED_FILESYSTEM_PATHS` env var). */
+  sharedFilesystemPaths: string[];
+  /** Digest-resolving init containers for image volumes. */
+  initContainers: V1Container[];
+}
+
+const emptyDir = (name: string): V1Volume => ({ name, emptyDir: {} });
+
+/** Volumes attached later by hotplug: in status as hotplug volumes, or flagged hotpluggable. */
+export function hotplugVolumeNames(vmi: VirtualMachineInstance): Set<string> {
+  const names = new Set<string>();
+  for (const s of vmi.status?.volumeStatus ?? []) if (s.hotplugVolume !== undefined) names.add(s.name);
+  for (const v of vmi.spec.volumes ?? []) {
+    if (v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable || v.memoryDump !== undefined) names.add(v.name);
+  }
+  return names;
+}
+
+function claimOf(v: Volume): string | undefined {
+  return v.persistentVolumeClaim?.claimName ?? v.ephemeral?.persistentVolumeClaim?.claimName ?? v.dataVolume?.name;
+}
+
+/** Renders volumes, mounts and devices for the launcher pod. */
+export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig, input: VolumeRenderInput = {}): RenderedVolumes {
+  const imageVolumes = gateEnabled(config, 'ImageVolume');
+  const volumes: V1Volume[] = ['private', 'public', 'sockets', 'virt-bin-share-dir', 'libvirt-runtime', 'ephemeral-disks'].map(emptyDir);
+  const mounts: V1VolumeMount[] = [
+    { name: 'private', mountPath: PRIVATE_DIR },
+    { name: 'public', mountPath: SHARE_DIR },
+    { name: 'ephemeral-disks', mountPath: EPHEMERAL_DISK_DIR },
+    { name: 'libvirt-runtime', mountPath: '/var/run/libvirt' },
+    { name: 'sockets', mountPath: `${SHARE_DIR}/sockets` },
+  ];
+  if (!imageVolumes) {
+    volumes.push(emptyDir('container-disks'));
+    mounts.push({ name: 'container-disks', mountPath: CONTAINER_DISK_DIR, mountPropagation: 'HostToContainer' });
+  }
+  const devices: V1VolumeDevice[] = [];
+  const shared: string[] = [];
+  const initContainers: V1Container[] = [];
+  const specVolumes = vmi.spec.volumes ?? [];
+  const hotplug = hotplugVolumeNames(vmi);
+  const field = (i: number, f: string) => `spec.volumes[${i}].${f}`;
+
+  for (const [i, v] of specVolumes.entries()) {
+    if (v.containerPath) throw new UnsupportedError(field(i, 'containerPath'), 'containerPath volumes are not supported');
+    if (!v.name) throw new InvalidInputError(field(i, 'name'), 'is required');
+  }
+
+  // Config volumes: the pod volume always, the read-only mount only when a disk uses it.
+  for (const v of specVolumes) {
+    if (v.secret) volumes.push({ name: v.name, secret: { secretName: v.secret.secretName, ...(v.secret.optional !== undefined && { optional: v.secret.optional }) } });
+    if (v.configMap) volumes.push({ name: v.name, configMap: { name: v.configMap.name, ...(v.configMap.optional !== undefined && { optional: v.configMap.optional }) } });
+    if (v.downwardAPI) volumes.push({ name: v.name, downwardAPI: { items: (v.downwardAPI.fields ?? []) as NonNullable<V1Volume['downwardAPI']>['items'] } });
+  }
+  const byName = new Map(specVolumes.map((v) => [v.name, v]));
+  for (const d of vmi.spec.domain.devices.disks ?? []) {
+    const v = byName.get(d.name);
+    if (v?.secret) mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/secret/${v.name}`, readOnly: true });
+    if (v?.configMap) mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/config-map/${v.name}`, readOnly: true });
+    if (v?.downwardAPI) mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/downwardapi/${v.name}`, readOnly: true });
+  }
+
+  for (const [i, v] of specVolumes.entries()) {
+    if (hotplug.has(v.name)) continue;
+    const claim = claimOf(v);
+    if (claim !== undefined) {
+      const info = input.pvcs === undefined ? {} : input.pvcs[claim];
+      if (info === undefined) throw new PvcNotFoundError(claim);
+      if (info.volumeMode === 'Block') devices.push({ name: v.name, devicePath: `/dev/${v.name}` });
+      else {
+        const path = `${PRIVATE_DIR}/vmi-disks/${v.name}`;
+        mounts.push({ name: v.name, mountPath: path });
+        if (info.accessModes?.includes('ReadWriteMany')) shared.push(path);
+      }
+      if (v.persistentVolumeClaim) {
+        volumes.push({ name: v.name, persistentVolumeClaim: { claimName: claim, ...(v.persistentVolumeClaim.readOnly !== undefined && { readOnly: v.persistentVolumeClaim.readOnly }) } });
+      } else if (v.ephemeral) {
+        volumes.push({ name: v.name, persistentVolumeClaim: { ...v.ephemeral.persistentVolumeClaim, claimName: claim } });
+      } else {
+        volumes.push({ name: v.name, persistentVolumeClaim: { claimName: claim } });
+      }
+    }
+    if (v.hostDisk) {
+      const t = v.hostDisk.type;
+      if (t !== 'Disk' && t !== 'DiskOrCreate') throw new InvalidInputError(field(i, 'hostDisk.type'), `must be Disk or DiskOrCreate, got '${t}'`);
+      if (!v.hostDisk.path?.startsWith('/')) throw new InvalidInputError(field(i, 'hostDisk.path'), 'must be an absolute path');
+      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/vmi-disks/${v.name}` });
+      const dir = v.hostDisk.path.slice(0, v.hostDisk.path.lastIndexOf('/')) || '/';
+      volumes.push({ name: v.name, hostPath: { path: dir, type: t === 'Disk' ? 'Directory' : 'DirectoryOrCreate' } });
+    }
+    if (v.downwardMetrics) {
+      volumes.push({ name: v.name, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
+      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/downwardmetric-disk` });
+    }
+    const cloudInit = v.cloudInitNoCloud ?? v.cloudInitConfigDrive;
+    if (cloudInit) {
+      for (const [ref, suffix, sub] of [[cloudInit.secretRef, 'udata', 'user'], [cloudInit.networkDataSecretRef, 'ndata', 'network']] as const) {
+        if (!ref) continue;
+        const name = `${v.name}-${suffix}`;
+        volumes.push({ name, secret: { secretName: ref.name ?? '' } });
+        mounts.push({ name, mountPath: `${PRIVATE_DIR}/secret/${v.name}/${sub}data`, subPath: `${sub}data`, readOnly: true });
+        mounts.push({ name, mountPath: `${PRIVATE_DIR}/secret/${v.name}/${sub}Data`, subPath: `${sub}Data`, readOnly: true });
+      }
+    }
+    if (v.sysprep) {
+      if (v.sysprep.secret) volumes.push({ name: v.name, secret: { secretName: v.sysprep.secret.name ?? '' } });
+      else if (v.sysprep.configMap) volumes.push({ name: v.name, configMap: { name: v.sysprep.configMap.name ?? '' } });
+      else throw new InvalidInputError(field(i, 'sysprep'), 'needs a secret or a configMap');
+      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/sysprep/${v.name}` });
+    }
+  }
+
+  for (const cred of vmi.spec.accessCredentials ?? []) {
+    const secret = cred.sshPublicKey?.source?.secret?.secretName ?? cred.userPassword?.source?.secret?.secretName;
+    if (!secret) continue;
+    const name = `${secret}-access-cred`;
+    volumes.push({ name, secret: { secretName: secret } });
+    mounts.push({ name, mountPath: `${PRIVATE_DIR}/secret/${name}`, readOnly: true });
+  }
+
+  if (vmi.spec.domain.devices.tpm?.persistent || vmi.spec.domain.firmware?.bootloader?.efi?.persistent) {
+    throw new UnsupportedError(vmi.spec.domain.devices.tpm?.persistent ? 'spec.domain.devices.tpm.persistent' : 'spec.domain.firmware.bootloader.efi.persistent', 'backend storage (persistent TPM/EFI) is not supported');
+  }
+
+  if (imageVolumes) {
+    const ids = input.imageIds ?? {};
+    const skipDigest = vmi.metadata?.annotations?.[IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION] === 'true';
+    let needLauncherVolume = false;
+    const addImage = (name: string, image: string, pullPolicy: string | undefined, mountPath: string) => {
+      volumes.push({ name, image: { reference: ids[name] ?? image, ...(pullPolicy && { pullPolicy }) } });
+      mounts.push({ name, mountPath, readOnly: true });
+      if (!skipDigest && !(ids[name] ?? '').includes('@sha256:')) {
+        needLauncherVolume = true;
+        initContainers.push(imageDigestInitContainer(vmi, config, name, image, pullPolicy));
+      }
+    };
+    for (const [i, v] of specVolumes.entries()) {
+      if (v.containerDisk) {
+        if (!v.containerDisk.image) throw new InvalidInputError(field(i, 'containerDisk.image'), 'is required');
+        addImage(v.name, v.containerDisk.image, v.containerDisk.imagePullPolicy, `${IMAGE_VOLUME_DIR}/disk_${i}`);
+      }
+    }
+    const kb = vmi.spec.domain.firmware?.kernelBoot?.container;
+    if (kb?.image) addImage(KERNEL_BOOT_VOLUME, kb.image, kb.imagePullPolicy, KERNEL_BOOT_VOLUME_DIR);
+    if (needLauncherVolume) volumes.push({ name: LAUNCHER_VOLUME, image: { reference: config.launcherImage, pullPolicy: config.imagePullPolicy } });
+  } else if (specVolumes.some((v) => v.containerDisk) || vmi.spec.domain.firmware?.kernelBoot?.container) {
+    throw new UnsupportedError('spec.volumes.containerDisk', 'containerDisks with the ImageVolume feature gate disabled are not supported');
+  }
+
+  if (vmi.spec.domain.memory?.hugepages) {
+    volumes.push({ name: 'hugepages', emptyDir: { medium: 'HugePages' } });
+    mounts.push({ name: 'hugepages', mountPath: '/dev/hugepages' });
+    volumes.push({ name: 'hugetblfs-dir', emptyDir: { medium: 'HugePages' } });
+    mounts.push({ name: 'hugetblfs-dir', mountPath: '/dev/hugepages/libvirt/qemu' });
+  }
+  if (!vmi.spec.domain.devices.disableHotplug) {
+    volumes.push(emptyDir('hotplug-disks'));
+    mounts.push({ name: 'hotplug-disks', mountPath: HOTPLUG_DISK_DIR, mountPropagation: 'HostToContainer' });
+  }
+  if ((vmi.spec.domain.devices.interfaces ?? []).some((i) => i.sriov !== undefined)) {
+    mounts.push({ name: 'network-info-annotation', mountPath: '/etc/podinfo' });
+    volumes.push({
+      name: 'network-info-annotation',
+      downwardAPI: { items: [{ path: 'network-info', fieldRef: { fieldPath: `metadata.annotations['${NETWORK_INFO_ANNOTATION}']` } }] },
+    });
+  }
+  if ((vmi.spec.domain.devices.filesystems ?? []).length > 0) {
+    throw new UnsupportedError('spec.domain.devices.filesystems', 'virtiofs filesystems are not supported');
+  }
+  return { volumes, mounts, devices, sharedFilesystemPaths: shared, initContainers };
+}
+
+/** `volume<name>`: pulls an image volume's image once to learn its digest (`--no-op`). */
+function imageDigestInitContainer(vmi: VirtualMachineInstance, config: ClusterConfig, name: string, image: string, pullPolicy: string | undefined): V1Container {
+  return {
+    name: `volume${name}`,
+    image,
+    ...(pullPolicy && { imagePullPolicy: pullPolicy }),
+    command: [`${CONTAINER_BINARY_DIR}/usr/bin/container-disk`],
+    args: ['--no-op'],
+    resources: containerDiskResources(vmi, config),
+    securityContext: {
+      runAsUser: NON_ROOT_UID,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    },
+    volumeMounts: [{ name: LAUNCHER_VOLUME, mountPath: CONTAINER_BINARY_DIR, readOnly: true }],
+  };
+}

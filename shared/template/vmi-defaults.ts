@@ -1,0 +1,121 @@
+/**
+ * The defaults KubeVirt's VMI mutating webhook applies on CREATE (reference §0,
+ * `pkg/defaults/defaults.go`). On a real cluster the webhook has already done this before any
+ * controller sees the VMI; this pure step exists for VMIs that never went through an apiserver
+ * (the `render` CLI, tests, fixtures). It never touches its input: it returns a defaulted copy.
+ */
+import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import { NON_ROOT_UID, VMI_FINALIZER } from '../api/well-known.ts';
+import { InvalidInputError } from '../errors.ts';
+import { archSettings, gateEnabled, type ClusterConfig } from './cluster-config.ts';
+import { parseQuantity, quantityValue } from './quantity.ts';
+
+/** Stand-in identity for a VMI that has none yet (the apiserver would assign it). */
+export interface StandInIdentity {
+  namespace?: string;
+  uid?: string;
+}
+
+/**
+ * Returns `vmi` with the mutating webhook's defaults: phase Pending, the VMI finalizer,
+ * runtimeUser 107 (unless the Root gate is on), architecture, machine type, cpu request from a
+ * lone cpu limit, guest memory, CPU topology and model, containerDisk pull policies, the default
+ * pod network and interface, a disk for every volume without one, eviction strategy and the
+ * memory/CPU status fields. A real cluster's webhook does this; call it only for VMIs that
+ * bypassed one.
+ */
+export function applyVmiDefaults(input: VirtualMachineInstance, config: ClusterConfig): VirtualMachineInstance {
+  const vmi = structuredClone(input);
+  vmi.metadata ??= {};
+  const spec = vmi.spec;
+  if (!spec?.domain) throw new InvalidInputError('spec.domain', 'is required');
+  spec.domain.devices ??= {};
+  const devices = spec.domain.devices;
+
+  spec.architecture ||= config.defaultArchitecture;
+  spec.domain.machine ??= {};
+  spec.domain.machine.type ||= archSettings(config, spec.architecture).machineType;
+
+  const res = (spec.domain.resources ??= {});
+  const cpuLimit = res.limits?.['cpu'];
+  const cpuRequest = res.requests?.['cpu'];
+  const nonZero = (q: string | number | undefined, f: string) => q !== undefined && parseQuantity(q, f).nanos !== 0n;
+  if (nonZero(cpuLimit, 'spec.domain.resources.limits.cpu') && !nonZero(cpuRequest, 'spec.domain.resources.requests.cpu')) {
+    res.requests = { ...(res.requests ?? {}), cpu: cpuLimit as string | number };
+  }
+
+  const memory = (spec.domain.memory ??= {});
+  if (memory.guest === undefined) {
+    const req = res.requests?.['memory'];
+    const lim = res.limits?.['memory'];
+    if (nonZero(req, 'spec.domain.resources.requests.memory')) memory.guest = req as string | number;
+    else if (nonZero(lim, 'spec.domain.resources.limits.memory')) memory.guest = lim as string | number;
+    else if (memory.hugepages?.pageSize) memory.guest = memory.hugepages.pageSize;
+  }
+
+  const cpu = (spec.domain.cpu ??= {});
+  if (!cpu.cores && !cpu.sockets && !cpu.threads) {
+    // Sockets give the best guest performance when the topology is derived from resources.
+    const q = res.limits?.['cpu'] ?? res.requests?.['cpu'];
+    const sockets = q === undefined ? 1 : Number(quantityValue(parseQuantity(q, 'spec.domain.resources.requests.cpu')));
+    Object.assign(cpu, { sockets, cores: 1, threads: 1 });
+  }
+  cpu.model ||= config.cpuModel || 'host-model';
+
+  for (const v of spec.volumes ?? []) {
+    const cd = v.containerDisk;
+    if (cd && !cd.imagePullPolicy) {
+      cd.imagePullPolicy = cd.image?.endsWith(':latest') || !/[:@]/.test(cd.image ?? '') ? 'Always' : 'IfNotPresent';
+    }
+  }
+
+  if (spec.evictionStrategy === undefined && config.evictionStrategy !== undefined) spec.evictionStrategy = config.evictionStrategy;
+
+  if (devices.autoattachPodInterface !== false && (spec.networks ?? []).length === 0 && (devices.interfaces ?? []).length === 0) {
+    const kind = config.defaultNetworkInterface;
+    if (kind === 'bridge' && !config.permitBridgeInterfaceOnPodNetwork) {
+      throw new InvalidInputError('spec.domain.devices.interfaces', 'bridge interface is not enabled in kubevirt-config');
+    }
+    if (kind === 'slirp') throw new InvalidInputError('spec.domain.devices.interfaces', 'slirp interface is deprecated as of v1.3');
+    devices.interfaces = [kind === 'masquerade' ? { name: 'default', masquerade: {} } : { name: 'default', bridge: {} }];
+    spec.networks = [{ name: 'default', pod: {} }];
+  }
+
+  const named = new Set([...(devices.disks ?? []).map((d) => d.name), ...(devices.filesystems ?? []).map((f) => f.name)]);
+  for (const v of spec.volumes ?? []) {
+    if (!named.has(v.name)) (devices.disks ??= []).push({ name: v.name });
+  }
+
+  const status = (vmi.status ??= {});
+  status.phase ||= 'Pending';
+  if (status.runtimeUser === undefined && !gateEnabled(config, 'Root')) status.runtimeUser = NON_ROOT_UID;
+  if (memory.guest !== undefined && status.memory === undefined) {
+    status.memory = { guestAtBoot: memory.guest, guestCurrent: memory.guest, guestRequested: memory.guest };
+  }
+  status.currentCPUTopology ??= { sockets: cpu.sockets ?? 0, cores: cpu.cores ?? 0, threads: cpu.threads ?? 0 };
+  const finalizers = (vmi.metadata.finalizers ??= []);
+  if (!finalizers.includes(VMI_FINALIZER)) finalizers.push(VMI_FINALIZER);
+  return vmi;
+}
+
+/**
+ * Fills in what an apiserver would have assigned (namespace `default`, a UID derived from
+ * namespace/name so output is reproducible). For the CLI and fixtures only.
+ */
+export function withStandInIdentity(input: VirtualMachineInstance, identity: StandInIdentity = {}): VirtualMachineInstance {
+  const vmi = structuredClone(input);
+  vmi.metadata ??= {};
+  vmi.metadata.namespace ||= identity.namespace ?? 'default';
+  if (!vmi.metadata.uid) {
+    const seed = `${vmi.metadata.namespace}/${vmi.metadata.name ?? ''}`;
+    let h = 0x811c9dc5;
+    const hex: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      for (const ch of `${round}:${seed}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+      hex.push(h.toString(16).padStart(8, '0'));
+    }
+    const s = hex.join('');
+    vmi.metadata.uid = identity.uid ?? `${s.slice(0, 8)}-${s.slice(8, 12)}-4${s.slice(13, 16)}-8${s.slice(17, 20)}-${s.slice(20, 32)}`;
+  }
+  return vmi;
+}
