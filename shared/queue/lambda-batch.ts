@@ -1,0 +1,64 @@
+/**
+ * The Lambda side of the key queue: an SQS FIFO event → one reconcile per key → a partial batch
+ * response (ReportBatchItemFailures).
+ *
+ * Our own equivalent of Powertools' `SqsFifoPartialProcessorAsync` with `skipGroupOnError: true`,
+ * because we coalesce: the records of one message group (= one key) become ONE reconcile (the
+ * newest cause), so a failure fails exactly that key's records — the rest of its own group — and
+ * never another key's. Different keys run concurrently.
+ */
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Outcome } from '../reconcile/outcome.ts';
+import type { Controller } from './message.ts';
+import type { KeyQueue, ReceivedKey } from './port.ts';
+import { settle, type Settled } from './settle.ts';
+import { groupReceived, toSqsReceived } from './sqs-grouping.ts';
+
+export interface KeyBatchDeps {
+  readonly controller: Controller;
+  /** The SQS key queue (same queue the event came from): retries, timers, dead letters. */
+  readonly queue: Pick<KeyQueue, 'ack' | 'retryLater' | 'requeueAfter' | 'deadLetter'>;
+  /** One reconcile; a thrown error is transient unless it is an InvalidInputError. */
+  readonly reconcile: (rk: ReceivedKey) => Promise<Outcome>;
+  /** Called once per key (or malformed record) with how it ended. */
+  readonly onSettled?: (e: { key: string; result: Settled | 'failed'; reason?: string }) => void;
+}
+
+/** Handles one SQS FIFO event. Never throws: every failure is a batch item failure. */
+export async function processKeyBatch(event: SQSEvent, deps: KeyBatchDeps): Promise<SQSBatchResponse> {
+  const { keys, malformed } = groupReceived(event.Records.map(fromRecord));
+  const failed: string[] = [];
+  const report = deps.onSettled ?? ((): void => undefined);
+  // A malformed record goes to the DLQ with its reason and counts as a success (so it is deleted).
+  const bad = malformed.map(async (m) => {
+    try {
+      await deps.queue.deadLetter(deps.controller, m.receipt, { reason: 'MalformedMessage', message: m.why });
+      report({ key: '', result: 'dead-lettered', reason: 'MalformedMessage' });
+    } catch {
+      failed.push(m.messageId);
+    }
+  });
+  const good = keys.map(async ({ received, messageIds }) => {
+    let result: Settled | 'failed';
+    try {
+      result = await settle(deps.queue, deps.controller, received, () => deps.reconcile(received), { ackDone: false });
+    } catch {
+      result = 'failed'; // the queue itself failed: leave the records for redelivery
+    }
+    // 'retrying': the backoff is set on the messages' visibility; reporting them failed keeps the
+    // trigger from deleting them. Only this key's records are reported.
+    if (result === 'retrying' || result === 'failed') failed.push(...messageIds);
+    report({ key: received.message.key, result });
+  });
+  await Promise.all([...bad, ...good]);
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+function fromRecord(r: SQSRecord): ReturnType<typeof toSqsReceived> {
+  return toSqsReceived({
+    messageId: r.messageId,
+    receiptHandle: r.receiptHandle,
+    body: r.body,
+    attributes: r.attributes as unknown as Partial<Record<string, string>>,
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The Lambda batch handler against real SQS semantics (fauxqs): an event is built from real
+ * receives, plus hand-made records where fauxqs cannot produce them (it returns one message per
+ * group per receive; a Lambda trigger may hand several).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { processKeyBatch } from '../../shared/queue/lambda-batch.ts';
+import type { ReceivedKey } from '../../shared/queue/port.ts';
+import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import { done, requeueAfter, terminal, type Outcome } from '../../shared/reconcile/outcome.ts';
+import { keyMessage } from './conformance.ts';
+import { startLocalSqs, type LocalSqs } from './fauxqs.ts';
+
+let sqs: LocalSqs;
+before(async () => {
+  sqs = await startLocalSqs();
+});
+after(() => sqs.stop());
+
+function record(m: Message): SQSRecord {
+  return {
+    messageId: m.MessageId ?? '',
+    receiptHandle: m.ReceiptHandle ?? '',
+    body: m.Body ?? '',
+    attributes: (m.Attributes ?? {}) as unknown as SQSRecord['attributes'],
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:lb-vmi.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** A record fauxqs would not hand out in the same receive: a later message of an existing group. */
+function extra(id: string, key: string, rv: number): SQSRecord {
+  const sent = String(Date.now());
+  return {
+    ...record({ MessageId: id, ReceiptHandle: `not-a-real-handle-${id}`, Body: JSON.stringify(keyMessage(key, rv)) }),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: sent, SenderId: 'x', ApproximateFirstReceiveTimestamp: sent, MessageGroupId: key },
+  };
+}
+
+describe('processKeyBatch (SQS FIFO event → per-key reconcile → partial batch response)', () => {
+  test('a failing key fails only its own records; malformed, terminal, permanent and exhausted keys are dead-lettered', async () => {
+    // arrange
+    const client = sqs.client();
+    const queue = new SqsKeyQueue({ client, prefix: 'lb', retry: { baseDelayMs: 1000, maxDelayMs: 2000, maxAttempts: 2 } });
+    await queue.ensureQueues(['vmi']);
+    await queue.send(['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e', 'ns/f'].map((k) => keyMessage(k, 1)));
+    await queue.sendRaw('vmi', 'not json at all', 'garbage-group');
+    const queueUrl = (await client.send(new GetQueueUrlCommand({ QueueName: 'lb-vmi.fifo' }))).QueueUrl;
+    const receive = async (): Promise<Message[]> =>
+      (await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }))).Messages ?? [];
+    let msgs = await receive();
+    // ns/f was tried before: make it visible again and receive it a second time (receive count 2)
+    const f = msgs.find((m) => m.Body?.includes('"ns/f"'));
+    assert.ok(f, 'fauxqs must hand out ns/f');
+    await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: f.ReceiptHandle, VisibilityTimeout: 0 }));
+    msgs = [...msgs.filter((m) => m !== f), ...(await receive())];
+    assert.equal(msgs.length, 7, 'six keys and one malformed message');
+    const idOf = (key: string): string => msgs.find((m) => m.Body?.includes(`"${key}"`))?.MessageId ?? '?';
+    const event: SQSEvent = { Records: [...msgs.map(record), extra('a2', 'ns/a', 2), extra('b2', 'ns/b', 2)] };
+    const seen: ReceivedKey[] = [];
+    const outcomes: Record<string, () => Outcome> = {
+      'ns/a': () => done,
+      'ns/b': () => {
+        throw new TransientError('ApiUnavailable', '503');
+      },
+      'ns/c': () => requeueAfter(30, 'waiting for the pod'),
+      'ns/d': () => terminal('FailedCreate', 'rejected'),
+      'ns/e': () => {
+        throw new InvalidInputError('spec.domain', 'bad');
+      },
+      'ns/f': () => {
+        throw new TransientError('ApiUnavailable', 'still 503');
+      },
+    };
+    // act
+    const res = await processKeyBatch(event, {
+      controller: 'vmi',
+      queue,
+      reconcile: async (rk) => {
+        seen.push(rk);
+        return outcomes[rk.message.key]!();
+      },
+    });
+    // assert
+    assert.deepEqual(res.batchItemFailures.map((f) => f.itemIdentifier).sort(), [idOf('ns/b'), 'b2'].sort(),
+      'only the failing key, with every record of its group');
+    assert.deepEqual(seen.map((rk) => rk.message.key).sort(), ['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e', 'ns/f'], 'one reconcile per key');
+    const a = seen.find((rk) => rk.message.key === 'ns/a');
+    assert.deepEqual([a?.coalesced, a?.message.cause.resourceVersion], [2, '2'], 'records of one key coalesce, newest wins');
+    const dead = await queue.listDeadLetters({ controller: 'vmi' });
+    assert.deepEqual(dead.map((d) => `${d.key}:${d.reason}`).sort(), [':MalformedMessage', 'ns/d:FailedCreate', 'ns/e:InvalidInput', 'ns/f:ApiUnavailable']);
+    assert.equal((await queue.depth('vmi')).delayed, 1, 'the requeue-after timer must be scheduled');
+  });
+});
