@@ -15,3 +15,7 @@ export { applyVmiDefaults, withStandInIdentity } from './vmi-defaults.ts';
 export { PvcNotFoundError } from './errors.ts';
 export { networkAnnotations, hashedPodInterfaceName, podLabels, vmiIdLabelValue } from './render-metadata.ts';
 export * from './quantity.ts';
+export { renderTargetPod, imageIdsFromSourcePod } from './render-target-pod.ts';
+export type { TargetPodOptions } from './render-target-pod.ts';
+export { renderAttachmentPod } from './render-attachment-pod.ts';
+export type { AttachmentVolume } from './render-attachment-pod.ts';

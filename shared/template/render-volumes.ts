@@ -229,3 +229,12 @@ function imageDigestInitContainer(vmi: VirtualMachineInstance, config: ClusterCo
     volumeMounts: [{ name: LAUNCHER_VOLUME, mountPath: CONTAINER_BINARY_DIR, readOnly: true }],
   };
 }
+
+/** `[volume name, image]` for every image the pod pulls as a volume (container disks, kernel boot). */
+export function renderVolumesImageNames(vmi: VirtualMachineInstance): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const v of vmi.spec.volumes ?? []) if (v.containerDisk?.image) out.push([v.name, v.containerDisk.image]);
+  const kb = vmi.spec.domain.firmware?.kernelBoot?.container?.image;
+  if (kb) out.push([KERNEL_BOOT_VOLUME, kb]);
+  return out;
+}

@@ -1,0 +1,112 @@
+/**
+ * The hotplug attachment pod (reference §b.9): one small pod on the launcher's node that mounts
+ * the hotplugged PVCs so virt-handler can hand them to the running guest. Owned by the launcher
+ * pod; names the VMI in annotations.
+ */
+import type { V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import {
+  APP_LABEL, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
+} from '../api/well-known.ts';
+import { InvalidInputError } from '../errors.ts';
+import type { ClusterConfig } from './cluster-config.ts';
+import { selinuxLevel } from './render-target-pod.ts';
+import { hotplugDiskResources } from './support-containers.ts';
+import { vmiName, vmiUid } from './vmi-traits.ts';
+
+/** A hotplugged volume to attach, with what is known about its claim. */
+export interface AttachmentVolume {
+  /** The VMI volume name. */
+  name: string;
+  claimName: string;
+  /** The PVC's UID (block devices are exposed at `/path/<vol>/<pvcUID>`). */
+  claimUid?: string;
+  volumeMode?: 'Block' | 'Filesystem';
+}
+
+const DEFAULT_TOLERATIONS: V1Toleration[] = [
+  'node.kubernetes.io/unschedulable', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/disk-pressure',
+  'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/pid-pressure',
+].map((key) => ({ key, operator: 'Exists', effect: 'NoSchedule' }));
+
+/** The attachment pod for `volumes` of `vmi`, whose launcher pod is `launcherPod` (running on a node). */
+export function renderAttachmentPod(
+  volumes: AttachmentVolume[],
+  launcherPod: V1Pod,
+  vmi: VirtualMachineInstance,
+  config: ClusterConfig,
+): V1Pod {
+  const podName = launcherPod.metadata?.name;
+  const podUid = launcherPod.metadata?.uid;
+  const node = launcherPod.spec?.nodeName;
+  if (!podName) throw new InvalidInputError('launcherPod.metadata.name', 'is required');
+  if (!podUid) throw new InvalidInputError('launcherPod.metadata.uid', 'is required');
+  if (!node) throw new InvalidInputError('launcherPod.spec.nodeName', 'is required: the launcher must be scheduled');
+  const level = selinuxLevel(vmi.status?.selinuxContext);
+  if (!level && vmi.status?.selinuxContext !== 'none') throw new InvalidInputError('status.selinuxContext', 'VMI is missing SELinux context');
+
+  const podVolumes: V1Volume[] = [{ name: 'hotplug-disks', emptyDir: {} }];
+  const mounts: V1VolumeMount[] = [{ name: 'hotplug-disks', mountPath: '/path', mountPropagation: 'HostToContainer' }];
+  const devices: V1VolumeDevice[] = [];
+  const seen = new Set<string>(['hotplug-disks']);
+  for (const [i, v] of volumes.entries()) {
+    if (!v.name || !v.claimName) throw new InvalidInputError(`volumes[${i}]`, 'needs a name and a claimName');
+    if (seen.has(v.name)) throw new InvalidInputError(`volumes[${i}].name`, `duplicate volume '${v.name}'`);
+    seen.add(v.name);
+    podVolumes.push({ name: v.name, persistentVolumeClaim: { claimName: v.claimName } });
+    if (v.volumeMode === 'Block') {
+      if (!v.claimUid) throw new InvalidInputError(`volumes[${i}].claimUid`, 'is required for block volumes');
+      devices.push({ name: v.name, devicePath: `/path/${v.name}/${v.claimUid}` });
+    } else {
+      mounts.push({ name: v.name, mountPath: `/${v.name}` });
+    }
+  }
+
+  // Defaults first, then the launcher's; sorted by key and deduplicated as KubeVirt does.
+  const tolerations: V1Toleration[] = [];
+  for (const t of [...DEFAULT_TOLERATIONS, ...(launcherPod.spec?.tolerations ?? [])]) {
+    if (!tolerations.some((u) => JSON.stringify(u) === JSON.stringify(t))) tolerations.push(t);
+  }
+  tolerations.sort((a, b) => (a.key ?? '').localeCompare(b.key ?? ''));
+
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: 'hp-volume-',
+      ...(launcherPod.metadata?.namespace && { namespace: launcherPod.metadata.namespace }),
+      labels: { [APP_LABEL]: HOTPLUG_DISK_APP },
+      annotations: { [OWNER_VMI_NAME_ANNOTATION]: vmiName(vmi), [OWNER_VMI_UID_ANNOTATION]: vmiUid(vmi) },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      containers: [{
+        name: 'hotplug-disk',
+        image: config.launcherImage,
+        imagePullPolicy: config.imagePullPolicy,
+        command: ['/bin/sh', '-c', '/usr/bin/container-disk --copy-path /path/hp'],
+        resources: hotplugDiskResources(config),
+        securityContext: {
+          runAsUser: NON_ROOT_UID,
+          runAsNonRoot: true,
+          allowPrivilegeEscalation: false,
+          seccompProfile: { type: 'RuntimeDefault' },
+          capabilities: { drop: ['ALL'] },
+          seLinuxOptions: { ...(config.selinuxLauncherType && { type: config.selinuxLauncherType }), ...(level && { level }) },
+        },
+        volumeMounts: mounts,
+        ...(devices.length > 0 && { volumeDevices: devices }),
+      }],
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: HOSTNAME_NODE_LABEL, operator: 'In', values: [node] }] }],
+          },
+        },
+      },
+      tolerations,
+      volumes: podVolumes,
+      terminationGracePeriodSeconds: 0,
+    },
+  };
+}
