@@ -1,0 +1,241 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { createVmi, getVmi, MIGRATION, podBody, startSandbox, statusOf, VMI, type RawObject, type Sandbox } from './support.ts';
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const smp = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
+  let sb: Sandbox;
+  before(async () => {
+    sb = await startSandbox();
+  });
+  after(() => sb.server.close());
+
+  test('A1/A4: health, version and discovery answer like an apiserver', async () => {
+    // act
+    const health = await fetch(`${sb.server.url}/healthz`);
+    const version = (await (await fetch(`${sb.server.url}/version`)).json()) as { major: string };
+    const kv = (await (await fetch(`${sb.server.url}/apis/kubevirt.io/v1`)).json()) as { kind: string; resources: Array<{ name: string; namespaced: boolean }> };
+    const groups = (await (await fetch(`${sb.server.url}/apis`)).json()) as { groups: Array<{ name: string }> };
+    // assert
+    assert.equal(await health.text(), 'ok');
+    assert.equal(version.major, '1');
+    assert.equal(kv.kind, 'APIResourceList');
+    assert.ok(kv.resources.some((r) => r.name === 'virtualmachineinstances/status'), 'status subresource listed');
+    assert.ok(groups.groups.some((g) => g.name === 'cdi.kubevirt.io'));
+  });
+
+  test('A2/E23: form-encoded set-based label selectors (+ as space) are understood', async () => {
+    // arrange
+    await createVmi(sb, 'a2-one', { labels: { 'kubevirt.io/created-by': 'u1' } });
+    await createVmi(sb, 'a2-two', { labels: { 'kubevirt.io/created-by': 'u3', 'kubevirt.io/deleted': 'x' } });
+    // act
+    const res = await fetch(`${sb.server.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances?labelSelector=kubevirt.io%2Fcreated-by+in+%28u1%2Cu2%29%2C%21kubevirt.io%2Fdeleted`);
+    const list = (await res.json()) as { items: RawObject[] };
+    // assert
+    assert.deepEqual(list.items.map((i) => i.metadata.name), ['a2-one']);
+  });
+
+  test('A3: an unknown resource is a 404 Status', async () => {
+    // act
+    const res = await fetch(`${sb.server.url}/apis/kubevirt.io/v1/namespaces/default/nonsense`);
+    const body = (await res.json()) as { kind: string; code: number };
+    // assert
+    assert.equal(res.status, 404);
+    assert.equal(body.kind, 'Status');
+  });
+
+  test('B6: create sets uid, creationTimestamp (seconds, Z), RV and generation 1, ignoring client values', async () => {
+    // act
+    const vmi = await createVmi(sb, 'b6', { uid: 'mine', resourceVersion: '5', creationTimestamp: '2000-01-01T00:00:00.000Z' } as never);
+    // assert
+    assert.match(vmi.metadata.uid, /^[0-9a-f-]{36}$/);
+    assert.notEqual(vmi.metadata.uid, 'mine');
+    assert.match(String(vmi.metadata.creationTimestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(vmi.metadata.generation, 1);
+    assert.notEqual(vmi.metadata.resourceVersion, '5');
+  });
+
+  test('B6: a body namespace different from the URL is 400', async () => {
+    const s = await statusOf(sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'b6-ns', namespace: 'kubevirt' }, spec: {} } }));
+    assert.equal(s.code, 400);
+  });
+
+  test('B7: generateName produces prefix + 5 chars of the upstream alphabet; explicit duplicates are 409 AlreadyExists', async () => {
+    // act
+    const pod = await sb.core.createNamespacedPod({ namespace: 'default', body: { metadata: { generateName: 'virt-launcher-b7-' }, spec: { containers: [{ name: 'c', image: 'i' }] } } });
+    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('b7-fixed') });
+    const dup = await statusOf(sb.core.createNamespacedPod({ namespace: 'default', body: podBody('b7-fixed') }));
+    const none = await statusOf(sb.core.createNamespacedPod({ namespace: 'default', body: { metadata: {}, spec: { containers: [] } } }));
+    // assert
+    assert.match(pod.metadata!.name!, /^virt-launcher-b7-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    assert.deepEqual([dup.code, dup.reason, dup.message], [409, 'AlreadyExists', 'pods "b7-fixed" already exists']);
+    assert.equal(none.code, 422, 'neither name nor generateName');
+  });
+
+  test('B8: an invalid name is 422 Invalid', async () => {
+    const s = await statusOf(createVmi(sb, 'Not_Valid'));
+    assert.deepEqual([s.code, s.reason], [422, 'Invalid']);
+  });
+
+  test('C9: one global strictly increasing resourceVersion across resources; list RV is the global RV', async () => {
+    // act
+    const a = await createVmi(sb, 'c9-a');
+    const p = await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('c9-p') });
+    const list = await sb.core.listNamespacedConfigMap({ namespace: 'default' });
+    // assert
+    assert.ok(BigInt(p.metadata!.resourceVersion!) > BigInt(a.metadata.resourceVersion));
+    assert.equal(list.metadata!.resourceVersion, p.metadata!.resourceVersion, 'an empty list still reports the global RV');
+  });
+
+  test('C10: resourceVersions are never reused by a restarted emulator', async () => {
+    // arrange
+    const other = await startSandbox();
+    const before = BigInt(sb.server.control.resourceVersion());
+    // act
+    const rv = BigInt((await other.core.listNamespace()).metadata!.resourceVersion!);
+    await other.server.close();
+    // assert
+    assert.ok(rv > before, `a later emulator starts above every RV already issued (${rv} > ${before})`);
+  });
+
+  test('C11: PUT with a stale resourceVersion is 409 Conflict; PUT without RV is 422 for CRs and allowed for pods', async () => {
+    // arrange
+    const v1 = await createVmi(sb, 'c11');
+    await sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, spec: { changed: true } } });
+    // act
+    const stale = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, spec: { again: true } } }));
+    const noRv = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { name: 'c11' } } }));
+    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('c11-pod') });
+    const pod = await sb.core.replaceNamespacedPod({ namespace: 'default', name: 'c11-pod', body: { metadata: { name: 'c11-pod', labels: { a: 'b' } }, spec: { containers: [{ name: 'compute', image: 'virt-launcher:v1' }] } } });
+    // assert
+    assert.equal(stale.code, 409);
+    assert.equal(stale.reason, 'Conflict');
+    assert.equal(stale.message, 'Operation cannot be fulfilled on virtualmachineinstances.kubevirt.io "c11": the object has been modified; please apply your changes to the latest version and try again');
+    assert.equal(noRv.code, 422);
+    assert.equal(pod.metadata!.labels!.a, 'b', 'unconditional pod update applied');
+  });
+
+  test('C12: PATCH applies to the latest object unless it carries its own stale resourceVersion', async () => {
+    // arrange
+    const v1 = await createVmi(sb, 'c12');
+    await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c12', body: { metadata: { labels: { a: '1' } } } }, merge);
+    // act
+    const ok = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c12', body: { metadata: { labels: { b: '2' } } } }, merge)) as RawObject;
+    const stale = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c12', body: { metadata: { resourceVersion: v1.metadata.resourceVersion, labels: { c: '3' } } } }, merge));
+    // assert
+    assert.deepEqual(ok.metadata.labels, { a: '1', b: '2' });
+    assert.equal(stale.code, 409);
+  });
+
+  test('C13: DELETE preconditions (uid, resourceVersion) mismatch is 409', async () => {
+    // arrange
+    const v = await createVmi(sb, 'c13');
+    // act
+    const s = await statusOf(sb.co.deleteNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c13', body: { preconditions: { uid: 'other' } } }));
+    const s2 = await statusOf(sb.co.deleteNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c13', body: { preconditions: { resourceVersion: '1' } } }));
+    await sb.co.deleteNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c13', body: { preconditions: { uid: v.metadata.uid } } });
+    // assert
+    assert.equal(s.code, 409);
+    assert.match(s.message, /Precondition failed: UID in precondition: other/);
+    assert.equal(s2.code, 409);
+    await assert.rejects(getVmi(sb, 'c13'), 'matching preconditions delete');
+  });
+
+  test('F27: JSON patch test+replace, the test-null-on-missing quirk, failed test 422, merge-shaped body 400', async () => {
+    // arrange
+    await createVmi(sb, 'f27');
+    // act
+    const ok = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27', body: [{ op: 'test', path: '/metadata/finalizers', value: null }, { op: 'add', path: '/metadata/finalizers', value: ['kubevirt.io/virtualMachineControllerFinalize'] }] })) as RawObject;
+    const failed = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27', body: [{ op: 'test', path: '/metadata/finalizers', value: null }, { op: 'replace', path: '/spec', value: {} }] }));
+    const missing = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27', body: [{ op: 'replace', path: '/metadata/nothing/here', value: 1 }] }));
+    const shaped = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27', body: { metadata: { labels: { a: 'b' } } } }));
+    // assert
+    assert.deepEqual(ok.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
+    assert.deepEqual([failed.code, failed.reason], [422, 'Invalid']);
+    assert.equal(missing.code, 422);
+    assert.deepEqual([shaped.code, shaped.reason], [400, 'BadRequest'], "client-node's default content type with a merge-shaped body");
+  });
+
+  test('F27: merge patch: null deletes keys, arrays replace whole', async () => {
+    // arrange
+    await createVmi(sb, 'f27-merge', { labels: { a: '1', b: '2' }, finalizers: ['x', 'y'] });
+    // act
+    const out = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27-merge', body: { metadata: { labels: { a: null }, finalizers: ['z'] } } }, merge)) as RawObject;
+    // assert
+    assert.deepEqual(out.metadata.labels, { b: '2' });
+    assert.deepEqual(out.metadata.finalizers, ['z']);
+  });
+
+  test('F28: strategic merge patch on pods merges containers by name, conditions by type; SMP on a CR is 415', async () => {
+    // arrange
+    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('f28', {}, { containers: [{ name: 'compute', image: 'a' }, { name: 'sidecar', image: 's' }] }) });
+    // act
+    const pod = await sb.core.patchNamespacedPod({ namespace: 'default', name: 'f28', body: { metadata: { finalizers: ['f1'] }, spec: { containers: [{ name: 'sidecar', image: 's2' }, { name: 'gone', $patch: 'delete' }] } } }, smp);
+    await sb.core.patchNamespacedPodStatus({ namespace: 'default', name: 'f28', body: { status: { conditions: [{ type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }] } } }, smp);
+    const st = await sb.core.patchNamespacedPodStatus({ namespace: 'default', name: 'f28', body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } } }, smp);
+    const cr = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27-merge', body: { metadata: { labels: { c: '3' } } } }, smp));
+    // assert
+    assert.deepEqual(pod.spec!.containers.map((c) => `${c.name}:${c.image}`), ['compute:a', 'sidecar:s2']);
+    assert.deepEqual(pod.metadata!.finalizers, ['f1']);
+    assert.deepEqual(st.status!.conditions!.map((c) => `${c.type}=${c.status}`), ['Ready=True', 'PodScheduled=True']);
+    assert.equal(cr.code, 415);
+    assert.match(cr.message, /application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/);
+  });
+
+  test('F30: status subresource: create drops status, main writes keep status, /status ignores spec and metadata', async () => {
+    // arrange
+    const created = (await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f30' }, spec: { a: 1 }, status: { phase: 'Running' } } })) as RawObject;
+    // act
+    const st = (await sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30', body: { metadata: { labels: { ignored: 'yes' } }, spec: { a: 2 }, status: { phase: 'Scheduling' } } }, merge)) as RawObject;
+    const main = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f30', body: { spec: { a: 3 }, status: { phase: 'Failed' } } }, merge)) as RawObject;
+    const stale = await statusOf(sb.co.replaceNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30', body: { ...st, status: { phase: 'X' } } }));
+    // assert
+    assert.equal(created.status, undefined, 'create drops .status');
+    assert.deepEqual([st.status?.phase, st.spec?.a, st.metadata.labels], ['Scheduling', 1, undefined]);
+    assert.deepEqual([main.status?.phase, main.spec?.a], ['Scheduling', 3]);
+    assert.equal(stale.code, 409, 'RV conflicts apply to /status too');
+  });
+
+  test('F31: pod create resets status to Pending and applies core defaults', async () => {
+    // act
+    await sb.core.createNamespacedPod({ namespace: 'default', body: { ...podBody('f31'), status: { phase: 'Running' } } });
+    const read = await sb.core.readNamespacedPod({ namespace: 'default', name: 'f31' });
+    // assert
+    assert.equal(read.status!.phase, 'Pending');
+    assert.equal(read.status!.qosClass, 'BestEffort');
+    assert.deepEqual([read.spec!.restartPolicy, read.spec!.terminationGracePeriodSeconds, read.spec!.dnsPolicy, read.spec!.schedulerName], ['Always', 30, 'ClusterFirst', 'default-scheduler']);
+  });
+
+  test('F32: generation bumps on spec change only, never on metadata or status writes', async () => {
+    // arrange
+    await createVmi(sb, 'f32');
+    // act
+    const meta = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { metadata: { labels: { a: 'b' } } } }, merge)) as RawObject;
+    const status = (await sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f32', body: { status: { phase: 'Running' } } }, merge)) as RawObject;
+    const spec = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
+    const noop = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
+    // assert
+    assert.deepEqual([meta.metadata.generation, status.metadata.generation, spec.metadata.generation], [1, 1, 2]);
+    assert.equal(noop.metadata.resourceVersion, spec.metadata.resourceVersion, 'a no-op patch writes nothing');
+  });
+
+  test('F33: dryRun=All validates and returns the result without persisting', async () => {
+    // act
+    await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f33' }, spec: {} }, dryRun: 'All' });
+    // assert
+    const s = await statusOf(getVmi(sb, 'f33'));
+    assert.equal(s.code, 404);
+  });
+
+  test('F30: migrations have the status subresource too', async () => {
+    // arrange
+    await sb.co.createNamespacedCustomObject({ ...MIGRATION, namespace: 'default', body: { metadata: { name: 'mig' }, spec: { vmiName: 'x' }, status: { phase: 'Running' } } });
+    // act
+    const m = (await sb.co.getNamespacedCustomObject({ ...MIGRATION, namespace: 'default', name: 'mig' })) as RawObject;
+    // assert
+    assert.equal(m.status, undefined);
+  });
+});

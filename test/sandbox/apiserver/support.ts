@@ -1,0 +1,131 @@
+/**
+ * Helpers for the API server conformance suite: a started emulator with client-node clients,
+ * Status-body extraction from ApiException, and a watch collector.
+ */
+import { ApiException, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../../infra/sandbox/apiserver/index.ts';
+
+/** An emulator plus typed and custom-object clients as "admin". */
+export interface Sandbox {
+  server: ApiServer;
+  kc: KubeConfig;
+  core: CoreV1Api;
+  co: CustomObjectsApi;
+}
+
+export async function startSandbox(opts: ApiServerOptions = {}): Promise<Sandbox> {
+  const server = await startApiServer(opts);
+  const kc = server.kubeConfig();
+  return { server, kc, core: kc.makeApiClient(CoreV1Api), co: kc.makeApiClient(CustomObjectsApi) };
+}
+
+/** The kubevirt.io/v1 VMI coordinates for CustomObjectsApi calls. */
+export const VMI = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstances' } as const;
+export const MIGRATION = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstancemigrations' } as const;
+
+/** A raw VMI object as CustomObjectsApi returns it. */
+export interface RawObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid: string;
+    resourceVersion: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
+    ownerReferences?: Array<{ uid: string; name: string }>;
+    [k: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export function vmiBody(name: string, extra: Partial<RawObject['metadata']> = {}): object {
+  return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, ...extra }, spec: { domain: { devices: {} } } };
+}
+
+export function podBody(name: string, extra: Record<string, unknown> = {}, spec: Record<string, unknown> = {}): object {
+  return { metadata: { name, ...extra }, spec: { containers: [{ name: 'compute', image: 'virt-launcher:v1' }], ...spec } };
+}
+
+export async function createVmi(sb: Sandbox, name: string, extra: Partial<RawObject['metadata']> = {}, namespace = 'default'): Promise<RawObject> {
+  return (await sb.co.createNamespacedCustomObject({ ...VMI, namespace, body: vmiBody(name, extra) })) as RawObject;
+}
+
+export async function getVmi(sb: Sandbox, name: string, namespace = 'default'): Promise<RawObject> {
+  return (await sb.co.getNamespacedCustomObject({ ...VMI, namespace, name })) as RawObject;
+}
+
+/** The parsed Status body of a failed call (fails the test when the call succeeds). */
+export async function statusOf(p: Promise<unknown>): Promise<{ code: number; reason: string; message: string; details?: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiException) return JSON.parse(err.body as string);
+    throw err;
+  }
+  throw new Error('expected the call to fail, it succeeded');
+}
+
+/** One event as a watch delivered it. */
+export interface SeenEvent {
+  type: string;
+  name: string;
+  rv: string;
+  obj: RawObject;
+}
+
+/** Opens a raw client-node Watch and records events; `until(n)` waits for n events. */
+export async function collectWatch(kc: KubeConfig, path: string, query: Record<string, string | boolean | number>) {
+  const events: SeenEvent[] = [];
+  let ended: unknown = undefined;
+  let endedFlag = false;
+  const waiters: Array<() => void> = [];
+  const notify = (): void => {
+    for (const w of waiters.splice(0)) w();
+  };
+  const req = await new Watch(kc).watch(
+    path,
+    query,
+    (type, obj: RawObject) => {
+      events.push({ type, name: obj.metadata?.name, rv: obj.metadata?.resourceVersion, obj });
+      notify();
+    },
+    (err) => {
+      ended = err;
+      endedFlag = true;
+      notify();
+    },
+  );
+  const waitFor = async (cond: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + 5000;
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; saw ${JSON.stringify(events.map((e) => `${e.type} ${e.name}`))}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  };
+  return {
+    events,
+    until: (n: number) => waitFor(() => events.length >= n, `${n} events`),
+    ended: () => waitFor(() => endedFlag, 'the watch to end').then(() => ended),
+    isEnded: () => endedFlag,
+    stop: () => req.abort(),
+  };
+}
+
+/** Polls `cond` (for asynchronous cascades observed only through the API). */
+export async function eventually(cond: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
