@@ -1,0 +1,140 @@
+/**
+ * `npm run build`: one minified ESM bundle per deployable entry, `dist/<name>/index.mjs` (+ source
+ * map), the AWS SDK bundled in (platform.md §5: bundling it cold-starts faster than loading the
+ * runtime's copy). `dist/manifest.json` records what was built, its size, and what was missing.
+ *
+ * Entries are written by several people at once, so a missing entry file is reported (one line
+ * each) and skipped; only `--strict` turns a missing entry into a failure. A build error in an
+ * entry that exists always fails.
+ *
+ *   node scripts/build.ts [--strict] [--only=vmi,vm] [--lambdas]
+ */
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+/** A deployable entry: `dist/<name>/index.mjs` is built from `entry` (relative to the root). */
+export interface BundleEntry {
+  readonly name: string;
+  readonly entry: string;
+  /** Deployed as a Lambda function (CDK `Code.fromAsset('dist/<name>')`, handler `index.handler`). */
+  readonly lambda: boolean;
+}
+
+/** Every entry of the project. The Lambda ones are what infra/aws deploys. */
+export const ENTRIES: readonly BundleEntry[] = [
+  { name: 'vmi', entry: 'functions/vmi/handler.ts', lambda: true },
+  { name: 'vm', entry: 'functions/vm/handler.ts', lambda: true },
+  { name: 'migration', entry: 'functions/migration/handler.ts', lambda: true },
+  // The requeue-after forwarder (docs/queue.md): its Lambda entry lives beside the queue code.
+  { name: 'timer-forwarder', entry: 'shared/queue/timer-forwarder.ts', lambda: true },
+  { name: 'relay', entry: 'functions/relay/main.ts', lambda: false },
+  { name: 'cli', entry: 'infra/cli/main.ts', lambda: false },
+];
+
+/**
+ * Node's ESM has no `require`; CommonJS code inside the bundle (parts of the SDK, undici) still
+ * calls it, so the bundle makes one from its own URL.
+ */
+export const ESM_REQUIRE_BANNER = "import{createRequire}from'module';const require=createRequire(import.meta.url);";
+
+export interface BuildOptions {
+  /** Project root; default the parent of this script's folder. */
+  readonly root?: string;
+  /** Output folder; default `<root>/dist`. */
+  readonly outDir?: string;
+  /** Only these entry names. */
+  readonly only?: readonly string[];
+  /** Fail (throw) when an entry file is missing. */
+  readonly strict?: boolean;
+  /** Default true. */
+  readonly minify?: boolean;
+  /** One line per entry; default stdout. Pass `() => {}` to silence. */
+  readonly log?: (line: string) => void;
+}
+
+export interface BuiltBundle {
+  readonly name: string;
+  readonly entry: string;
+  /** Absolute path of `dist/<name>`: what `lambda.Code.fromAsset` takes. */
+  readonly dir: string;
+  readonly bytes: number;
+  readonly mapBytes: number;
+}
+
+export interface BuildResult {
+  readonly built: readonly BuiltBundle[];
+  readonly missing: readonly BundleEntry[];
+  readonly manifestPath: string;
+}
+
+/** Builds the bundles. Throws on a build error, and on a missing entry when `strict`. */
+export async function buildBundles(opts: BuildOptions = {}): Promise<BuildResult> {
+  const root = resolve(opts.root ?? join(import.meta.dirname, '..'));
+  const outDir = resolve(opts.outDir ?? join(root, 'dist'));
+  const log = opts.log ?? ((line: string): void => void process.stdout.write(line + '\n'));
+  const wanted = ENTRIES.filter((e) => opts.only === undefined || opts.only.includes(e.name));
+  const unknown = (opts.only ?? []).filter((n) => !ENTRIES.some((e) => e.name === n));
+  if (unknown.length > 0) throw new Error(`unknown bundle name(s): ${unknown.join(', ')} (known: ${ENTRIES.map((e) => e.name).join(', ')})`);
+
+  const present = wanted.filter((e) => existsSync(join(root, e.entry)));
+  const missing = wanted.filter((e) => !present.includes(e));
+  for (const m of missing) log(`missing  ${m.name.padEnd(16)} ${m.entry} does not exist yet — skipped`);
+  if (opts.strict === true && missing.length > 0) throw new Error(`--strict: ${missing.length} entry file(s) missing: ${missing.map((m) => m.entry).join(', ')}`);
+
+  const built: BuiltBundle[] = [];
+  // One at a time: the machine has 2 cores and esbuild already uses both.
+  for (const e of present) {
+    const dir = join(outDir, e.name);
+    rmSync(dir, { recursive: true, force: true }); // a stale file would change the asset hash
+    mkdirSync(dir, { recursive: true });
+    const outfile = join(dir, 'index.mjs');
+    await build({
+      absWorkingDir: root,
+      entryPoints: [join(root, e.entry)],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      target: 'node24',
+      format: 'esm',
+      minify: opts.minify ?? true,
+      sourcemap: true,
+      // Source paths in the map relative to the root, not to this machine's checkout.
+      sourceRoot: '',
+      banner: { js: ESM_REQUIRE_BANNER },
+      logLevel: 'silent',
+      legalComments: 'none',
+    }).catch((err: unknown) => {
+      throw new Error(`bundle ${e.name} (${e.entry}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
+    const b: BuiltBundle = { name: e.name, entry: e.entry, dir, bytes: statSync(outfile).size, mapBytes: statSync(outfile + '.map').size };
+    built.push(b);
+    log(`built    ${e.name.padEnd(16)} ${relative(root, outfile)}  ${kib(b.bytes)} (map ${kib(b.mapBytes)})`);
+  }
+
+  mkdirSync(outDir, { recursive: true });
+  const manifestPath = join(outDir, 'manifest.json');
+  const manifest = {
+    bundles: Object.fromEntries(built.map((b) => [b.name, { entry: b.entry, file: `${b.name}/index.mjs`, bytes: b.bytes, mapBytes: b.mapBytes }])),
+    missing: missing.map((m) => ({ name: m.name, entry: m.entry })),
+  };
+  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
+  return { built, missing, manifestPath };
+}
+
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',').filter(Boolean);
+  const lambdas = args.includes('--lambdas') ? ENTRIES.filter((e) => e.lambda).map((e) => e.name) : undefined;
+  try {
+    const r = await buildBundles({ strict: args.includes('--strict'), ...((only ?? lambdas) !== undefined ? { only: only ?? lambdas } : {}) });
+    process.stdout.write(`${r.built.length} bundle(s) built, ${r.missing.length} entry file(s) missing; manifest ${relative(process.cwd(), r.manifestPath)}\n`);
+  } catch (err) {
+    process.stderr.write(`build: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
