@@ -1,0 +1,144 @@
+/**
+ * The sandbox cluster in one call: the API server emulator plus the simulated node side
+ * (nodes, scheduler, kubelet, virt-handler), all sharing one controllable clock. The node side
+ * talks to the API server only over HTTP through client-node, as identity `node-sim`, so the
+ * server's request counters keep its traffic apart from the controllers'.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer, type ApiServer } from './apiserver/index.ts';
+import { createClock, type Clock } from './clock.ts';
+import { KUBEVIRT, MERGE_PATCH, nodeSideApi, statusCodeOf, type NodeSideApi } from './nodes/api.ts';
+import { startKubelet, type Kubelet } from './nodes/kubelet.ts';
+import { createNodes, DEFAULT_NODE_SHAPE, type NodeShape } from './nodes/node-pool.ts';
+import { startScheduler, type Scheduler } from './nodes/scheduler.ts';
+import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
+import type { MigrationTimings } from './nodes/migration-steps.ts';
+
+/** The identity the node side uses (bearer token), visible in the server's counters and audit. */
+export const NODE_SIM_IDENTITY = 'node-sim';
+
+/** Simulated durations (ms on the sandbox clock). */
+export interface SandboxTimings {
+  /** Bound pod → containers running. Default 1000. */
+  podStartupMs?: number;
+  /** Hand-off (Scheduled) → Running. Default 1000. */
+  vmiBootMs?: number;
+  /** VMI deleted → domain shut down (Succeeded). Default 1000. */
+  vmiShutdownMs?: number;
+  migration?: Partial<MigrationTimings>;
+}
+
+export interface SandboxOptions {
+  /** Number of nodes (node01..nodeN); default 3. */
+  nodes?: number;
+  /** API server port; default 0 (any free port). */
+  port?: number;
+  /** Clock speed (simulated ms per real ms); default 1. Ignored when `clock` is given. */
+  speed?: number;
+  /** Where to write the kubeconfig; default a new temporary directory. */
+  kubeconfigOut?: string;
+  /** Share an existing clock (tests use a frozen one and `advance()`). */
+  clock?: Clock;
+  timings?: SandboxTimings;
+  nodeShape?: Partial<NodeShape>;
+  /** Told about errors the node side recovered from (watch drops, conflicts…); default silent. */
+  onError?: (what: string, err: unknown) => void;
+}
+
+/** A running sandbox cluster. */
+export interface Sandbox {
+  apiServer: ApiServer;
+  /** A kubeconfig for the cluster (identity `admin`). */
+  kubeconfigPath: string;
+  clock: Clock;
+  nodeNames: string[];
+  scheduler: Scheduler;
+  kubelet: Kubelet;
+  virtHandler: VirtHandler;
+  /** Stops the node side, then the API server. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** The `kubevirt/kubevirt` CR, as a deployed KubeVirt leaves it. */
+async function createKubeVirtCr(api: NodeSideApi): Promise<void> {
+  const coords = { ...KUBEVIRT, namespace: 'kubevirt', plural: 'kubevirts' };
+  const body = {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'KubeVirt',
+    metadata: { name: 'kubevirt', namespace: 'kubevirt' },
+    spec: { certificateRotateStrategy: {}, configuration: { developerConfiguration: { featureGates: [] } }, customizeComponents: {}, imagePullPolicy: 'IfNotPresent', workloadUpdateStrategy: {} },
+  };
+  try {
+    await api.custom.createNamespacedCustomObject({ ...coords, body });
+  } catch (err) {
+    if (statusCodeOf(err) !== 409) throw err;
+  }
+  const status = {
+    phase: 'Deployed',
+    conditions: [
+      { type: 'Available', status: 'True', reason: 'AllComponentsReady', message: 'All components are ready.' },
+      { type: 'Progressing', status: 'False', reason: 'AllComponentsReady', message: 'All components are ready.' },
+      { type: 'Degraded', status: 'False', reason: 'AllComponentsReady', message: 'All components are ready.' },
+    ],
+    defaultArchitecture: 'amd64',
+    observedKubeVirtVersion: 'v1.9.0-sandbox',
+    targetKubeVirtVersion: 'v1.9.0-sandbox',
+    observedKubeVirtRegistry: 'quay.io/kubevirt',
+    targetKubeVirtRegistry: 'quay.io/kubevirt',
+    operatorVersion: 'v1.9.0-sandbox',
+    outdatedVirtualMachineInstanceWorkloads: 0,
+  };
+  await api.custom.patchNamespacedCustomObjectStatus({ ...coords, name: 'kubevirt', body: { status } }, MERGE_PATCH);
+}
+
+async function ensureNamespace(api: NodeSideApi, name: string): Promise<void> {
+  try {
+    await api.core.createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if (statusCodeOf(err) !== 409) throw err;
+  }
+}
+
+/** Starts the API server and the node side; see {@link Sandbox}. */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  const clock = opts.clock ?? createClock({ speed: opts.speed ?? 1 });
+  // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
+  const apiServer = await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
+  const started: { stop(): Promise<void> }[] = [];
+  const stopAll = async () => {
+    for (const c of started.splice(0).reverse()) await c.stop();
+    await apiServer.close();
+    if (!opts.clock) clock.dispose();
+  };
+  try {
+    const api = nodeSideApi(apiServer.kubeConfig(NODE_SIM_IDENTITY));
+    const t = opts.timings ?? {};
+    await ensureNamespace(api, 'default');
+    await ensureNamespace(api, 'kubevirt');
+    await createKubeVirtCr(api);
+    const nodeNames = await createNodes(api, opts.nodes ?? 3, clock.isoNow(), { ...DEFAULT_NODE_SHAPE, ...opts.nodeShape });
+    const onError = opts.onError;
+    const scheduler = await startScheduler({ api, clock, ...(onError ? { onError } : {}) });
+    started.push(scheduler);
+    const kubelet = await startKubelet({ api, clock, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
+    started.push(kubelet);
+    const virtHandler = await startVirtHandler({
+      api,
+      clock,
+      ...(t.vmiBootMs !== undefined ? { bootMs: t.vmiBootMs } : {}),
+      ...(t.vmiShutdownMs !== undefined ? { shutdownMs: t.vmiShutdownMs } : {}),
+      ...(t.migration ? { migration: t.migration } : {}),
+      ...(onError ? { onError } : {}),
+    });
+    started.push(virtHandler);
+    const kubeconfigPath = opts.kubeconfigOut ?? join(await mkdtemp(join(tmpdir(), 'virt-reconciler-sandbox-')), 'kubeconfig');
+    await apiServer.writeKubeconfig(kubeconfigPath);
+    let stopping: Promise<void> | undefined;
+    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, stop: () => (stopping ??= stopAll()) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
