@@ -19,3 +19,4 @@ export { renderTargetPod, imageIdsFromSourcePod } from './render-target-pod.ts';
 export type { TargetPodOptions } from './render-target-pod.ts';
 export { renderAttachmentPod } from './render-attachment-pod.ts';
 export type { AttachmentVolume } from './render-attachment-pod.ts';
+export { vmiFromManifest } from './vmi-from-manifest.ts';

@@ -12,7 +12,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/kubevirt.gen.ts';
 import { InvalidInputError, ReconcilerError } from '../../../shared/errors.ts';
 import {
-  applyVmiDefaults, clusterConfigFromKubeVirt, renderAttachmentPod, renderLauncherPod, renderTargetPod, withStandInIdentity,
+  applyVmiDefaults, clusterConfigFromKubeVirt, vmiFromManifest, renderAttachmentPod, renderLauncherPod, renderTargetPod, withStandInIdentity,
 } from '../../../shared/template/index.ts';
 import { hotplugVolumeNames } from '../../../shared/template/render-volumes.ts';
 import { CliError, parseFlags, type Command } from '../command.ts';
@@ -57,26 +57,6 @@ function pick(path: string, docs: Doc[], kinds: string[]): Doc {
   const doc = docs.find((d) => kinds.includes(String(d['kind'])));
   if (!doc) throw new CliError(`${path}: no ${kinds.join(' or ')} found in ${docs.length} document(s)`);
   return doc;
-}
-
-/** The VMI a VM's template stands for (what the VM controller would create, minus instancetypes). */
-function vmiFromDoc(path: string, doc: Doc): { vmi: VirtualMachineInstance; notes: string[] } {
-  const notes: string[] = [];
-  if (doc['kind'] === 'VirtualMachineInstance') {
-    if (typeof doc['spec'] !== 'object' || doc['spec'] === null) throw new CliError(`${path}: spec: is required`);
-    return { vmi: doc as unknown as VirtualMachineInstance, notes };
-  }
-  const meta = (doc['metadata'] ?? {}) as { name?: string; namespace?: string };
-  const spec = (doc['spec'] ?? {}) as { template?: { metadata?: Record<string, unknown>; spec?: unknown }; instancetype?: unknown; preference?: unknown };
-  if (!spec.template?.spec) throw new CliError(`${path}: spec.template.spec: is required`);
-  if (spec.instancetype || spec.preference) notes.push('the VM references an instancetype/preference, which is not expanded: rendering its template as written');
-  const vmi = {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstance',
-    metadata: { ...(spec.template.metadata ?? {}), name: meta.name, ...(meta.namespace && { namespace: meta.namespace }) },
-    spec: spec.template.spec,
-  } as unknown as VirtualMachineInstance;
-  return { vmi, notes };
 }
 
 function render(kind: PodKind, vmi: VirtualMachineInstance, kv: KubeVirt | undefined, flags: { launcherImage?: string | undefined; migration?: Doc | undefined; node: string }): V1Pod {
@@ -127,11 +107,15 @@ export const command: Command = {
     if (values.output !== 'yaml' && values.output !== 'json') throw new CliError(`--output takes yaml or json, got '${values.output}'`);
 
     const file = values.file;
-    const { vmi, notes } = vmiFromDoc(file, pick(file, readDocs(file), ['VirtualMachineInstance', 'VirtualMachine']));
+    const manifest = pick(file, readDocs(file), ['VirtualMachineInstance', 'VirtualMachine']);
     const kv = values.kubevirt ? (pick(values.kubevirt, readDocs(values.kubevirt), ['KubeVirt']) as unknown as KubeVirt) : undefined;
     const migration = values.migration ? pick(values.migration, readDocs(values.migration), ['VirtualMachineInstanceMigration']) : undefined;
     let pod: V1Pod;
+    const notes: string[] = [];
     try {
+      const converted = vmiFromManifest(manifest);
+      notes.push(...converted.notes);
+      const vmi = converted.vmi;
       const identified = withStandInIdentity(vmi, values.namespace ? { namespace: values.namespace } : {});
       pod = render(kind, identified, kv, { launcherImage: values['launcher-image'], migration, node: values.node ?? 'node01' });
     } catch (err) {
