@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { clients, createVmi, getPod, getVmi, launcherPod, MERGE, patchVmiStatus, waitFor, VMIS } from './helpers.ts';
+import type { MigrationState } from '../../../infra/sandbox/nodes/objects.ts';
+
+const ANTI_AFFINITY = (vmiUid: string) => ({
+  affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { 'kubevirt.io/created-by': vmiUid } }, topologyKey: 'kubernetes.io/hostname' }] } },
+});
+
+// Plays the controllers' part by hand: hand-off (Scheduled + nodeName) and migration hand-off
+// (migrationState + kubevirt.io/migrationTargetNodeName label), as reference §a.4 and §d.4 describe.
+describe('virt-handler (hand-offs made by hand)', () => {
+  let sb: Sandbox;
+  let api: ReturnType<typeof clients>;
+  before(async () => {
+    sb = await startSandbox({ nodes: 2, speed: 1000 });
+    api = clients(sb.apiServer.kubeConfig('test'));
+  });
+  after(async () => sb.stop());
+
+  async function runningLauncher(vmi: { name: string; uid: string }, extra = {}, labels: Record<string, string> = {}) {
+    const created = await api.core.createNamespacedPod({ namespace: 'default', body: launcherPod(vmi, extra, labels) });
+    return waitFor('launcher Running', async () => {
+      const p = await getPod(api.core, created.metadata!.name!);
+      return p?.status?.phase === 'Running' && p;
+    });
+  }
+
+  async function handOff(name: string, nodeName: string) {
+    await patchVmiStatus(api.custom, name, { phase: 'Scheduled', nodeName });
+    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: 'default', name, body: { metadata: { labels: { 'kubevirt.io/nodeName': nodeName } } } }, MERGE);
+    return waitFor('VMI Running', async () => {
+      const v = await getVmi(api.custom, name);
+      return v.status?.phase === 'Running' && v;
+    });
+  }
+
+  async function migrate(name: string, vmiUid: string, migrationUid: string, sourcePod: string) {
+    const vmi = await getVmi(api.custom, name);
+    const sourceNode = vmi.status!.nodeName!;
+    const target = await runningLauncher({ name, uid: vmiUid }, ANTI_AFFINITY(vmiUid), { 'kubevirt.io/migrationJobUID': migrationUid });
+    const targetNode = target.spec!.nodeName!;
+    const state: MigrationState = { migrationUid, sourceNode, targetNode, targetPod: target.metadata!.name!, sourcePod };
+    await patchVmiStatus(api.custom, name, { migrationState: state });
+    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: 'default', name, body: { metadata: { labels: { 'kubevirt.io/migrationTargetNodeName': targetNode } } } }, MERGE);
+    const done = await waitFor('migration finished', async () => {
+      const v = await getVmi(api.custom, name);
+      return v.status?.migrationState?.completed === true && !v.metadata?.labels?.['kubevirt.io/migrationTargetNodeName'] && v;
+    });
+    return { done, sourceNode, targetNode, targetPod: target.metadata!.name! };
+  }
+
+  test('a handed-off VMI goes Scheduled → Running with the fields the controllers read', async () => {
+    // arrange
+    const vmi = await createVmi(api.custom, 'vmi-boot');
+    const pod = await runningLauncher(vmi);
+    // act
+    const running = await handOff('vmi-boot', pod.spec!.nodeName!);
+    // assert
+    const st = running.status as Record<string, unknown>;
+    assert.equal(st.nodeName, pod.spec!.nodeName, 'stays on the launcher node');
+    assert.equal(st.migrationMethod, 'BlockMigration', 'containerDisk lives on the node');
+    assert.equal(st.selinuxContext, 'none');
+    assert.deepEqual((st.interfaces as { ipAddress?: string }[])[0]?.ipAddress, pod.status!.podIP);
+    assert.equal(running.status?.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
+    assert.ok(st.guestOSInfo, 'guestOSInfo reported');
+  });
+
+  test('a migration hand-off completes: migrationState filled, nodeName moves, source pod completes', async () => {
+    // arrange
+    const vmi = await createVmi(api.custom, 'vmi-mig');
+    const source = await runningLauncher(vmi);
+    await handOff('vmi-mig', source.spec!.nodeName!);
+    // act
+    const { done, sourceNode, targetNode } = await migrate('vmi-mig', vmi.uid, 'mig-1', source.metadata!.name!);
+    // assert
+    assert.notEqual(targetNode, sourceNode, 'anti-affinity put the target elsewhere');
+    const ms = done.status!.migrationState!;
+    assert.equal(ms.failed, undefined);
+    assert.equal(ms.targetNodeAddress, '192.168.66.10' + targetNode.slice(-1));
+    assert.ok(ms.startTimestamp && ms.endTimestamp, 'start and end recorded');
+    assert.equal(ms.targetNodeDomainDetected, true);
+    assert.equal(ms.sourceNode, sourceNode);
+    assert.equal(done.status!.nodeName, targetNode, 'VMI now on the target');
+    assert.equal(done.metadata!.labels!['kubevirt.io/nodeName'], targetNode);
+    await waitFor('source launcher Succeeded', async () => (await getPod(api.core, source.metadata!.name!))?.status?.phase === 'Succeeded');
+  });
+
+  test('a migration told to fail ends failed and leaves the VMI on its source', async () => {
+    // arrange
+    const vmi = await createVmi(api.custom, 'vmi-fail');
+    const source = await runningLauncher(vmi);
+    await handOff('vmi-fail', source.spec!.nodeName!);
+    sb.virtHandler.failMigration('default', 'vmi-fail', 'injected failure');
+    // act
+    const { done, sourceNode, targetPod } = await migrate('vmi-fail', vmi.uid, 'mig-2', source.metadata!.name!);
+    // assert
+    const ms = done.status!.migrationState!;
+    assert.equal(ms.failed, true);
+    assert.equal(ms.failureReason, 'injected failure');
+    assert.equal(done.status!.nodeName, sourceNode, 'still on the source');
+    await waitFor('target launcher completed', async () => (await getPod(api.core, targetPod))?.status?.phase === 'Succeeded');
+    assert.equal((await getPod(api.core, source.metadata!.name!))?.status?.phase, 'Running', 'source keeps running');
+  });
+
+  test('components survive dropped watches and failing requests', async () => {
+    // arrange: every open watch ends, the next re-watches and lists of node-sim fail with 500
+    const restartsBefore = sb.scheduler.restarts() + sb.kubelet.restarts() + sb.virtHandler.restarts();
+    sb.apiServer.faults.failNext(500, 6, { identity: 'node-sim', verb: 'watch' });
+    sb.apiServer.faults.failNext(500, 2, { identity: 'node-sim', verb: 'list' });
+    sb.apiServer.faults.dropWatches();
+    sb.apiServer.control.compactHistory();
+    // act: new work after the disruption
+    const vmi = await createVmi(api.custom, 'vmi-after-drop');
+    const pod = await runningLauncher(vmi);
+    await handOff('vmi-after-drop', pod.spec!.nodeName!);
+    // assert
+    const restarts = sb.scheduler.restarts() + sb.kubelet.restarts() + sb.virtHandler.restarts();
+    assert.ok(restarts > restartsBefore, `informers were restarted after errors (${restartsBefore} → ${restarts})`);
+    assert.equal(sb.apiServer.faults.remaining(), 0, 'every injected failure was hit');
+  });
+});
