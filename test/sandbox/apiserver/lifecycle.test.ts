@@ -7,7 +7,7 @@ import { collectWatch, createVmi, eventually, getVmi, podBody, startSandbox, sta
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const VMIS = '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances';
 
-function ownedBy(owner: RawObject, block = true): object {
+function ownedBy(owner: RawObject, block = true): Record<string, unknown> {
   return { ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: block }] };
 }
 
@@ -154,7 +154,7 @@ describe('kube-api G: deletion, finalizers, GC, namespaces', () => {
     await createVmi(sb, 'in-g40', { finalizers: ['hold'] }, 'g40');
     const missing = await statusOf(createVmi(sb, 'x', {}, 'nope'));
     // act
-    const ns = await sb.core.deleteNamespace({ name: 'g40' });
+    const ns = (await sb.core.deleteNamespace({ name: 'g40' })) as unknown as { status?: { phase?: string } };
     const forbidden = await statusOf(createVmi(sb, 'late', {}, 'g40'));
     await sb.server.control.settle();
     const stillThere = await sb.core.readNamespace({ name: 'g40' });
