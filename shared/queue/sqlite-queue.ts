@@ -8,7 +8,7 @@
  * a consumer that dies without settling loses its lease and the key is delivered again).
  */
 import { randomBytes } from 'node:crypto';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReconcilerError } from '../errors.ts';
 import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
@@ -73,6 +73,7 @@ export class SqliteKeyQueue implements KeyQueue {
   private readonly now: () => number;
   /** Wakes in-process receivers on send; other processes are seen by polling. */
   private readonly wakers = new Set<() => void>();
+  private readonly statements = new Map<string, StatementSync>();
   private closed = false;
 
   constructor(opts: SqliteKeyQueueOptions) {
@@ -98,8 +99,8 @@ export class SqliteKeyQueue implements KeyQueue {
     const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
     const now = this.now();
     inWriteTransaction(this.db, () => {
-      this.db.prepare('DELETE FROM queue_dedup WHERE expires_at <= ?').run(now);
-      const claim = this.db.prepare(
+      this.sql('DELETE FROM queue_dedup WHERE expires_at <= ?').run(now);
+      const claim = this.sql(
         `INSERT INTO queue_dedup (controller, dedup_id, expires_at) VALUES (?, ?, ?)
          ON CONFLICT (controller, dedup_id) DO NOTHING`,
       );
@@ -138,7 +139,7 @@ export class SqliteKeyQueue implements KeyQueue {
   async ack(_controller: Controller, receipt: string): Promise<void> {
     const { id, token } = parseReceipt(receipt);
     // A stale receipt (lease expired, key handed to someone else) matches nothing: a no-op.
-    this.db.prepare(`DELETE FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`).run(id, token);
+    this.sql(`DELETE FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`).run(id, token);
   }
 
   async retryLater(
@@ -169,13 +170,12 @@ export class SqliteKeyQueue implements KeyQueue {
       if (row === undefined) return;
       // The timer is stored in the same transaction that releases the key: nothing can be lost
       // between the two. A waiting row (newer events) is left alone and delivered at once.
-      this.db
-        .prepare(
+      this.sql(
           `INSERT INTO queue_timers (controller, key, body, fire_at) VALUES (?, ?, ?, ?)
            ON CONFLICT (controller, key) DO UPDATE SET body = excluded.body, fire_at = min(fire_at, excluded.fire_at)`,
         )
         .run(controller, row.key, row.body, this.now() + Math.max(0, seconds) * 1000);
-      this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+      this.sql('DELETE FROM queue_items WHERE id = ?').run(row.id);
     });
     this.wake();
   }
@@ -190,8 +190,7 @@ export class SqliteKeyQueue implements KeyQueue {
 
   async depth(controller: Controller): Promise<QueueDepth> {
     const now = this.now();
-    const r = this.db
-      .prepare(
+    const r = this.sql(
         `SELECT
            (SELECT count(*) FROM queue_items WHERE controller = $c AND state = 'waiting' AND visible_at <= $now) AS visible,
            (SELECT count(*) FROM queue_items WHERE controller = $c AND state = 'inflight') AS inflight,
@@ -234,7 +233,7 @@ export class SqliteKeyQueue implements KeyQueue {
         if (filter.dryRun === true) continue;
         // Move = enqueue + delete in one transaction: a second replay finds nothing to move.
         this.enqueue(row.controller, row.key, JSON.stringify(recause(msg, 'REPLAY', now)), now);
-        this.db.prepare('DELETE FROM queue_dead WHERE id = ?').run(row.id);
+        this.sql('DELETE FROM queue_dead WHERE id = ?').run(row.id);
       }
     });
     this.wake();
@@ -251,8 +250,7 @@ export class SqliteKeyQueue implements KeyQueue {
 
   /** Adds a message to the key's waiting row, or creates it (coalescing, newest body wins). */
   private enqueue(controller: Controller, key: string, body: string, now: number): void {
-    this.db
-      .prepare(
+    this.sql(
         `INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES (?, ?, ?, 'waiting', ?, ?)
          ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = excluded.body, coalesced = coalesced + 1`,
       )
@@ -263,13 +261,13 @@ export class SqliteKeyQueue implements KeyQueue {
     this.fireTimers(controller, now);
     this.expireLeases(controller, now);
     const out: ReceivedKey[] = [];
-    const candidates = this.db.prepare(
+    const candidates = this.sql(
       `SELECT * FROM queue_items w WHERE controller = ? AND state = 'waiting' AND visible_at <= ?
          AND NOT EXISTS (SELECT 1 FROM queue_items i WHERE i.controller = w.controller AND i.key = w.key
                          AND i.key <> '' AND i.state = 'inflight')
        ORDER BY id LIMIT ?`,
     );
-    const take = this.db.prepare(`UPDATE queue_items SET state = 'inflight', receipt = ?, visible_at = ? WHERE id = ?`);
+    const take = this.sql(`UPDATE queue_items SET state = 'inflight', receipt = ?, visible_at = ? WHERE id = ?`);
     // Loop: malformed rows are dead-lettered on the way and must not shrink the batch.
     while (out.length < max) {
       const rows = candidates.all(controller, now, max - out.length) as unknown as ItemRow[];
@@ -298,12 +296,11 @@ export class SqliteKeyQueue implements KeyQueue {
 
   /** Due requeue-after timers become (or coalesce into) waiting rows with cause REQUEUE. */
   private fireTimers(controller: Controller, now: number): void {
-    const due = this.db
-      .prepare('SELECT key, body FROM queue_timers WHERE controller = ? AND fire_at <= ?')
+    const due = this.sql('SELECT key, body FROM queue_timers WHERE controller = ? AND fire_at <= ?')
       .all(controller, now) as unknown as { key: string; body: string }[];
     for (const t of due) {
       this.enqueue(controller, t.key, JSON.stringify(recause(JSON.parse(t.body) as KeyMessage, 'REQUEUE', now)), now);
-      this.db.prepare('DELETE FROM queue_timers WHERE controller = ? AND key = ?').run(controller, t.key);
+      this.sql('DELETE FROM queue_timers WHERE controller = ? AND key = ?').run(controller, t.key);
     }
   }
 
@@ -312,8 +309,7 @@ export class SqliteKeyQueue implements KeyQueue {
    * attempt, so a key that crashes every consumer ends in the DLQ instead of looping forever.
    */
   private expireLeases(controller: Controller, now: number): void {
-    const lost = this.db
-      .prepare(`SELECT * FROM queue_items WHERE controller = ? AND state = 'inflight' AND visible_at <= ?`)
+    const lost = this.sql(`SELECT * FROM queue_items WHERE controller = ? AND state = 'inflight' AND visible_at <= ?`)
       .all(controller, now) as unknown as ItemRow[];
     for (const row of lost) {
       const failures = row.failures + 1;
@@ -325,51 +321,55 @@ export class SqliteKeyQueue implements KeyQueue {
 
   /** In-flight row → waiting, merged into a waiting row of newer events if there is one. */
   private release(controller: Controller, row: ItemRow, next: { failures: number; firstFailureAt: number; visibleAt: number }): void {
-    const newer = this.db
-      .prepare(`SELECT * FROM queue_items WHERE controller = ? AND key = ? AND state = 'waiting' AND key <> ''`)
+    const newer = this.sql(`SELECT * FROM queue_items WHERE controller = ? AND key = ? AND state = 'waiting' AND key <> ''`)
       .get(controller, row.key) as unknown as ItemRow | undefined;
     if (newer === undefined) {
-      this.db
-        .prepare(`UPDATE queue_items SET state = 'waiting', receipt = NULL, visible_at = ?, failures = ?, first_failure_at = ? WHERE id = ?`)
+      this.sql(`UPDATE queue_items SET state = 'waiting', receipt = NULL, visible_at = ?, failures = ?, first_failure_at = ? WHERE id = ?`)
         .run(next.visibleAt, next.failures, next.firstFailureAt, row.id);
       return;
     }
     // Newer events wait behind the retry (per-key order) and inherit the key's failure count,
     // as client-go's per-item limiter forgets only on success.
-    this.db
-      .prepare(
+    this.sql(
         `UPDATE queue_items SET visible_at = ?, failures = ?, first_failure_at = ?, enqueued_at = min(enqueued_at, ?),
            coalesced = coalesced + ? WHERE id = ?`,
       )
       .run(next.visibleAt, next.failures, next.firstFailureAt, row.enqueued_at, row.coalesced, newer.id);
-    this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+    this.sql('DELETE FROM queue_items WHERE id = ?').run(row.id);
   }
 
   private bury(controller: Controller, row: ItemRow, failure: { reason: string; message: string }, attempts: number, now: number): void {
-    this.db
-      .prepare(
+    this.sql(
         `INSERT INTO queue_dead (controller, key, body, reason, message, attempts, first_failure_at, last_failure_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (controller, key) WHERE key <> '' DO UPDATE SET body = excluded.body, reason = excluded.reason,
            message = excluded.message, attempts = excluded.attempts, last_failure_at = excluded.last_failure_at`,
       )
       .run(controller, row.key, row.body, failure.reason, failure.message, attempts, row.first_failure_at ?? now, now);
-    this.db.prepare('DELETE FROM queue_items WHERE id = ?').run(row.id);
+    this.sql('DELETE FROM queue_items WHERE id = ?').run(row.id);
   }
 
   private inflight(receipt: string): ItemRow | undefined {
     const { id, token } = parseReceipt(receipt);
-    return this.db
-      .prepare(`SELECT * FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`)
+    return this.sql(`SELECT * FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`)
       .get(id, token) as unknown as ItemRow | undefined;
   }
 
   private deadRows(filter: { controller?: Controller; key?: string }, limit: number): DeadRow[] {
-    return this.db
-      .prepare(
+    return this.sql(
         `SELECT * FROM queue_dead WHERE ($c IS NULL OR controller = $c) AND ($k IS NULL OR key = $k) ORDER BY id LIMIT $limit`,
       )
       .all({ c: filter.controller ?? null, k: filter.key ?? null, limit }) as unknown as DeadRow[];
+  }
+
+  /** Prepared statements are compiled once per connection (compiling dominated receive). */
+  private sql(text: string): StatementSync {
+    let st = this.statements.get(text);
+    if (st === undefined) {
+      st = this.db.prepare(text);
+      this.statements.set(text, st);
+    }
+    return st;
   }
 
   private wake(): void {
