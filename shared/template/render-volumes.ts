@@ -82,6 +82,9 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
   const hotplug = hotplugVolumeNames(vmi);
   const field = (i: number, f: string) => `spec.volumes[${i}].${f}`;
 
+  if (specVolumes.filter((v) => v.downwardMetrics).length > 1) {
+    throw new InvalidInputError('spec.volumes', 'at most one downwardMetrics volume is allowed');
+  }
   for (const [i, v] of specVolumes.entries()) {
     if (v.containerPath) throw new UnsupportedError(field(i, 'containerPath'), 'containerPath volumes are not supported');
     if (!v.name) throw new InvalidInputError(field(i, 'name'), 'is required');
@@ -207,6 +210,16 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
   }
   if ((vmi.spec.domain.devices.filesystems ?? []).length > 0) {
     throw new UnsupportedError('spec.domain.devices.filesystems', 'virtiofs filesystems are not supported');
+  }
+  // A VMI volume whose name collides with one of the launcher's own (or a derived `-udata`,
+  // `-access-cred` name) would yield a pod the apiserver rejects: refuse it here instead.
+  const seen = new Set<string>();
+  for (const v of volumes) {
+    if (seen.has(v.name)) {
+      const i = specVolumes.findIndex((sv) => sv.name === v.name);
+      throw new InvalidInputError(i >= 0 ? field(i, 'name') : 'spec.volumes', `volume name '${v.name}' collides with another pod volume`);
+    }
+    seen.add(v.name);
   }
   return { volumes, mounts, devices, sharedFilesystemPaths: shared, initContainers };
 }

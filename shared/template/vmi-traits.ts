@@ -7,6 +7,8 @@ import { NONROOT_ANNOTATION } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { compareQuantity, isZero, parseQuantity, type Quantity } from './quantity.ts';
 
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 /** The user's `spec.domain.resources` parsed, with the field path in any error. */
 export interface VmiResources {
   requests: Record<string, Quantity>;
@@ -15,7 +17,11 @@ export interface VmiResources {
 
 function parseList(list: Record<string, string | number> | undefined, at: string): Record<string, Quantity> {
   const out: Record<string, Quantity> = {};
-  for (const [k, v] of Object.entries(list ?? {})) out[k] = parseQuantity(v, `${at}.${k}`);
+  for (const [k, v] of Object.entries(list ?? {})) {
+    const q = parseQuantity(v, `${at}.${k}`);
+    if (q.nanos < 0n) throw new InvalidInputError(`${at}.${k}`, `must not be negative, got '${v}'`);
+    out[k] = q;
+  }
   return out;
 }
 
@@ -91,6 +97,8 @@ export function isSev(vmi: VirtualMachineInstance): boolean {
 export function vmiName(vmi: VirtualMachineInstance): string {
   const name = vmi.metadata?.name;
   if (!name) throw new InvalidInputError('metadata.name', 'is required');
+  // The apiserver only admits DNS-1123 subdomain names; anything else cannot be a real VMI.
+  if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) throw new InvalidInputError('metadata.name', `'${name}' is not a DNS-1123 subdomain`);
   return name;
 }
 

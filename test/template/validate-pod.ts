@@ -27,8 +27,9 @@ export function validatePod(pod: V1Pod): string[] {
   const meta = pod.metadata ?? {};
   const gen = meta.generateName ?? '';
   // generateName gets 5 random characters appended; the result must be a DNS-1123 subdomain.
-  if (!meta.name && !DNS1123_SUBDOMAIN.test(`${gen}abcde`)) problems.push(`generateName '${gen}' is not a DNS-1123 prefix`);
-  if (`${gen}abcde`.length > 253) problems.push('generateName too long');
+  // (the apiserver cuts the prefix to 58 characters first).
+  const generated = `${gen.slice(0, 58)}abcde`;
+  if (!meta.name && !DNS1123_SUBDOMAIN.test(generated)) problems.push(`generateName '${gen}' is not a DNS-1123 prefix`);
   for (const [k, v] of Object.entries(meta.labels ?? {})) {
     problems.push(...qualifiedNameProblems(k));
     if (v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`label ${k}: bad value '${v}'`);
