@@ -1,0 +1,32 @@
+/** What the VM reconcile needs from the outside world, declared narrowly where it is used. */
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Expectations } from '../../shared/state/port.ts';
+import type { Logger } from '../vmi/deps.ts';
+
+export type { Logger };
+
+export type VmKube = Pick<
+  KubeClient,
+  'getVM' | 'getVMI' | 'getDataVolume' | 'createVMI' | 'deleteVMI' | 'patchVMI' | 'patchVM' | 'createDataVolume' | 'createEvent'
+>;
+
+export interface VmDeps {
+  readonly kube: VmKube;
+  readonly expectations: Expectations;
+  /** Epoch ms. */
+  readonly now: () => number;
+  /** ∈ [0, 1): start-failure backoff jitter. Defaults to Math.random. */
+  readonly random?: () => number;
+  readonly log: Logger;
+  /**
+   * After this long an unsatisfied expectation whose object never appeared (or never went) may be
+   * taken over: per-key serialization means the worker that recorded it has been gone at least a
+   * visibility timeout. Defaults to 5 minutes (KubeVirt's expectation timeout); set it to the
+   * function timeout in production.
+   */
+  readonly takeoverMs?: number;
+}
+
+/** Expectation scopes: VMI creations/deletions and DataVolume creations, per VM key. */
+export const VMI_EXPECTATIONS = 'vm-vmis';
+export const DV_EXPECTATIONS = 'vm-dvs';

@@ -1,0 +1,306 @@
+/**
+ * KubeVirt's VM controller as one stateless reconcile (reference.md §c):
+ * observe (VM, its VMI, its templated DataVolumes) → expectations gate → metadata (finalizer) →
+ * sync (decide, then act) → status through `/status` → release the VMI once final.
+ */
+import type { DataVolume, VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
+import {
+  KIND_VM,
+  KUBEVIRT_API_VERSION,
+  LATEST_OBSERVED_API_VERSION_ANNOTATION,
+  STORAGE_OBSERVED_API_VERSION_ANNOTATION,
+  VM_CONTROLLER_FINALIZER,
+} from '../../shared/api/well-known.ts';
+import { TransientError } from '../../shared/errors.ts';
+import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
+import { splitKey } from '../../shared/queue/message.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { templateNames } from './data-volumes.ts';
+import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
+import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
+import { isFinal } from './run-strategy.ts';
+import { decideSync, vmFinalizerWanted, type Observed, type SyncError } from './sync.ts';
+import { computeVmStatus } from './update-status.ts';
+import { vmiFromVm } from './vmi-from-vm.ts';
+import { START_REQUEST } from './well-known.ts';
+import { fieldPatch, metadataPatch } from './write-plan.ts';
+
+/** Seconds a worker that lost the race to start the VMI waits before looking again. */
+const LOST_RACE_REQUEUE_SECONDS = 5;
+
+/** Reconciles the VM named by `key` (`namespace/name`). */
+export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
+  const { namespace, name } = splitKey(key);
+  const rv = ctx.minResourceVersion;
+
+  // observe
+  const vm = await deps.kube.getVM(namespace, name, { resourceVersion: rv });
+  if (!vm) {
+    // Gone: nothing left to wait for. Its VMI and DataVolumes go by garbage collection.
+    await deps.expectations.delete(VMI_EXPECTATIONS, key);
+    await deps.expectations.delete(DV_EXPECTATIONS, key);
+    return done;
+  }
+  const first = await observe(vm, deps, rv);
+
+  // expectations gate
+  const gate = await expectationsGate(key, first, deps, () => observe(vm, deps, undefined));
+  let observed = gate.observed;
+  let { creationExpected, deletionExpected } = gate;
+
+  // metadata: the VM's finalizer (and the observed API version, folded into the same write)
+  const meta = await syncVmMetadata(observed, deps);
+  if (meta === 'gone') return done;
+  observed = { ...observed, vm: meta };
+
+  // sync: decide, then act
+  let syncError: SyncError | undefined;
+  let requeueSeconds: number | undefined = gate.satisfied ? undefined : gate.waitSeconds;
+  if (gate.satisfied) {
+    const decision = decideSync(observed, deps.now());
+    switch (decision.kind) {
+      case 'none':
+        syncError = decision.error;
+        requeueSeconds = decision.requeueAfterSeconds;
+        for (const dv of decision.failedDataVolumes ?? []) {
+          await event(deps, observed.vm, 'Warning', 'FailedDataVolumeImport', `DataVolume ${dv} failed to import disk image`);
+        }
+        break;
+      case 'create-data-volumes': {
+        const r = await createDataVolumes(key, observed, decision.dataVolumes, deps);
+        observed = r.observed;
+        syncError = r.error;
+        if (r.lostRace) requeueSeconds = LOST_RACE_REQUEUE_SECONDS;
+        break;
+      }
+      case 'start': {
+        const r = await startVmi(key, observed.vm, deps);
+        if (r.kind === 'created') {
+          observed = { ...observed, vmi: r.vmi };
+          creationExpected = true;
+        } else if (r.kind === 'lost-race') {
+          creationExpected = true;
+          requeueSeconds = LOST_RACE_REQUEUE_SECONDS;
+        } else {
+          syncError = r.error;
+        }
+        break;
+      }
+      case 'stop': {
+        const r = await stopVmi(key, observed, decision.restartAfter, deps);
+        observed = r.observed;
+        syncError = r.error;
+        deletionExpected = r.error === undefined;
+        break;
+      }
+      case 'switch-to-always':
+        syncError = await switchToAlways(observed.vm, deps);
+        break;
+    }
+  }
+
+  // status, from what was observed (and what this pass did)
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const ops = fieldPatch('/status', observed.vm.status, status);
+  if (ops.length > 0) {
+    try {
+      await deps.kube.patchVM(namespace, name, { type: 'json', ops }, { subresource: 'status' });
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      return done;
+    }
+  }
+
+  await releaseFinalVmi(observed.vmi, deps);
+
+  // A requeue-type sync error is retried with backoff like any transient error.
+  if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
+  return requeueSeconds !== undefined ? requeueAfter(requeueSeconds, 'waiting (expectations or start backoff)') : done;
+}
+
+/** The VMI of the same name (controlled by this VM, or not) and the templated DataVolumes. */
+async function observe(vm: VirtualMachine, deps: VmDeps, rv: string | undefined): Promise<Observed> {
+  const namespace = vm.metadata?.namespace ?? '';
+  const names = templateNames(vm);
+  const [vmi, ...dvs] = await Promise.all([
+    deps.kube.getVMI(namespace, vm.metadata?.name ?? '', { resourceVersion: rv }),
+    ...names.map((n) => deps.kube.getDataVolume(namespace, n, { resourceVersion: rv })),
+  ]);
+  const dataVolumes = new Map<string, DataVolume>();
+  names.forEach((n, i) => {
+    const dv = dvs[i] as DataVolume | undefined;
+    if (dv) dataVolumes.set(n, dv);
+  });
+  const owned = vmi !== undefined && isControlledBy(vmi as VirtualMachineInstance, vm);
+  return {
+    vm,
+    vmi: owned ? (vmi as VirtualMachineInstance) : undefined,
+    foreignVmi: owned ? undefined : (vmi as VirtualMachineInstance | undefined),
+    dataVolumes,
+  };
+}
+
+function isControlledBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
+  return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.kind === KIND_VM && r.uid === vm.metadata?.uid);
+}
+
+/**
+ * Adds the VM's finalizer while it lives (so its VMI is stopped before it goes) and removes it
+ * once there is nothing left to stop. Returns the VM as written, or 'gone' when the finalizer
+ * removal lets the VM go (nothing left to report on).
+ */
+async function syncVmMetadata(o: Observed, deps: VmDeps): Promise<VirtualMachine | 'gone'> {
+  const { vm } = o;
+  const before = vm.metadata ?? {};
+  const finalizers = before.finalizers ?? [];
+  const want = vmFinalizerWanted(o);
+  const after = structuredClone(before);
+  if (want && !finalizers.includes(VM_CONTROLLER_FINALIZER)) after.finalizers = [...finalizers, VM_CONTROLLER_FINALIZER];
+  if (!want && finalizers.includes(VM_CONTROLLER_FINALIZER)) {
+    const kept = finalizers.filter((f) => f !== VM_CONTROLLER_FINALIZER);
+    if (kept.length > 0) after.finalizers = kept;
+    else delete after.finalizers;
+  }
+  if (want && before.annotations?.[LATEST_OBSERVED_API_VERSION_ANNOTATION] !== 'v1') {
+    after.annotations = { ...before.annotations, [LATEST_OBSERVED_API_VERSION_ANNOTATION]: 'v1', [STORAGE_OBSERVED_API_VERSION_ANNOTATION]: 'v1' };
+  }
+  const ops = metadataPatch(before.resourceVersion, before, after, ['finalizers', 'annotations']);
+  if (ops.length === 0) return vm;
+  try {
+    const written = await deps.kube.patchVM(before.namespace ?? '', before.name ?? '', { type: 'json', ops });
+    return want ? written : 'gone';
+  } catch (err) {
+    if (err instanceof NotFoundError) return 'gone';
+    throw err;
+  }
+}
+
+interface DvResult {
+  readonly observed: Observed;
+  readonly error?: SyncError;
+  readonly lostRace?: boolean;
+}
+
+async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVolume[], deps: VmDeps): Promise<DvResult> {
+  // Recorded before the writes, conditionally: of N racing workers one creates the DataVolumes.
+  if (!(await deps.expectations.tryExpectCreations(DV_EXPECTATIONS, key, dvs.length, deps.now()))) return { observed: o, lostRace: true };
+  const dataVolumes = new Map(o.dataVolumes);
+  for (const dv of dvs) {
+    const dvName = dv.metadata?.name ?? '';
+    try {
+      dataVolumes.set(dvName, await deps.kube.createDataVolume(dv));
+      await event(deps, o.vm, 'Normal', 'SuccessfulDataVolumeCreate', `Created DataVolume ${dvName}`);
+    } catch (err) {
+      await deps.expectations.creationObserved(DV_EXPECTATIONS, key);
+      // Created meanwhile (a lagging read): it is there, which is all we wanted.
+      if (err instanceof AlreadyExistsError) continue;
+      const message = `Error creating DataVolume ${dvName}: ${errorMessage(err)}`;
+      await event(deps, o.vm, 'Warning', 'FailedDataVolumeCreate', message);
+      return { observed: { ...o, dataVolumes }, error: { reason: 'FailedDataVolumeCreate', message, requeue: true } };
+    }
+  }
+  return { observed: { ...o, dataVolumes } };
+}
+
+type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'lost-race' } | { kind: 'failed'; error: SyncError };
+
+async function startVmi(key: string, vm: VirtualMachine, deps: VmDeps): Promise<StartResult> {
+  const vmi = vmiFromVm(vm);
+  // Of N workers racing on this key (duplicate delivery, a crash between create and record), one wins.
+  if (!(await deps.expectations.tryExpectCreations(VMI_EXPECTATIONS, key, 1, deps.now()))) return { kind: 'lost-race' };
+  try {
+    const created = await deps.kube.createVMI(vmi);
+    await event(deps, vm, 'Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${created.metadata?.name ?? ''}`);
+    return { kind: 'created', vmi: created };
+  } catch (err) {
+    await deps.expectations.creationObserved(VMI_EXPECTATIONS, key);
+    const message = `Failure while starting VMI: ${errorMessage(err)}`;
+    await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${errorMessage(err)}`);
+    return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: true } };
+  }
+}
+
+async function stopVmi(key: string, o: Observed, restartAfter: boolean, deps: VmDeps): Promise<{ observed: Observed; error?: SyncError }> {
+  const vmi = o.vmi!;
+  let vm = o.vm;
+  const requests = vm.status?.stateChangeRequests;
+  if (restartAfter && !requests?.some((r) => r.action === START_REQUEST)) {
+    // Written before the delete: were it written after, a crash in between would lose the restart
+    // (the next pass sees a terminating VMI and nothing asking for a new one).
+    const next = [...(requests ?? []), { action: START_REQUEST }];
+    const ops = vm.status === undefined ? [{ op: 'add' as const, path: '/status', value: { stateChangeRequests: next } }] : fieldPatch('/status', vm.status, { ...vm.status, stateChangeRequests: next }, ['stateChangeRequests']);
+    vm = await deps.kube.patchVM(vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }, { subresource: 'status' });
+  }
+  const deleteKey = vmiDeletionKey(vmi);
+  await deps.expectations.expectDeletions(VMI_EXPECTATIONS, key, [deleteKey], deps.now());
+  try {
+    // The UID precondition: never delete a newer VMI of the same name than the one we judged.
+    const existed = await deps.kube.deleteVMI(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { preconditions: { uid: vmi.metadata?.uid } });
+    if (!existed) await deps.expectations.deletionObserved(VMI_EXPECTATIONS, key, deleteKey);
+    await event(deps, vm, 'Normal', 'SuccessfulDelete', `Stopped the virtual machine by deleting the virtual machine instance ${vmi.metadata?.uid ?? ''}`);
+    return { observed: { ...o, vm } };
+  } catch (err) {
+    await deps.expectations.deletionObserved(VMI_EXPECTATIONS, key, deleteKey);
+    const message = `Error deleting virtual machine instance ${vmi.metadata?.name ?? ''}: ${errorMessage(err)}`;
+    await event(deps, vm, 'Warning', 'FailedDelete', message);
+    return { observed: { ...o, vm }, error: { reason: 'FailedDelete', message, requeue: true } };
+  }
+}
+
+/**
+ * A Start request on a Halted VM (`virtctl start` on a stopped VM): switch the spec to Always (or
+ * `running: true` for a legacy VM). KubeVirt reports this pass as a FailedCreate sync error even
+ * when the update succeeds, so the key is retried and the next pass starts the VMI under Always.
+ */
+async function switchToAlways(vm: VirtualMachine, deps: VmDeps): Promise<SyncError> {
+  const legacy = vm.spec.running !== undefined;
+  const ops = legacy
+    ? [{ op: 'test' as const, path: '/spec/running', value: false }, { op: 'replace' as const, path: '/spec/running', value: true }]
+    : vm.spec.runStrategy !== undefined
+      ? [{ op: 'test' as const, path: '/spec/runStrategy', value: vm.spec.runStrategy }, { op: 'replace' as const, path: '/spec/runStrategy', value: 'Always' }]
+      : [{ op: 'test' as const, path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion }, { op: 'add' as const, path: '/spec/runStrategy', value: 'Always' }];
+  let why = 'VM was halted, switching its run strategy to Always';
+  try {
+    await deps.kube.patchVM(vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
+  } catch (err) {
+    why = errorMessage(err);
+    await event(deps, vm, 'Warning', 'FailedUpdate', `Error updating the run strategy: ${why}`);
+  }
+  return { reason: 'FailedCreate', message: `Failure while starting VMI: ${why}`, requeue: true };
+}
+
+/**
+ * Lets a final VMI go: the VM controller's finalizer is what keeps a stopped VMI around until the
+ * VM has recorded how it ended (start failures, printableStatus).
+ */
+async function releaseFinalVmi(vmi: VirtualMachineInstance | undefined, deps: VmDeps): Promise<void> {
+  if (!vmi) return;
+  const finalizers = vmi.metadata?.finalizers ?? [];
+  if (!finalizers.includes(VM_CONTROLLER_FINALIZER)) return;
+  const waitingAndDeleting = vmi.status?.phase === 'WaitingForSync' && Boolean(vmi.metadata?.deletionTimestamp);
+  if (!isFinal(vmi) && !waitingAndDeleting) return;
+  const ops = fieldPatch('/metadata', vmi.metadata, { ...vmi.metadata, finalizers: finalizers.filter((f) => f !== VM_CONTROLLER_FINALIZER) }, ['finalizers']);
+  try {
+    await deps.kube.patchVMI(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops });
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+}
+
+async function event(deps: VmDeps, vm: VirtualMachine, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  try {
+    await deps.kube.createEvent({
+      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, namespace: vm.metadata?.namespace, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid },
+      type,
+      reason,
+      message,
+    });
+  } catch (err) {
+    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
+    deps.log.warn('could not record event', { reason, error: errorMessage(err) });
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,67 @@
+/**
+ * The VMI a VM starts (KubeVirt's `SetupVMIFromVM` + the rest of `startVMI`, reference.md §c.3):
+ * the template's metadata and spec, named after the VM, controlled by it and held by its
+ * finalizer until the VM controller lets go. Pure.
+ */
+import { createHash } from 'node:crypto';
+import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
+import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { START_REQUEST, VM_GENERATION_ANNOTATION } from './well-known.ts';
+
+/** KubeVirt's namespace UUID for firmware UUIDs derived from the VM name. */
+const FIRMWARE_UUID_NAMESPACE = '6a1a24a1-4061-4607-8bf4-a3963d0c5895';
+
+/** RFC 4122 version-5 (SHA-1) UUID of `name` in namespace `ns`. */
+export function uuidV5(ns: string, name: string): string {
+  const nsBytes = Buffer.from(ns.replace(/-/g, ''), 'hex');
+  const hash = createHash('sha1').update(nsBytes).update(name, 'utf8').digest();
+  const b = hash.subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts). */
+export function firmwareUuid(vm: VirtualMachine): string {
+  return vm.spec.template.spec?.domain.firmware?.uuid ?? uuidV5(FIRMWARE_UUID_NAMESPACE, vm.metadata?.name ?? '');
+}
+
+/** The VMI to create for `vm`. */
+export function vmiFromVm(vm: VirtualMachine): VirtualMachineInstance {
+  const template = vm.spec.template;
+  const spec = structuredClone(template.spec ?? { domain: { devices: {} } });
+  const meta = template.metadata ?? {};
+  const first = vm.status?.stateChangeRequests?.[0];
+  // `virtctl start --paused` travels as data on the Start request.
+  if (first?.action === START_REQUEST && first.data?.paused === 'true') spec.startStrategy = 'Paused';
+  spec.domain = { ...spec.domain, firmware: { ...spec.domain.firmware, uuid: firmwareUuid(vm) } };
+  addDefaultPodNetwork(spec);
+  return {
+    apiVersion: KUBEVIRT_API_VERSION,
+    kind: KIND_VMI,
+    metadata: {
+      name: vm.metadata?.name ?? '',
+      namespace: vm.metadata?.namespace ?? '',
+      ...(meta.labels ? { labels: { ...meta.labels } } : {}),
+      annotations: { ...meta.annotations, [VM_GENERATION_ANNOTATION]: String(vm.metadata?.generation ?? 1) },
+      ownerReferences: [
+        { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true },
+      ],
+      finalizers: [VM_CONTROLLER_FINALIZER],
+    },
+    spec,
+  };
+}
+
+/**
+ * A VM that names no interface and no network gets the pod network on a bridge interface called
+ * `default` (cluster default binding), unless `autoattachPodInterface: false`.
+ */
+function addDefaultPodNetwork(spec: VirtualMachineInstance['spec']): void {
+  const devices = spec.domain.devices;
+  if (devices.autoattachPodInterface === false) return;
+  if ((devices.interfaces?.length ?? 0) > 0 || (spec.networks?.length ?? 0) > 0) return;
+  spec.domain = { ...spec.domain, devices: { ...devices, interfaces: [{ name: 'default', bridge: {} }] } };
+  spec.networks = [{ name: 'default', pod: {} }];
+}
