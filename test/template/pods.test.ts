@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/kubevirt.gen.ts';
+import { InvalidInputError } from '../../shared/errors.ts';
+import {
+  clusterConfigFromKubeVirt, hashedPodInterfaceName, PvcNotFoundError, renderAttachmentPod, renderLauncherPod, renderTargetPod, vmiIdLabelValue,
+} from '../../shared/template/index.ts';
+import { projectRoot } from '../support/reference.ts';
+import { compute, loadVmi } from './support.ts';
+
+const config = clusterConfigFromKubeVirt();
+const fixture = (f: string) => loadVmi(join(projectRoot, 'test/fixtures/vmis', f), config) as VirtualMachineInstance;
+
+describe('launcher pod fields (reference §b.1–b.5)', () => {
+  const vmi = fixture('containerdisk-cloudinit.yaml');
+  const pod = renderLauncherPod(vmi, config);
+
+  test('metadata: generateName, labels, owner reference', () => {
+    assert.equal(pod.metadata?.generateName, 'virt-launcher-cd-cloudinit-');
+    assert.deepEqual(pod.metadata?.labels, {
+      app: 'demo', 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': '11111111-1111-4111-8111-111111111111',
+      'vm.kubevirt.io/name': 'cd-cloudinit', 'vmi.kubevirt.io/id': 'cd-cloudinit',
+    });
+    assert.deepEqual(pod.metadata?.ownerReferences, [{
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'cd-cloudinit',
+      uid: '11111111-1111-4111-8111-111111111111', controller: true, blockOwnerDeletion: true,
+    }]);
+  });
+
+  test('pod spec: grace 60 s, launcher grace 45 s, non-root security, readiness gate, pull secret', () => {
+    assert.equal(pod.spec?.terminationGracePeriodSeconds, 60);
+    const args = compute(pod).args ?? [];
+    assert.equal(args[args.indexOf('--grace-period-seconds') + 1], '45');
+    assert.deepEqual(pod.spec?.securityContext, { fsGroup: 107, runAsUser: 107, runAsGroup: 107, runAsNonRoot: true });
+    assert.deepEqual(pod.spec?.readinessGates, [{ conditionType: 'kubevirt.io/virtual-machine-unpaused' }]);
+    assert.deepEqual(pod.spec?.imagePullSecrets, [{ name: 'regcred' }]);
+    assert.equal(pod.spec?.automountServiceAccountToken, false);
+    assert.equal(pod.spec?.restartPolicy, 'Never');
+  });
+
+  test('cloud-init secrets are mounted twice with sub-paths; the container disk is an image volume', () => {
+    const mounts = compute(pod).volumeMounts ?? [];
+    assert.deepEqual(mounts.filter((m) => m.name === 'cloudinit-udata').map((m) => m.mountPath),
+      ['/var/run/kubevirt-private/secret/cloudinit/userdata', '/var/run/kubevirt-private/secret/cloudinit/userData']);
+    assert.deepEqual(pod.spec?.volumes?.find((v) => v.name === 'root')?.image, { reference: 'quay.io/containerdisks/fedora:40', pullPolicy: 'IfNotPresent' });
+    assert.equal(mounts.find((m) => m.name === 'root')?.mountPath, '/var/run/kubevirt-image-volume/disk_0');
+  });
+
+  test('nodeSelector and host-model affinity', () => {
+    assert.deepEqual(pod.spec?.nodeSelector, { 'kubernetes.io/arch': 'amd64', 'kubevirt.io/schedulable': 'true', 'machine-type.node.kubevirt.io/q35': 'true' });
+    assert.deepEqual(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+      [{ matchExpressions: [{ key: 'node-labeller.kubevirt.io/obsolete-host-model', operator: 'DoesNotExist' }] }]);
+  });
+
+  test('multus annotation, ports and SR-IOV network info', () => {
+    const p = renderLauncherPod(fixture('multus-sriov.yaml'), config);
+    assert.deepEqual(JSON.parse(p.metadata?.annotations?.['k8s.v1.cni.cncf.io/networks'] ?? ''), [
+      { name: 'blue-net', namespace: 'net', mac: '02:00:00:00:00:01', interface: hashedPodInterfaceName('blue') },
+      { name: 'sriov-net', namespace: 'sriov', interface: hashedPodInterfaceName('fast') },
+    ]);
+    assert.match(hashedPodInterfaceName('blue'), /^pod[0-9a-f]{11}$/);
+    assert.deepEqual(compute(p).ports, [{ name: 'http', containerPort: 80, protocol: 'TCP' }, { containerPort: 53, protocol: 'UDP' }]);
+    assert.ok(p.spec?.volumes?.some((v) => v.name === 'network-info-annotation'));
+    assert.equal(compute(p).resources?.limits?.['memory'], undefined);
+  });
+
+  test('hugepages and dedicated CPUs: cpumanager selector, hugepage volumes, forbidden feature affinity', () => {
+    const p = renderLauncherPod(fixture('hugepages-dedicated.yaml'), config);
+    assert.equal(p.spec?.nodeSelector?.['kubevirt.io/cpumanager'], 'true');
+    assert.equal(p.spec?.nodeSelector?.['cpu-model.node.kubevirt.io/Skylake-Client'], 'true');
+    assert.equal(p.spec?.nodeSelector?.['cpu-feature.node.kubevirt.io/vmx'], 'true');
+    assert.equal(p.spec?.nodeSelector?.['pool'], 'fast');
+    assert.ok(p.spec?.volumes?.some((v) => v.name === 'hugepages' && v.emptyDir?.medium === 'HugePages'));
+    assert.deepEqual(p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+      [{ matchExpressions: [{ key: 'cpu-feature.node.kubevirt.io/pcid', operator: 'DoesNotExist' }] }]);
+    assert.equal(p.spec?.priorityClassName, 'high');
+    assert.equal(p.spec?.schedulerName, 'my-scheduler');
+    assert.equal(p.spec?.terminationGracePeriodSeconds, 150);
+    assert.deepEqual(p.spec?.tolerations, [{ key: 'dedicated', operator: 'Equal', value: 'vm', effect: 'NoSchedule' }]);
+  });
+
+  test('PVCs: block → device, RWX filesystem → SHARED_FILESYSTEM_PATHS; hotpluggable skipped; missing claim → PvcNotFoundError', () => {
+    const vmi2 = fixture('pvc-datavolume.yaml');
+    const p = renderLauncherPod(vmi2, config, { pvcs: { 'pvc-dv-root': { volumeMode: 'Block' }, 'data-claim': { accessModes: ['ReadWriteMany'] } } });
+    assert.deepEqual(compute(p).volumeDevices, [{ name: 'rootdisk', devicePath: '/dev/rootdisk' }]);
+    assert.equal(compute(p).env?.find((e) => e.name === 'SHARED_FILESYSTEM_PATHS')?.value, '/var/run/kubevirt-private/vmi-disks/data');
+    assert.ok(!p.spec?.volumes?.some((v) => v.name === 'hot'));
+    assert.throws(() => renderLauncherPod(vmi2, config, { pvcs: {} }), (e: unknown) => e instanceof PvcNotFoundError && e.reason === 'FailedPvcNotFound');
+  });
+
+  test('host disk, config volumes mounted only when a disk uses them, service account, probes', () => {
+    const p = renderLauncherPod(fixture('hostdisk-configs.yaml'), config);
+    assert.deepEqual(p.spec?.volumes?.find((v) => v.name === 'host')?.hostPath, { path: '/var/data', type: 'DirectoryOrCreate' });
+    const mounts = compute(p).volumeMounts ?? [];
+    assert.ok(mounts.some((m) => m.name === 'cfg' && m.mountPath === '/var/run/kubevirt-private/config-map/cfg' && m.readOnly));
+    // The webhook gives every volume a disk; without one, the config volume is present but not mounted.
+    assert.ok(mounts.some((m) => m.name === 'unmounted'));
+    const noDisk = fixture('hostdisk-configs.yaml');
+    noDisk.spec.domain.devices.disks = noDisk.spec.domain.devices.disks?.filter((d) => d.name !== 'unmounted');
+    const p2 = renderLauncherPod(noDisk, config);
+    assert.ok(p2.spec?.volumes?.some((v) => v.name === 'unmounted') && !compute(p2).volumeMounts?.some((m) => m.name === 'unmounted'));
+    assert.equal(p.spec?.serviceAccountName, 'vm-sa');
+    assert.equal(p.spec?.automountServiceAccountToken, true);
+    assert.deepEqual(compute(p).livenessProbe?.exec?.command,
+      ['virt-probe', '--domainName', 'demo_hostdisk-configs', '--timeoutSeconds', '5', '--command', 'cat', '--', '/tmp/healthy']);
+    assert.equal(compute(p).livenessProbe?.timeoutSeconds, 6);
+    assert.equal(compute(p).readinessProbe?.initialDelaySeconds, 30);
+  });
+
+  test('long VMI names get a hashed id label', () => {
+    const long = 'a'.repeat(70);
+    assert.match(vmiIdLabelValue(long), /^a{54}-[0-9a-f]{8}$/);
+  });
+
+  test('unsupported features are typed errors naming the field', () => {
+    const v = structuredClone(vmi);
+    v.spec.domain.devices.filesystems = [{ name: 'fs', virtiofs: {} }];
+    assert.throws(() => renderLauncherPod(v, config), (e: unknown) => e instanceof InvalidInputError && e.reason === 'Unsupported' && e.field === 'spec.domain.devices.filesystems');
+  });
+});
+
+describe('migration target pod (reference §b.8)', () => {
+  const vmi = fixture('containerdisk-cloudinit.yaml');
+  vmi.status = { ...vmi.status, selinuxContext: 'system_u:system_r:container_t:s0:c1,c2' };
+  const migration: VirtualMachineInstanceMigration = { metadata: { name: 'mig', uid: 'mig-uid' }, spec: { vmiName: vmi.metadata?.name ?? '', addedNodeSelector: { zone: 'a', 'kubevirt.io/schedulable': 'false' } } };
+  const sourcePod: V1Pod = {
+    spec: { containers: [] },
+    status: { initContainerStatuses: [{ name: 'volumeroot', imageID: 'quay.io/containerdisks/fedora@sha256:abc', image: '', imagePullPolicy: '', ready: true, restartCount: 0 } as never] },
+  };
+
+  test('anti-affinity to the VMI, migration label/annotation, selectors merged (template wins), SELinux level, pinned image', () => {
+    const pod = renderTargetPod(vmi, migration, sourcePod, config, { sourceNodeLabels: { 'host-model-cpu.node.kubevirt.io/Skylake': 'true', 'host-model-required-features.node.kubevirt.io/vmx': 'true', 'cpu-vendor.node.kubevirt.io/Intel': 'true' } });
+    assert.deepEqual(pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution,
+      [{ labelSelector: { matchLabels: { 'kubevirt.io/created-by': vmi.metadata?.uid } }, topologyKey: 'kubernetes.io/hostname' }]);
+    assert.equal(pod.metadata?.labels?.['kubevirt.io/migrationJobUID'], 'mig-uid');
+    assert.equal(pod.metadata?.annotations?.['kubevirt.io/migrationJobName'], 'mig');
+    assert.equal(pod.spec?.nodeSelector?.['zone'], 'a');
+    assert.equal(pod.spec?.nodeSelector?.['kubevirt.io/schedulable'], 'true');
+    assert.equal(pod.spec?.nodeSelector?.['cpu-model-migration.node.kubevirt.io/Skylake'], 'true');
+    assert.equal(pod.spec?.nodeSelector?.['cpu-feature.node.kubevirt.io/vmx'], 'true');
+    assert.equal(pod.spec?.nodeSelector?.['cpu-vendor.node.kubevirt.io/Intel'], 'true');
+    assert.equal(pod.spec?.securityContext?.seLinuxOptions?.level, 's0:c1,c2');
+    assert.equal(pod.spec?.volumes?.find((v) => v.name === 'root')?.image?.reference, 'quay.io/containerdisks/fedora@sha256:abc');
+    assert.ok(!pod.spec?.initContainers?.some((c) => c.name === 'volumeroot'), 'digest already known: no resolver init container');
+  });
+
+  test('decentralized: NotIn the source node instead of pod anti-affinity', () => {
+    const pod = renderTargetPod(vmi, migration, undefined, config, { decentralizedSourceNode: 'node-a' });
+    assert.equal(pod.spec?.affinity?.podAntiAffinity, undefined);
+    const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    assert.ok(terms.every((t) => t.matchExpressions?.some((e) => e.operator === 'NotIn' && e.values?.[0] === 'node-a')));
+  });
+
+  test('a source pod without a digest for a container disk is a typed error', () => {
+    assert.throws(() => renderTargetPod(vmi, migration, { spec: { containers: [] }, status: {} }, config), InvalidInputError);
+  });
+});
+
+describe('hotplug attachment pod (reference §b.9)', () => {
+  const vmi = fixture('pvc-datavolume.yaml');
+  vmi.status = { ...vmi.status, selinuxContext: 'system_u:system_r:container_t:s0:c5,c6' };
+  const launcher = renderLauncherPod(vmi, config);
+  launcher.metadata = { ...launcher.metadata, name: 'virt-launcher-pvc-dv-xyz12', uid: 'pod-uid' };
+  launcher.spec = { ...launcher.spec!, nodeName: 'node-7', tolerations: [{ key: 'a', operator: 'Exists' }] };
+
+  test('owner ref to the launcher, VMI annotations, node affinity, tolerations, mounts', () => {
+    const pod = renderAttachmentPod([{ name: 'hot', claimName: 'hot-claim' }, { name: 'blk', claimName: 'b', claimUid: 'b-uid', volumeMode: 'Block' }], launcher, vmi, config);
+    assert.equal(pod.metadata?.generateName, 'hp-volume-');
+    assert.deepEqual(pod.metadata?.labels, { 'kubevirt.io': 'hotplug-disk' });
+    assert.deepEqual(pod.metadata?.annotations, { 'kubevirt.io/owner-vmi-name': 'pvc-dv', 'kubevirt.io/owner-vmi-uid': vmi.metadata?.uid });
+    assert.deepEqual(pod.metadata?.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'virt-launcher-pvc-dv-xyz12', uid: 'pod-uid', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+      [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-7'] }] }]);
+    assert.deepEqual(pod.spec?.tolerations?.map((t) => t.key), ['a', 'node.kubernetes.io/disk-pressure', 'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/pid-pressure', 'node.kubernetes.io/unschedulable']);
+    assert.equal(pod.spec?.terminationGracePeriodSeconds, 0);
+    const c = pod.spec?.containers[0];
+    assert.deepEqual(c?.command, ['/bin/sh', '-c', '/usr/bin/container-disk --copy-path /path/hp']);
+    assert.deepEqual(c?.resources, { requests: { cpu: '10m', memory: '2M' }, limits: { cpu: '100m', memory: '80M' } });
+    assert.equal(c?.securityContext?.seLinuxOptions?.level, 's0:c5,c6');
+    assert.ok(c?.volumeMounts?.some((m) => m.name === 'hot' && m.mountPath === '/hot'));
+    assert.deepEqual(c?.volumeDevices, [{ name: 'blk', devicePath: '/path/blk/b-uid' }]);
+  });
+
+  test('an unscheduled launcher or a VMI without SELinux context is a typed error', () => {
+    const unscheduled = { ...launcher, spec: { ...launcher.spec!, nodeName: undefined } } as V1Pod;
+    assert.throws(() => renderAttachmentPod([], unscheduled, vmi, config), (e: unknown) => e instanceof InvalidInputError && e.field === 'launcherPod.spec.nodeName');
+    const noCtx = { ...vmi, status: { ...vmi.status, selinuxContext: '' } };
+    assert.throws(() => renderAttachmentPod([], launcher, noCtx, config), /SELinux context/);
+  });
+});
