@@ -38,7 +38,14 @@ export async function startDynamoDbLocal(timeoutMs = 60_000): Promise<DynamoDbLo
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   let exited = false;
-  child.on('exit', () => (exited = true));
+  // Should the test process end without after() (an uncaught error, process.exit), take the
+  // emulator down with it rather than leave a 230 MB JVM behind.
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.on('exit', () => {
+    exited = true;
+    process.off('exit', killOnExit);
+  });
 
   const client = (): DynamoDBClient =>
     new DynamoDBClient({
