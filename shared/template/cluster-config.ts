@@ -4,7 +4,7 @@
  * Invalid values (ratio/overcommit ≤ 0, a bad ratio string) are rejected with a typed error
  * naming the field — KubeVirt keeps its last good config in that case; callers can do the same.
  */
-import type { KubeVirt, KubeVirtConfiguration } from '../api/kubevirt.gen.ts';
+import type { KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
 import { InvalidInputError } from '../errors.ts';
 import { parseQuantity, quantityValue, type Quantity } from './quantity.ts';
 

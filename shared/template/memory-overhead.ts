@@ -3,7 +3,7 @@
  * backend's estimate, then the network bindings'). Exact integer byte arithmetic; every term is
  * reported separately so tests (and people) can see where the bytes come from.
  */
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from './cluster-config.ts';
 import { parseQuantity, quantityValue } from './quantity.ts';

@@ -4,7 +4,7 @@
  * pod; names the VMI in annotations.
  */
 import type { V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import {
   APP_LABEL, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
 } from '../api/well-known.ts';

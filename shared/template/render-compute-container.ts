@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1Container, V1EnvVar, V1Probe, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
-import type { Probe, VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { Probe, VirtualMachineInstance } from '../api/index.ts';
 import {
   COMPUTE_CONTAINER, DEFAULT_VMI_GRACE_PERIOD_SECONDS, FUNC_TEST_LAUNCHER_FAIL_FAST_ANNOTATION,
   KEEP_LAUNCHER_ALIVE_ANNOTATION, LIBVIRT_LOG_FILTERS_ANNOTATION, NON_ROOT_UID,

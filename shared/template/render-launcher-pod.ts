@@ -6,7 +6,7 @@
  * (`applyVmiDefaults` reproduces them for VMIs that never went through an apiserver).
  */
 import type { V1Container, V1Pod, V1PodSecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { ISTIO_INJECT_ANNOTATION, NON_ROOT_UID, VIRTUAL_MACHINE_UNPAUSED_CONDITION } from '../api/well-known.ts';
 import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from './cluster-config.ts';

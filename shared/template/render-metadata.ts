@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import {
   APP_LABEL, CREATED_BY_LABEL, DEFAULT_CONTAINER_ANNOTATION, DOMAIN_ANNOTATION, ISTIO_INJECT_ANNOTATION,
   ISTIO_KUBEVIRT_INTERFACES_ANNOTATION, ISTIO_REROUTE_ANNOTATION, KIND_VMI, KUBEVIRT_API_VERSION, LAUNCHER_APP,

@@ -4,7 +4,7 @@
  * and the node affinity terms added for `host-model` CPUs and forbidden CPU features.
  */
 import type { V1Affinity, V1NodeSelectorRequirement } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import {
   ARCH_NODE_LABEL, CPU_FEATURE_NODE_LABEL_PREFIX, CPU_MANAGER_NODE_LABEL, CPU_MODEL_NODE_LABEL_PREFIX,
   CPU_VENDOR_NODE_LABEL_PREFIX, HYPERV_NODE_LABEL_PREFIX, MACHINE_TYPE_NODE_LABEL_PREFIX, OBSOLETE_HOST_MODEL_NODE_LABEL,

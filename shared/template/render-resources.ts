@@ -4,7 +4,7 @@
  * what was calculated; rules run in KubeVirt's order because later ones read earlier results
  * (overcommit before overhead, pinning before overhead, …).
  */
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { AUTO_MEMORY_LIMITS_RATIO_LABEL, EMULATOR_THREAD_EVEN_PARITY_ANNOTATION } from '../api/well-known.ts';
 import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from './cluster-config.ts';

@@ -6,7 +6,7 @@
  * host-model CPU selectors from the source node, and the SELinux level.
  */
 import type { V1Pod, V1PodAffinityTerm } from '@kubernetes/client-node';
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
 import {
   CPU_FEATURE_NODE_LABEL_PREFIX, CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX, CPU_VENDOR_NODE_LABEL_PREFIX, CREATED_BY_LABEL,
   HOST_MODEL_CPU_NODE_LABEL_PREFIX, HOST_MODEL_REQUIRED_FEATURES_NODE_LABEL_PREFIX, HOSTNAME_NODE_LABEL,

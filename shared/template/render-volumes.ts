@@ -8,7 +8,7 @@
 import type {
   V1Container, V1Volume, V1VolumeDevice, V1VolumeMount,
 } from '@kubernetes/client-node';
-import type { VirtualMachineInstance, Volume } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance, Volume } from '../api/index.ts';
 import { IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION, NETWORK_INFO_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
 import { InvalidInputError, UnsupportedError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from './cluster-config.ts';

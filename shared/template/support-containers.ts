@@ -3,7 +3,7 @@
  * KubeVirt CR's `supportContainerResources`) and the `guest-console-log` native sidecar.
  */
 import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { NON_ROOT_UID } from '../api/well-known.ts';
 import type { ClusterConfig } from './cluster-config.ts';
 import { canonicalQuantity, formatQuantity } from './quantity.ts';

@@ -4,7 +4,7 @@
  * controller sees the VMI; this pure step exists for VMIs that never went through an apiserver
  * (the `render` CLI, tests, fixtures). It never touches its input: it returns a defaulted copy.
  */
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { NON_ROOT_UID, VMI_FINALIZER } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { archSettings, gateEnabled, type ClusterConfig } from './cluster-config.ts';

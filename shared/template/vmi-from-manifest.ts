@@ -3,7 +3,7 @@
  * `spec.template` named after the VM (what the VM controller would create, minus instancetype
  * and preference expansion, which the notes mention).
  */
-import type { VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export interface ManifestVmi {

@@ -2,7 +2,7 @@
  * Small questions the template service asks about a VMI (KubeVirt's `vmitrait` and the helper
  * methods on its API types), each answered once here so every renderer agrees.
  */
-import type { CPU, VirtualMachineInstance } from '../api/kubevirt.gen.ts';
+import type { CPU, VirtualMachineInstance } from '../api/index.ts';
 import { NONROOT_ANNOTATION } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { compareQuantity, isZero, parseQuantity, type Quantity } from './quantity.ts';

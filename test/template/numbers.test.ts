@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { VirtualMachineInstance } from '../../shared/api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { clusterConfigFromKubeVirt, memoryOverhead, renderLauncherPod } from '../../shared/template/index.ts';
 import { compute } from './support.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/kubevirt.gen.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import {
   clusterConfigFromKubeVirt, hashedPodInterfaceName, PvcNotFoundError, renderAttachmentPod, renderLauncherPod, renderTargetPod, vmiIdLabelValue,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { VirtualMachineInstance, Volume } from '../../shared/api/kubevirt.gen.ts';
+import type { VirtualMachineInstance, Volume } from '../../shared/api/index.ts';
 import { InvalidInputError, ReconcilerError } from '../../shared/errors.ts';
 import { applyVmiDefaults, clusterConfigFromKubeVirt, renderLauncherPod } from '../../shared/template/index.ts';
 import { validatePod } from './validate-pod.ts';

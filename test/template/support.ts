@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../../shared/api/kubevirt.gen.ts';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import {
   applyVmiDefaults, clusterConfigFromKubeVirt, renderLauncherPod, vmiFromManifest, withStandInIdentity, type ClusterConfig,
 } from '../../shared/template/index.ts';

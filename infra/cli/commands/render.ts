@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/kubevirt.gen.ts';
+import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { InvalidInputError, ReconcilerError } from '../../../shared/errors.ts';
 import {
   applyVmiDefaults, clusterConfigFromKubeVirt, vmiFromManifest, renderAttachmentPod, renderLauncherPod, renderTargetPod, withStandInIdentity,
