@@ -71,12 +71,13 @@ describe('custom resources through the facade', () => {
     assert.equal(err.reason, 'AlreadyExists');
   });
 
-  test('a merge patch on /status sets status and leaves the spec alone', async () => {
+  test('a VMI has no /status subresource (as in KubeVirt): a merge patch sets status on the object', async () => {
     // act
-    const patched = await kube.patchVMI(NS, 'vmi-a', { type: 'merge', body: { status: { phase: 'Pending' }, spec: { hostname: 'ignored' } } }, { subresource: 'status' });
+    const patched = await kube.patchVMI(NS, 'vmi-a', { type: 'merge', body: { status: { phase: 'Pending' } } });
+    const err = await rejection(kube.patchVMI(NS, 'vmi-a', { type: 'merge', body: { status: { phase: 'Pending' } } }, { subresource: 'status' }));
     // assert
     assert.equal(patched.status?.phase, 'Pending');
-    assert.equal(patched.spec.hostname, undefined, 'spec changes are ignored on /status');
+    assert.ok(err instanceof Error, 'virtualmachineinstances/status does not exist');
   });
 
   test('a JSON patch applies when its test holds, and a failed test is a retryable Conflict', async () => {
@@ -84,11 +85,11 @@ describe('custom resources through the facade', () => {
     const ok = await kube.patchVMI(NS, 'vmi-a', { type: 'json', ops: [
       { op: 'test', path: '/status/phase', value: 'Pending' },
       { op: 'replace', path: '/status/phase', value: 'Scheduling' },
-    ] }, { subresource: 'status' });
+    ] });
     const err = await rejection(kube.patchVMI(NS, 'vmi-a', { type: 'json', ops: [
       { op: 'test', path: '/status/phase', value: 'Pending' },
       { op: 'replace', path: '/status/phase', value: 'Failed' },
-    ] }, { subresource: 'status' }));
+    ] }));
     // assert
     assert.equal(ok.status?.phase, 'Scheduling');
     assert.ok(err instanceof KubeTransientError, String(err));
@@ -292,7 +293,7 @@ describe('API calls per reconcile', () => {
     await k.listPods(NS, { labelSelector: `kubevirt.io/created-by=${owner?.metadata?.uid}` });
     await k.getVMI(NS, 'missing');
     await rejection(k.createVMI(vmi('vmi-a')));
-    await k.patchVMI(NS, 'vmi-a', { type: 'merge', body: { status: { phase: 'Scheduled' } } }, { subresource: 'status' });
+    await k.patchVMI(NS, 'vmi-a', { type: 'merge', body: { status: { phase: 'Scheduled' } } });
     // assert
     assert.deepEqual(counter.byCall(), {
       'create virtualmachineinstances': 1,

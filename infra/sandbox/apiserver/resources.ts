@@ -43,7 +43,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
   r('', 'v1', 'serviceaccounts', 'ServiceAccount', true, false, { shortNames: ['sa'] }),
   r('', 'v1', 'services', 'Service', true, true, { shortNames: ['svc'] }),
   r('kubevirt.io', 'v1', 'virtualmachines', 'VirtualMachine', true, true, { shortNames: ['vm', 'vms'] }),
-  r('kubevirt.io', 'v1', 'virtualmachineinstances', 'VirtualMachineInstance', true, true, { shortNames: ['vmi', 'vmis'] }),
+  // KubeVirt's VMI CRD declares no status subresource: virt-controller and virt-handler write
+  // status, labels and finalizers in one update or patch of the main resource.
+  r('kubevirt.io', 'v1', 'virtualmachineinstances', 'VirtualMachineInstance', true, false, { shortNames: ['vmi', 'vmis'] }),
   r('kubevirt.io', 'v1', 'virtualmachineinstancemigrations', 'VirtualMachineInstanceMigration', true, true, { shortNames: ['vmim'] }),
   r('kubevirt.io', 'v1', 'kubevirts', 'KubeVirt', true, true, { shortNames: ['kv', 'kvs'] }),
   r('migrations.kubevirt.io', 'v1alpha1', 'migrationpolicies', 'MigrationPolicy', false, true),

@@ -21,8 +21,9 @@ export interface MigrationTimings {
 
 export const DEFAULT_MIGRATION_TIMINGS: MigrationTimings = { prepareMs: 500, transferMs: 3000 };
 
-/** One write to the VMI. `status` is merged into `.status` (nested objects merge), `labels` into
- * `.metadata.labels` (null removes). */
+/** One write to the VMI (one merge patch of the object: VMIs have no /status subresource).
+ * `status` is merged into `.status` (nested objects merge), `labels` into `.metadata.labels`
+ * (null removes). */
 export interface MigrationStep {
   step: 'prepare-target' | 'start' | 'abort' | 'fail' | 'target-domain-ready' | 'complete' | 'relabel';
   delayMs: number;
@@ -58,7 +59,7 @@ export function nextMigrationStep(input: MigrationInputs): MigrationStep | undef
   if (!ms) return undefined;
   const labels = vmi.metadata?.labels ?? {};
   if (ms.completed) {
-    // Final bookkeeping on the VMI's labels (a separate write: labels are not part of /status).
+    // Final bookkeeping on the VMI's labels, once the completed state has been written and seen.
     const want: Record<string, string | null> = {};
     if (MIGRATION_TARGET_NODE_LABEL in labels) want[MIGRATION_TARGET_NODE_LABEL] = null;
     if (!ms.failed && labels[NODE_NAME_LABEL] !== ms.targetNode) want[NODE_NAME_LABEL] = ms.targetNode!;

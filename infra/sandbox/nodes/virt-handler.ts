@@ -109,15 +109,15 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       .filter((p) => owningVmi(p)?.uid === vmi.metadata?.uid && p.spec?.nodeName === nodeName)
       .sort((a, b) => (timeMs(b.metadata?.creationTimestamp) ?? 0) - (timeMs(a.metadata?.creationTimestamp) ?? 0))[0];
 
-  const patchStatus = async (vmi: Vmi, status: Record<string, unknown>) => {
+  // VMIs have no status subresource (as in KubeVirt): status and labels go in one merge patch on
+  // the object itself. resourceVersion precondition: a decision taken on a stale cache must not
+  // land (409, retried).
+  const patchVmi = async (vmi: Vmi, change: { status?: Record<string, unknown>; labels?: Record<string, string | null> }) => {
     const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
-    // resourceVersion precondition: a decision taken on a stale cache must not land (409, retried).
-    await api.custom.patchNamespacedCustomObjectStatus({ ...VMIS, namespace, name, body: { metadata: { resourceVersion }, status } }, MERGE_PATCH);
+    const body = { metadata: { resourceVersion, ...(change.labels ? { labels: change.labels } : {}) }, ...(change.status ? { status: change.status } : {}) };
+    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body }, MERGE_PATCH);
   };
-  const patchLabels = async (vmi: Vmi, labels: Record<string, string | null>) => {
-    const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
-    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body: { metadata: { resourceVersion, labels } } }, MERGE_PATCH);
-  };
+  const patchStatus = (vmi: Vmi, status: Record<string, unknown>) => patchVmi(vmi, { status });
 
   const handle = async (key: string) => {
     const { namespace, name } = splitKey(key);
@@ -165,8 +165,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       targetInterfaces: (pod) => interfacesOf(vmi, pod.status?.podIP),
     });
     if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
-    if (step.status) await patchStatus(vmi, step.status);
-    if (step.labels) await patchLabels(vmi, step.labels);
+    if (step.status || step.labels) await patchVmi(vmi, step);
     if (step.step === 'fail') failures.delete(key);
   };
 

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeInformer, type KubernetesObject } from '@kubernetes/client-node';
-import { createVmi, podBody, startSandbox, statusOf, VMI, type RawObject, type Sandbox } from './support.ts';
+import { createVmi, podBody, startSandbox, statusOf, VM, VMI, type RawObject, type Sandbox } from './support.ts';
 
 describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', () => {
   let sb: Sandbox;
@@ -108,11 +108,12 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     const seen: string[] = [];
     const unsubscribe = sb.server.audit.subscribe((e) => seen.push(`${e.verb} ${e.name}`));
     // act
-    const v = await createVmi(sb, 'audit-me');
-    await sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'audit-me', body: [{ op: 'add', path: '/status', value: { phase: 'Running' } }] });
+    // (a VirtualMachine: it has the /status subresource the entry should name; VMIs do not)
+    const v = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'audit-me' }, spec: {} } })) as RawObject;
+    await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'audit-me', body: [{ op: 'add', path: '/status', value: { phase: 'Running' } }] });
     unsubscribe();
     // assert
-    const entries = sb.server.audit.query({ resource: 'virtualmachineinstances', name: 'audit-me' });
+    const entries = sb.server.audit.query({ resource: 'virtualmachines', name: 'audit-me' });
     assert.deepEqual(entries.map((e) => [e.verb, e.subresource ?? '']), [['create', ''], ['patch', 'status']]);
     assert.equal(entries[0]!.resourceVersion, v.metadata.resourceVersion);
     assert.equal((entries[1]!.object.status as { phase: string }).phase, 'Running');

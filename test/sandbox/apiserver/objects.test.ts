@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { createVmi, getVmi, MIGRATION, podBody, startSandbox, statusOf, VMI, type RawObject, type Sandbox } from './support.ts';
+import { createVmi, getVmi, MIGRATION, podBody, startSandbox, statusOf, VM, VMI, type RawObject, type Sandbox } from './support.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const smp = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -23,7 +23,8 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     assert.equal(await health.text(), 'ok');
     assert.equal(version.major, '1');
     assert.equal(kv.kind, 'APIResourceList');
-    assert.ok(kv.resources.some((r) => r.name === 'virtualmachineinstances/status'), 'status subresource listed');
+    assert.ok(kv.resources.some((r) => r.name === 'virtualmachines/status'), 'status subresource listed');
+    assert.ok(!kv.resources.some((r) => r.name === 'virtualmachineinstances/status'), "KubeVirt's VMI CRD has no status subresource");
     assert.ok(groups.groups.some((g) => g.name === 'cdi.kubevirt.io'));
   });
 
@@ -185,18 +186,31 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     assert.match(cr.message, /application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/);
   });
 
-  test('F30: status subresource: create drops status, main writes keep status, /status ignores spec and metadata', async () => {
+  test('F30: status subresource (VirtualMachine): create drops status, main writes keep status, /status ignores spec and metadata', async () => {
     // arrange
-    const created = (await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f30' }, spec: { a: 1 }, status: { phase: 'Running' } } })) as RawObject;
+    const created = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'f30' }, spec: { a: 1 }, status: { printableStatus: 'Running' } } })) as RawObject;
     // act
-    const st = (await sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30', body: { metadata: { labels: { ignored: 'yes' } }, spec: { a: 2 }, status: { phase: 'Scheduling' } } }, merge)) as RawObject;
-    const main = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f30', body: { spec: { a: 3 }, status: { phase: 'Failed' } } }, merge)) as RawObject;
-    const stale = await statusOf(sb.co.replaceNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30', body: { ...st, status: { phase: 'X' } } }));
+    const st = (await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f30', body: { metadata: { labels: { ignored: 'yes' } }, spec: { a: 2 }, status: { printableStatus: 'Starting' } } }, merge)) as RawObject;
+    const main = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f30', body: { spec: { a: 3 }, status: { printableStatus: 'Stopped' } } }, merge)) as RawObject;
+    const stale = await statusOf(sb.co.replaceNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f30', body: { ...st, status: { printableStatus: 'X' } } }));
     // assert
     assert.equal(created.status, undefined, 'create drops .status');
-    assert.deepEqual([st.status?.phase, st.spec?.a, st.metadata.labels], ['Scheduling', 1, undefined]);
-    assert.deepEqual([main.status?.phase, main.spec?.a], ['Scheduling', 3]);
+    assert.deepEqual([st.status?.printableStatus, st.spec?.a, st.metadata.labels], ['Starting', 1, undefined]);
+    assert.deepEqual([main.status?.printableStatus, main.spec?.a], ['Starting', 3]);
     assert.equal(stale.code, 409, 'RV conflicts apply to /status too');
+  });
+
+  test('F30: a VMI has no status subresource: create and main writes keep status, /status is 404', async () => {
+    // arrange
+    const created = (await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f30-vmi' }, spec: { a: 1 }, status: { phase: 'Pending' } } })) as RawObject;
+    // act
+    const main = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f30-vmi', body: { metadata: { labels: { l: '1' } }, status: { phase: 'Scheduling' } } }, merge)) as RawObject;
+    const sub = await statusOf(sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30-vmi', body: { status: { phase: 'Failed' } } }, merge));
+    // assert
+    assert.equal(created.status?.phase, 'Pending', 'without /status, create keeps .status');
+    assert.deepEqual([main.status?.phase, main.metadata.labels], ['Scheduling', { l: '1' }], 'status and labels land in one main-resource write');
+    assert.equal(sub.code, 404, 'virtualmachineinstances/status does not exist');
+    assert.equal((await getVmi(sb, 'f30-vmi')).status?.phase, 'Scheduling');
   });
 
   test('F31: pod create resets status to Pending and applies core defaults', async () => {
@@ -209,17 +223,27 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     assert.deepEqual([read.spec!.restartPolicy, read.spec!.terminationGracePeriodSeconds, read.spec!.dnsPolicy, read.spec!.schedulerName], ['Always', 30, 'ClusterFirst', 'default-scheduler']);
   });
 
-  test('F32: generation bumps on spec change only, never on metadata or status writes', async () => {
+  test('F32: generation bumps on spec change only, never on metadata or status writes (VirtualMachine)', async () => {
     // arrange
-    await createVmi(sb, 'f32');
+    await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'f32' }, spec: {} } });
     // act
-    const meta = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { metadata: { labels: { a: 'b' } } } }, merge)) as RawObject;
-    const status = (await sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f32', body: { status: { phase: 'Running' } } }, merge)) as RawObject;
-    const spec = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
-    const noop = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
+    const meta = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { metadata: { labels: { a: 'b' } } } }, merge)) as RawObject;
+    const status = (await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f32', body: { status: { printableStatus: 'Running' } } }, merge)) as RawObject;
+    const spec = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
+    const noop = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
     // assert
     assert.deepEqual([meta.metadata.generation, status.metadata.generation, spec.metadata.generation], [1, 1, 2]);
     assert.equal(noop.metadata.resourceVersion, spec.metadata.resourceVersion, 'a no-op patch writes nothing');
+  });
+
+  test('F32: without a status subresource (VMI) a status change bumps generation, as for any CRD', async () => {
+    // arrange
+    await createVmi(sb, 'f32-vmi');
+    // act
+    const meta = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32-vmi', body: { metadata: { labels: { a: 'b' } } } }, merge)) as RawObject;
+    const status = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f32-vmi', body: { status: { phase: 'Running' } } }, merge)) as RawObject;
+    // assert
+    assert.deepEqual([meta.metadata.generation, status.metadata.generation, status.status?.phase], [1, 2, 'Running']);
   });
 
   test('F33: dryRun=All validates and returns the result without persisting', async () => {

@@ -21,6 +21,8 @@ export async function startSandbox(opts: ApiServerOptions = {}): Promise<Sandbox
 
 /** The kubevirt.io/v1 VMI coordinates for CustomObjectsApi calls. */
 export const VMI = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstances' } as const;
+/** The kubevirt.io/v1 VirtualMachine coordinates (a KubeVirt kind that does have `/status`). */
+export const VM = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachines' } as const;
 export const MIGRATION = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstancemigrations' } as const;
 
 /** A raw VMI object as CustomObjectsApi returns it. */

@@ -29,7 +29,7 @@ export function clients(kc: KubeConfig) {
   return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
 }
 
-/** A VMI as the webhook leaves it (status is written separately: the resource has /status). */
+/** A VMI as the webhook leaves it, without status (the controllers write it later, on the main resource). */
 export function vmiBody(name: string): Vmi {
   return {
     apiVersion: 'kubevirt.io/v1',
@@ -76,8 +76,10 @@ export async function getVmi(custom: CustomObjectsApi, name: string): Promise<Vm
   return (await custom.getNamespacedCustomObject({ ...VMIS, namespace: 'default', name })) as Vmi;
 }
 
-export async function patchVmiStatus(custom: CustomObjectsApi, name: string, status: object): Promise<void> {
-  await custom.patchNamespacedCustomObjectStatus({ ...VMIS, namespace: 'default', name, body: { status } }, MERGE);
+/** Merge-patches a VMI. VMIs have no /status subresource (as in KubeVirt): status, labels and
+ * finalizers change together in one write to the object itself. */
+export async function patchVmi(custom: CustomObjectsApi, name: string, body: { status?: object; metadata?: object }): Promise<void> {
+  await custom.patchNamespacedCustomObject({ ...VMIS, namespace: 'default', name, body }, MERGE);
 }
 
 export async function getPod(core: CoreV1Api, name: string): Promise<Pod | undefined> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import { clients, createVmi, getPod, getVmi, launcherPod, MERGE, patchVmiStatus, waitFor, VMIS } from './helpers.ts';
+import { clients, createVmi, getPod, getVmi, launcherPod, patchVmi, waitFor } from './helpers.ts';
 import type { MigrationState } from '../../../infra/sandbox/nodes/objects.ts';
 
 const ANTI_AFFINITY = (vmiUid: string) => ({
@@ -28,8 +28,8 @@ describe('virt-handler (hand-offs made by hand)', () => {
   }
 
   async function handOff(name: string, nodeName: string) {
-    await patchVmiStatus(api.custom, name, { phase: 'Scheduled', nodeName });
-    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: 'default', name, body: { metadata: { labels: { 'kubevirt.io/nodeName': nodeName } } } }, MERGE);
+    // One write, as virt-controller does it: the VMI has no /status subresource.
+    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName }, metadata: { labels: { 'kubevirt.io/nodeName': nodeName } } });
     return waitFor('VMI Running', async () => {
       const v = await getVmi(api.custom, name);
       return v.status?.phase === 'Running' && v;
@@ -42,8 +42,7 @@ describe('virt-handler (hand-offs made by hand)', () => {
     const target = await runningLauncher({ name, uid: vmiUid }, ANTI_AFFINITY(vmiUid), { 'kubevirt.io/migrationJobUID': migrationUid });
     const targetNode = target.spec!.nodeName!;
     const state: MigrationState = { migrationUid, sourceNode, targetNode, targetPod: target.metadata!.name!, sourcePod };
-    await patchVmiStatus(api.custom, name, { migrationState: state });
-    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: 'default', name, body: { metadata: { labels: { 'kubevirt.io/migrationTargetNodeName': targetNode } } } }, MERGE);
+    await patchVmi(api.custom, name, { status: { migrationState: state }, metadata: { labels: { 'kubevirt.io/migrationTargetNodeName': targetNode } } });
     const done = await waitFor('migration finished', async () => {
       const v = await getVmi(api.custom, name);
       return v.status?.migrationState?.completed === true && !v.metadata?.labels?.['kubevirt.io/migrationTargetNodeName'] && v;
