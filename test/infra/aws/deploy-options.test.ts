@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { App, Stack } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Match } from 'aws-cdk-lib/assertions';
+import { bundleResolver, PLACEHOLDER_DIR } from '../../../infra/aws/bundles.ts';
+import { planConcurrency, readSettings } from '../../../infra/aws/settings.ts';
+import { buildBundles } from '../../../scripts/build.ts';
+import { buildStack, fixtureDist, resourcesOf } from './support.ts';
+
+const cleanup: string[] = [];
+after(() => {
+  for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+});
+
+describe('apiserver budget → maxConcurrency', () => {
+  const cases = [
+    { why: 'default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 3, vm: 2, migration: 2 }, over: false },
+    { why: 'a bigger budget is split 3:2:2', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 12, vm: 8, migration: 8 }, over: false },
+    { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, want: { vmi: 2, vm: 2, migration: 2 }, over: true },
+  ];
+  for (const c of cases) {
+    test(c.why, () => {
+      const plan = planConcurrency(c.budget, c.batch);
+      assert.deepEqual(plan.maxConcurrency, c.want);
+      assert.equal(plan.overBudget, c.over);
+      if (!c.over) assert.ok(plan.peakQps <= c.budget.apiQpsBudget + 1e-6, `peak ${plan.peakQps} must stay inside ${c.budget.apiQpsBudget}`);
+    });
+  }
+
+  test('context overrides and validation errors name the key', () => {
+    const s = readSettings((k) => ({ vmMaxConcurrency: '5', apiQpsBudget: '400', prefix: 'prod' })[k]);
+    assert.equal(s.maxConcurrency.vm, 5);
+    assert.equal(s.maxConcurrency.vmi, 6, '400 QPS → 14 in flight → vmi 6');
+    assert.equal(s.prefix, 'prod');
+    assert.throws(() => readSettings((k) => (k === 'batchSize' ? '11' : undefined)), /batchSize/, 'FIFO event sources take at most 10');
+    assert.throws(() => readSettings((k) => (k === 'vmiMaxConcurrency' ? '1' : undefined)), /vmiMaxConcurrency/, 'AWS minimum is 2');
+    assert.throws(() => readSettings((k) => (k === 'clusterName' ? 'c' : undefined)), /go together/);
+    assert.throws(() => readSettings((k) => (k === 'prefix' ? 'a b' : undefined)), /prefix/);
+  });
+});
+
+describe('cluster access and VPC placement', () => {
+  test('with a cluster: EKS env on every reconcile function and one access entry per role into the functions group', () => {
+    // arrange
+    const dist = fixtureDist();
+    cleanup.push(dist);
+    const ctx = { clusterName: 'prod', clusterEndpoint: 'https://ABC.gr7.us-east-1.eks.amazonaws.com', clusterCaData: 'Q0E=' };
+    // act
+    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist, true) });
+    // assert
+    template.resourceCountIs('AWS::EKS::AccessEntry', 3);
+    template.hasResourceProperties('AWS::EKS::AccessEntry', { ClusterName: 'prod', Type: 'STANDARD', Username: 'virt-reconciler:vmi', KubernetesGroups: ['virt-reconciler:functions'] });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'virt-reconciler-vmi',
+      Environment: { Variables: Match.objectLike({ EKS_CLUSTER_NAME: 'prod', EKS_CLUSTER_ENDPOINT: ctx.clusterEndpoint, EKS_CLUSTER_CA_DATA: 'Q0E=' }) },
+    });
+    // No IAM permission is needed to talk to EKS: the token is a presigned STS call.
+    assert.ok(!JSON.stringify(template.toJSON()).includes('"eks:'), 'no eks:* IAM action');
+  });
+
+  test('with a VPC: functions in the given subnets and groups; the ENI policy is the one documented wildcard', () => {
+    const dist = fixtureDist();
+    cleanup.push(dist);
+    const ctx = { vpcId: 'vpc-1', subnetIds: 'subnet-a,subnet-b', securityGroupIds: 'sg-1', availabilityZones: 'us-east-1a,us-east-1b' };
+    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist, true) });
+    template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'virt-reconciler-vm', VpcConfig: { SubnetIds: ['subnet-a', 'subnet-b'], SecurityGroupIds: ['sg-1'] } });
+    const roles = resourcesOf(template, 'AWS::IAM::Role');
+    for (const r of roles) assert.match(JSON.stringify(r.props.ManagedPolicyArns), /AWSLambdaVPCAccessExecutionRole/);
+  });
+});
+
+describe('bundles', () => {
+  test('missing bundle: placeholder + synth warning; strict: error naming npm run build', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'vr-empty-dist-'));
+    cleanup.push(empty);
+    assert.deepEqual(bundleResolver(empty, false)('vmi'), { dir: PLACEHOLDER_DIR, placeholder: true });
+    assert.throws(() => bundleResolver(empty, true)('vmi'), /npm run build/);
+    const { stack } = buildStack({ bundle: bundleResolver(empty, false) });
+    const warnings = stack.node.metadata.filter((m) => m.type === 'aws:cdk:warning').map((m) => String(m.data));
+    assert.ok(warnings.some((w) => w.includes('dist/vmi is missing')), `warnings: ${warnings.join(' | ')}`);
+  });
+
+  test('real esbuild bundles: the timer forwarder (and every handler that exists) is staged as the function asset, byte for byte', async () => {
+    // arrange
+    const out = mkdtempSync(join(tmpdir(), 'vr-dist-'));
+    cleanup.push(out);
+    const built = await buildBundles({ outDir: out, only: ['vmi', 'vm', 'migration', 'timer-forwarder'], log: () => {} });
+    assert.ok(built.built.some((b) => b.name === 'timer-forwarder'), 'shared/queue/timer-forwarder.ts exists, so its bundle must build');
+    // act
+    const { app, template } = buildStack({ bundle: bundleResolver(out, false) });
+    const assembly = app.synth();
+    // assert
+    for (const b of built.built) {
+      const fn = resourcesOf(template, 'AWS::Lambda::Function').find((f) => f.props.FunctionName === `virt-reconciler-${b.name}`)!;
+      const key = String((fn.props.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '');
+      const staged = join(assembly.directory, `asset.${key}`, 'index.mjs');
+      assert.ok(existsSync(staged), `${b.name}: staged asset ${staged}`);
+      assert.equal(statSync(staged).size, b.bytes, `${b.name}: the deployed code is the esbuild bundle`);
+      assert.ok(readFileSync(staged, 'utf8').startsWith("import{createRequire}from'module'"), 'ESM with the createRequire banner');
+    }
+    const manifest = JSON.parse(readFileSync(built.manifestPath, 'utf8')) as { bundles: Record<string, { bytes: number }> };
+    assert.equal(manifest.bundles['timer-forwarder']?.bytes, built.built.find((b) => b.name === 'timer-forwarder')?.bytes);
+  });
+});
+
+describe('CloudFormation validation (built-in, on)', () => {
+  test('the real stack passes CDK built-in CloudFormation validation with default rules as errors', () => {
+    // arrange
+    const dist = fixtureDist();
+    cleanup.push(dist);
+    // act / assert: synth throws if a rule fails (validateAgainstDefaultRules turns warnings into errors)
+    const { app } = buildStack({ bundle: bundleResolver(dist, true), validation: true, context: { '@aws-cdk/core:validateAgainstDefaultRules': true } });
+    assert.doesNotThrow(() => app.synth());
+  });
+
+  test('control: the same validation rejects a FIFO queue with a standard DLQ (so the check above is live)', () => {
+    const app = new App({ builtinCloudFormationValidation: true, context: { '@aws-cdk/core:validateAgainstDefaultRules': true }, outdir: mkdtempSync(join(tmpdir(), 'vr-cdk-bad-')) });
+    cleanup.push(app.outdir);
+    const stack = new Stack(app, 'Bad');
+    const dlq = new sqs.Queue(stack, 'Dlq');
+    new sqs.Queue(stack, 'Q', { fifo: true, deadLetterQueue: { queue: dlq, maxReceiveCount: 3 } });
+    assert.throws(() => app.synth(), /ValidationFailed|Validation failed/);
+    const report = readFileSync(join(app.outdir, 'validation-report.json'), 'utf8');
+    assert.match(report, /E3502/, 'the rule that catches a FIFO queue redriving to a standard queue');
+  });
+});

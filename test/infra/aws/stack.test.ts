@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { bundleResolver } from '../../../infra/aws/bundles.ts';
+import { buildStack, fixtureDist, resourcesOf } from './support.ts';
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+let dist = '';
+let template: Template;
+before(() => {
+  dist = fixtureDist();
+  template = buildStack({ bundle: bundleResolver(dist, true) }).template;
+});
+after(() => rmSync(dist, { recursive: true, force: true }));
+
+describe('ReconcilerStack: queues', () => {
+  test('per controller a FIFO key queue and a FIFO DLQ (dedup ids from the relay, so no content-based dedup), SSE, names as sqs-queue.ts', () => {
+    for (const c of ['vmi', 'vm', 'migration']) {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: `virt-reconciler-${c}.fifo`,
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+        SqsManagedSseEnabled: true,
+        // ≥ 6 × the 60 s function timeout (AWS guidance for SQS event sources)
+        VisibilityTimeout: 360,
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 21 },
+      });
+      template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-dlq.fifo`, FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true });
+      template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-timers`, SqsManagedSseEnabled: true, RedrivePolicy: Match.objectLike({ maxReceiveCount: 10 }) });
+    }
+    template.resourceCountIs('AWS::SQS::Queue', 12);
+  });
+
+  test('every FIFO queue redrives to a FIFO DLQ (a standard DLQ would fail at deploy)', () => {
+    const queues = resourcesOf(template, 'AWS::SQS::Queue');
+    const byId = new Map(queues.map((q) => [q.id, q.props]));
+    const redriving = queues.filter((q) => q.props.RedrivePolicy !== undefined);
+    assert.equal(redriving.length, 6, '3 key queues + 3 timer queues have a DLQ');
+    for (const q of redriving) {
+      const target = ((q.props.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] } }).deadLetterTargetArn)['Fn::GetAtt'][0];
+      assert.equal(byId.get(target)?.FifoQueue === true, q.props.FifoQueue === true, `${q.id} → ${target}: FIFO-ness must match`);
+    }
+  });
+
+  test('every queue denies non-TLS access', () => {
+    for (const p of resourcesOf(template, 'AWS::SQS::QueuePolicy')) {
+      assert.match(JSON.stringify(p.props), /aws:SecureTransport/);
+    }
+  });
+});
+
+describe('ReconcilerStack: functions', () => {
+  test('reconcile functions: Node 24 on arm64, index.handler, 512 MB, 60 s, JSON logs, queue/table env by the documented names', () => {
+    for (const c of ['vmi', 'vm', 'migration']) {
+      const C = c.toUpperCase();
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        FunctionName: `virt-reconciler-${c}`,
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 512,
+        Timeout: 60,
+        LoggingConfig: Match.objectLike({ LogFormat: 'JSON' }),
+        Environment: {
+          Variables: Match.objectLike({
+            [`QUEUE_URL_${C}`]: Match.anyValue(),
+            [`DLQ_URL_${C}`]: Match.anyValue(),
+            [`TIMER_QUEUE_URL_${C}`]: Match.anyValue(),
+            STATE_TABLE_NAME: Match.anyValue(),
+            POWERTOOLS_METRICS_NAMESPACE: 'VirtReconciler',
+            NODE_OPTIONS: '--enable-source-maps',
+          }),
+        },
+      });
+    }
+    template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'virt-reconciler-timer-forwarder', Runtime: 'nodejs24.x', Architectures: ['arm64'], Handler: 'index.handler', Timeout: 30 });
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+  });
+
+  test('event sources: partial batch responses and maxConcurrency 3/2/2 from the 200 QPS budget; forwarder on the 3 timer queues', () => {
+    const esms = resourcesOf(template, 'AWS::Lambda::EventSourceMapping');
+    assert.equal(esms.length, 6);
+    for (const e of esms) assert.deepEqual(e.props.FunctionResponseTypes, ['ReportBatchItemFailures'], `${e.id}: without it one failure redelivers the whole batch`);
+    const reconcile = esms.filter((e) => JSON.stringify(e.props.EventSourceArn).includes('Queue') && !JSON.stringify(e.props.EventSourceArn).includes('Timers'));
+    const concurrency = reconcile.map((e) => [JSON.stringify(e.props.EventSourceArn).match(/Queue(vmi|vm|migration)Queue/)?.[1], (e.props.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency]);
+    assert.deepEqual(Object.fromEntries(concurrency), { vmi: 3, vm: 2, migration: 2 });
+    for (const e of reconcile) assert.equal(e.props.BatchSize, 1);
+  });
+
+  test('IAM: no wildcard action or resource, no managed policy; each function consumes only its own queue', () => {
+    for (const p of resourcesOf(template, 'AWS::IAM::Policy')) {
+      const statements = (p.props.PolicyDocument as { Statement: Statement[] }).Statement;
+      for (const s of statements) {
+        const actions = ([] as string[]).concat(s.Action);
+        for (const a of actions) assert.ok(!a.includes('*'), `${p.id}: wildcard action ${a}`);
+        assert.ok(!JSON.stringify(s.Resource).includes('"*"'), `${p.id}: wildcard resource in ${JSON.stringify(s)}`);
+        assert.equal(s.Effect, 'Allow');
+      }
+    }
+    for (const r of resourcesOf(template, 'AWS::IAM::Role')) assert.equal(r.props.ManagedPolicyArns, undefined, `${r.id}: managed policies carry Resource "*"`);
+    for (const c of ['vmi', 'vm', 'migration']) {
+      const policy = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith(`Reconcile${c}Bundled`))!;
+      const statements = (policy.props.PolicyDocument as { Statement: Statement[] }).Statement;
+      const receive = statements.filter((s) => ([] as string[]).concat(s.Action).includes('sqs:ReceiveMessage'));
+      assert.equal(receive.length, 1);
+      assert.match(JSON.stringify(receive[0]!.Resource), new RegExp(`Queue${c}Queue`), `${c} may receive only from its own queue`);
+      const send = statements.find((s) => ([] as string[]).concat(s.Action).includes('sqs:SendMessage'))!;
+      assert.deepEqual(JSON.stringify(send.Resource).match(/Queue\w+?(Timers|Dlq)/g)?.sort(), [`Queue${c}Dlq`, `Queue${c}Timers`].sort());
+      const ddb = statements.find((s) => ([] as string[]).concat(s.Action).some((a) => a.startsWith('dynamodb:')))!;
+      assert.deepEqual(([] as string[]).concat(ddb.Action).sort(), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    }
+  });
+});
+
+describe('ReconcilerStack: table, alarms, dashboard', () => {
+  test('state table: pk/sk, on demand, TTL on ttl, point-in-time recovery, retained', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        TableName: 'virt-reconciler-state',
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+        TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      }),
+    });
+  });
+
+  test('alarms: DLQ not empty, timer DLQ not empty and oldest key age, per controller', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+    for (const c of ['vmi', 'vm', 'migration']) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-timers-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible' });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-oldest-key-age`, MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300, EvaluationPeriods: 3 });
+    }
+  });
+
+  test('dashboard shows queue depth, age, DLQ depth, function health and our EMF reconcile metrics', () => {
+    const body = JSON.stringify(resourcesOf(template, 'AWS::CloudWatch::Dashboard')[0]!.props.DashboardBody);
+    for (const name of [
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateNumberOfMessagesNotVisible',
+      'ApproximateAgeOfOldestMessage',
+      'Invocations',
+      'Errors',
+      'Throttles',
+      'Duration',
+      'ConcurrentExecutions',
+      'reconcile_total',
+      'reconcile_time_seconds',
+      'api_calls_per_reconcile',
+      'dead-lettered',
+    ]) {
+      assert.ok(body.includes(name), `dashboard lacks ${name}`);
+    }
+    assert.ok(body.includes('VirtReconciler'), 'EMF namespace');
+  });
+});
