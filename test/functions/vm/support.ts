@@ -1,0 +1,100 @@
+/**
+ * Test support for the VM reconcile against the sandbox API server: a real client-node facade as
+ * identity `vm-controller` (so the server's audit log and counters tell its calls apart from the
+ * test's own set-up as `test`), the embedded SQLite state store, a controllable `now`, and
+ * "reconcile until settled".
+ */
+import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { VirtualMachine } from '../../../shared/api/index.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import type { Outcome } from '../../../shared/reconcile/outcome.ts';
+import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
+import type { VmDeps } from '../../../functions/vm/deps.ts';
+import { reconcileVm } from '../../../functions/vm/reconcile.ts';
+
+export const CONTROLLER = 'vm-controller';
+export const NS = 'default';
+
+export interface Harness {
+  readonly deps: VmDeps;
+  /** The test's own client (identity `test`): set-up and playing virt-handler / CDI. */
+  readonly kube: KubeClient;
+  readonly state: SqliteStateStore;
+  /** Moves the reconcile's clock. */
+  advance(ms: number): void;
+}
+
+export function harness(server: ApiServer, start = Date.parse('2026-03-01T12:00:00Z')): Harness {
+  let now = start;
+  const clock = () => now;
+  const state = openSqliteState();
+  const deps: VmDeps = {
+    kube: createKubeClient(server.kubeConfig(CONTROLLER), { now: () => new Date(now) }),
+    expectations: state.expectations,
+    now: clock,
+    random: () => 0,
+    log: { info: () => undefined, warn: () => undefined },
+  };
+  return { deps, kube: createKubeClient(server.kubeConfig('test')), state, advance: (ms) => (now += ms) };
+}
+
+/** `verb resource[/sub] name` for every write the controller made, events as `event Reason`. */
+export function actions(server: ApiServer): string[] {
+  return server.audit.query({ identity: CONTROLLER }).map((e) => {
+    if (e.resource === 'events') return `event ${String((e.object as { reason?: unknown }).reason)}`;
+    return `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name}`;
+  });
+}
+
+/** Writes only, events left out: what the controller did to objects. */
+export function objectActions(server: ApiServer): string[] {
+  return actions(server).filter((a) => !a.startsWith('event '));
+}
+
+export interface Settled {
+  readonly passes: number;
+  readonly last: Outcome | 'error';
+  readonly errors: string[];
+}
+
+/**
+ * Reconciles `key` until a pass makes no write and ends `done` (or asks to wait): the serverless
+ * counterpart of "the work queue is empty". Thrown errors count as passes (they would be retried).
+ * Bounded, so a controller that never settles fails the test instead of hanging it.
+ */
+export async function reconcileUntilSettled(server: ApiServer, h: Harness, key: string, maxPasses = 12): Promise<Settled> {
+  const errors: string[] = [];
+  for (let pass = 1; pass <= maxPasses; pass++) {
+    const before = server.audit.query({ identity: CONTROLLER }).length;
+    let last: Outcome | 'error';
+    try {
+      last = await reconcileVm(key, h.deps);
+    } catch (err) {
+      errors.push(err instanceof Error ? err.message : String(err));
+      last = 'error';
+    }
+    const wrote = server.audit.query({ identity: CONTROLLER }).length > before;
+    if (!wrote && last !== 'error') return { passes: pass, last, errors };
+  }
+  throw new Error(`${key} did not settle in ${maxPasses} passes; errors: ${errors.join(' | ')}`);
+}
+
+/** A VM with a containerDisk and the given spec fields. */
+export function vmManifest(name: string, spec: Partial<VirtualMachine['spec']> = {}, finalizers?: string[]): VirtualMachine {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: { name, namespace: NS, ...(finalizers ? { finalizers } : {}) },
+    spec: {
+      template: {
+        metadata: { labels: { 'kubevirt.io/vm': name, app: 'demo' }, annotations: { 'example.com/note': 'from-template' } },
+        spec: {
+          domain: { devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } } },
+          volumes: [{ name: 'root', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo' } }],
+        },
+      },
+      ...spec,
+    },
+  };
+}
