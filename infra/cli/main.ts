@@ -6,6 +6,7 @@ import { CliError, type Command } from './command.ts';
 
 /** Commands are loaded lazily so `render` does not pay for the Kubernetes client, and so on. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  up: { summary: 'run the relay and controllers locally (npm start): sandbox or kubeconfig cluster', load: async () => (await import('./commands/up.ts')).command },
   sandbox: { summary: 'run the local sandbox cluster (API server + simulated nodes)', load: async () => (await import('./commands/sandbox.ts')).command },
   render: { summary: 'render the launcher, migration target or hotplug attachment pod for a VMI/VM manifest', load: async () => (await import('./commands/render.ts')).command },
 };

@@ -1,0 +1,95 @@
+/**
+ * The relay's outbox: keys waiting to be sent, coalesced per controller key (the newest cause
+ * wins — the function re-reads current state anyway), flushed in batches. A failed send keeps
+ * the keys and retries with backoff; nothing is dropped. Memory is bounded by the number of
+ * distinct keys, not by the event rate.
+ */
+import type { KeyQueue } from '../../shared/queue/port.ts';
+import type { KeyMessage } from '../../shared/queue/message.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+
+export interface OutboxOptions {
+  readonly batchSize?: number;
+  /** How long the first key waits for company before a flush, ms. */
+  readonly lingerMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly log: Logger;
+  readonly onSent?: (messages: readonly KeyMessage[]) => void;
+  readonly onSendError?: (err: unknown) => void;
+}
+
+export class Outbox {
+  readonly #queue: Pick<KeyQueue, 'send'>;
+  readonly #opts: OutboxOptions;
+  readonly #pending = new Map<string, KeyMessage>();
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+  #failures = 0;
+  #closed = false;
+  lastSendOkAt = 0;
+
+  constructor(queue: Pick<KeyQueue, 'send'>, opts: OutboxOptions) {
+    this.#queue = queue;
+    this.#opts = opts;
+  }
+
+  get depth(): number {
+    return this.#pending.size;
+  }
+
+  add(msg: KeyMessage): void {
+    this.#pending.set(`${msg.controller}|${msg.key}`, msg);
+    if (this.#pending.size >= (this.#opts.batchSize ?? 100)) this.#schedule(0);
+    else this.#schedule(this.#opts.lingerMs ?? 20);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#flushing || this.#closed) return;
+    if (this.#timer && delayMs > 0) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#flushing = this.#flushLoop().finally(() => {
+        this.#flushing = undefined;
+        if (this.#pending.size > 0 && !this.#closed) this.#schedule(this.#failures ? this.#backoff() : 0);
+      });
+    }, delayMs);
+  }
+
+  async #flushLoop(): Promise<void> {
+    const size = this.#opts.batchSize ?? 100;
+    while (this.#pending.size > 0) {
+      const batch = [...this.#pending.entries()].slice(0, size);
+      try {
+        await this.#queue.send(batch.map(([, m]) => m));
+        this.#failures = 0;
+        this.lastSendOkAt = Date.now();
+        // Only remove what was sent: a newer cause that arrived meanwhile stays for the next batch.
+        for (const [k, m] of batch) if (this.#pending.get(k) === m) this.#pending.delete(k);
+        this.#opts.onSent?.(batch.map(([, m]) => m));
+      } catch (err) {
+        this.#failures++;
+        this.#opts.onSendError?.(err);
+        this.#opts.log.warn('queue send failed; keys kept for retry', { error: err instanceof Error ? err.message : String(err), pending: this.#pending.size, attempt: this.#failures });
+        return;
+      }
+    }
+  }
+
+  #backoff(): number {
+    return Math.min(this.#opts.maxBackoffMs ?? 10_000, 50 * 2 ** Math.min(this.#failures, 10));
+  }
+
+  /** Sends what is pending (retrying until `deadlineMs` passes), then stops. */
+  async close(deadlineMs = 10_000): Promise<void> {
+    const until = Date.now() + deadlineMs;
+    clearTimeout(this.#timer);
+    await this.#flushing;
+    while (this.#pending.size > 0 && Date.now() < until) {
+      await this.#flushLoop();
+      if (this.#pending.size > 0) await new Promise((r) => setTimeout(r, Math.min(this.#backoff(), Math.max(0, until - Date.now()))));
+    }
+    this.#closed = true;
+    if (this.#pending.size > 0) this.#opts.log.warn('relay stopped with unsent keys; the next start relists and re-sends them', { pending: this.#pending.size });
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The watch relay: lists and watches everything the controllers care about, maps each event to
+ * controller keys and sends them, coalesced and batched, to the key queues. Long-running; holds
+ * only small indexes. Several replicas may run: the queue drops their exact duplicates.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { KeyQueue } from '../../shared/queue/port.ts';
+import type { KeyMessage } from '../../shared/queue/message.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import { RelayIndexes } from './indexes.ts';
+import { mapEvent, type EventType, type WatchedKind, type WatchedObject } from './map-event.ts';
+import { Outbox } from './outbox.ts';
+import { Reflector, type ResourceWatch } from './reflector.ts';
+import { watchedResources } from './resources.ts';
+
+export interface RelayOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly queue: Pick<KeyQueue, 'send'>;
+  readonly log: Logger;
+  readonly metrics?: MetricsRegistry;
+  /** Prefix keys with a cluster id when one deployment serves several clusters. */
+  readonly clusterId?: string;
+  /** Override the watched resources (tests). */
+  readonly resources?: ResourceWatch[];
+  readonly batchSize?: number;
+  readonly now?: () => number;
+}
+
+export class Relay {
+  readonly metrics: MetricsRegistry;
+  readonly indexes = new RelayIndexes();
+  readonly #reflectors: Reflector[];
+  readonly #outbox: Outbox;
+  readonly #opts: RelayOptions;
+
+  constructor(opts: RelayOptions) {
+    this.#opts = opts;
+    this.metrics = opts.metrics ?? new MetricsRegistry();
+    this.#outbox = new Outbox(opts.queue, {
+      log: opts.log,
+      batchSize: opts.batchSize ?? 100,
+      onSent: (msgs) => {
+        for (const m of msgs) this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
+      },
+      onSendError: () => this.metrics.inc('relay_send_errors_total', 'Failed batch sends (retried)'),
+    });
+    const resources = opts.resources ?? watchedResources(opts.kubeConfig);
+    this.#reflectors = resources.map(
+      (res) =>
+        new Reflector(opts.kubeConfig, res, (type, obj, old) => this.#onEvent(res.kind, type, obj, old), {
+          log: opts.log,
+          onRestart: (why) => this.metrics.inc('relay_watch_restarts_total', 'List/watch restarts by cause', { kind: res.kind, why }),
+        }),
+    );
+  }
+
+  start(): void {
+    for (const r of this.#reflectors) r.start();
+  }
+
+  /** Stops watching, then sends what is still pending. */
+  async stop(): Promise<void> {
+    await Promise.all(this.#reflectors.map((r) => r.stop()));
+    await this.#outbox.close();
+  }
+
+  /** Ready once every resource has been listed once. */
+  get ready(): boolean {
+    return this.#reflectors.every((r) => r.synced);
+  }
+
+  /** Keys waiting to be sent. */
+  get pending(): number {
+    return this.#outbox.depth;
+  }
+
+  /** Objects watched, over all resources. */
+  get watchedObjects(): number {
+    return this.#reflectors.reduce((n, r) => n + r.size, 0);
+  }
+
+  /** Drops every watch now (tests, chaos). Reflectors re-watch from where they were. */
+  dropWatches(): void {
+    for (const r of this.#reflectors) r.restartWatch();
+  }
+
+  #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
+    this.metrics.inc('relay_events_total', 'Watch events seen', { kind, type });
+    let targets;
+    try {
+      targets = mapEvent(kind, type, obj, this.indexes, old);
+    } catch (err) {
+      // A malformed object must never stop the relay: log it and carry on.
+      this.#opts.log.error('could not map event', { kind, type, name: obj?.metadata?.name, error: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    const now = (this.#opts.now ?? Date.now)();
+    const prefix = this.#opts.clusterId ? `${this.#opts.clusterId}:` : '';
+    for (const t of targets) {
+      const msg: KeyMessage = {
+        v: 1,
+        controller: t.controller,
+        key: prefix + t.key,
+        cause: {
+          kind,
+          namespace: obj.metadata?.namespace ?? '',
+          name: obj.metadata?.name ?? '',
+          uid: obj.metadata?.uid ?? '',
+          resourceVersion: obj.metadata?.resourceVersion ?? '',
+          event: type,
+          seenAt: now,
+        },
+      };
+      this.#outbox.add(msg);
+    }
+    this.metrics.set('relay_outbox_depth', 'Keys waiting to be sent', {}, this.#outbox.depth);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * `virt-reconciler up` (what `npm start` runs): relay + functions in one process over the
+ * embedded queue and table, against a kubeconfig cluster (given or found) or else the sandbox.
+ */
+import { createWriteStream, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../../shared/kube/config.ts';
+import { jsonLogger } from '../../../shared/metrics/log.ts';
+import { VMIS } from '../../../shared/api/index.ts';
+import { LocalRuntime } from '../../local/runtime.ts';
+import { applyManifests, readManifests } from '../../local/examples.ts';
+import { formatSnapshot, snapshot } from '../../local/progress.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
+import { CliError, intFlag, parseFlags, type Command } from '../command.ts';
+
+const HELP = `usage: virt-reconciler up [flags]
+
+Runs the relay and the controllers in one process over an embedded SQLite queue and table.
+
+  --kubeconfig FILE     use this cluster (default: $KUBECONFIG or ~/.kube/config, else the sandbox)
+  --sandbox             always start the built-in sandbox cluster
+  --nodes N             sandbox nodes (default 3)
+  --examples DIR        manifests to apply at start (default: ./examples on the sandbox, none otherwise)
+  --no-examples         apply nothing
+  --data-dir DIR        where the queue/table database and the log live (default .data)
+  --exit-when-settled   exit 0 once every example VMI is handed off (Scheduled or later)
+  --timeout SECONDS     with --exit-when-settled: give up after this long, exit 1 (default 120)
+  --log-stderr          structured logs to stderr instead of <data-dir>/virt-reconciler.log`;
+
+const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
+
+export const command: Command = {
+  async run(argv) {
+    const { values } = parseFlags(argv, {
+      kubeconfig: { type: 'string' },
+      sandbox: { type: 'boolean' },
+      nodes: { type: 'string' },
+      examples: { type: 'string' },
+      'no-examples': { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      'exit-when-settled': { type: 'boolean' },
+      timeout: { type: 'string' },
+      'log-stderr': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP + '\n');
+      return 0;
+    }
+    const nodes = intFlag('nodes', values.nodes, 3, 1);
+    const timeoutSeconds = intFlag('timeout', values.timeout, 120, 1);
+    const dataDir = resolve(values['data-dir'] ?? '.data');
+    if (values.examples && !existsSync(values.examples)) throw new CliError(`--examples: no such folder '${values.examples}'`);
+
+    // The cluster: given, found, or our own sandbox.
+    let kubeConfig: KubeConfig;
+    let sandbox: Sandbox | undefined;
+    if (values.kubeconfig || (!values.sandbox && (process.env.KUBECONFIG || existsSync(join(process.env.HOME ?? '', '.kube', 'config'))))) {
+      try {
+        const loaded = loadKubeConfig(values.kubeconfig ? { file: values.kubeconfig } : {});
+        kubeConfig = loaded.kubeConfig;
+        process.stdout.write(`cluster: ${loaded.description}\n`);
+      } catch (err) {
+        throw new CliError(err instanceof Error ? err.message : String(err));
+      }
+    } else {
+      sandbox = await startSandbox({ nodes });
+      kubeConfig = sandbox.apiServer.kubeConfig('admin');
+      process.stdout.write(`cluster: sandbox at ${sandbox.apiServer.url} with ${nodes} nodes (kubeconfig ${sandbox.kubeconfigPath})\n`);
+    }
+
+    const logStream = values['log-stderr'] ? undefined : createWriteStream(join(dataDir, 'virt-reconciler.log'), { flags: 'a' });
+    const dbPath = join(dataDir, 'virt-reconciler.db');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dataDir, { recursive: true });
+    const log = jsonLogger({}, logStream ? { write: (l) => logStream.write(l + '\n') } : {});
+    const rt = new LocalRuntime({ kubeConfig, dbPath, log });
+    rt.start();
+    process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
+
+    const exampleDir = values['no-examples'] ? undefined : (values.examples ?? (sandbox ? 'examples' : undefined));
+    let exampleVmis: string[] = [];
+    if (exampleDir && existsSync(exampleDir)) {
+      const manifests = readManifests(exampleDir);
+      await applyManifests(kubeConfig, manifests);
+      exampleVmis = manifests.filter((m) => m.object.kind === 'VirtualMachineInstance').map((m) => `${m.object.metadata?.namespace ?? 'default'}/${m.object.metadata?.name}`);
+      process.stdout.write(`applied ${manifests.length} objects from ${exampleDir}/ (${exampleVmis.length} VMIs)\n`);
+    }
+
+    const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    const phasesByKey = async (): Promise<Map<string, string>> => {
+      const list = (await custom.listClusterCustomObject({ group: VMIS.group, version: VMIS.version, plural: VMIS.plural })) as { items: { metadata: { namespace: string; name: string }; status?: { phase?: string } }[] };
+      return new Map(list.items.map((v) => [`${v.metadata.namespace}/${v.metadata.name}`, v.status?.phase ?? '']));
+    };
+    const phaseCounts = async () => {
+      const counts: Record<string, number> = {};
+      for (const p of (await phasesByKey()).values()) counts[p] = (counts[p] ?? 0) + 1;
+      return counts;
+    };
+
+    let stopping = false;
+    const stop = async (code: number): Promise<number> => {
+      if (stopping) return code;
+      stopping = true;
+      process.stdout.write('\nstopping: flushing the relay, settling in-flight keys…\n');
+      await rt.stop();
+      await sandbox?.stop();
+      logStream?.end();
+      process.stdout.write('stopped cleanly; queued keys are kept in the database for the next start\n');
+      return code;
+    };
+
+    const tty = process.stdout.isTTY;
+    const started = Date.now();
+    return new Promise<number>((resolvePromise) => {
+      const onSignal = () => void stop(0).then(resolvePromise);
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      let ticks = 0;
+      const tick = async () => {
+        if (stopping) return;
+        try {
+          const line = formatSnapshot(await snapshot(rt, phaseCounts));
+          if (tty) process.stdout.write(`\r\x1b[K${line}`);
+          else if (ticks % 5 === 0) process.stdout.write(line + '\n');
+          ticks++;
+          if (values['exit-when-settled']) {
+            const phases = await phasesByKey();
+            const waiting = exampleVmis.filter((k) => !HANDED_OFF.has(phases.get(k) ?? ''));
+            if (waiting.length === 0) {
+              process.stdout.write(`\nsettled: all ${exampleVmis.length} example VMIs handed off\n`);
+              return resolvePromise(await stop(0));
+            }
+            if (Date.now() - started > timeoutSeconds * 1000) {
+              process.stdout.write(`\nnot settled after ${timeoutSeconds}s: ${waiting.map((k) => `${k} (${phases.get(k) || 'no phase'})`).join(', ')}\n`);
+              return resolvePromise(await stop(1));
+            }
+          }
+        } catch (err) {
+          process.stdout.write(`\nprogress: ${err instanceof Error ? err.message : String(err)}\n`);
+        }
+        setTimeout(() => void tick(), 1000);
+      };
+      setTimeout(() => void tick(), 500);
+    });
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * The local runtime behind `virt-reconciler up` / `npm start`: the same relay and the same
+ * controller code as on AWS, in one process, over the embedded SQLite queue and table, against a
+ * kubeconfig cluster or the project's own sandbox cluster.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import type { Controller } from '../../shared/queue/message.ts';
+import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
+import { DEFAULT_RETRY, type RetryPolicy } from '../../shared/queue/port.ts';
+import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { instrumented, type ControllerSpec } from '../../shared/reconcile/instrument.ts';
+import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
+import { Relay } from '../../functions/relay/relay.ts';
+import { vmiController } from '../../functions/vmi/controller.ts';
+import { WorkerPool } from './workers.ts';
+
+export interface LocalRuntimeOptions {
+  readonly kubeConfig: KubeConfig;
+  /** SQLite file for the queue and table; `:memory:` for tests. */
+  readonly dbPath: string;
+  readonly log: Logger;
+  /** Workers per controller (KubeVirt: vmi 10, vm 3, migration 3). */
+  readonly workers?: Partial<Record<Controller, number>>;
+  readonly retry?: RetryPolicy;
+  /** Lease of a received key before it is delivered again (a crashed worker). */
+  readonly visibilityTimeoutMs?: number;
+  /** See VmiDeps.createTakeoverMs. */
+  readonly createTakeoverMs?: number;
+  readonly now?: () => number;
+}
+
+export const DEFAULT_WORKERS: Record<Controller, number> = { vmi: 10, vm: 3, migration: 3 };
+
+export class LocalRuntime {
+  readonly metrics = new MetricsRegistry();
+  readonly queue: SqliteKeyQueue;
+  readonly state: SqliteStateStore;
+  readonly kube: KubeClient;
+  readonly relay: Relay;
+  readonly pools: WorkerPool[];
+  readonly #db: DatabaseSync;
+  readonly #opts: LocalRuntimeOptions;
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(opts: LocalRuntimeOptions) {
+    this.#opts = opts;
+    if (opts.dbPath !== ':memory:') mkdirSync(dirname(opts.dbPath), { recursive: true });
+    this.#db = new DatabaseSync(opts.dbPath);
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+    this.queue = new SqliteKeyQueue({ db: this.#db, retry: opts.retry ?? DEFAULT_RETRY, ...(opts.visibilityTimeoutMs ? { visibilityTimeoutMs: opts.visibilityTimeoutMs } : {}) });
+    this.state = openSqliteState({ db: this.#db });
+    this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
+    const clusterConfig = cachedClusterConfig(this.kube);
+    const now = opts.now ?? Date.now;
+    const specs: ControllerSpec<unknown>[] = [
+      vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
+    ];
+    const workers = { ...DEFAULT_WORKERS, ...opts.workers };
+    this.pools = specs.map(
+      (spec) =>
+        new WorkerPool({
+          controller: spec.controller,
+          concurrency: workers[spec.controller],
+          queue: this.queue,
+          handle: instrumented(spec, { kube: this.kube, metrics: this.metrics, log: opts.log, now }),
+          metrics: this.metrics,
+          log: opts.log,
+        }),
+    );
+    this.relay = new Relay({ kubeConfig: opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics });
+  }
+
+  start(): void {
+    this.relay.start();
+    for (const p of this.pools) p.start();
+    // Expired expectations and idle failure counts are swept now and then.
+    this.#sweeper = setInterval(() => this.state.sweep(Date.now()), 60_000);
+    this.#sweeper.unref();
+  }
+
+  /** Clean shutdown: stop watching (flushing the outbox), let workers settle their keys, close the database. */
+  async stop(): Promise<void> {
+    clearInterval(this.#sweeper);
+    await this.relay.stop();
+    await Promise.all(this.pools.map((p) => p.stop()));
+    await this.queue.close();
+    await this.state.close();
+    this.#db.close();
+  }
+}

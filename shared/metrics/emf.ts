@@ -1,0 +1,21 @@
+/**
+ * CloudWatch Embedded Metric Format: one JSON line on stdout per metric series, which Lambda's
+ * log pipeline turns into CloudWatch metrics (no API calls, no extra latency). Dimensions are the
+ * series' labels, so `reconcile_total{controller,result}` becomes a metric with those dimensions.
+ */
+import type { MetricsRegistry } from './registry.ts';
+
+export function publishEmf(registry: MetricsRegistry, namespace: string, write: (line: string) => void = (l) => process.stdout.write(l + '\n'), now: () => number = Date.now): number {
+  const series = registry.drain();
+  for (const s of series) {
+    const dims = Object.keys(s.labels);
+    write(
+      JSON.stringify({
+        _aws: { Timestamp: now(), CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [dims], Metrics: [{ Name: s.name, Unit: s.unit }] }] },
+        ...s.labels,
+        [s.name]: s.value,
+      }),
+    );
+  }
+  return series.length;
+}

@@ -1,0 +1,159 @@
+/**
+ * A small Prometheus-style metrics registry: counters, gauges and histograms with labels,
+ * rendered in the text exposition format for `/metrics`, and readable as plain numbers for the
+ * local dashboard, the CLI and the Lambda EMF writer. Metric names follow client-go /
+ * controller-runtime (STYLE.md §12): `workqueue_depth`, `reconcile_total{result}`, …
+ */
+
+type Labels = Readonly<Record<string, string>>;
+
+interface Series {
+  labels: Labels;
+  value: number;
+  /** histograms only */
+  buckets?: number[];
+  sum?: number;
+  count?: number;
+}
+
+interface Family {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  bucketBounds?: readonly number[];
+  series: Map<string, Series>;
+}
+
+/** Default latency buckets, seconds (controller-runtime's reconcile_time_seconds uses similar). */
+export const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+function labelKey(labels: Labels): string {
+  return Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`).join(',');
+}
+
+function escape(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function renderLabels(labels: Labels, extra?: [string, string]): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
+  if (extra) parts.push(`${extra[0]}="${escape(extra[1])}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+export class MetricsRegistry {
+  readonly #families = new Map<string, Family>();
+
+  #family(name: string, help: string, type: Family['type'], bucketBounds?: readonly number[]): Family {
+    let f = this.#families.get(name);
+    if (!f) {
+      f = { name, help, type, series: new Map(), ...(bucketBounds ? { bucketBounds } : {}) };
+      this.#families.set(name, f);
+    }
+    return f;
+  }
+
+  #series(f: Family, labels: Labels): Series {
+    const k = labelKey(labels);
+    let s = f.series.get(k);
+    if (!s) {
+      s = { labels: { ...labels }, value: 0 };
+      if (f.type === 'histogram') Object.assign(s, { buckets: (f.bucketBounds ?? DEFAULT_BUCKETS).map(() => 0), sum: 0, count: 0 });
+      f.series.set(k, s);
+    }
+    return s;
+  }
+
+  /** Adds `by` (default 1) to a counter. */
+  inc(name: string, help: string, labels: Labels = {}, by = 1): void {
+    this.#series(this.#family(name, help, 'counter'), labels).value += by;
+  }
+
+  set(name: string, help: string, labels: Labels, value: number): void {
+    this.#series(this.#family(name, help, 'gauge'), labels).value = value;
+  }
+
+  observe(name: string, help: string, labels: Labels, value: number, buckets: readonly number[] = DEFAULT_BUCKETS): void {
+    const f = this.#family(name, help, 'histogram', buckets);
+    const s = this.#series(f, labels);
+    const bounds = f.bucketBounds ?? DEFAULT_BUCKETS;
+    for (let i = 0; i < bounds.length; i++) if (value <= bounds[i]!) s.buckets![i]! += 1;
+    s.sum! += value;
+    s.count! += 1;
+  }
+
+  /** Current value of a counter/gauge series (0 when absent); a histogram's count. */
+  value(name: string, labels: Labels = {}): number {
+    const s = this.#families.get(name)?.series.get(labelKey(labels));
+    return s ? (s.count ?? s.value) : 0;
+  }
+
+  /** Sum over every series of a family, optionally filtered by some labels. */
+  total(name: string, filter: Labels = {}): number {
+    const f = this.#families.get(name);
+    if (!f) return 0;
+    let sum = 0;
+    for (const s of f.series.values()) {
+      if (Object.entries(filter).every(([k, v]) => s.labels[k] === v)) sum += s.count ?? s.value;
+    }
+    return sum;
+  }
+
+  /** Histogram quantile estimate (upper bucket bound), seconds; undefined with no samples. */
+  quantile(name: string, q: number, filter: Labels = {}): number | undefined {
+    const f = this.#families.get(name);
+    if (!f || f.type !== 'histogram') return undefined;
+    const bounds = f.bucketBounds ?? DEFAULT_BUCKETS;
+    const merged = bounds.map(() => 0);
+    let count = 0;
+    for (const s of f.series.values()) {
+      if (!Object.entries(filter).every(([k, v]) => s.labels[k] === v)) continue;
+      s.buckets!.forEach((b, i) => (merged[i]! += b));
+      count += s.count!;
+    }
+    if (count === 0) return undefined;
+    const target = q * count;
+    for (let i = 0; i < bounds.length; i++) if (merged[i]! >= target) return bounds[i];
+    return Infinity;
+  }
+
+  /**
+   * Every series as plain numbers (histograms as count, sum and average), then clears the
+   * registry: what a Lambda invocation publishes as CloudWatch EMF.
+   */
+  drain(): { name: string; labels: Labels; value: number; unit: 'Count' | 'Seconds' | 'None' }[] {
+    const out: { name: string; labels: Labels; value: number; unit: 'Count' | 'Seconds' | 'None' }[] = [];
+    for (const f of this.#families.values()) {
+      for (const s of f.series.values()) {
+        if (f.type === 'histogram') {
+          const unit = f.name.endsWith('_seconds') ? 'Seconds' : 'None';
+          out.push({ name: `${f.name}_count`, labels: s.labels, value: s.count!, unit: 'Count' });
+          if (s.count) out.push({ name: `${f.name}_avg`, labels: s.labels, value: s.sum! / s.count!, unit });
+        } else {
+          out.push({ name: f.name, labels: s.labels, value: s.value, unit: f.type === 'counter' ? 'Count' : 'None' });
+        }
+      }
+    }
+    this.#families.clear();
+    return out;
+  }
+
+  /** The Prometheus text exposition format. */
+  render(): string {
+    const out: string[] = [];
+    for (const f of this.#families.values()) {
+      out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+      for (const s of f.series.values()) {
+        if (f.type !== 'histogram') {
+          out.push(`${f.name}${renderLabels(s.labels)} ${s.value}`);
+          continue;
+        }
+        const bounds = f.bucketBounds ?? DEFAULT_BUCKETS;
+        bounds.forEach((b, i) => out.push(`${f.name}_bucket${renderLabels(s.labels, ['le', String(b)])} ${s.buckets![i]}`));
+        out.push(`${f.name}_bucket${renderLabels(s.labels, ['le', '+Inf'])} ${s.count}`);
+        out.push(`${f.name}_sum${renderLabels(s.labels)} ${s.sum}`, `${f.name}_count${renderLabels(s.labels)} ${s.count}`);
+      }
+    }
+    return out.join('\n') + '\n';
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Wraps a controller's reconcile with what every delivery needs, the same on Lambda and locally:
+ * a per-reconcile API call counter, "not older than" reads from the message's cause, timing,
+ * metrics with client-go / controller-runtime names, and one structured log line per reconcile.
+ */
+import type { KubeClient } from '../kube/client.ts';
+import { ApiCallCounter, countingKubeClient } from '../kube/call-counter.ts';
+import type { Logger } from '../metrics/log.ts';
+import type { MetricsRegistry } from '../metrics/registry.ts';
+import type { Controller } from '../queue/message.ts';
+import type { ReceivedKey } from '../queue/port.ts';
+import { reasonOf } from '../errors.ts';
+import type { Outcome, Reconcile } from './outcome.ts';
+
+export interface ControllerSpec<D> {
+  readonly controller: Controller;
+  readonly reconcile: Reconcile<D>;
+  /** The controller's deps, built around the (counting) Kubernetes client of one reconcile. */
+  readonly deps: (kube: KubeClient) => D;
+}
+
+export interface InstrumentOptions {
+  readonly kube: KubeClient;
+  readonly metrics: MetricsRegistry;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+/** Buckets for API calls per reconcile. */
+const CALL_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50];
+
+/** A `(ReceivedKey) → Outcome` function for the queue's workers (or the Lambda batch handler). */
+export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions): (rk: ReceivedKey) => Promise<Outcome> {
+  const now = opts.now ?? Date.now;
+  const { controller } = spec;
+  return async (rk) => {
+    const counter = new ApiCallCounter();
+    const deps = spec.deps(countingKubeClient(opts.kube, counter));
+    const started = now();
+    const cause = rk.message.cause;
+    opts.metrics.observe('workqueue_queue_duration_seconds', 'How long a key waited in the queue', { name: controller }, Math.max(0, started - rk.enqueuedAt) / 1000);
+    const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
+    try {
+      const outcome = await spec.reconcile(rk.message.key, deps, context(cause.resourceVersion, rk.attempt));
+      opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
+      return outcome;
+    } catch (err) {
+      opts.log.warn('reconcile failed', { ...fields, reason: reasonOf(err), error: err instanceof Error ? err.message : String(err), apiCalls: counter.total(), ms: now() - started });
+      throw err;
+    } finally {
+      const seconds = (now() - started) / 1000;
+      opts.metrics.observe('reconcile_time_seconds', 'Time per reconcile', { controller }, seconds);
+      opts.metrics.observe('api_calls_per_reconcile', 'Kubernetes API calls made by one reconcile', { controller }, counter.total(), CALL_BUCKETS);
+      for (const [call, n] of Object.entries(counter.byCall())) {
+        const [verb = '', resource = ''] = call.split(' ');
+        opts.metrics.inc('apiserver_requests_total', 'Kubernetes API calls made by reconciles', { controller, verb, resource }, n);
+      }
+    }
+  };
+}
+
+function context(resourceVersion: string, attempt: number): { minResourceVersion?: string; attempt: number } {
+  return resourceVersion ? { minResourceVersion: resourceVersion, attempt } : { attempt };
+}
