@@ -14,6 +14,7 @@ import type { LambdaBundle, ResolvedBundle } from './bundles.ts';
 import { ControllerQueue } from './controller-queue.ts';
 import { ReconcilerDashboard } from './dashboard.ts';
 import { ReconcileFunction } from './reconcile-function.ts';
+import { RelayIdentity } from './relay-identity.ts';
 import { planConcurrency, visibilityTimeoutFor, type ReconcilerSettings } from './settings.ts';
 import { StateTable } from './state-table.ts';
 import { TimerForwarder } from './timer-forwarder.ts';
@@ -59,6 +60,7 @@ export class ReconcilerStack extends Stack {
     this.queues = units.map((u) => u.queue);
     this.functions = units.map((u) => u.fn);
     this.forwarder = new TimerForwarder(this, 'TimerForwarder', { assetDir: asset('timer-forwarder'), queues: this.queues, settings: s });
+    const relay = new RelayIdentity(this, 'Relay', { queues: this.queues, ...(s.cluster !== undefined ? { clusterName: s.cluster.name } : {}) });
     new ReconcilerDashboard(this, 'Dashboard', { dashboardName: `${s.prefix}`, units, forwarder: this.forwarder });
 
     if (s.alarmTopicArn !== undefined) {
@@ -66,6 +68,7 @@ export class ReconcilerStack extends Stack {
       for (const alarm of this.queues.flatMap((q) => q.alarms)) alarm.addAlarmAction(new cwActions.SnsAction(topic));
     }
 
+    new CfnOutput(this, 'RelayRoleArn', { value: relay.role.roleArn, description: 'EKS Pod Identity role of the relay ServiceAccount virt-reconciler/virt-reconciler-relay' });
     new CfnOutput(this, 'StateTableName', { value: this.state.table.tableName, description: `${STATE_TABLE_ENV} for the CLI` });
     for (const u of units) {
       const C = u.queue.controller.toUpperCase();

@@ -102,6 +102,10 @@ describe('ReconcilerStack: functions', () => {
       }
     }
     for (const r of resourcesOf(template, 'AWS::IAM::Role')) assert.equal(r.props.ManagedPolicyArns, undefined, `${r.id}: managed policies carry Resource "*"`);
+    const relay = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith('RelayRole'))!;
+    const relayStatements = (relay.props.PolicyDocument as { Statement: Statement[] }).Statement;
+    assert.deepEqual(relayStatements.map((s) => s.Action), ['sqs:SendMessage'], 'the relay only sends keys');
+    assert.equal(JSON.stringify(relayStatements[0]!.Resource).match(/Queue\w+?Queue/g)?.length, 3, 'to the three FIFO key queues');
     for (const c of ['vmi', 'vm', 'migration']) {
       const policy = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith(`Reconcile${c}Bundled`))!;
       const statements = (policy.props.PolicyDocument as { Statement: Statement[] }).Statement;
