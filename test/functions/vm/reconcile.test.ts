@@ -256,6 +256,20 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.deepEqual([failure?.status, failure?.reason], ['True', 'FailedCreate']);
   });
 
+  test('API calls per VM start (Always, no DataVolumes): 2 reads and 4 writes, then 2 reads to confirm', async () => {
+    // arrange
+    await h.kube.createVM(vmManifest('calls-1', { runStrategy: 'Always' }));
+    server.counters.reset();
+    // act
+    const settled = await reconcileUntilSettled(server, h, `${NS}/calls-1`);
+    const calls = server.counters.snapshot().filter((c) => c.identity === CONTROLLER);
+    const by = (verb: string) => calls.filter((c) => c.verb === verb).reduce((n, c) => n + c.count, 0);
+    // assert: get VM + get VMI; patch VM (finalizer), create VMI, create Event, patch VM status;
+    // then the settling pass reads the VM and the VMI (and lowers the creation expectation).
+    assert.equal(settled.passes, 2);
+    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 2, patch: 2, update: 0, delete: 0 });
+  });
+
   test('VM deletion: its VMI is stopped first, then the VM finalizer goes', async () => {
     // arrange
     await h.kube.createVM(vmManifest('del-1', { runStrategy: 'Always' }));
