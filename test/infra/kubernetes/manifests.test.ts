@@ -126,8 +126,8 @@ describe('infra/kubernetes: applied to the sandbox API server', () => {
   for (const { file, obj } of manifests) {
     test(`${file}: ${obj.kind}/${obj.metadata.name} is created and reads back`, async () => {
       // act
-      const created = await api.create(obj);
-      const read = await api.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) } });
+      const created: KubernetesObject = await api.create(obj);
+      const read: KubernetesObject = await api.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}) } });
       // assert
       assert.ok(created.metadata?.uid, 'the server assigned a uid');
       assert.equal(read.metadata?.uid, created.metadata?.uid);
