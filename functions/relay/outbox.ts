@@ -26,6 +26,7 @@ export class Outbox {
   #flushing: Promise<void> | undefined;
   #failures = 0;
   #closed = false;
+  #failingSince: number | undefined;
   lastSendOkAt = 0;
 
   constructor(queue: Pick<KeyQueue, 'send'>, opts: OutboxOptions) {
@@ -35,6 +36,16 @@ export class Outbox {
 
   get depth(): number {
     return this.#pending.size;
+  }
+
+  /** Consecutive failed sends (0 after a success). */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /** Epoch ms of the first failed send since the last success; undefined while sends succeed. */
+  get failingSince(): number | undefined {
+    return this.#failingSince;
   }
 
   add(msg: KeyMessage): void {
@@ -63,12 +74,14 @@ export class Outbox {
       try {
         await this.#queue.send(batch.map(([, m]) => m));
         this.#failures = 0;
+        this.#failingSince = undefined;
         this.lastSendOkAt = Date.now();
         // Only remove what was sent: a newer cause that arrived meanwhile stays for the next batch.
         for (const [k, m] of batch) if (this.#pending.get(k) === m) this.#pending.delete(k);
         this.#opts.onSent?.(batch.map(([, m]) => m));
       } catch (err) {
         this.#failures++;
+        this.#failingSince ??= Date.now();
         this.#opts.onSendError?.(err);
         this.#opts.log.warn('queue send failed; keys kept for retry', { error: err instanceof Error ? err.message : String(err), pending: this.#pending.size, attempt: this.#failures });
         return;

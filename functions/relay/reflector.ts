@@ -64,6 +64,11 @@ export class Reflector {
     this.#opts = opts;
   }
 
+  /** The kind this reflector lists and watches. */
+  get kind(): WatchedKind {
+    return this.#res.kind;
+  }
+
   /** True once the first full list has been delivered. */
   get synced(): boolean {
     return this.#synced;

@@ -75,6 +75,16 @@ export class Relay {
     return this.#outbox.depth;
   }
 
+  /** The kinds whose first list has not completed yet (readiness). */
+  unsynced(): WatchedKind[] {
+    return this.#reflectors.filter((r) => !r.synced).map((r) => r.kind);
+  }
+
+  /** The outbox's send health: keys waiting, and since when sends have been failing (epoch ms). */
+  outboxHealth(): { pending: number; failures: number; failingSince: number | undefined } {
+    return { pending: this.#outbox.depth, failures: this.#outbox.failures, failingSince: this.#outbox.failingSince };
+  }
+
   /** Objects watched, over all resources. */
   get watchedObjects(): number {
     return this.#reflectors.reduce((n, r) => n + r.size, 0);
