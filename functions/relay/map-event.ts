@@ -102,7 +102,9 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
       const out: KeyTarget[] = [...idx.activeMigrations].map((k) => ({ controller: 'migration' as const, key: k }));
       const before = old?.metadata?.annotations?.[SKIP_BACKUP_HOOKS_ANNOTATION];
       const after = obj.metadata?.annotations?.[SKIP_BACKUP_HOOKS_ANNOTATION];
-      if (type === 'MODIFIED' && before !== after) out.push(...[...idx.vmis].map((k) => ({ controller: 'vmi' as const, key: k })));
+      // A change seen on a relist (the watch was down when it happened) counts as well; with no
+      // previous object (the first list) there is nothing to compare and every VMI is listed anyway.
+      if ((type === 'MODIFIED' || type === 'RELIST') && old !== undefined && before !== after) out.push(...[...idx.vmis].map((k) => ({ controller: 'vmi' as const, key: k })));
       return out;
     }
   }

@@ -1,0 +1,218 @@
+/**
+ * The relay's event → keys mapping, table-driven: every watched kind, with the indexes built by
+ * the events that came before (as the relay's reflectors would deliver them).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RelayIndexes } from '../../../functions/relay/indexes.ts';
+import { mapEvent, type EventType, type WatchedKind, type WatchedObject } from '../../../functions/relay/map-event.ts';
+
+type Ev = readonly [WatchedKind, EventType, WatchedObject, WatchedObject?];
+
+const ref = (kind: string, name: string, uid = `${name}-uid`) => ({ kind, name, uid, controller: true });
+
+function vmi(name: string, extra: { owner?: string; claims?: string[]; dvs?: string[]; ns?: string } = {}): WatchedObject {
+  const volumes = [...(extra.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })), ...(extra.dvs ?? []).map((d) => ({ name: d, dataVolume: { name: d } }))];
+  return {
+    metadata: { name, namespace: extra.ns ?? 'ns', uid: `${name}-uid`, resourceVersion: '10', ...(extra.owner ? { ownerReferences: [ref('VirtualMachine', extra.owner)] } : {}) },
+    spec: { volumes },
+  };
+}
+
+function vm(name: string, extra: { claims?: string[]; dvTemplates?: string[] } = {}): WatchedObject {
+  return {
+    metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '11' },
+    spec: {
+      template: { spec: { volumes: (extra.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })) } },
+      dataVolumeTemplates: (extra.dvTemplates ?? []).map((d) => ({ metadata: { name: d } })),
+    },
+  };
+}
+
+function migration(name: string, vmiName: string, phase = 'Running'): WatchedObject {
+  return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '12' }, spec: { vmiName }, status: { phase } };
+}
+
+function pod(name: string, meta: Partial<NonNullable<WatchedObject['metadata']>> = {}): WatchedObject {
+  return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '13', labels: { 'kubevirt.io': 'virt-launcher' }, ...meta } };
+}
+
+const claim = (name: string): WatchedObject => ({ metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '14' } });
+const kubevirt = (annotations: Record<string, string> = {}): WatchedObject => ({ metadata: { name: 'kubevirt', namespace: 'kubevirt', uid: 'kv-uid', resourceVersion: '15', annotations } });
+
+interface Case {
+  readonly name: string;
+  readonly before?: readonly Ev[];
+  readonly event: Ev;
+  /** `controller key`, in any order. */
+  readonly want: readonly string[];
+}
+
+const CASES: readonly Case[] = [
+  { name: 'VMI without a VM → its own key and the VM of the same name', event: ['VirtualMachineInstance', 'ADDED', vmi('a')], want: ['vmi ns/a', 'vm ns/a'] },
+  { name: 'VMI with a VM controller ref → the VM named by it', event: ['VirtualMachineInstance', 'MODIFIED', vmi('a-x1', { owner: 'a' })], want: ['vmi ns/a-x1', 'vm ns/a'] },
+  {
+    name: 'VMI with migrations → also every migration of it',
+    before: [
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('m1', 'a')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('m2', 'a', 'Succeeded')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('m3', 'other')],
+    ],
+    event: ['VirtualMachineInstance', 'MODIFIED', vmi('a')],
+    want: ['vmi ns/a', 'vm ns/a', 'migration ns/m1', 'migration ns/m2'],
+  },
+  { name: 'VMI deleted → still its keys (the functions clean up)', event: ['VirtualMachineInstance', 'DELETED', vmi('a')], want: ['vmi ns/a', 'vm ns/a'] },
+  { name: 'launcher pod → its VMI by controller ref', event: ['Pod', 'ADDED', pod('virt-launcher-a-xyz', { ownerReferences: [ref('VirtualMachineInstance', 'a')] })], want: ['vmi ns/a'] },
+  {
+    name: 'attachment pod (controller ref kind Pod) → the launcher pod’s VMI',
+    before: [['Pod', 'ADDED', pod('launcher', { ownerReferences: [ref('VirtualMachineInstance', 'a')] })]],
+    event: ['Pod', 'ADDED', pod('hp-volume-1', { ownerReferences: [{ kind: 'Pod', name: 'launcher', uid: 'launcher-uid', controller: true }] })],
+    want: ['vmi ns/a'],
+  },
+  { name: 'attachment pod whose launcher was never seen → nothing', event: ['Pod', 'ADDED', pod('hp-volume-2', { ownerReferences: [{ kind: 'Pod', name: 'x', uid: 'unknown', controller: true }] })], want: [] },
+  { name: 'orphan pod → the VMI its owner annotation names', event: ['Pod', 'MODIFIED', pod('virt-launcher-b', { annotations: { 'kubevirt.io/owner-vmi-name': 'b' } })], want: ['vmi ns/b'] },
+  { name: 'pod owned by something else → nothing', event: ['Pod', 'ADDED', pod('p', { ownerReferences: [ref('ReplicaSet', 'rs')] })], want: [] },
+  {
+    name: 'target pod with kubevirt.io/migrationJobUID → the migration (and its VMI)',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('mig', 'a')]],
+    event: ['Pod', 'ADDED', pod('virt-launcher-a-target', { ownerReferences: [ref('VirtualMachineInstance', 'a')], labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/migrationJobUID': 'mig-uid' } })],
+    want: ['vmi ns/a', 'migration ns/mig'],
+  },
+  {
+    name: 'launcher pod of a migrating VMI without the label → the VMI’s migrations',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('mig', 'a')]],
+    event: ['Pod', 'MODIFIED', pod('virt-launcher-a', { ownerReferences: [ref('VirtualMachineInstance', 'a')] })],
+    want: ['vmi ns/a', 'migration ns/mig'],
+  },
+  {
+    name: 'pod whose controller ref changed → new and old VMI',
+    event: ['Pod', 'MODIFIED', pod('p', { ownerReferences: [ref('VirtualMachineInstance', 'new')] }), pod('p', { ownerReferences: [ref('VirtualMachineInstance', 'old')] })],
+    want: ['vmi ns/new', 'vmi ns/old'],
+  },
+  {
+    name: 'PVC → every VMI and VM using it',
+    before: [
+      ['VirtualMachineInstance', 'ADDED', vmi('a', { claims: ['disk'] })],
+      ['VirtualMachineInstance', 'ADDED', vmi('b', { claims: ['disk', 'other'] })],
+      ['VirtualMachineInstance', 'ADDED', vmi('c', { claims: ['other'] })],
+      ['VirtualMachineInstance', 'ADDED', vmi('d', { claims: ['disk'], ns: 'elsewhere' })],
+      ['VirtualMachine', 'ADDED', vm('v', { claims: ['disk'] })],
+    ],
+    event: ['PersistentVolumeClaim', 'MODIFIED', claim('disk')],
+    want: ['vmi ns/a', 'vmi ns/b', 'vm ns/v'],
+  },
+  {
+    name: 'DataVolume → VMIs with a dataVolume volume and VMs with the template',
+    before: [
+      ['VirtualMachineInstance', 'ADDED', vmi('a', { dvs: ['dv'] })],
+      ['VirtualMachine', 'ADDED', vm('v', { dvTemplates: ['dv'] })],
+    ],
+    event: ['DataVolume', 'MODIFIED', claim('dv')],
+    want: ['vmi ns/a', 'vm ns/v'],
+  },
+  {
+    name: 'PVC of a DataVolume (same name) → the VMIs using the DataVolume',
+    before: [['VirtualMachineInstance', 'ADDED', vmi('a', { dvs: ['dv'] })]],
+    event: ['PersistentVolumeClaim', 'ADDED', claim('dv')],
+    want: ['vmi ns/a'],
+  },
+  {
+    name: 'PVC after its VMI was deleted → nothing',
+    before: [
+      ['VirtualMachineInstance', 'ADDED', vmi('a', { claims: ['disk'] })],
+      ['VirtualMachineInstance', 'DELETED', vmi('a', { claims: ['disk'] })],
+    ],
+    event: ['PersistentVolumeClaim', 'MODIFIED', claim('disk')],
+    want: [],
+  },
+  { name: 'PVC nobody uses → nothing', event: ['PersistentVolumeClaim', 'ADDED', claim('free')], want: [] },
+  { name: 'VM → its key', event: ['VirtualMachine', 'MODIFIED', vm('v')], want: ['vm ns/v'] },
+  { name: 'migration → its key and its VMI', event: ['VirtualMachineInstanceMigration', 'ADDED', migration('m', 'a')], want: ['migration ns/m', 'vmi ns/a'] },
+  {
+    name: 'KubeVirt CR change → every unfinished migration, no VMI',
+    before: [
+      ['VirtualMachineInstance', 'ADDED', vmi('a')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('run', 'a')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('done', 'a', 'Succeeded')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('gone', 'a')],
+      ['VirtualMachineInstanceMigration', 'DELETED', migration('gone', 'a')],
+    ],
+    event: ['KubeVirt', 'MODIFIED', kubevirt(), kubevirt()],
+    want: ['migration ns/run'],
+  },
+  {
+    name: 'KubeVirt skip-backup-hooks annotation changed → also every VMI',
+    before: [
+      ['VirtualMachineInstance', 'ADDED', vmi('a')],
+      ['VirtualMachineInstance', 'ADDED', vmi('b')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('run', 'a')],
+    ],
+    event: ['KubeVirt', 'MODIFIED', kubevirt({ 'kubevirt.io/skip-backup-hooks': 'true' }), kubevirt()],
+    want: ['migration ns/run', 'vmi ns/a', 'vmi ns/b'],
+  },
+  {
+    name: 'KubeVirt annotation changed while the watch was down (seen on relist) → also every VMI',
+    before: [['VirtualMachineInstance', 'ADDED', vmi('a')]],
+    event: ['KubeVirt', 'RELIST', kubevirt({ 'kubevirt.io/skip-backup-hooks': 'true' }), kubevirt()],
+    want: ['vmi ns/a'],
+  },
+  {
+    name: 'KubeVirt first listed (nothing known before) → no VMI storm',
+    before: [['VirtualMachineInstance', 'ADDED', vmi('a')]],
+    event: ['KubeVirt', 'RELIST', kubevirt({ 'kubevirt.io/skip-backup-hooks': 'true' })],
+    want: [],
+  },
+  {
+    name: 'KubeVirt other annotation changed → migrations only',
+    before: [['VirtualMachineInstance', 'ADDED', vmi('a')]],
+    event: ['KubeVirt', 'MODIFIED', kubevirt({ unrelated: 'x' }), kubevirt()],
+    want: [],
+  },
+];
+
+describe('mapEvent', () => {
+  for (const c of CASES) {
+    test(c.name, () => {
+      // arrange
+      const idx = new RelayIndexes();
+      for (const [kind, type, obj, old] of c.before ?? []) mapEvent(kind, type, obj, idx, old);
+      // act
+      const [kind, type, obj, old] = c.event;
+      const got = mapEvent(kind, type, obj, idx, old).map((t) => `${t.controller} ${t.key}`);
+      // assert
+      assert.deepEqual([...got].sort(), [...c.want].sort(), `${kind} ${type} ${obj.metadata?.name} mapped to ${JSON.stringify(got)}`);
+    });
+  }
+
+  test('a deleted launcher pod is forgotten: its attachment pods no longer map', () => {
+    // arrange
+    const idx = new RelayIndexes();
+    const launcher = pod('launcher', { ownerReferences: [ref('VirtualMachineInstance', 'a')] });
+    mapEvent('Pod', 'ADDED', launcher, idx);
+    mapEvent('Pod', 'DELETED', launcher, idx);
+    // act
+    const got = mapEvent('Pod', 'ADDED', pod('hp', { ownerReferences: [{ kind: 'Pod', name: 'launcher', uid: 'launcher-uid', controller: true }] }), idx);
+    // assert
+    assert.deepEqual(got, [], 'the pod-owner index kept a deleted pod');
+    assert.equal(idx.podOwner.size, 0);
+  });
+
+  test('a migration that finishes leaves the active set', () => {
+    // arrange
+    const idx = new RelayIndexes();
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', migration('m', 'a'), idx);
+    // act
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', migration('m', 'a', 'Failed'), idx);
+    // assert
+    assert.deepEqual([...idx.activeMigrations], [], 'a failed migration is still re-enqueued on config changes');
+  });
+
+  test('an object without metadata maps without throwing', () => {
+    // arrange
+    const idx = new RelayIndexes();
+    // act
+    const got = (['VirtualMachineInstance', 'Pod', 'PersistentVolumeClaim', 'KubeVirt'] as const).flatMap((k) => mapEvent(k, 'ADDED', {}, idx));
+    // assert
+    assert.ok(Array.isArray(got));
+  });
+});
