@@ -19,6 +19,7 @@ import { instrumented, type ControllerSpec } from '../../shared/reconcile/instru
 import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
+import { vmController } from '../../functions/vm/controller.ts';
 import { WorkerPool } from './workers.ts';
 
 export interface LocalRuntimeOptions {
@@ -61,6 +62,7 @@ export class LocalRuntime {
     const now = opts.now ?? Date.now;
     const specs: ControllerSpec<unknown>[] = [
       vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
+      vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
     ];
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(

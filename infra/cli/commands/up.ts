@@ -84,8 +84,14 @@ export const command: Command = {
     if (exampleDir && existsSync(exampleDir)) {
       const manifests = readManifests(exampleDir);
       await applyManifests(kubeConfig, manifests);
-      exampleVmis = manifests.filter((m) => m.object.kind === 'VirtualMachineInstance').map((m) => `${m.object.metadata?.namespace ?? 'default'}/${m.object.metadata?.name}`);
-      process.stdout.write(`applied ${manifests.length} objects from ${exampleDir}/ (${exampleVmis.length} VMIs)\n`);
+      // A running VM's VMI carries the VM's name: wait for it as for the VMIs themselves.
+      const runs = (m: { object: { kind?: string; spec?: unknown } }) => {
+        if (m.object.kind === 'VirtualMachineInstance') return true;
+        const spec = (m.object.spec ?? {}) as { runStrategy?: string; running?: boolean };
+        return m.object.kind === 'VirtualMachine' && (spec.running === true || ['Always', 'RerunOnFailure', 'Once'].includes(spec.runStrategy ?? ''));
+      };
+      exampleVmis = manifests.filter(runs).map((m) => `${m.object.metadata?.namespace ?? 'default'}/${m.object.metadata?.name}`);
+      process.stdout.write(`applied ${manifests.length} objects from ${exampleDir}/ (${exampleVmis.length} VMIs to wait for, VMs' included)\n`);
     }
 
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
