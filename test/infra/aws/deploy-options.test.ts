@@ -9,11 +9,12 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { bundleResolver, PLACEHOLDER_DIR } from '../../../infra/aws/bundles.ts';
 import { planConcurrency, readSettings } from '../../../infra/aws/settings.ts';
 import { buildBundles } from '../../../scripts/build.ts';
-import { buildStack, fixtureDist, resourcesOf } from './support.ts';
+import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
 
 const cleanup: string[] = [];
 after(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+  removeTemps();
 });
 
 describe('apiserver budget → maxConcurrency', () => {

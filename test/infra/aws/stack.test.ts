@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { bundleResolver } from '../../../infra/aws/bundles.ts';
-import { buildStack, fixtureDist, resourcesOf } from './support.ts';
+import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
 
@@ -13,7 +13,10 @@ before(() => {
   dist = fixtureDist();
   template = buildStack({ bundle: bundleResolver(dist, true) }).template;
 });
-after(() => rmSync(dist, { recursive: true, force: true }));
+after(() => {
+  rmSync(dist, { recursive: true, force: true });
+  removeTemps();
+});
 
 describe('ReconcilerStack: queues', () => {
   test('per controller a FIFO key queue and a FIFO DLQ (dedup ids from the relay, so no content-based dedup), SSE, names as sqs-queue.ts', () => {

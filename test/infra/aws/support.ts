@@ -1,5 +1,5 @@
 /** Builds the reconciler stack for tests: fixture or real bundles, validation off unless asked. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -8,9 +8,21 @@ import { LAMBDA_BUNDLES, type LambdaBundle, type ResolvedBundle } from '../../..
 import { readSettings } from '../../../infra/aws/settings.ts';
 import { ReconcilerStack } from '../../../infra/aws/stack.ts';
 
+const temps: string[] = [];
+function temp(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+/** Removes every folder this module created (call from `after`). */
+export function removeTemps(): void {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
 /** A dist folder with a tiny handler per Lambda bundle (fast tests that do not need real code). */
 export function fixtureDist(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vr-fixture-dist-'));
+  const dir = temp('vr-fixture-dist-');
   for (const name of LAMBDA_BUNDLES) {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, 'index.mjs'), `export const handler = async () => ({ batchItemFailures: [], name: ${JSON.stringify(name)} });\n`);
@@ -33,7 +45,7 @@ export function buildStack(opts: {
     context: opts.context ?? {},
     // platform.md §3: the built-in CloudFormation validation costs ~3 s per synth; one test keeps it on.
     builtinCloudFormationValidation: opts.validation ?? false,
-    outdir: mkdtempSync(join(tmpdir(), 'vr-cdk-out-')),
+    outdir: temp('vr-cdk-out-'),
   });
   const stack = new ReconcilerStack(app, 'VirtReconcilerTest', {
     settings: readSettings((k) => app.node.tryGetContext(k)),
