@@ -7,11 +7,13 @@ import type { ListPage, ResourceWatch } from './reflector.ts';
 
 interface RawList {
   items?: WatchedObject[];
-  metadata?: { resourceVersion?: string; continue?: string };
+  /** Raw JSON says `continue`; client-node's typed models (V1ListMeta) say `_continue`. */
+  metadata?: { resourceVersion?: string; continue?: string; _continue?: string };
 }
 
 function page(list: RawList): ListPage {
-  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?.continue };
+  // Losing the token would end a relist after its first page and report every later object as deleted.
+  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?.continue ?? list.metadata?._continue };
 }
 
 /** Every resource the relay watches (DESIGN.md §1). Launcher pods: any pod with the `kubevirt.io` label key. */
