@@ -1,0 +1,257 @@
+/**
+ * The relay against the sandbox API server, over a real SqliteKeyQueue: events become keys;
+ * dropped watches, 410 Gone and failing lists lose nothing (relist re-sends); two replicas leave
+ * each key in the queue once; the HTTP endpoints answer.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Relay } from '../../../functions/relay/relay.ts';
+import { readiness, startRelayServer, type RelayStatus } from '../../../functions/relay/server.ts';
+import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import { silentLogger } from '../../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import type { Controller } from '../../../shared/queue/message.ts';
+import { SqliteKeyQueue } from '../../../shared/queue/sqlite-queue.ts';
+
+const NS = 'default';
+const RELAY = 'relay';
+let api: ApiServer;
+let kube: KubeClient;
+
+before(async () => {
+  api = await startApiServer();
+  kube = createKubeClient(api.kubeConfig('test'));
+});
+after(async () => {
+  await api.close();
+});
+
+function vmi(name: string): VirtualMachineInstance {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: NS },
+    spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+  } as VirtualMachineInstance;
+}
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, tries = 1000): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await cond()) return;
+    await sleep(10);
+  }
+  assert.fail(`timed out waiting for: ${what}`);
+}
+
+/** Every key waiting on `controller`'s queue (received and acked), with how many messages each coalesced. */
+async function drain(q: SqliteKeyQueue, controller: Controller): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (;;) {
+    const got = await q.receive(controller, 100, 0);
+    if (got.length === 0) return out;
+    for (const rk of got) {
+      out.set(rk.message.key, (out.get(rk.message.key) ?? 0) + rk.coalesced);
+      await q.ack(controller, rk.receipt);
+    }
+  }
+}
+
+/** Keys collected across drains (a key may legitimately arrive more than once over time). */
+class Collector {
+  readonly seen = new Set<string>();
+  readonly q: SqliteKeyQueue;
+  constructor(q: SqliteKeyQueue) {
+    this.q = q;
+  }
+  async collect(controller: Controller): Promise<Set<string>> {
+    for (const k of (await drain(this.q, controller)).keys()) this.seen.add(k);
+    return this.seen;
+  }
+  async waitFor(controller: Controller, keys: readonly string[], what: string): Promise<void> {
+    await until(what, async () => {
+      const s = await this.collect(controller);
+      return keys.every((k) => s.has(k));
+    });
+  }
+}
+
+function newRelay(q: SqliteKeyQueue, metrics = new MetricsRegistry()): Relay {
+  return new Relay({ kubeConfig: api.kubeConfig(RELAY), queue: q, log: silentLogger, metrics });
+}
+
+async function startedRelay(q: SqliteKeyQueue): Promise<Relay> {
+  const relay = newRelay(q);
+  relay.start();
+  await until('relay ready', () => relay.ready);
+  return relay;
+}
+
+describe('relay against the sandbox API server', () => {
+  test('a VMI and its launcher pod become vmi and vm keys on the queue', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const relay = await startedRelay(q);
+    const c = new Collector(q);
+    // act
+    const created = await kube.createVMI(vmi('keys-a'));
+    await kube.createPod(NS, {
+      metadata: { name: 'virt-launcher-keys-b', labels: { 'kubevirt.io': 'virt-launcher' }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'keys-b', uid: 'b-uid', controller: true }] },
+      spec: { containers: [{ name: 'compute', image: 'x' }] },
+    });
+    // assert
+    await c.waitFor('vmi', [`${NS}/keys-a`, `${NS}/keys-b`], 'vmi keys of the VMI and of the pod');
+    await c.waitFor('vm', [`${NS}/keys-a`], 'vm key of the VMI');
+    assert.ok(created.metadata?.uid);
+    await relay.stop();
+    await q.close();
+  });
+
+  test('watches dropped during a burst of changes → every key still arrives', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const relay = await startedRelay(q);
+    const c = new Collector(q);
+    const names = Array.from({ length: 30 }, (_, i) => `drop-${i}`);
+    // act
+    for (const [i, n] of names.entries()) {
+      await kube.createVMI(vmi(n));
+      if (i % 5 === 0) api.faults.dropWatches();
+    }
+    // assert
+    await c.waitFor('vmi', names.map((n) => `${NS}/${n}`), 'all 30 VMI keys after dropped watches');
+    assert.ok(relay.metrics.total('relay_watch_restarts_total', { why: 'rewatch' }) > 0, 'no re-watch happened: the fault did not bite');
+    await relay.stop();
+    await q.close();
+  });
+
+  test('410 Gone (history compacted while the watch was down) → relist re-sends, nothing missed', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const relay = await startedRelay(q);
+    const c = new Collector(q);
+    const names = Array.from({ length: 20 }, (_, i) => `gone-${i}`);
+    const relists = relay.metrics.total('relay_watch_restarts_total', { why: 'relist' });
+    // act: changes land, history is compacted and watches dropped, so the re-watch meets 410
+    for (const [i, n] of names.entries()) {
+      await kube.createVMI(vmi(n));
+      if (i % 7 === 3) {
+        api.control.compactHistory();
+        api.faults.dropWatches();
+      }
+    }
+    // and a 410 answered to the next watch request itself
+    api.faults.failNext(410, 1, { verb: 'watch', identity: RELAY, resource: 'virtualmachineinstances' });
+    api.faults.dropWatches();
+    await kube.createVMI(vmi('gone-last'));
+    // assert
+    await c.waitFor('vmi', [...names, 'gone-last'].map((n) => `${NS}/${n}`), 'all VMI keys after 410s');
+    assert.ok(relay.metrics.total('relay_watch_restarts_total', { why: 'relist' }) > relists, 'no relist happened: the 410 did not bite');
+    await relay.stop();
+    await q.close();
+  });
+
+  test('list failures (500) at start → the relay keeps trying, becomes ready and sends the keys', async () => {
+    // arrange
+    await kube.createVMI(vmi('listfail-a'));
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    api.faults.failNext(500, 6, { verb: 'list', identity: RELAY });
+    const relay = newRelay(q);
+    const c = new Collector(q);
+    // act
+    relay.start();
+    await until('relay ready', () => relay.ready);
+    // assert
+    await c.waitFor('vmi', [`${NS}/listfail-a`], 'the VMI key after failed lists');
+    assert.equal(api.faults.remaining(), 0, 'the injected list failures were not all consumed');
+    assert.ok(relay.metrics.total('relay_watch_restarts_total', { why: 'error' }) >= 6);
+    await relay.stop();
+    await q.close();
+  });
+
+  test('two relay replicas at once → the queue holds each key once (their duplicates are dropped)', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const [r1, r2] = [await startedRelay(q), await startedRelay(q)];
+    await drain(q, 'vmi'); // the initial lists' keys (each replica's RELIST carries the same dedup id)
+    const names = Array.from({ length: 10 }, (_, i) => `twin-${i}`);
+    // act
+    for (const n of names) await kube.createVMI(vmi(n));
+    await until('both replicas sent', () => r1.pending === 0 && r2.pending === 0 && r1.metrics.total('workqueue_adds_total', { name: 'vmi' }) >= 10 && r2.metrics.total('workqueue_adds_total', { name: 'vmi' }) >= 10);
+    await sleep(100);
+    await until('both replicas flushed', () => r1.pending === 0 && r2.pending === 0);
+    const got = await drain(q, 'vmi');
+    // assert
+    for (const n of names) assert.equal(got.get(`${NS}/${n}`), 1, `${n}: ${got.get(`${NS}/${n}`)} messages held for the key (want exactly 1)`);
+    await Promise.all([r1.stop(), r2.stop()]);
+    await q.close();
+  });
+
+  test('HTTP: /healthz answers, /readyz says why it is not ready, /metrics has client-go names', async () => {
+    // arrange: lists keep failing, so the relay cannot become ready
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    api.faults.failNext(500, 1000, { verb: 'list', identity: RELAY, resource: 'pods' });
+    const relay = newRelay(q);
+    const server = await startRelayServer({ relay });
+    relay.start();
+    try {
+      // act
+      await until('the other kinds synced', () => relay.unsynced().length === 1);
+      const health = await fetch(`${server.url}/healthz`);
+      const notReady = await fetch(`${server.url}/readyz`);
+      const notReadyText = await notReady.text();
+      api.faults.clear();
+      await until('relay ready', () => relay.ready);
+      const ready = await fetch(`${server.url}/readyz`);
+      await kube.createVMI(vmi('http-a'));
+      await until('sent', () => relay.metrics.total('workqueue_adds_total', { name: 'vmi' }) > 0);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const missing = await fetch(`${server.url}/nope`);
+      // assert
+      assert.equal(health.status, 200);
+      assert.equal(notReady.status, 503);
+      assert.match(notReadyText, /initial list not complete for: Pod/);
+      assert.equal(ready.status, 200);
+      assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(metrics, /^# TYPE workqueue_adds_total counter$/m);
+      assert.match(metrics, /^workqueue_adds_total\{name="vmi"\} \d+$/m);
+      assert.match(metrics, /^relay_watch_restarts_total\{kind="Pod",why="error"\} \d+$/m);
+      assert.match(metrics, /^relay_outbox_depth \d+$/m);
+      assert.match(metrics, /^relay_watched_objects \d+$/m);
+      assert.equal(missing.status, 404);
+    } finally {
+      api.faults.clear();
+      await relay.stop();
+      await server.close();
+      await q.close();
+    }
+  });
+});
+
+describe('readiness', () => {
+  const status = (unsynced: string[], pending: number, failingSince: number | undefined): RelayStatus => ({
+    metrics: new MetricsRegistry(),
+    watchedObjects: 0,
+    unsynced: () => unsynced as never,
+    outboxHealth: () => ({ pending, failures: failingSince === undefined ? 0 : 3, failingSince }),
+  });
+  const CASES = [
+    { name: 'synced, nothing pending', s: status([], 0, undefined), ready: true },
+    { name: 'a kind not listed yet', s: status(['Pod', 'KubeVirt'], 0, undefined), ready: false, reason: /Pod, KubeVirt/ },
+    { name: 'sends failing briefly', s: status([], 5, 990_000), ready: true },
+    { name: 'sends failing past the threshold with keys waiting', s: status([], 5, 900_000), ready: false, reason: /outbox stuck: 5 keys unsent.*100s/ },
+    { name: 'sends failing but nothing waiting', s: status([], 0, 900_000), ready: true },
+  ];
+  for (const c of CASES) {
+    test(c.name, () => {
+      // act
+      const r = readiness(c.s, 1_000_000, 60_000);
+      // assert
+      assert.equal(r.ready, c.ready, JSON.stringify(r));
+      if (!r.ready && c.reason) assert.match(r.reason, c.reason);
+    });
+  }
+});
