@@ -6,6 +6,7 @@
 import type { Controller } from '../../shared/queue/message.ts';
 import type { KeyQueue, ReceivedKey } from '../../shared/queue/port.ts';
 import { settle } from '../../shared/queue/settle.ts';
+import { isWorkerCrash } from '../../shared/reconcile/worker-crash.ts';
 import type { Outcome } from '../../shared/reconcile/outcome.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -62,7 +63,14 @@ export class WorkerPool {
       for (const rk of batch) {
         this.#busy++;
         try {
-          const result = await settle(queue, controller, rk, () => this.#opts.handle(rk), { ackDone: true });
+          const ran = await this.#opts.handle(rk).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
+          if ('error' in ran && isWorkerCrash(ran.error)) {
+            // A crashed worker settles nothing: the key stays leased and is delivered again once
+            // the visibility timeout passes (fault injection; see shared/reconcile/worker-crash.ts).
+            metrics.inc('worker_crashes_total', 'Reconciles abandoned by a crashed worker', { controller });
+            continue;
+          }
+          const result = await settle(queue, controller, rk, () => ('error' in ran ? Promise.reject(ran.error) : Promise.resolve(ran.outcome)), { ackDone: true });
           metrics.inc('reconcile_total', 'Reconciles by result', { controller, result });
           if (result === 'retrying') metrics.inc('workqueue_retries_total', 'Keys retried with backoff', { name: controller });
         } catch (err) {

@@ -1,0 +1,219 @@
+/**
+ * End-to-end benchmarks on the sandbox cluster, the serverless path side by side with the
+ * client-go-style baseline (test/bench/baseline/), each on a fresh sandbox:
+ *
+ * 1. latency — N VMIs created at a steady rate (BENCH_RATE/s, default 50): VMI create sent →
+ *    launcher pod created (audit log, sandbox clock), p50/p99 and the serverless/baseline ratio;
+ *    then, once all are Running, API calls per VMI by verb and resource (sandbox counters of the
+ *    controllers' identity) against KubeVirt's CI budget, writes per VMI, reads per reconcile.
+ * 2. throughput — N VMIs created at once: VMIs/s reaching Scheduled, a timing breakdown (queue
+ *    wait, reconcile, API time) and a CPU profile by component (where the one busy core goes).
+ *
+ * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Never a test: nothing fails on speed.
+ */
+import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { CpuProfiler } from './support/cpu-profile.ts';
+import { startSystem, type RunningSystem, type SystemName } from './support/systems.ts';
+import { CONTROLLER_IDENTITY, createVmis, percentile, sandboxFor, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
+
+const N = Number(process.env.BENCH_VMIS ?? (process.env.BENCH_QUICK === '1' ? 300 : 1000));
+const RATE = Number(process.env.BENCH_RATE ?? 50);
+const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
+
+function say(line: string): void {
+  process.stdout.write(`  ${line}\n`);
+}
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * The VMI controller's figures from the system's metrics (drains them): queue wait and reconcile
+ * averages, reconciles, and its API calls by verb and resource. The serverless runtime also runs
+ * the VM controller (every VMI event also names a VM key); these figures leave it out so that
+ * both systems are compared on the same controller.
+ */
+function vmiMetrics(sys: RunningSystem): { queueWaitAvgMs: number; reconcileAvgMs: number; reconciles: number; allControllersReconciles: number; calls: Record<string, number> } {
+  const drained = sys.metrics.drain();
+  const isVmi = (labels: Record<string, string>) => labels.controller === 'vmi' || labels.name === 'vmi';
+  const avg = (name: string) => {
+    let n = 0;
+    let sum = 0;
+    for (const r of drained) {
+      if (!isVmi(r.labels)) continue;
+      if (r.name === `${name}_count`) n += r.value;
+      if (r.name === `${name}_avg`) {
+        const count = drained.find((c) => c.name === `${name}_count` && JSON.stringify(c.labels) === JSON.stringify(r.labels))?.value ?? 0;
+        sum += r.value * count;
+      }
+    }
+    return { avg: n ? sum / n : 0, n };
+  };
+  const calls: Record<string, number> = {};
+  for (const r of drained) {
+    if (r.name !== 'apiserver_requests_total' || !isVmi(r.labels)) continue;
+    const call = `${r.labels.verb} ${r.labels.resource}`;
+    calls[call] = (calls[call] ?? 0) + r.value;
+  }
+  const q = avg('workqueue_queue_duration_seconds');
+  const r = avg('reconcile_time_seconds');
+  const allControllersReconciles = drained.filter((x) => x.name === 'reconcile_time_seconds_count').reduce((sum, x) => sum + x.value, 0);
+  return { queueWaitAvgMs: round(q.avg * 1000, 1), reconcileAvgMs: round(r.avg * 1000, 1), reconciles: r.n, allControllersReconciles, calls };
+}
+
+interface ApiFigures {
+  /** The VMI controller's reconciles: calls per VMI by verb and resource. */
+  vmiControllerPerVmi: Record<string, number>;
+  /** Everything the system's identity sent in namespaces (every controller), per VMI. */
+  identityPerVmi: Record<string, number>;
+  /** Cluster-wide calls: relay/informer list+watch and the cluster-config cache. */
+  clusterWideCalls: Record<string, number>;
+  podCreates: number;
+  vmiPatchPerPodCreate: number;
+  vmiUpdatePerPodCreate: number;
+  /** VMI controller writes per VMI, events excluded. */
+  controllerWritesPerVmi: number;
+  eventWritesPerVmi: number;
+  readsPerReconcile: number;
+  reconcilesPerVmi: number;
+}
+
+const isRead = (call: string) => call.startsWith('get ') || call.startsWith('list ');
+
+function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>): ApiFigures {
+  const identityPerVmi: Record<string, number> = {};
+  const clusterWideCalls: Record<string, number> = {};
+  for (const c of sandbox.apiServer.counters.snapshot()) {
+    if (c.identity !== CONTROLLER_IDENTITY) continue;
+    const call = `${c.verb} ${c.resource}`;
+    const into = c.namespace === '' || c.verb === 'watch' ? clusterWideCalls : identityPerVmi;
+    into[call] = (into[call] ?? 0) + c.count;
+  }
+  const podCreates = identityPerVmi['create pods'] ?? 0;
+  const patches = identityPerVmi['patch virtualmachineinstances'] ?? 0;
+  const updates = identityPerVmi['update virtualmachineinstances'] ?? 0;
+  let writes = 0;
+  let reads = 0;
+  for (const [call, n] of Object.entries(m.calls)) {
+    if (isRead(call)) reads += n;
+    else if (!call.endsWith(' events')) writes += n;
+  }
+  const perVmi = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort().map(([k, v]) => [k, round(v / N, 3)]));
+  return {
+    vmiControllerPerVmi: perVmi(m.calls),
+    identityPerVmi: perVmi(identityPerVmi),
+    clusterWideCalls,
+    podCreates,
+    vmiPatchPerPodCreate: round(patches / Math.max(1, podCreates)),
+    vmiUpdatePerPodCreate: round(updates / Math.max(1, podCreates)),
+    controllerWritesPerVmi: round(writes / N),
+    eventWritesPerVmi: round((m.calls['create events'] ?? 0) / N),
+    readsPerReconcile: round(reads / Math.max(1, m.reconciles)),
+    reconcilesPerVmi: round(m.reconciles / N),
+  };
+}
+
+async function latencyRun(name: SystemName) {
+  say(`${name}: latency — ${N} VMIs at ${RATE}/s`);
+  const sandbox = await sandboxFor(N);
+  const tracker = new VmiTracker(sandbox);
+  const sys = await startSystem(name, sandbox);
+  try {
+    const names = vmiNames('lat', N);
+    await createVmis(sandbox, tracker, names, { ratePerSec: RATE, onProgress: (d) => d % 250 === 0 && say(`${name}: ${d}/${N} created, ${tracker.count((m) => m.podCreatedAt !== undefined)} pods`) });
+    const podsOk = await waitUntil(() => tracker.count((m) => m.podCreatedAt !== undefined) >= N, 120_000, () => say(`${name}: ${tracker.count((m) => m.podCreatedAt !== undefined)}/${N} pods`));
+    const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
+    // Let trailing reconciles (the Running status sync) finish before counting.
+    await new Promise((r) => setTimeout(r, 1500));
+    const ms = [...tracker.vmis.values()].filter((m) => m.podCreatedAt !== undefined && m.createSentAt !== undefined).map((m) => m.podCreatedAt! - m.createSentAt!);
+    const m = vmiMetrics(sys);
+    const { calls: _calls, ...avg } = m;
+    const figures = {
+      vmis: N,
+      ratePerSec: RATE,
+      allPodsCreated: podsOk,
+      allRunning: runningOk,
+      eventToPodP50Ms: percentile(ms, 0.5),
+      eventToPodP99Ms: percentile(ms, 0.99),
+      eventToPodMaxMs: percentile(ms, 1),
+      duplicatePods: tracker.count((m) => m.podCreates > 1),
+      ...avg,
+      apiCallAvgMs: round(sys.apiTimer.totalMs / Math.max(1, sys.apiTimer.calls), 2),
+      failedReconciles: sys.failed,
+      api: apiFigures(sandbox, m),
+    };
+    say(`${name}: p50 ${figures.eventToPodP50Ms} ms, p99 ${figures.eventToPodP99Ms} ms, ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} writes/VMI`);
+    return figures;
+  } finally {
+    await sys.stop();
+    tracker.stop();
+    await sandbox.stop();
+  }
+}
+
+async function burstRun(name: SystemName) {
+  say(`${name}: throughput — ${N} VMIs at once`);
+  const sandbox = await sandboxFor(N);
+  const tracker = new VmiTracker(sandbox);
+  const sys = await startSystem(name, sandbox);
+  const profiler = new CpuProfiler();
+  try {
+    const names = vmiNames('burst', N);
+    await profiler.start();
+    const t0 = sandbox.clock.nowMs();
+    await createVmis(sandbox, tracker, names, { concurrency: 50 });
+    const createdIn = sandbox.clock.nowMs() - t0;
+    say(`${name}: ${N} created in ${round(createdIn / 1000, 1)} s`);
+    const ok = await waitUntil(() => tracker.count((m) => m.scheduledAt !== undefined) >= N, 300_000, () => say(`${name}: ${tracker.count((m) => m.scheduledAt !== undefined)}/${N} Scheduled`));
+    const cpu = await profiler.stop();
+    const lastScheduled = Math.max(...[...tracker.vmis.values()].map((m) => m.scheduledAt ?? 0));
+    const seconds = (lastScheduled - t0) / 1000;
+    const toPod = [...tracker.vmis.values()].filter((m) => m.podCreatedAt !== undefined).map((m) => m.podCreatedAt! - m.createSentAt!);
+    const { calls: _calls, ...avg } = vmiMetrics(sys);
+    const figures = {
+      vmis: N,
+      allScheduled: ok,
+      createSeconds: round(createdIn / 1000),
+      secondsToAllScheduled: round(seconds),
+      vmisPerSecondScheduled: round(N / seconds, 1),
+      eventToPodP50Ms: percentile(toPod, 0.5),
+      eventToPodP99Ms: percentile(toPod, 0.99),
+      duplicatePods: tracker.count((m) => m.podCreates > 1),
+      breakdown: {
+        ...avg,
+        reconcileP50Ms: percentile(sys.reconcileMs, 0.5),
+        reconcileP99Ms: percentile(sys.reconcileMs, 0.99),
+        // The timer sees every controller's calls (and the cluster-config cache's): per reconcile of any controller.
+        apiCallsPerReconcile: round(sys.apiTimer.calls / Math.max(1, avg.allControllersReconciles)),
+        apiMsPerReconcile: round(sys.apiTimer.totalMs / Math.max(1, avg.allControllersReconciles), 1),
+        apiCallP50Ms: percentile(sys.apiTimer.samples, 0.5),
+        apiCallP99Ms: percentile(sys.apiTimer.samples, 0.99),
+      },
+      cpuProfile: cpu,
+    };
+    say(`${name}: ${figures.vmisPerSecondScheduled} VMIs/s to Scheduled; queue wait ${avg.queueWaitAvgMs} ms, reconcile ${avg.reconcileAvgMs} ms avg`);
+    return figures;
+  } finally {
+    await sys.stop();
+    tracker.stop();
+    await sandbox.stop();
+  }
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const latency: Record<string, Awaited<ReturnType<typeof latencyRun>>> = {};
+  for (const s of SYSTEMS) latency[s] = await latencyRun(s);
+  const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};
+  for (const s of SYSTEMS) throughput[s] = await burstRun(s);
+  const b = latency.baseline!;
+  const s = latency.serverless!;
+  return {
+    vmis: N,
+    latency,
+    throughput,
+    ratios: {
+      eventToPodP50: round(s.eventToPodP50Ms / b.eventToPodP50Ms),
+      eventToPodP99: round(s.eventToPodP99Ms / b.eventToPodP99Ms),
+      throughput: round(throughput.serverless!.vmisPerSecondScheduled / throughput.baseline!.vmisPerSecondScheduled),
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * In-process CPU profile (V8 sampling profiler through node:inspector), summarised as self time
+ * per component — where a single-process run spends its one busy core.
+ */
+import { Session } from 'node:inspector/promises';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { url: string; functionName: string };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples?: number[];
+  timeDeltas?: number[];
+}
+
+/** Ordered: the first matching pattern names the component. */
+const COMPONENTS: [string, RegExp][] = [
+  ['sandbox apiserver (emulator)', /infra\/sandbox\/apiserver\//],
+  ['sandbox node side (scheduler, kubelet, virt-handler)', /infra\/sandbox\/(nodes|sandbox|clock)/],
+  ['relay', /functions\/relay\//],
+  ['vmi reconcile + template', /functions\/vmi\/|shared\/template\/|shared\/reconcile\//],
+  ['queue + state (SQLite)', /shared\/(queue|state)\/|node:sqlite/],
+  ['baseline workqueue', /test\/bench\/baseline\//],
+  ['kube client (client-node, undici, HTTP)', /@kubernetes|undici|node-fetch|shared\/kube\/|node:(_http|http|net|stream|internal\/(http|stream|net))/],
+  ['JSON, GC, runtime', /^$/],
+];
+
+export class CpuProfiler {
+  readonly #session = new Session();
+
+  async start(): Promise<void> {
+    this.#session.connect();
+    await this.#session.post('Profiler.enable');
+    await this.#session.post('Profiler.setSamplingInterval', { interval: 1000 });
+    await this.#session.post('Profiler.start');
+  }
+
+  /** Stops and returns self-time share (%) per component, plus total sampled seconds. */
+  async stop(): Promise<{ sampledSeconds: number; idlePercent: number; byComponent: Record<string, number> }> {
+    const { profile } = (await this.#session.post('Profiler.stop')) as { profile: Profile };
+    this.#session.disconnect();
+    const byNode = new Map<number, number>();
+    const samples = profile.samples ?? [];
+    const deltas = profile.timeDeltas ?? [];
+    samples.forEach((id, i) => byNode.set(id, (byNode.get(id) ?? 0) + (deltas[i] ?? 0)));
+    const totals = new Map<string, number>();
+    let all = 0;
+    let idle = 0;
+    for (const node of profile.nodes) {
+      const us = byNode.get(node.id) ?? 0;
+      if (us === 0) continue;
+      all += us;
+      if (node.callFrame.functionName === '(idle)') {
+        idle += us;
+        continue;
+      }
+      const url = node.callFrame.url;
+      const name = COMPONENTS.find(([, re]) => re.test(url))?.[0] ?? (url.includes('node_modules') ? 'other libraries' : url.startsWith('node:') ? 'node built-ins' : 'other');
+      totals.set(name, (totals.get(name) ?? 0) + us);
+    }
+    const busy = all - idle;
+    const byComponent = Object.fromEntries(
+      [...totals].sort((a, b) => b[1] - a[1]).map(([k, us]) => [k, Math.round((1000 * us) / Math.max(1, busy)) / 10]),
+    );
+    return { sampledSeconds: Math.round(all / 1e4) / 100, idlePercent: Math.round((1000 * idle) / Math.max(1, all)) / 10, byComponent };
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The two systems under comparison, started against one sandbox: the serverless path
+ * (LocalRuntime: relay → SQLite queue → VMI function workers) and the client-go-style baseline
+ * (informer → in-memory workqueue → the same reconcile). Both time their API calls and collect
+ * per-reconcile durations from the reconcile log lines.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import type { Fields, Logger } from '../../../shared/metrics/log.ts';
+import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { BaselineController } from '../baseline/controller.ts';
+import { CallTimer, timedKubeClient, timeInPlace } from './timed-kube.ts';
+import { CONTROLLER_IDENTITY } from './vmi-run.ts';
+
+export type SystemName = 'baseline' | 'serverless';
+
+export interface RunningSystem {
+  readonly name: SystemName;
+  readonly metrics: MetricsRegistry;
+  /** Time spent in Kubernetes API calls made by reconciles. */
+  readonly apiTimer: CallTimer;
+  /** Duration of every reconcile, ms. */
+  readonly reconcileMs: number[];
+  /** Reconciles that threw (transient errors, retried). */
+  failed: number;
+  stop(): Promise<void>;
+}
+
+/** A logger that keeps the VMI controller's reconcile durations and drops everything else (failures counted). */
+function collectingLogger(sys: { reconcileMs: number[]; failed: number }): Logger {
+  const log: Logger = {
+    info(message: string, fields?: Fields) {
+      if (message === 'reconciled' && fields?.controller === 'vmi' && typeof fields.ms === 'number') sys.reconcileMs.push(fields.ms);
+    },
+    warn(message: string, fields?: Fields) {
+      if (message === 'reconcile failed' && fields?.controller === 'vmi') {
+        sys.failed++;
+        if (typeof fields.ms === 'number') sys.reconcileMs.push(fields.ms);
+      }
+    },
+    error() {},
+    with: () => log,
+  };
+  return log;
+}
+
+/** Starts `name` against `sandbox` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
+export async function startSystem(name: SystemName, sandbox: Sandbox): Promise<RunningSystem> {
+  const kubeConfig = sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY);
+  const apiTimer = new CallTimer();
+  const partial = { reconcileMs: [] as number[], failed: 0 };
+  const log = collectingLogger(partial);
+  if (name === 'serverless') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-rt-'));
+    const rt = new LocalRuntime({ kubeConfig, dbPath: join(dir, 'queue.db'), log });
+    timeInPlace(rt.kube, apiTimer);
+    rt.start();
+    while (!rt.relay.ready) await new Promise((r) => setTimeout(r, 50));
+    return Object.assign(partial, {
+      name,
+      metrics: rt.metrics,
+      apiTimer,
+      async stop() {
+        await rt.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    });
+  }
+  const kube = timedKubeClient(createKubeClient(kubeConfig, { reportingInstance: 'baseline' }), apiTimer);
+  const ctl = new BaselineController({ kubeConfig, kube, log });
+  ctl.start();
+  while (!ctl.synced) await new Promise((r) => setTimeout(r, 50));
+  return Object.assign(partial, { name, metrics: ctl.metrics, apiTimer, stop: () => ctl.stop() });
+}
