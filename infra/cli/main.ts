@@ -9,6 +9,9 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   up: { summary: 'run the relay and controllers locally (npm start): sandbox or kubeconfig cluster', load: async () => (await import('./commands/up.ts')).command },
   sandbox: { summary: 'run the local sandbox cluster (API server + simulated nodes)', load: async () => (await import('./commands/sandbox.ts')).command },
   render: { summary: 'render the launcher, migration target or hotplug attachment pod for a VMI/VM manifest', load: async () => (await import('./commands/render.ts')).command },
+  queues: { summary: 'queue depth per controller: visible, in flight, delayed, dead-lettered, oldest (--db or --aws)', load: async () => (await import('./commands/queues.ts')).command },
+  dlq: { summary: 'dlq list: dead-lettered keys with reason, attempts, first and last failure', load: async () => (await import('./commands/dlq.ts')).command },
+  replay: { summary: 'put dead-lettered keys back on their queue (--key ns/name or --all)', load: async () => (await import('./commands/replay.ts')).command },
 };
 
 function usage(): string {
