@@ -1,0 +1,175 @@
+/**
+ * The VMI controller's pure decisions, table-driven against reference.md §a.3 (sync) and §a.4
+ * (status and write strategy).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { decideSync, type Observed } from '../../../functions/vmi/sync.ts';
+import { computeVmi } from '../../../functions/vmi/update-status.ts';
+import { planVmiWrite } from '../../../functions/vmi/write-status.ts';
+import { isPodReady } from '../../../functions/vmi/pods.ts';
+
+const NOW = '2026-11-29T10:00:00.000Z';
+const IMAGE = 'quay.io/kubevirt/virt-launcher:v1.9.0';
+
+function vmi(phase: string, extra: Partial<VirtualMachineInstance['metadata']> = {}): VirtualMachineInstance {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name: 'a', namespace: 'ns', uid: 'vmi-uid', resourceVersion: '10', finalizers: ['kubevirt.io/foregroundDeleteVirtualMachine'], ...extra },
+    spec: { domain: { devices: {} } },
+    status: phase ? { phase } : {},
+  };
+}
+
+function pod(phase: string, opts: { node?: string; compute?: 'running' | 'waiting' | 'terminated'; deleting?: boolean; scheduled?: false } = {}): V1Pod {
+  const state = opts.compute === 'terminated' ? { terminated: { exitCode: 0 } } : opts.compute === 'waiting' ? { waiting: { reason: 'ContainerCreating' } } : { running: {} };
+  return {
+    metadata: {
+      name: 'virt-launcher-a-xyz',
+      namespace: 'ns',
+      uid: 'pod-uid',
+      creationTimestamp: new Date('2026-11-29T09:59:00Z'),
+      ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'a', uid: 'vmi-uid', controller: true }],
+      ...(opts.deleting ? { deletionTimestamp: new Date(NOW) } : {}),
+    },
+    spec: { nodeName: opts.node ?? 'node01', containers: [{ name: 'compute', image: IMAGE }] },
+    status: {
+      phase,
+      containerStatuses: [{ name: 'compute', ready: true, restartCount: 0, image: IMAGE, imageID: '', state }],
+      ...(opts.scheduled === false ? { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }] } : {}),
+    },
+  };
+}
+
+function observed(v: VirtualMachineInstance, p?: V1Pod, volumes: Observed['volumes'] = { ready: true, wffc: false }): Observed {
+  return { vmi: v, pods: p ? [p] : [], pod: p, volumes, migrations: [] };
+}
+
+describe('sync: what the VMI controller does to pods (§a.3)', () => {
+  const cases: { name: string; o: Observed; want: string }[] = [
+    { name: 'new VMI, no pod → create the launcher pod', o: observed(vmi('')), want: 'create-pod' },
+    { name: 'Pending VMI, no pod → create', o: observed(vmi('Pending')), want: 'create-pod' },
+    { name: 'Scheduling VMI whose pod vanished → never re-create', o: observed(vmi('Scheduling')), want: 'none' },
+    { name: 'Running VMI, no pod → nothing (status fails it)', o: observed(vmi('Running')), want: 'none' },
+    { name: 'volumes not ready → wait, no pod', o: observed(vmi('Pending'), undefined, { ready: false, wffc: false }), want: 'none' },
+    { name: 'missing PVC → informal error, no pod', o: observed(vmi('Pending'), undefined, { ready: false, wffc: false, missingPvc: 'ns/disk' }), want: 'none' },
+    { name: 'pod exists → nothing to do', o: observed(vmi('Scheduling'), pod('Pending')), want: 'none' },
+    { name: 'VMI being deleted, pod alive → delete it', o: observed(vmi('Running', { deletionTimestamp: NOW }), pod('Running')), want: 'delete-pods' },
+    { name: 'VMI being deleted, pod already terminating → leave it', o: observed(vmi('Running', { deletionTimestamp: NOW }), pod('Running', { deleting: true })), want: 'none' },
+    { name: 'VMI being deleted, terminating but final pod → delete again', o: observed(vmi('Failed', { deletionTimestamp: NOW }), pod('Failed', { deleting: true })), want: 'delete-pods' },
+    { name: 'final VMI keeps its pod', o: observed(vmi('Succeeded'), pod('Succeeded')), want: 'none' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.equal(decideSync(c.o).kind, c.want);
+    });
+  }
+
+  test('a missing PVC is reported as FailedPvcNotFound, not retried with backoff', () => {
+    const d = decideSync(observed(vmi('Pending'), undefined, { ready: false, wffc: false, missingPvc: 'ns/disk' }));
+    assert.equal(d.kind, 'none');
+    assert.deepEqual(d.kind === 'none' ? d.error : undefined, { reason: 'FailedPvcNotFound', message: 'PVC ns/disk does not exist, waiting for it to appear', requeue: false });
+  });
+});
+
+describe('IsPodReady: the hand-off trigger', () => {
+  const cases: [string, V1Pod, boolean][] = [
+    ['Running with compute running', pod('Running'), true],
+    ['Pending', pod('Pending'), false],
+    ['Running but compute still waiting', pod('Running', { compute: 'waiting' }), false],
+    ['compute terminated', pod('Running', { compute: 'terminated' }), false],
+    ['being deleted', pod('Running', { deleting: true }), false],
+  ];
+  for (const [name, p, want] of cases) test(name, () => assert.equal(isPodReady(p), want));
+});
+
+describe('status: phase transitions (§a.4)', () => {
+  const run = (o: Observed, syncError?: { reason: string; message: string; requeue: boolean }) =>
+    computeVmi({ observed: o, syncError, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+
+  const cases: { name: string; o: Observed; phase: string }[] = [
+    { name: 'Pending + pod created → Scheduling', o: observed(vmi('Pending'), pod('Pending')), phase: 'Scheduling' },
+    { name: 'new + no pod → Pending', o: observed(vmi('')), phase: 'Pending' },
+    { name: 'Pending + deleted before a pod → Failed', o: observed(vmi('Pending', { deletionTimestamp: NOW })), phase: 'Failed' },
+    { name: 'Pending + DataVolume failed → Failed', o: observed(vmi('Pending'), undefined, { ready: false, wffc: false, failedDataVolume: 'ns/dv' }), phase: 'Failed' },
+    { name: 'Scheduling + pod ready → Scheduled (hand-off)', o: observed(vmi('Scheduling'), pod('Running')), phase: 'Scheduled' },
+    { name: 'Scheduling + pod pending → stays Scheduling', o: observed(vmi('Scheduling'), pod('Pending', { compute: 'waiting' })), phase: 'Scheduling' },
+    { name: 'Scheduling + pod gone → Failed', o: observed(vmi('Scheduling')), phase: 'Failed' },
+    { name: 'Scheduling + pod failed → Failed', o: observed(vmi('Scheduling'), pod('Failed', { compute: 'terminated' })), phase: 'Failed' },
+    { name: 'Scheduled + pod gone → Failed', o: observed(vmi('Scheduled')), phase: 'Failed' },
+    { name: 'Running + pod gone → Failed', o: observed(vmi('Running')), phase: 'Failed' },
+    { name: 'Running + pod → stays Running (handler owns it)', o: observed(vmi('Running'), pod('Running')), phase: 'Running' },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(run(c.o).status?.phase, c.phase));
+
+  test('the hand-off sets status.nodeName and the kubevirt.io/nodeName label from the pod', () => {
+    const out = run(observed(vmi('Scheduling'), pod('Running', { node: 'node03' })));
+    assert.equal(out.status?.nodeName, 'node03');
+    assert.equal(out.metadata?.labels?.['kubevirt.io/nodeName'], 'node03');
+    assert.deepEqual(out.status?.phaseTransitionTimestamps, [{ phase: 'Scheduled', phaseTransitionTimestamp: NOW }]);
+  });
+
+  test('an unschedulable pod is mirrored as PodScheduled=False on the VMI', () => {
+    const out = run(observed(vmi('Scheduling'), pod('Pending', { compute: 'waiting', scheduled: false })));
+    const cond = out.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    assert.equal(cond?.status, 'False');
+    assert.equal(cond?.reason, 'Unschedulable');
+  });
+
+  test('a sync error becomes Synchronized=False with its reason; a missing PVC also PodScheduled=False/Unschedulable', () => {
+    const out = run(observed(vmi('Pending')), { reason: 'FailedPvcNotFound', message: 'PVC ns/disk does not exist, waiting for it to appear', requeue: false });
+    assert.equal(out.status?.conditions?.find((c) => c.type === 'Synchronized')?.reason, 'FailedPvcNotFound');
+    assert.equal(out.status?.conditions?.find((c) => c.type === 'PodScheduled')?.reason, 'Unschedulable');
+  });
+
+  test('a final VMI without pods loses its finalizer; the VM finalizer only when no live VM owns it', () => {
+    const v = vmi('Failed', { finalizers: ['kubevirt.io/foregroundDeleteVirtualMachine', 'kubevirt.io/virtualMachineControllerFinalize'] });
+    const withVm = computeVmi({ observed: observed(v), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    const noVm = computeVmi({ observed: observed(v), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: false });
+    assert.deepEqual(withVm.metadata?.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
+    assert.deepEqual(noVm.metadata?.finalizers, []);
+  });
+
+  test('the legacy finalizer name is migrated', () => {
+    const out = run(observed(vmi('Pending', { finalizers: ['foregroundDeleteVirtualMachine'] })));
+    assert.deepEqual(out.metadata?.finalizers, ['kubevirt.io/foregroundDeleteVirtualMachine']);
+  });
+
+  test('the input VMI is never mutated', () => {
+    const v = vmi('Scheduling');
+    const before = structuredClone(v);
+    run(observed(v, pod('Running')));
+    assert.deepEqual(v, before);
+  });
+});
+
+describe('write strategy', () => {
+  test('controller-owned phases: one full update carrying status, labels and the observed-API-version annotations', () => {
+    const original = vmi('Pending');
+    const desired = computeVmi({ observed: observed(original, pod('Pending')), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    const w = planVmiWrite(original, desired);
+    assert.equal(w.kind, 'update');
+    assert.equal(w.kind === 'update' ? w.vmi.metadata?.annotations?.['kubevirt.io/latest-observed-api-version'] : '', 'v1');
+  });
+
+  test('handler-owned phases: a JSON patch guarded by test ops, on the allowed fields only', () => {
+    const original = vmi('Running');
+    original.status!.conditions = [{ type: 'Ready', status: 'True', reason: '', message: '' }];
+    const desired = computeVmi({ observed: observed(original), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    const w = planVmiWrite(original, desired);
+    assert.equal(w.kind, 'patch');
+    const ops = w.kind === 'patch' ? w.ops : [];
+    assert.ok(ops.some((o) => o.op === 'test' && o.path === '/status/phase' && o.value === 'Running'), JSON.stringify(ops));
+    assert.ok(ops.some((o) => o.op === 'replace' && o.path === '/status/phase' && o.value === 'Failed'));
+    assert.ok(ops.every((o) => /^\/(status\/(volumeStatus|conditions|activePods|phase|launcherContainerImageVersion|interfaces)|metadata\/(labels|finalizers))$/.test(o.path)), JSON.stringify(ops));
+  });
+
+  test('nothing changed → no write at all', () => {
+    const original = computeVmi({ observed: observed(vmi('Scheduling'), pod('Pending', { compute: 'waiting' })), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    const again = computeVmi({ observed: observed(original, pod('Pending', { compute: 'waiting' })), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    assert.equal(planVmiWrite(original, again).kind, 'none');
+  });
+});
