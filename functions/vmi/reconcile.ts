@@ -2,7 +2,7 @@
  * KubeVirt's VMI controller as one stateless reconcile (reference.md §a):
  * observe → expectations gate → sync (decide, then act: one kind of mutation) → status.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
@@ -76,7 +76,7 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   const pods = podList.items.filter((p) => isControlledBy(p, vmi));
 
   // Only what the spec references, and only while it can still matter (before hand-off).
-  const pvcs = new Map();
+  const pvcs = new Map<string, V1PersistentVolumeClaim>();
   const dataVolumes = new Map<string, DataVolume>();
   const phase = vmi.status?.phase ?? '';
   if (phase === '' || phase === 'Pending') {
