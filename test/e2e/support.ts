@@ -1,0 +1,103 @@
+/**
+ * End-to-end harness for the vertical slice: the sandbox cluster (API server + simulated
+ * scheduler, kubelet, virt-handler) and the LocalRuntime (relay → SQLite queue → VMI workers →
+ * SQLite table) talking to it over HTTP as identity `runtime`; the test itself acts as `test`.
+ */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime.ts';
+import { startSandbox, type Sandbox, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+
+export const NS = 'default';
+/** The runtime's identity (bearer token): what the API server's counters are read by. */
+export const RUNTIME = 'runtime';
+
+export interface Slice {
+  readonly sandbox: Sandbox;
+  readonly rt: LocalRuntime;
+  /** The test's own client (identity `test`). */
+  readonly kube: KubeClient;
+  /** Warnings and errors the runtime logged (shown when an assertion fails). */
+  readonly problems: string[];
+  stop(): Promise<void>;
+}
+
+export interface SliceOptions {
+  readonly timings?: SandboxTimings;
+  readonly runtime?: Partial<Omit<LocalRuntimeOptions, 'kubeConfig' | 'log'>>;
+  /** Start the runtime (relay and workers) at once; default true. */
+  readonly start?: boolean;
+}
+
+/** A logger that keeps warnings and errors (bounded) and drops info lines. */
+function keepingLogger(into: string[], base: Record<string, unknown> = {}): Logger {
+  const keep = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    if (into.length < 200) into.push(`${level} ${message} ${JSON.stringify({ ...base, ...fields })}`);
+  };
+  return { info: () => undefined, warn: keep('warn'), error: keep('error'), with: (f) => keepingLogger(into, { ...base, ...f }) };
+}
+
+export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
+  const sandbox = await startSandbox({ nodes: 2, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
+  const problems: string[] = [];
+  const rt = new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(RUNTIME), dbPath: ':memory:', log: keepingLogger(problems), ...opts.runtime });
+  if (opts.start !== false) rt.start();
+  return {
+    sandbox,
+    rt,
+    kube: createKubeClient(sandbox.apiServer.kubeConfig('test')),
+    problems,
+    async stop() {
+      await rt.stop();
+      await sandbox.stop();
+    },
+  };
+}
+
+/** A small container-disk VMI, as in examples/vmi-cirros.yaml. */
+export function vmiManifest(name: string, spec: Record<string, unknown> = {}): VirtualMachineInstance {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: NS },
+    spec: {
+      domain: { resources: { requests: { memory: '128Mi' } }, devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }] } },
+      volumes: [{ name: 'containerdisk', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
+      ...spec,
+    },
+  } as VirtualMachineInstance;
+}
+
+/** Polls (10 ms, bounded) until `cond` holds; fails with `what` and the runtime's problems. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, opts: { tries?: number; problems?: readonly string[] } = {}): Promise<void> {
+  for (let i = 0; i < (opts.tries ?? 3000); i++) {
+    if (await cond()) return;
+    await sleep(10);
+  }
+  assert.fail(`timed out waiting for: ${what}${opts.problems?.length ? `\nruntime problems:\n${opts.problems.slice(-10).join('\n')}` : ''}`);
+}
+
+export const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
+
+/** The phase of each named VMI (undefined when gone). */
+export async function phases(kube: KubeClient, names: readonly string[]): Promise<Map<string, string | undefined>> {
+  const out = new Map<string, string | undefined>();
+  await Promise.all(names.map(async (n) => out.set(n, (await kube.getVMI(NS, n))?.status?.phase)));
+  return out;
+}
+
+/** Names of the launcher pods created for the VMI with this UID. */
+export async function launcherPods(kube: KubeClient, uid: string): Promise<string[]> {
+  const pods = await kube.listPods(NS, { labelSelector: `kubevirt.io/created-by=${uid}` });
+  return pods.items.map((p) => p.metadata?.name ?? '');
+}
+
+/** The runtime's VMI queue is empty (nothing visible, nothing in flight). */
+export async function queueIdle(slice: Slice): Promise<boolean> {
+  const d = await slice.rt.queue.depth('vmi');
+  return d.visible === 0 && d.inFlight === 0 && slice.rt.relay.pending === 0;
+}

@@ -1,0 +1,184 @@
+/**
+ * The vertical slice end to end: sandbox cluster ← relay → SQLite queue → VMI function → SQLite
+ * table, all real, in one process (LocalRuntime). Nothing is set by hand on the cluster side:
+ * the simulated scheduler, kubelet and virt-handler move pods and VMIs on.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import { vmiController } from '../../functions/vmi/controller.ts';
+import { reconcileVmi } from '../../functions/vmi/reconcile.ts';
+import { isPermanent } from '../../shared/errors.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { silentLogger } from '../../shared/metrics/log.ts';
+import type { KeyMessage } from '../../shared/queue/message.ts';
+import type { ReceivedKey } from '../../shared/queue/port.ts';
+import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { instrumented } from '../../shared/reconcile/instrument.ts';
+import { HANDED_OFF, launcherPods, NS, phases, queueIdle, startSlice, until, vmiManifest, type Slice } from './support.ts';
+
+function keyMessage(name: string, rv: string, uid = 'test'): KeyMessage {
+  return { v: 1, controller: 'vmi', key: `${NS}/${name}`, cause: { kind: 'VirtualMachineInstance', namespace: NS, name, uid, resourceVersion: rv, event: 'MODIFIED', seenAt: Date.now() } };
+}
+
+async function phaseOf(s: Slice, name: string): Promise<string | undefined> {
+  return (await s.kube.getVMI(NS, name))?.status?.phase;
+}
+
+describe('VMI slice: lifecycle', () => {
+  let s: Slice;
+  before(async () => {
+    s = await startSlice();
+  });
+  after(async () => {
+    await s.stop();
+  });
+
+  test('VMI → launcher pod → Scheduled → Running (by the simulated virt-handler)', async () => {
+    // arrange
+    const seen: string[] = [];
+    // act
+    const vmi = await s.kube.createVMI(vmiManifest('life-1'));
+    await until(
+      'life-1 Running',
+      async () => {
+        const p = await phaseOf(s, 'life-1');
+        if (p && seen.at(-1) !== p) seen.push(p);
+        return p === 'Running';
+      },
+      { problems: s.problems },
+    );
+    // assert
+    const pods = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
+    assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}`);
+    const got = await s.kube.getVMI(NS, 'life-1');
+    assert.ok(got?.status?.nodeName, 'handed off to a node');
+    assert.equal(got?.metadata?.annotations?.['kubevirt.io/latest-observed-api-version'], 'v1');
+    for (const p of ['Scheduling', 'Scheduled']) {
+      assert.ok(got?.status?.phaseTransitionTimestamps?.some((t) => t.phase === p), `no ${p} transition recorded; phases seen: ${seen.join(' → ')}`);
+    }
+  });
+
+  test('the same key 5× at once through the instrumented handler (racing the runtime) → one launcher pod', async () => {
+    // arrange
+    const { rt } = s;
+    const handle = instrumented(vmiController({ expectations: rt.state.expectations, clusterConfig: cachedClusterConfig(rt.kube), log: silentLogger }), { kube: rt.kube, metrics: rt.metrics, log: silentLogger });
+    const vmi = await s.kube.createVMI(vmiManifest('dup-direct'));
+    const rk = (i: number): ReceivedKey => ({ message: keyMessage('dup-direct', vmi.metadata?.resourceVersion ?? '', vmi.metadata?.uid), receipt: `direct.${i}`, attempt: 1, enqueuedAt: Date.now(), coalesced: 1 });
+    // act
+    const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => handle(rk(i))));
+    console.log('5 concurrent reconciles of one key:', results.map((r) => (r.status === 'fulfilled' ? r.value.kind : (r.reason as Error).message)).join(' | '));
+    await until('dup-direct handed off', async () => HANDED_OFF.has((await phaseOf(s, 'dup-direct')) ?? ''), { problems: s.problems });
+    // assert
+    const pods = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
+    assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}; results: ${results.map((r) => r.status).join(',')}`);
+    // Losers of the race fail transiently (retried by the queue), never permanently.
+    const permanent = results.flatMap((r) => (r.status === 'rejected' && isPermanent(r.reason) ? [String(r.reason)] : []));
+    assert.deepEqual(permanent, [], 'a racing reconcile failed permanently');
+  });
+
+  test('the same key delivered 5× at once through the runtime queue → one launcher pod', async () => {
+    // arrange
+    const vmi = await s.kube.createVMI(vmiManifest('dup-queue'));
+    // act: five distinct causes (distinct dedup ids) for the one key, on top of the relay's own
+    await s.rt.queue.send([1, 2, 3, 4, 5].map((i) => keyMessage('dup-queue', `${vmi.metadata?.resourceVersion}-${i}`, vmi.metadata?.uid)));
+    await until('dup-queue handed off', async () => HANDED_OFF.has((await phaseOf(s, 'dup-queue')) ?? ''), { problems: s.problems });
+    await until('queue idle', () => queueIdle(s));
+    // assert
+    const pods = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
+    assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}`);
+  });
+
+  test('launcher pod deleted before hand-off → VMI Failed, no second pod', async () => {
+    // arrange: a nodeSelector no node matches keeps the pod Pending
+    const vmi = await s.kube.createVMI(vmiManifest('lost-pod', { nodeSelector: { 'example.com/no-such-node': 'true' } }));
+    const uid = vmi.metadata?.uid ?? '';
+    await until('lost-pod Scheduling with a pod', async () => (await phaseOf(s, 'lost-pod')) === 'Scheduling' && (await launcherPods(s.kube, uid)).length === 1, { problems: s.problems });
+    const [podName] = await launcherPods(s.kube, uid);
+    // act
+    await s.kube.deletePod(NS, podName ?? '', { gracePeriodSeconds: 0 });
+    await until('lost-pod Failed', async () => (await phaseOf(s, 'lost-pod')) === 'Failed', { problems: s.problems });
+    await until('queue idle', () => queueIdle(s));
+    // assert
+    const pods = await launcherPods(s.kube, uid);
+    assert.ok(pods.every((p) => p === podName), `a new launcher pod was created for a VMI past Pending: ${pods.join(', ')}`);
+  });
+
+  test('VMI deleted → its launcher pod goes', async () => {
+    // arrange
+    const vmi = await s.kube.createVMI(vmiManifest('to-delete'));
+    const uid = vmi.metadata?.uid ?? '';
+    await until('to-delete Running', async () => (await phaseOf(s, 'to-delete')) === 'Running', { problems: s.problems });
+    assert.equal((await launcherPods(s.kube, uid)).length, 1);
+    // act
+    await s.kube.deleteVMI(NS, 'to-delete');
+    // assert
+    await until('to-delete and its pod gone', async () => (await s.kube.getVMI(NS, 'to-delete')) === undefined && (await launcherPods(s.kube, uid)).length === 0, { problems: s.problems });
+  });
+
+  test('a malformed queue message is dead-lettered (MalformedMessage); other keys go on', async () => {
+    // arrange
+    await s.rt.queue.sendRaw('vmi', '{"v":1,"controller":"vmi","key":');
+    await s.rt.queue.sendRaw('vmi', JSON.stringify({ v: 2, controller: 'vmi', key: 'default/x' }));
+    // act
+    await s.kube.createVMI(vmiManifest('after-malformed'));
+    await until('after-malformed handed off', async () => HANDED_OFF.has((await phaseOf(s, 'after-malformed')) ?? ''), { problems: s.problems });
+    // assert
+    const dead = await s.rt.queue.listDeadLetters({ controller: 'vmi' });
+    const malformed = dead.filter((d) => d.reason === 'MalformedMessage');
+    assert.equal(malformed.length, 2, `dead letters: ${JSON.stringify(dead.map((d) => [d.key, d.reason]))}`);
+    assert.ok(!dead.some((d) => d.key === `${NS}/after-malformed`), 'the good key was dead-lettered too');
+  });
+});
+
+describe('VMI slice: a worker crashes between "create pod" and the status write', () => {
+  let s: Slice;
+  before(async () => {
+    // Short leases so the crashed worker's key comes back quickly; the workers start later.
+    s = await startSlice({ start: false, runtime: { visibilityTimeoutMs: 1000, createTakeoverMs: 1000 } });
+    s.rt.relay.start();
+  });
+  after(async () => {
+    await s.stop();
+  });
+
+  const CRASHES = [
+    { name: 'createPod never returns', crash: (pod: V1Pod) => new Promise<V1Pod>(() => void pod) },
+    { name: 'createPod throws after the pod was created', crash: () => Promise.reject(new Error('connection reset after the write')) },
+  ];
+
+  test('→ after the lease expires the runtime takes the key: one launcher pod, VMI Scheduled', async () => {
+    // arrange
+    const names = CRASHES.map((_, i) => `crash-${i}`);
+    const uids = new Map<string, string>();
+    for (const name of names) uids.set(name, (await s.kube.createVMI(vmiManifest(name))).metadata?.uid ?? '');
+    // act: be the crashed workers — take each key off the runtime's queue, create the pod, die
+    const taken = new Map<string, ReceivedKey>();
+    await until('both keys received', async () => {
+      for (const rk of await s.rt.queue.receive('vmi', 10, 0)) taken.set(rk.message.key, rk);
+      return names.every((n) => taken.has(`${NS}/${n}`));
+    });
+    const created = new Set<string>();
+    for (const [i, c] of CRASHES.entries()) {
+      const crashing: KubeClient = Object.create(s.rt.kube, {
+        createPod: {
+          value: async (ns: string, pod: V1Pod) => {
+            const made = await s.rt.kube.createPod(ns, pod);
+            created.add(names[i]!);
+            return c.crash(made);
+          },
+        },
+      }) as KubeClient;
+      const spec = vmiController({ expectations: s.rt.state.expectations, clusterConfig: cachedClusterConfig(s.rt.kube), log: silentLogger, createTakeoverMs: 1000 });
+      void reconcileVmi(`${NS}/${names[i]}`, spec.deps(crashing)).catch(() => undefined); // never settled
+    }
+    await until('the crashed workers created their pods', () => created.size === names.length);
+    for (const p of s.rt.pools) p.start(); // the surviving workers
+    // assert
+    for (const [i, name] of names.entries()) {
+      await until(`${name} handed off`, async () => HANDED_OFF.has((await phaseOf(s, name)) ?? ''), { problems: s.problems });
+      const pods = await launcherPods(s.kube, uids.get(name) ?? '');
+      assert.equal(pods.length, 1, `${CRASHES[i]!.name}: launcher pods ${pods.join(', ')}`);
+    }
+  });
+});
