@@ -20,6 +20,8 @@ import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlit
 import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { vmController } from '../../functions/vm/controller.ts';
+import { migrationController } from '../../functions/migration/controller.ts';
+import { cachedPolicySource } from '../../functions/migration/policy-source.ts';
 import { WorkerPool } from './workers.ts';
 
 export interface LocalRuntimeOptions {
@@ -35,6 +37,8 @@ export interface LocalRuntimeOptions {
   /** See VmiDeps.createTakeoverMs. */
   readonly createTakeoverMs?: number;
   readonly now?: () => number;
+  /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock); see MigrationDeps.clockSpeed. */
+  readonly clockSpeed?: number;
 }
 
 export const DEFAULT_WORKERS: Record<Controller, number> = { vmi: 10, vm: 3, migration: 3 };
@@ -63,6 +67,7 @@ export class LocalRuntime {
     const specs: ControllerSpec<unknown>[] = [
       vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
       vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
+      migrationController({ expectations: this.state.expectations, leases: this.state.leases, clusterConfig, policySource: cachedPolicySource(opts.kubeConfig), log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
     ];
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(

@@ -71,6 +71,28 @@ export interface ClusterConfig {
   /** `migrations.matchSELinuxLevelOnMigration`, nil = true. */
   matchSELinuxLevelOnMigration: boolean;
   evictionStrategy: string | undefined;
+  /** `spec.configuration.migrations` with KubeVirt's defaults (reference §d.5); the migration controller reads it. */
+  migrations: MigrationSettings;
+}
+
+/** The cluster-wide migration settings (`migrations` in the KubeVirt CR), defaulted as KubeVirt does. */
+export interface MigrationSettings {
+  parallelMigrationsPerCluster: number;
+  parallelOutboundMigrationsPerNode: number;
+  /** Quantity string, `0Mi` = unlimited. */
+  bandwidthPerMigration: string;
+  completionTimeoutPerGiB: number;
+  progressTimeout: number;
+  maxDowntimeMs: number;
+  allowAutoConverge: boolean;
+  allowPostCopy: boolean;
+  /** Follows `allowPostCopy` when unset. */
+  allowWorkloadDisruption: boolean;
+  unsafeMigrationOverride: boolean;
+  disableTLS: boolean;
+  network: string | undefined;
+  utilityVolumesTimeout: number;
+  nodeDrainTaintKey: string;
 }
 
 /** Is a feature gate on in this config? */
@@ -174,6 +196,29 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     maxHotplugRatio: cfg.liveUpdateConfiguration?.maxHotplugRatio ?? 4,
     matchSELinuxLevelOnMigration: cfg.migrations?.matchSELinuxLevelOnMigration ?? true,
     evictionStrategy: cfg.evictionStrategy,
+    migrations: migrationSettings(cfg),
+  };
+}
+
+function migrationSettings(cfg: KubeVirtConfiguration): MigrationSettings {
+  const m = cfg.migrations ?? {};
+  const at = (f: string) => `spec.configuration.migrations.${f}`;
+  const allowPostCopy = m.allowPostCopy ?? false;
+  return {
+    parallelMigrationsPerCluster: positive(at('parallelMigrationsPerCluster'), m.parallelMigrationsPerCluster, 5),
+    parallelOutboundMigrationsPerNode: positive(at('parallelOutboundMigrationsPerNode'), m.parallelOutboundMigrationsPerNode, 2),
+    bandwidthPerMigration: m.bandwidthPerMigration === undefined ? '0Mi' : String(m.bandwidthPerMigration),
+    completionTimeoutPerGiB: m.completionTimeoutPerGiB ?? 150,
+    progressTimeout: m.progressTimeout ?? 150,
+    maxDowntimeMs: m.maxDowntimeMs ?? 900,
+    allowAutoConverge: m.allowAutoConverge ?? false,
+    allowPostCopy,
+    allowWorkloadDisruption: m.allowWorkloadDisruption ?? allowPostCopy,
+    unsafeMigrationOverride: m.unsafeMigrationOverride ?? false,
+    disableTLS: m.disableTLS ?? false,
+    network: m.network,
+    utilityVolumesTimeout: m.utilityVolumesTimeout ?? 150,
+    nodeDrainTaintKey: m.nodeDrainTaintKey ?? 'kubevirt.io/drain',
   };
 }
 

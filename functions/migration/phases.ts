@@ -1,0 +1,129 @@
+/**
+ * The migration's phase machine (reference §d.3), pure: from the stored phase and what was
+ * observed, the phase it should now have and, when it fails, why. Failure checks come first, as
+ * in KubeVirt's `processMigrationPhase`; then the normal progression
+ * `'' → Pending → Scheduling → Scheduled → PreparingTarget → TargetReady → Running → Succeeded`.
+ * Unlike KubeVirt (one step per informer event) several steps may be taken in one pass when
+ * their conditions already hold: each step is still recorded in phaseTransitionTimestamps, and a
+ * stateless function saves a reconcile (3 reads + a write) per step it does not have to wait for.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { VMI_CONDITION } from '../../shared/api/well-known.ts';
+import { isPodDownOrGoingDown, isPodFinal, isPodReady } from '../vmi/pods.ts';
+
+/** Phases in which KubeVirt counts a migration as "running" (`IsRunning`): from Scheduling on. */
+const RUNNING_PHASES: ReadonlySet<MigrationPhase> = new Set(['Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running']);
+
+export function isFinal(phase: string | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** KubeVirt's `IsRunning`: any phase other than unset/Pending/WaitingForSync/Synchronizing/final. */
+export function isRunningPhase(phase: string | undefined): boolean {
+  return RUNNING_PHASES.has((phase ?? '') as MigrationPhase);
+}
+
+/** Failure messages, as KubeVirt's FailedMigration events word them. */
+export const FAILURE = {
+  vmiMissing: 'Migration failed because vmi does not exist.',
+  vmiShutdown: 'Migration failed because vmi shutdown during migration',
+  canceled: 'Migration failed due to being canceled',
+  targetPodDown: 'Migration failed because target pod shutdown during migration',
+  targetPodRemoved: 'Migration target pod was removed during active migration.',
+  stateCleared: 'Migration failed because VMI migration state was cleared',
+  otherMigration: 'Migration failed because VMI migration state belongs to another migration',
+  sourceReported: 'source node reported migration failed',
+  notEligible: 'VMI is not eligible for migration because another migration job is in progress.',
+} as const;
+
+export interface PhaseInput {
+  readonly migration: VirtualMachineInstanceMigration;
+  readonly vmi: VirtualMachineInstance | undefined;
+  /** This migration's target pod, if one exists. */
+  readonly targetPod: V1Pod | undefined;
+  /** Another unfinished migration's UID holds `vmi.status.migrationState`. */
+  readonly otherMigrationActive: boolean;
+}
+
+export interface PhaseResult {
+  readonly phase: MigrationPhase;
+  /** The phases passed through, in order (for phaseTransitionTimestamps); empty when unchanged. */
+  readonly steps: readonly MigrationPhase[];
+  /** Why it failed (the FailedMigration event message). */
+  readonly failure?: string;
+  /** Deleted after hand-off: ask virt-handler to abort (condition migrationAbortRequested). */
+  readonly abortRequested?: boolean;
+}
+
+/** The migration's phase after this pass. */
+export function nextPhase(input: PhaseInput): PhaseResult {
+  const start = (input.migration.status?.phase ?? '') as MigrationPhase;
+  if (isFinal(start)) return { phase: start, steps: [] };
+  const failure = failureOf(start, input);
+  if (failure) return { phase: 'Failed', steps: ['Failed'], failure: failure.message, ...(failure.abort ? { abortRequested: true } : {}) };
+
+  const steps: MigrationPhase[] = [];
+  let phase = start;
+  for (let next = step(phase, input); next !== undefined; next = step(phase, input)) {
+    phase = next;
+    steps.push(next);
+    if (isFinal(next)) break;
+  }
+  const abortRequested = input.migration.metadata?.deletionTimestamp !== undefined && handedOff(input);
+  const failedStep = phase === 'Failed' ? FAILURE.notEligible : undefined;
+  return { phase, steps, ...(failedStep ? { failure: failedStep } : {}), ...(abortRequested ? { abortRequested } : {}) };
+}
+
+/** `vmi.status.migrationState` names this migration. */
+export function handedOff(input: Pick<PhaseInput, 'migration' | 'vmi'>): boolean {
+  const uid = input.migration.metadata?.uid;
+  return uid !== undefined && input.vmi?.status?.migrationState?.migrationUid === uid;
+}
+
+function failureOf(phase: MigrationPhase, input: PhaseInput): { message: string; abort?: boolean } | undefined {
+  const { vmi, targetPod, migration } = input;
+  if (!vmi) return { message: FAILURE.vmiMissing };
+  const ours = handedOff(input);
+  const vmiPhase = vmi.status?.phase;
+  if ((vmiPhase === 'Succeeded' || vmiPhase === 'Failed') && !ours) return { message: FAILURE.vmiShutdown };
+  if (migration.metadata?.deletionTimestamp && !ours) return { message: FAILURE.canceled, abort: true };
+  if (targetPod && isPodFinal(targetPod)) return { message: FAILURE.targetPodDown };
+  if (isRunningPhase(phase) && !targetPod) return { message: FAILURE.targetPodRemoved };
+  const afterHandOff = phase === 'PreparingTarget' || phase === 'TargetReady' || phase === 'Running';
+  const ms = vmi.status?.migrationState;
+  if (afterHandOff && !ms) return { message: FAILURE.stateCleared };
+  if (afterHandOff && !ours) return { message: FAILURE.otherMigration };
+  if (ours && ms?.failed) return { message: ms.failureReason ? `${FAILURE.sourceReported}: ${ms.failureReason}` : FAILURE.sourceReported };
+  return undefined;
+}
+
+/** The next phase of the normal progression, or undefined to stay. */
+function step(phase: MigrationPhase, input: PhaseInput): MigrationPhase | undefined {
+  const { vmi, targetPod } = input;
+  const ms = vmi?.status?.migrationState;
+  switch (phase) {
+    case '':
+      return input.otherMigrationActive ? 'Failed' : 'Pending';
+    case 'Pending':
+      return targetPod && !isPodDownOrGoingDown(targetPod) ? 'Scheduling' : undefined;
+    case 'Scheduling':
+      return targetPod && isPodReady(targetPod) ? 'Scheduled' : undefined;
+    case 'Scheduled':
+      return handedOff(input) && ms?.targetNode ? 'PreparingTarget' : undefined;
+    case 'PreparingTarget':
+      return ms?.targetNode && ms.targetNodeAddress ? 'TargetReady' : undefined;
+    case 'TargetReady':
+      return ms?.startTimestamp ? 'Running' : undefined;
+    case 'Running':
+      return ms?.completed && !ms.failed && !hotplugPending(vmi) ? 'Succeeded' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** A hotplug change still in progress holds Succeeded back (KubeVirt waits for it). */
+function hotplugPending(vmi: VirtualMachineInstance | undefined): boolean {
+  const conds = vmi?.status?.conditions ?? [];
+  return conds.some((c) => c.type === VMI_CONDITION.VCPUChange || ((c.type === VMI_CONDITION.MemoryChange || c.type === VMI_CONDITION.MigrationRequired) && c.status === 'True'));
+}

@@ -1,0 +1,267 @@
+/**
+ * KubeVirt's migration controller as one stateless reconcile (reference §d):
+ * observe (migration, VMI, the VMI's pods: 3 reads) → expectations gate → sync (one kind of
+ * mutation; a target pod only after the parallel limits grant a lease) → status from what was
+ * observed → garbage collection once final.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { CREATED_BY_LABEL, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION } from '../../shared/api/well-known.ts';
+import { InvalidInputError } from '../../shared/errors.ts';
+import { splitKey } from '../../shared/queue/message.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
+import { podKey } from '../vmi/pods.ts';
+import { EVACUATION_ANNOTATION, WORKLOAD_UPDATE_ANNOTATION } from './backoff.ts';
+import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
+import { podExpectationsGate } from './expectations-gate.ts';
+import { collectGarbage } from './gc.ts';
+import { abortPatch, handoffPatch, targetDownPatch } from './handoff.ts';
+import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority } from './limits.ts';
+import { handedOff, isFinal, nextPhase } from './phases.ts';
+import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
+import { decideSync, type Observed, type SyncAction } from './sync.ts';
+import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
+import { computeMigration, planWrites } from './update-status.ts';
+
+/** Reconciles the migration named by `key` (`namespace/name`). */
+export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
+  const { namespace, name } = splitKey(key);
+  const rv = ctx.minResourceVersion;
+
+  // observe
+  const migration = await deps.kube.getMigration(namespace, name, { resourceVersion: rv });
+  if (!migration) {
+    // Gone (the finalizer normally lets us see it final first): drop what it may still hold.
+    await deps.expectations.delete(POD_EXPECTATIONS, key);
+    await releaseSlots(deps.leases, key, undefined);
+    return done;
+  }
+  const vmiName = migration.spec.vmiName ?? '';
+  const vmi = vmiName ? await deps.kube.getVMI(namespace, vmiName, { resourceVersion: rv }) : undefined;
+  if (!vmi) return vmiGone(key, migration, deps);
+  let observed = await observe(migration, vmi, deps, rv);
+
+  // expectations gate: unsatisfied → no sync this pass, but the status still follows what we see
+  const gate = await podExpectationsGate(key, observed.targetPod ? [observed.targetPod] : [], async () => {
+    observed = await observe(migration, vmi, deps, undefined);
+    return observed.targetPod ? [observed.targetPod] : [];
+  }, deps);
+
+  // sync
+  let wait: { seconds: number; why: string } | undefined;
+  if (gate.kind === 'wait') wait = { seconds: gate.seconds, why: 'target pod expectations not yet satisfied' };
+  else {
+    const action = decideSync(observed, deps.now());
+    const acted = await act(key, action, observed, deps);
+    observed = acted.observed;
+    wait = acted.wait;
+  }
+
+  // status
+  const result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed) });
+  const holder = key;
+  const sourceNode = migration.status?.migrationState?.sourceNode ?? vmi.status?.nodeName;
+  let holdsLease = false;
+  if (isFinal(result.phase)) {
+    // Before the finalizer goes: a lease must never outlive the migration that holds it.
+    await releaseSlots(deps.leases, holder, sourceNode);
+    if (result.steps.length > 0) {
+      if (result.phase === 'Succeeded') await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulMigration', 'Source node reported migration succeeded');
+      else await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
+    }
+  } else if (observed.targetPod && sourceNode) {
+    // Renew: the lease outlives a crashed holder by at most its TTL, never a live one.
+    holdsLease = true;
+    const config = await deps.clusterConfig();
+    const refused = await acquireSlots(deps.leases, { holder, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
+    if (refused) deps.log.warn('could not renew a migration lease after it expired', { key, limit: refused });
+  }
+  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString() });
+  await writeMigration(migration, desired, deps);
+
+  // KubeVirt collects on every pass of a final migration; once, when it turns final, saves a LIST per pass.
+  if (isFinal(result.phase) && result.steps.length > 0) await garbageCollect(namespace, vmiName, deps);
+  if (wait) return requeueAfter(scaled(deps, wait.seconds), wait.why);
+  if (holdsLease) return requeueAfter(scaled(deps, leaseTtl(deps) / 4000), 'renew migration leases');
+  return done;
+}
+
+async function observe(migration: VirtualMachineInstanceMigration, vmi: VirtualMachineInstance, deps: MigrationDeps, rv: string | undefined): Promise<Observed> {
+  const namespace = vmi.metadata?.namespace ?? '';
+  const list = await deps.kube.listPods(namespace, { labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata?.uid ?? ''}`, resourceVersion: rv });
+  const pods = list.items;
+  const targets = targetPodsOf(pods, migration).sort((a, b) => Number(a.metadata?.deletionTimestamp !== undefined) - Number(b.metadata?.deletionTimestamp !== undefined));
+  // The VMI's other migrations matter only for the backoff, before the target pod exists.
+  const annotations = migration.metadata?.annotations ?? {};
+  const phase = migration.status?.phase ?? '';
+  const needMigrations = (phase === '' || phase === 'Pending') && targets.length === 0 && (EVACUATION_ANNOTATION in annotations || WORKLOAD_UPDATE_ANNOTATION in annotations);
+  const vmiMigrations = needMigrations ? (await deps.kube.listMigrations(namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === migration.spec.vmiName) : [];
+  return { migration, vmi, pods, targetPod: targets[0], sourcePod: sourcePodOf(vmi, pods, migration), vmiMigrations };
+}
+
+function otherMigrationActive(o: Observed): boolean {
+  const ms = o.vmi.status?.migrationState;
+  return ms?.migrationUid !== undefined && ms.migrationUid !== o.migration.metadata?.uid && !ms.completed;
+}
+
+interface Acted {
+  readonly observed: Observed;
+  readonly wait?: { seconds: number; why: string };
+}
+
+async function act(key: string, action: SyncAction, o: Observed, deps: MigrationDeps): Promise<Acted> {
+  const { migration, vmi } = o;
+  const namespace = vmi.metadata?.namespace ?? '';
+  const vmiName = vmi.metadata?.name ?? '';
+  switch (action.kind) {
+    case 'none':
+      return { observed: o };
+    case 'wait':
+      if (action.event) await event(deps, migration, KIND_MIGRATION, 'Warning', action.event.reason, action.event.message);
+      return { observed: o, wait: { seconds: action.seconds, why: action.why } };
+    case 'create-target-pod':
+      return createTargetPod(key, o, deps);
+    case 'delete-target-pod': {
+      const k = podKey(action.pod);
+      await deps.expectations.expectDeletions(POD_EXPECTATIONS, key, [k], deps.now());
+      try {
+        await deps.kube.deletePod(namespace, action.pod.metadata?.name ?? '');
+      } catch (err) {
+        await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
+        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedDelete', `failed to delete pod ${k}`);
+        throw err;
+      }
+      await event(deps, migration, KIND_MIGRATION, 'Normal', action.event.reason, action.event.message);
+      return { observed: { ...o, targetPod: undefined, pods: o.pods.filter((p) => p !== action.pod) } };
+    }
+    case 'hand-off': {
+      const config = await deps.clusterConfig();
+      const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
+      const policy = matchPolicy(policies, vmi, nsLabels);
+      const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      const ops = handoffPatch({ vmi, migration, targetPod: action.pod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
+      let patched: VirtualMachineInstance;
+      try {
+        patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops });
+      } catch (err) {
+        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedHandOver', `Failed to hand off migration target pod: ${message(err)}`);
+        throw err;
+      }
+      await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulHandOver', 'Migration target pod is ready for preparation by virt-handler.');
+      return { observed: { ...o, vmi: patched } };
+    }
+    case 'mark-target-down': {
+      const patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops: targetDownPatch(vmi, new Date(deps.now()).toISOString()) });
+      await event(deps, vmi, KIND_VMI, 'Warning', 'FailedMigration', 'Migration target pod is down');
+      return { observed: { ...o, vmi: patched } };
+    }
+    case 'request-abort': {
+      try {
+        const patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops: abortPatch(vmi) });
+        await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulAbortMigration', `Requested abort of migration ${key}`);
+        return { observed: { ...o, vmi: patched } };
+      } catch (err) {
+        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedAbortMigration', `Failed to abort migration: ${message(err)}`);
+        throw err;
+      }
+    }
+  }
+}
+
+/**
+ * The limits first (two conditional lease writes), then the expectation, then the create: of any
+ * number of workers racing for the last slot, one gets it; of any number racing for this
+ * migration's pod, one creates it.
+ */
+async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): Promise<Acted> {
+  const { migration, vmi } = o;
+  const config = await deps.clusterConfig();
+  const sourceNode = vmi.status?.nodeName ?? '';
+  const refused = await acquireSlots(deps.leases, { holder: key, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
+  if (refused) {
+    return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: refused === 'cluster' ? 'parallelMigrationsPerCluster reached' : `parallelOutboundMigrationsPerNode reached on ${sourceNode}` } };
+  }
+  let pod: V1Pod;
+  try {
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, config);
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    // Cannot render now (e.g. no SELinux context yet): give the slot back and say so on the VMI.
+    await releaseSlots(deps.leases, key, sourceNode);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${err.message}`);
+    return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${err.message}` } };
+  }
+  if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now()))) {
+    return { observed: o, wait: { seconds: 1, why: 'another worker is creating the target pod' } };
+  }
+  let created: V1Pod;
+  try {
+    created = await deps.kube.createPod(vmi.metadata?.namespace ?? '', pod);
+  } catch (err) {
+    await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${message(err)}`);
+    throw err;
+  }
+  await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);
+  return { observed: { ...o, targetPod: created, pods: [...o.pods, created] } };
+}
+
+/** KubeVirt deletes a migration whose VMI is gone; we first record it Failed and give back its leases. */
+async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<Outcome> {
+  const result = nextPhase({ migration, vmi: undefined, targetPod: undefined, otherMigrationActive: false });
+  await releaseSlots(deps.leases, key, migration.status?.migrationState?.sourceNode);
+  await deps.expectations.delete(POD_EXPECTATIONS, key);
+  if (result.steps.length > 0) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
+  const desired = computeMigration({ migration, vmi: undefined, result, sourcePod: undefined, now: new Date(deps.now()).toISOString() });
+  await writeMigration(migration, desired, deps);
+  if (!migration.metadata?.deletionTimestamp) await deps.kube.deleteMigration(migration.metadata?.namespace ?? '', migration.metadata?.name ?? '');
+  return done;
+}
+
+/** Status first (subresource), then labels/annotations/finalizers on the object it returned. */
+async function writeMigration(before: VirtualMachineInstanceMigration, after: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<void> {
+  const plan = planWrites(before, after);
+  let current = before;
+  if (plan.status) current = await deps.kube.updateMigration({ ...before, status: after.status ?? {} }, { subresource: 'status' });
+  if (plan.metadata) {
+    const meta = { ...current.metadata, labels: after.metadata?.labels ?? {}, annotations: after.metadata?.annotations ?? {}, finalizers: after.metadata?.finalizers ?? [] };
+    await deps.kube.updateMigration({ ...current, metadata: meta });
+  }
+}
+
+/** Keeps the newest finished migrations of the VMI; deletes the rest with the pods they left behind. */
+async function garbageCollect(namespace: string, vmiName: string, deps: MigrationDeps): Promise<void> {
+  const all = (await deps.kube.listMigrations(namespace)).items.filter((m) => m.spec.vmiName === vmiName);
+  for (const { migration, pod } of collectGarbage(all)) {
+    await deps.kube.deleteMigration(namespace, migration.metadata?.name ?? '');
+    if (pod) await deps.kube.deletePod(namespace, pod);
+  }
+}
+
+function leaseTtl(deps: MigrationDeps): number {
+  return deps.leaseTtlMs ?? EXPECTATIONS_TIMEOUT_MS;
+}
+
+/** Seconds on the reconcile's clock → seconds on the queue's wall clock. */
+function scaled(deps: MigrationDeps, seconds: number): number {
+  return Math.max(0.05, seconds / (deps.clockSpeed ?? 1));
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
+  try {
+    await deps.kube.createEvent({
+      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind, namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid },
+      type,
+      reason,
+      message: text,
+    });
+  } catch (err) {
+    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
+    deps.log.warn('could not record event', { reason, error: message(err) });
+  }
+}
