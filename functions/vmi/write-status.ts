@@ -39,10 +39,36 @@ export function planVmiWrite(original: VirtualMachineInstance, desired: VirtualM
     }
     return ops.length === 0 ? { kind: 'none' } : { kind: 'patch', ops };
   }
+  if (onlyPlacementChanged(original, desired)) return { kind: 'none' };
   const same =
     isDeepStrictEqual(original.status, desired.status) &&
     isDeepStrictEqual(original.metadata?.labels, desired.metadata?.labels) &&
     isDeepStrictEqual(original.metadata?.annotations, desired.metadata?.annotations) &&
     isDeepStrictEqual(original.metadata?.finalizers, desired.metadata?.finalizers);
   return same ? { kind: 'none' } : { kind: 'update', vmi: desired };
+}
+
+/**
+ * While Scheduling, the launcher pod getting bound changes only what is copied from it: the node
+ * in `status.activePods` and `status.qosClass`. That alone is not worth a write (it would be the
+ * third per VMI): nothing reads them before the hand-off, and the hand-off write that follows once
+ * the pod runs records them — as does any other write before then (a condition change, a failure),
+ * since each is computed from the pods observed.
+ */
+function onlyPlacementChanged(original: VirtualMachineInstance, desired: VirtualMachineInstance): boolean {
+  if (original.status?.phase !== 'Scheduling' || desired.status?.phase !== 'Scheduling') return false;
+  const before = original.status.activePods ?? {};
+  const after = desired.status.activePods ?? {};
+  const pods = Object.keys(after);
+  const podsSame = pods.length === Object.keys(before).length && pods.every((uid) => before[uid] === after[uid] || before[uid] === '');
+  const qosSame = original.status.qosClass === desired.status.qosClass || original.status.qosClass === undefined;
+  if (!podsSame || !qosSame) return false;
+  const { activePods: _a, qosClass: _q, ...restBefore } = original.status;
+  const { activePods: _b, qosClass: _r, ...restAfter } = desired.status;
+  return (
+    isDeepStrictEqual(restBefore, restAfter) &&
+    isDeepStrictEqual(original.metadata?.labels, desired.metadata?.labels) &&
+    isDeepStrictEqual(original.metadata?.annotations, desired.metadata?.annotations) &&
+    isDeepStrictEqual(original.metadata?.finalizers, desired.metadata?.finalizers)
+  );
 }
