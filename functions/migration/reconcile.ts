@@ -64,8 +64,6 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   const sourceNode = migration.status?.migrationState?.sourceNode ?? vmi.status?.nodeName;
   let holdsLease = false;
   if (isFinal(result.phase)) {
-    // Before the finalizer goes: a lease must never outlive the migration that holds it.
-    await releaseSlots(deps.leases, holder, sourceNode);
     if (result.steps.length > 0) {
       if (result.phase === 'Succeeded') await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulMigration', 'Source node reported migration succeeded');
       else await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
@@ -78,7 +76,11 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     if (refused) deps.log.warn('could not renew a migration lease after it expired', { key, limit: refused });
   }
   const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString() });
-  await writeMigration(migration, desired, deps);
+  // A final migration gives its leases back after its final phase is written (so no observer
+  // ever sees more running migrations than the limit) and before its finalizer goes (so a lease
+  // never outlives the migration that holds it). A crash in between: the next pass releases again.
+  const release = isFinal(result.phase) ? () => releaseSlots(deps.leases, holder, sourceNode) : undefined;
+  await writeMigration(migration, desired, deps, release);
 
   // KubeVirt collects on every pass of a final migration; once, when it turns final, saves a LIST per pass.
   if (isFinal(result.phase) && result.steps.length > 0) await garbageCollect(namespace, vmiName, deps);
@@ -210,20 +212,20 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
 /** KubeVirt deletes a migration whose VMI is gone; we first record it Failed and give back its leases. */
 async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<Outcome> {
   const result = nextPhase({ migration, vmi: undefined, targetPod: undefined, otherMigrationActive: false });
-  await releaseSlots(deps.leases, key, migration.status?.migrationState?.sourceNode);
   await deps.expectations.delete(POD_EXPECTATIONS, key);
   if (result.steps.length > 0) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
   const desired = computeMigration({ migration, vmi: undefined, result, sourcePod: undefined, now: new Date(deps.now()).toISOString() });
-  await writeMigration(migration, desired, deps);
+  await writeMigration(migration, desired, deps, () => releaseSlots(deps.leases, key, migration.status?.migrationState?.sourceNode));
   if (!migration.metadata?.deletionTimestamp) await deps.kube.deleteMigration(migration.metadata?.namespace ?? '', migration.metadata?.name ?? '');
   return done;
 }
 
-/** Status first (subresource), then labels/annotations/finalizers on the object it returned. */
-async function writeMigration(before: VirtualMachineInstanceMigration, after: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<void> {
+/** Status first (subresource), then `between`, then labels/annotations/finalizers on the object it returned. */
+async function writeMigration(before: VirtualMachineInstanceMigration, after: VirtualMachineInstanceMigration, deps: MigrationDeps, between?: () => Promise<void>): Promise<void> {
   const plan = planWrites(before, after);
   let current = before;
   if (plan.status) current = await deps.kube.updateMigration({ ...before, status: after.status ?? {} }, { subresource: 'status' });
+  await between?.();
   if (plan.metadata) {
     const meta = { ...current.metadata, labels: after.metadata?.labels ?? {}, annotations: after.metadata?.annotations ?? {}, finalizers: after.metadata?.finalizers ?? [] };
     await deps.kube.updateMigration({ ...current, metadata: meta });

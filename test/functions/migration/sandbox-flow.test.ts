@@ -1,0 +1,76 @@
+/**
+ * A migration of a running VMI, end to end through the relay, the embedded queue, the vmi and
+ * migration functions and the simulated nodes: target pod (anti-affinity to the source) →
+ * hand-off → virt-handler migrates → the VMI runs on another node; and a VMI deleted mid-migration.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CREATED_BY_LABEL, MIGRATION_FINALIZER, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
+import { CLUSTER_COUNTER } from '../../../functions/migration/limits.ts';
+import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+
+let c: Cluster;
+
+before(async () => {
+  c = await startCluster({ nodes: 3, speed: 20 });
+});
+after(async () => {
+  await c.stop();
+});
+
+test('a migration of a Running VMI completes: target pod with anti-affinity, hand-off, the VMI moves node', async () => {
+  // arrange
+  const nodes = await runningVmis(c, [vmiManifest('mig-a')]);
+  const source = nodes.get('mig-a');
+  const vmi = await c.kube.getVMI(NS, 'mig-a');
+  const callsBefore = c.calls.apiCalls.get('migration') ?? 0;
+  // act
+  const created = await c.kube.createMigration(migrationManifest('mig-a-1', 'mig-a'));
+  const done = await finalMigration(c, 'mig-a-1');
+  // assert
+  assert.equal(done.status?.phase, 'Succeeded', `phases: ${JSON.stringify(done.status?.phaseTransitionTimestamps?.map((p) => p.phase))}`);
+  const phases = done.status?.phaseTransitionTimestamps?.map((p) => p.phase) ?? [];
+  assert.deepEqual(phases, ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded'].filter((p) => phases.includes(p)), 'phases in KubeVirt order');
+  assert.ok(phases.includes('Pending') && phases.at(-1) === 'Succeeded');
+  const moved = await waitFor('VMI on the target node', async () => {
+    const v = await c.kube.getVMI(NS, 'mig-a');
+    return v?.status?.nodeName && v.status.nodeName !== source ? v : undefined;
+  });
+  assert.equal(moved.status?.migrationState?.migrationUid, created.metadata?.uid, 'the VMI carries this migration');
+  assert.equal(moved.status?.migrationState?.completed, true);
+  const targetCreate = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: 'reconciler' })
+    .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
+  assert.ok(targetCreate, 'the migration function created a target pod labelled with the migration UID');
+  const spec = targetCreate.object.spec as { affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { labelSelector?: { matchLabels?: Record<string, string> }; topologyKey?: string }[] } } };
+  const terms = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+  assert.ok(terms.some((t) => t.labelSelector?.matchLabels?.[CREATED_BY_LABEL] === vmi?.metadata?.uid && t.topologyKey === 'kubernetes.io/hostname'), `anti-affinity to the VMI's pods: ${JSON.stringify(terms)}`);
+  assert.equal(done.status?.migrationState?.sourceNode, source, 'the final migration state names the source node');
+  assert.ok(!done.metadata?.finalizers?.includes(MIGRATION_FINALIZER), 'the finalizer is gone once final');
+  assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
+  const events = c.sandbox.apiServer.audit.query({ resource: 'events', identity: 'reconciler' }).map((e) => (e.object as { reason?: string }).reason);
+  for (const r of ['SuccessfulCreate', 'SuccessfulHandOver', 'SuccessfulMigration']) assert.ok(events.includes(r), `event ${r} recorded`);
+  process.stdout.write(`# API calls by migration reconciles for one migration: ${(c.calls.apiCalls.get('migration') ?? 0) - callsBefore}\n`);
+});
+
+test('a VMI deleted mid-migration: target pod gone, migration failed and deleted, leases released', async () => {
+  // arrange
+  await runningVmis(c, [vmiManifest('mig-b')]);
+  const created = await c.kube.createMigration(migrationManifest('mig-b-1', 'mig-b'));
+  await waitFor('target pod created', async () => {
+    const pods = await c.kube.listPods(NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
+    return pods.items[0];
+  });
+  // act
+  await c.kube.deleteVMI(NS, 'mig-b');
+  // assert
+  await waitFor('VMI gone', async () => ((await c.kube.getVMI(NS, 'mig-b')) ? undefined : true));
+  await waitFor('migration deleted', async () => ((await c.kube.getMigration(NS, 'mig-b-1')) ? undefined : true));
+  const left = await waitFor('pods gone', async () => {
+    const pods = await c.kube.listPods(NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
+    return pods.items.length === 0 ? pods.items : undefined;
+  });
+  assert.deepEqual(left, []);
+  const statuses = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', name: 'mig-b-1' }).map((e) => (e.object.status as { phase?: string } | undefined)?.phase);
+  assert.ok(statuses.includes('Failed'), `the migration was recorded Failed before it went: ${statuses.join(',')}`);
+  assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
+});

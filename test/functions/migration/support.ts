@@ -1,0 +1,139 @@
+/**
+ * Test support for the migration function against the real sandbox (API server + simulated
+ * scheduler, kubelet and virt-handler on a sped-up clock) through the local runtime (relay,
+ * embedded queue and table, the real vmi and migration functions): start/stop, VMI and migration
+ * manifests, "wait until", and a log sink that sums the API calls of the migration reconciles.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../../infra/sandbox/sandbox.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import type { Logger } from '../../../shared/metrics/log.ts';
+
+export const NS = 'default';
+export const RECONCILER = 'reconciler';
+
+/** Sums what the instrumented reconciles log (`apiCalls` per reconcile) by controller. */
+export class CallLog {
+  readonly reconciles = new Map<string, number>();
+  readonly apiCalls = new Map<string, number>();
+  readonly warnings: string[] = [];
+
+  logger(): Logger {
+    const record = (message: string, fields?: Record<string, unknown>) => {
+      const controller = typeof fields?.controller === 'string' ? fields.controller : undefined;
+      if (controller && (message === 'reconciled' || message === 'reconcile failed')) {
+        this.reconciles.set(controller, (this.reconciles.get(controller) ?? 0) + 1);
+        this.apiCalls.set(controller, (this.apiCalls.get(controller) ?? 0) + (typeof fields?.apiCalls === 'number' ? fields.apiCalls : 0));
+      }
+    };
+    const log: Logger = {
+      info: record,
+      warn: (m, f) => {
+        record(m, f);
+        if (m !== 'reconcile failed') this.warnings.push(`${m} ${JSON.stringify(f ?? {})}`);
+      },
+      error: (m, f) => this.warnings.push(`${m} ${JSON.stringify(f ?? {})}`),
+      with: () => log,
+    };
+    return log;
+  }
+}
+
+export interface Cluster {
+  readonly sandbox: Sandbox;
+  readonly runtime: LocalRuntime;
+  /** The test's own client (identity `test`). */
+  readonly kube: KubeClient;
+  readonly calls: CallLog;
+  stop(): Promise<void>;
+}
+
+/** A sandbox on a sped-up clock and the local runtime running the vmi and migration functions. */
+export async function startCluster(opts: SandboxOptions & { speed: number; migrationWorkers?: number }): Promise<Cluster> {
+  const sandbox = await startSandbox({ timings: { podStartupMs: 1000, vmiBootMs: 1000, vmiShutdownMs: 1000 }, ...opts });
+  const calls = new CallLog();
+  const runtime = new LocalRuntime({
+    kubeConfig: sandbox.apiServer.kubeConfig(RECONCILER),
+    dbPath: ':memory:',
+    log: calls.logger(),
+    workers: { vmi: 4, vm: 1, migration: opts.migrationWorkers ?? 4 },
+    now: () => sandbox.clock.nowMs(),
+    clockSpeed: opts.speed,
+  });
+  runtime.start();
+  return {
+    sandbox,
+    runtime,
+    kube: createKubeClient(sandbox.apiServer.kubeConfig('test')),
+    calls,
+    async stop() {
+      await runtime.stop();
+      await sandbox.stop();
+    },
+  };
+}
+
+/** A small VMI with a containerDisk; `nodeSelector` pins it. */
+export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string> } = {}): VirtualMachineInstance {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: NS, labels: { app: 'migration-test', ...opts.labels } },
+    spec: {
+      domain: { devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } } },
+      volumes: [{ name: 'root', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
+      ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
+    },
+  };
+}
+
+export function migrationManifest(name: string, vmiName: string, annotations?: Record<string, string>): VirtualMachineInstanceMigration {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstanceMigration',
+    metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+    spec: { vmiName },
+  };
+}
+
+/** Polls `probe` until it returns a value (bounded: the test fails instead of hanging). */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Creates VMIs and waits until each runs on a node; returns their nodes by name. */
+export async function runningVmis(c: Cluster, vmis: readonly VirtualMachineInstance[]): Promise<Map<string, string>> {
+  await Promise.all(vmis.map((v) => c.kube.createVMI(v)));
+  const nodes = new Map<string, string>();
+  for (const v of vmis) {
+    const name = v.metadata?.name ?? '';
+    const vmi = await waitFor(`VMI ${name} Running`, async () => {
+      const got = await c.kube.getVMI(NS, name);
+      return got?.status?.phase === 'Running' ? got : undefined;
+    });
+    nodes.set(name, vmi.status?.nodeName ?? '');
+  }
+  return nodes;
+}
+
+/** Waits until the migration reaches a final phase; returns it. */
+export async function finalMigration(c: Cluster, name: string, timeoutMs = 60_000): Promise<VirtualMachineInstanceMigration> {
+  return waitFor(`migration ${name} final`, async () => {
+    const m = await c.kube.getMigration(NS, name);
+    return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
+  }, timeoutMs);
+}
