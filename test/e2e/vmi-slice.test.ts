@@ -182,3 +182,68 @@ describe('VMI slice: a worker crashes between "create pod" and the status write'
     }
   });
 });
+
+describe('VMI slice: scale and API budget', () => {
+  let s: Slice;
+  before(async () => {
+    // VMIs stay Scheduled (virt-handler boots them only after a long while): "create → Scheduled" is measured alone.
+    s = await startSlice({ timings: { vmiBootMs: 3_600_000 } });
+    await until('relay ready', () => s.rt.relay.ready);
+  });
+  after(async () => {
+    await s.stop();
+  });
+
+  test('API calls per VMI, create → Scheduled, within the budget', async () => {
+    // arrange
+    const N = 10;
+    const names = Array.from({ length: N }, (_, i) => `budget-${i}`);
+    const counters = s.sandbox.apiServer.counters;
+    const before = counters.snapshot().filter((c) => c.identity === 'runtime');
+    // act
+    for (const n of names) await s.kube.createVMI(vmiManifest(n));
+    await until('all Scheduled', async () => [...(await phases(s.kube, names)).values()].every((p) => p === 'Scheduled'), { problems: s.problems });
+    await until('queue idle', () => queueIdle(s));
+    const after = counters.snapshot().filter((c) => c.identity === 'runtime');
+    // assert
+    const delta = new Map<string, number>();
+    for (const c of after) delta.set(`${c.verb} ${c.resource}`, c.count);
+    for (const c of before) delta.set(`${c.verb} ${c.resource}`, (delta.get(`${c.verb} ${c.resource}`) ?? 0) - c.count);
+    const per = (verbs: string[], resource: string) => verbs.reduce((n, v) => n + (delta.get(`${v} ${resource}`) ?? 0), 0) / N;
+    const rows = [...delta].filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => ({ call: k, total: n, perVmi: +(n / N).toFixed(2) }));
+    console.log(`API calls by the runtime (identity runtime: relay + VMI workers) for ${N} VMIs, create → Scheduled:`);
+    console.table(rows);
+    const vmiWrites = per(['update', 'patch'], 'virtualmachineinstances');
+    const podCreates = per(['create'], 'pods');
+    const writes = per(['create', 'update', 'patch', 'delete'], 'pods') + vmiWrites;
+    assert.ok(vmiWrites <= 2, `VMI writes per VMI ${vmiWrites} > 2`);
+    assert.equal(podCreates, 1, `pod creates per VMI ${podCreates}`);
+    assert.ok(writes <= 3, `controller writes (pods+vmis) per VMI ${writes} > 3`);
+  });
+
+  test('watch dropped and 410 during a burst of 100 VMIs → all 100 handed off', async () => {
+    // arrange
+    const names = Array.from({ length: 100 }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
+    const api = s.sandbox.apiServer;
+    // act
+    for (const [i, n] of names.entries()) {
+      await s.kube.createVMI(vmiManifest(n));
+      if (i % 25 === 10) api.faults.dropWatches();
+      if (i % 25 === 20) {
+        api.control.compactHistory();
+        api.faults.dropWatches();
+      }
+    }
+    // assert
+    await until(
+      'all 100 handed off',
+      async () => [...(await phases(s.kube, names)).values()].every((p) => HANDED_OFF.has(p ?? '')),
+      { tries: 6000, problems: s.problems },
+    );
+    const stuck = [...(await phases(s.kube, names))].filter(([, p]) => !HANDED_OFF.has(p ?? ''));
+    assert.deepEqual(stuck, []);
+    assert.ok(s.rt.metrics.total('relay_watch_restarts_total', { why: 'relist' }) > 7, 'the 410s did not cause relists');
+    const pods = (await s.kube.listPods(NS, { labelSelector: 'kubevirt.io=virt-launcher' })).items.filter((p) => p.metadata?.name?.startsWith('virt-launcher-burst-'));
+    assert.equal(pods.length, 100, `launcher pods for 100 VMIs: ${pods.length}`);
+  });
+});
