@@ -1,0 +1,89 @@
+/**
+ * The parallel limits under concurrency: 20 migrations created at once across 4 nodes, 4
+ * migration workers. Checked from the API server's audit log, not from our own state: at every
+ * audited write, the migrations that have a target pod and are not yet final ("running", as
+ * KubeVirt counts them) are at most parallelMigrationsPerCluster (5), and at most
+ * parallelOutboundMigrationsPerNode (2) of them leave any one node.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { AuditEntry } from '../../../infra/sandbox/apiserver/audit.ts';
+import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
+import { finalMigration, migrationManifest, runningVmis, startCluster, vmiManifest, type Cluster } from './support.ts';
+
+let c: Cluster;
+
+before(async () => {
+  c = await startCluster({ nodes: 4, speed: 20, migrationWorkers: 4 });
+});
+after(async () => {
+  await c.stop();
+});
+
+interface Peaks {
+  cluster: number;
+  perNode: number;
+  perNodeAt: string;
+  started: number;
+}
+
+/** Replays the audit log; returns the highest counts seen at any instant. */
+function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
+  const vmiNode = new Map<string, string>();
+  const running = new Map<string, string>(); // migration uid → source node
+  const finished = new Set<string>();
+  const peaks: Peaks = { cluster: 0, perNode: 0, perNodeAt: '', started: 0 };
+  for (const e of entries) {
+    const obj = e.object as { metadata: { uid?: string; labels?: Record<string, string>; ownerReferences?: { name: string }[] }; status?: { nodeName?: string; phase?: string } };
+    if (e.resource === 'virtualmachineinstances' && obj.status?.nodeName) vmiNode.set(e.name, obj.status.nodeName);
+    if (e.resource === 'pods' && e.type === 'ADDED') {
+      const uid = obj.metadata.labels?.[MIGRATION_JOB_UID_LABEL];
+      if (uid && !finished.has(uid)) {
+        running.set(uid, vmiNode.get(obj.metadata.ownerReferences?.[0]?.name ?? '') ?? '?');
+        peaks.started++;
+      }
+    }
+    if (e.resource === 'virtualmachineinstancemigrations' && (obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed' || e.type === 'DELETED')) {
+      const uid = obj.metadata.uid ?? '';
+      finished.add(uid);
+      running.delete(uid);
+    }
+    peaks.cluster = Math.max(peaks.cluster, running.size);
+    const byNode = new Map<string, number>();
+    for (const n of running.values()) byNode.set(n, (byNode.get(n) ?? 0) + 1);
+    for (const [n, k] of byNode) {
+      if (k > peaks.perNode) {
+        peaks.perNode = k;
+        peaks.perNodeAt = n;
+      }
+    }
+  }
+  return peaks;
+}
+
+test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor 2 outbound per node; all 20 complete', async () => {
+  // arrange
+  const names = Array.from({ length: 20 }, (_, i) => `par-${String(i).padStart(2, '0')}`);
+  const nodes = await runningVmis(c, names.map((n) => vmiManifest(n)));
+  const perSource = new Map<string, number>();
+  for (const n of nodes.values()) perSource.set(n, (perSource.get(n) ?? 0) + 1);
+  const callsBefore = c.calls.apiCalls.get('migration') ?? 0;
+  const reconcilesBefore = c.calls.reconciles.get('migration') ?? 0;
+  // act
+  await Promise.all(names.map((n) => c.kube.createMigration(migrationManifest(`${n}-m`, n))));
+  const finals = await Promise.all(names.map((n) => finalMigration(c, `${n}-m`, 120_000)));
+  // assert
+  const peaks = peaksFromAudit(c.sandbox.apiServer.audit.query());
+  const calls = (c.calls.apiCalls.get('migration') ?? 0) - callsBefore;
+  const reconciles = (c.calls.reconciles.get('migration') ?? 0) - reconcilesBefore;
+  process.stdout.write(`# sources per node ${JSON.stringify(Object.fromEntries(perSource))}; peak running ${peaks.cluster}, peak outbound ${peaks.perNode} (${peaks.perNodeAt}); target pods ${peaks.started}; migration reconciles ${reconciles}, API calls ${calls} (${(calls / 20).toFixed(1)} per migration)\n`);
+  assert.deepEqual(finals.map((m) => m.status?.phase), names.map(() => 'Succeeded'), 'all 20 complete');
+  assert.ok(peaks.cluster <= 5, `at most 5 running at any instant, saw ${peaks.cluster}`);
+  assert.ok(peaks.perNode <= 2, `at most 2 outbound from one node at any instant, saw ${peaks.perNode} on ${peaks.perNodeAt}`);
+  assert.ok(peaks.cluster >= 2, `migrations did run in parallel (peak ${peaks.cluster}), so the limits were exercised`);
+  assert.equal(peaks.started, 20, 'one target pod per migration');
+  for (const [name, source] of nodes) {
+    const vmi = await c.kube.getVMI('default', name);
+    assert.notEqual(vmi?.status?.nodeName, source, `${name} moved off ${source}`);
+  }
+});
