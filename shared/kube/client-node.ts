@@ -14,33 +14,33 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   Observable,
-  PatchStrategy,
   setHeaderOptions,
   type ConfigurationOptions,
-  type CoreV1Event,
   type KubeConfig,
   type ObservableMiddleware,
-  type V1DeleteOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
 import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
-import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
-import { NotFoundError, toKubeError, type ApiRequest } from './errors.ts';
+import type { ApiRequest } from './errors.ts';
+import {
+  call,
+  DEFAULT_EVENT_COMPONENT,
+  deleteBody,
+  deleted,
+  eventFor,
+  getOrUndefined,
+  identity,
+  listOf,
+  listParams,
+  patchBody,
+  patchContentType,
+  type KubeClientOptions,
+} from './requests.ts';
 
-/** Settings for {@link createKubeClient}. */
-export interface KubeClientOptions {
-  /** Event `source.component`; KubeVirt's controllers report as `virtualmachine-controller`. */
-  readonly component?: string;
-  /** Event `reportingInstance` (e.g. the Lambda function name or the host). */
-  readonly reportingInstance?: string;
-  /** Clock for event timestamps; the edge is the only place that reads the wall clock. */
-  readonly now?: () => Date;
-}
-
-/** Default Event source component, as KubeVirt's virt-controller reports it. */
-export const DEFAULT_EVENT_COMPONENT = 'virtualmachine-controller';
+// Moved to requests.ts (shared with http-client.ts); re-exported for existing importers.
+export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './requests.ts';
 
 type Options = ConfigurationOptions<ObservableMiddleware>;
 
@@ -59,72 +59,7 @@ function withQuery(params: Readonly<Record<string, string | undefined>>, base?: 
 }
 
 function patchOptions(patch: Patch): Options {
-  return setHeaderOptions('Content-Type', patch.type === 'merge' ? PatchStrategy.MergePatch : PatchStrategy.JsonPatch);
-}
-
-function patchBody(patch: Patch): object {
-  return patch.type === 'merge' ? patch.body : patch.ops;
-}
-
-function deleteBody(options: DeleteOptions | undefined): V1DeleteOptions | undefined {
-  if (!options?.preconditions && !options?.propagationPolicy) return undefined;
-  const body: V1DeleteOptions = {};
-  if (options.preconditions) body.preconditions = { ...options.preconditions };
-  if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
-  return body;
-}
-
-/** Namespace and name of an object about to be written; both must be set. */
-function identity(obj: { metadata?: { namespace?: string; name?: string; generateName?: string } }, kind: string, needName: boolean): { namespace: string; name: string } {
-  const namespace = obj.metadata?.namespace;
-  const name = obj.metadata?.name ?? '';
-  if (!namespace) throw new InvalidInputError(`${kind}.metadata.namespace`, 'must be set to write the object');
-  if (needName && !name) throw new InvalidInputError(`${kind}.metadata.name`, 'must be set to update the object');
-  return { namespace, name };
-}
-
-async function call<T>(request: ApiRequest, send: () => Promise<T>): Promise<T> {
-  try {
-    return await send();
-  } catch (err) {
-    throw toKubeError(err, request);
-  }
-}
-
-/** `undefined` on NotFound: a missing object is an answer, not a failure. */
-async function getOrUndefined<T>(request: ApiRequest, send: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await call(request, send);
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
-}
-
-/** `false` on NotFound: deleting what is already gone is success. */
-async function deleted(request: ApiRequest, send: () => Promise<unknown>): Promise<boolean> {
-  return (await getOrUndefined(request, send)) !== undefined;
-}
-
-function listOf<T>(list: { items?: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> {
-  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion };
-}
-
-/** Read parameters for a list: NotOlderThan when a resourceVersion is given (DESIGN.md §3). */
-function listParams(options: ListOptions | undefined): {
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-} {
-  const p: { labelSelector?: string; fieldSelector?: string; resourceVersion?: string; resourceVersionMatch?: string } = {};
-  if (options?.labelSelector) p.labelSelector = options.labelSelector;
-  if (options?.fieldSelector) p.fieldSelector = options.fieldSelector;
-  if (options?.resourceVersion) {
-    p.resourceVersion = options.resourceVersion;
-    p.resourceVersionMatch = 'NotOlderThan';
-  }
-  return p;
+  return setHeaderOptions('Content-Type', patchContentType(patch));
 }
 
 /** The CRUD a custom resource needs, over CustomObjectsApi (raw JSON in and out). */
@@ -238,32 +173,4 @@ export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOpti
       await call(coreReq(EVENTS, 'create', namespace, body.metadata.generateName), () => core.createNamespacedEvent({ namespace, body }));
     },
   };
-}
-
-/** The core v1 Event for an input, as client-go's recorder shapes it (count 1, first = last time). */
-export function eventFor(
-  input: EventInput,
-  source: { component: string; reportingInstance?: string | undefined; at: Date },
-): CoreV1Event & { metadata: { generateName: string } } {
-  const { involvedObject: o } = input;
-  const involved: CoreV1Event['involvedObject'] = { apiVersion: o.apiVersion, kind: o.kind, name: o.name };
-  if (o.namespace) involved.namespace = o.namespace;
-  if (o.uid) involved.uid = o.uid;
-  if (o.resourceVersion) involved.resourceVersion = o.resourceVersion;
-  const event: CoreV1Event & { metadata: { generateName: string } } = {
-    apiVersion: 'v1',
-    kind: 'Event',
-    metadata: { generateName: `${o.name}.`, namespace: o.namespace ?? 'default' },
-    involvedObject: involved,
-    type: input.type,
-    reason: input.reason,
-    message: input.message,
-    source: { component: source.component },
-    reportingComponent: source.component,
-    firstTimestamp: source.at,
-    lastTimestamp: source.at,
-    count: 1,
-  };
-  if (source.reportingInstance) event.reportingInstance = source.reportingInstance;
-  return event;
 }

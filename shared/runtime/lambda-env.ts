@@ -1,14 +1,17 @@
 /**
  * What every Lambda function builds once per cold start from its environment (the CDK stack sets
  * it, docs/deploy-aws.md): the SQS key queue, the DynamoDB state table, the Kubernetes client
- * (EKS IAM auth, or a kubeconfig for testing), a JSON logger and the metrics registry.
- * Module-level state is limited to these SDK clients (STYLE.md §5).
+ * (EKS IAM auth, or `KUBE_API_SERVER` for testing: connection.ts), a JSON logger and the metrics
+ * registry. Module-level state is limited to these SDK clients (STYLE.md §5).
+ *
+ * The Kubernetes client is the node:http one (http-client.ts), not client-node: nothing reachable
+ * from here may import `@kubernetes/client-node` at runtime, or it is back in every bundle
+ * (docs/kube-client.md). No kubeconfig is read inside Lambda.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadKubeConfig } from '../kube/config.ts';
-import { createKubeClient } from '../kube/client-node.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { eksKubeConfigFromEnv } from '../kube/eks-token.ts';
+import { connectionFromEnv } from '../kube/connection.ts';
+import { createHttpKubeClient } from '../kube/http-client.ts';
 import { jsonLogger, type Logger } from '../metrics/log.ts';
 import { MetricsRegistry } from '../metrics/registry.ts';
 import { SqsKeyQueue, queueUrlsFromEnv } from '../queue/sqs-queue.ts';
@@ -32,8 +35,8 @@ let env: LambdaEnv | undefined;
 /** The function's environment, built on first use and kept for the life of the container. */
 export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env): LambdaEnv {
   if (env) return env;
-  const kubeConfig = eksKubeConfigFromEnv(vars) ?? loadKubeConfig({ env: vars }).kubeConfig;
-  const kube = createKubeClient(kubeConfig, { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
+  // Throws, naming the variables to set, when neither EKS_* nor KUBE_API_SERVER is configured.
+  const kube = createHttpKubeClient(connectionFromEnv(vars), { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
   env = {
     queue: new SqsKeyQueue({ client: new SQSClient({}), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
     state: openDynamoDbState(),

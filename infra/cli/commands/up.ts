@@ -11,6 +11,8 @@ import { VMIS } from '../../../shared/api/index.ts';
 import { LocalRuntime } from '../../local/runtime.ts';
 import { applyManifests, readManifests } from '../../local/examples.ts';
 import { formatSnapshot, snapshot } from '../../local/progress.ts';
+import { RecentErrors } from '../../local/dashboard/recent-errors.ts';
+import { DEFAULT_DASHBOARD_PORT, startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { CliError, intFlag, parseFlags, type Command } from '../command.ts';
 
@@ -26,7 +28,9 @@ Runs the relay and the controllers in one process over an embedded SQLite queue 
   --data-dir DIR        where the queue/table database and the log live (default .data)
   --exit-when-settled   exit 0 once every example VMI is handed off (Scheduled or later)
   --timeout SECONDS     with --exit-when-settled: give up after this long, exit 1 (default 120)
-  --log-stderr          structured logs to stderr instead of <data-dir>/virt-reconciler.log`;
+  --log-stderr          structured logs to stderr instead of <data-dir>/virt-reconciler.log
+  --dashboard-port P    web dashboard on http://127.0.0.1:P/ (default ${DEFAULT_DASHBOARD_PORT}; 0 = any free port)
+  --no-dashboard        do not start the web dashboard`;
 
 const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
 
@@ -42,6 +46,8 @@ export const command: Command = {
       'exit-when-settled': { type: 'boolean' },
       timeout: { type: 'string' },
       'log-stderr': { type: 'boolean' },
+      'dashboard-port': { type: 'string' },
+      'no-dashboard': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     });
     if (values.help) {
@@ -50,6 +56,8 @@ export const command: Command = {
     }
     const nodes = intFlag('nodes', values.nodes, 3, 1);
     const timeoutSeconds = intFlag('timeout', values.timeout, 120, 1);
+    const dashboardPort = intFlag('dashboard-port', values['dashboard-port'], DEFAULT_DASHBOARD_PORT, 0);
+    if (dashboardPort > 65535) throw new CliError(`--dashboard-port takes a port number 0-65535, got '${dashboardPort}'`);
     const dataDir = resolve(values['data-dir'] ?? '.data');
     if (values.examples && !existsSync(values.examples)) throw new CliError(`--examples: no such folder '${values.examples}'`);
 
@@ -74,7 +82,15 @@ export const command: Command = {
     const dbPath = join(dataDir, 'virt-reconciler.db');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(dataDir, { recursive: true });
-    const log = jsonLogger({}, logStream ? { write: (l) => logStream.write(l + '\n') } : {});
+    // Every line also goes to the dashboard's "recent errors" (it keeps only warn/error lines).
+    const recentErrors = new RecentErrors();
+    const log = jsonLogger({}, {
+      write: (l) => {
+        recentErrors.record(l);
+        if (logStream) logStream.write(l + '\n');
+        else process.stderr.write(l + '\n');
+      },
+    });
     const rt = new LocalRuntime({ kubeConfig, dbPath, log });
     rt.start();
     process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
@@ -105,11 +121,31 @@ export const command: Command = {
       return counts;
     };
 
+    let dashboard: Dashboard | undefined;
+    if (!values['no-dashboard']) {
+      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port });
+      try {
+        dashboard = await open(dashboardPort);
+      } catch (err) {
+        // The default port may be taken (a second `up`): any free port beats no dashboard. A port
+        // the user asked for is not silently replaced.
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || values['dashboard-port'] !== undefined) {
+          await rt.stop();
+          await sandbox?.stop();
+          throw new CliError(`dashboard: cannot listen on 127.0.0.1:${dashboardPort}: ${err instanceof Error ? err.message : String(err)}`, 1);
+        }
+        dashboard = await open(0);
+        process.stdout.write(`dashboard: port ${dashboardPort} is in use, using ${dashboard.port}\n`);
+      }
+      process.stdout.write(`dashboard: ${dashboard.url}\n`);
+    }
+
     let stopping = false;
     const stop = async (code: number): Promise<number> => {
       if (stopping) return code;
       stopping = true;
       process.stdout.write('\nstopping: flushing the relay, settling in-flight keys…\n');
+      await dashboard?.close();
       await rt.stop();
       await sandbox?.stop();
       logStream?.end();
