@@ -25,18 +25,22 @@ import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS, typ
 import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
 import type { ApiRequest } from './errors.ts';
 import {
+  apiRequest,
   call,
   DEFAULT_EVENT_COMPONENT,
   deleteBody,
   deleted,
+  deleteParams,
   eventFor,
   getOrUndefined,
   identity,
+  kubeClientFrom,
   listOf,
   listParams,
   patchBody,
   patchContentType,
   type KubeClientOptions,
+  type ResourceCalls,
 } from './requests.ts';
 
 // Moved to requests.ts (shared with http-client.ts); re-exported for existing importers.
@@ -63,9 +67,9 @@ function patchOptions(patch: Patch): Options {
 }
 
 /** The CRUD a custom resource needs, over CustomObjectsApi (raw JSON in and out). */
-function customResource<T extends { metadata?: { namespace?: string; name?: string } }>(api: CustomObjectsApi, res: ResourceCoordinates) {
+function customResource<T extends { metadata?: { namespace?: string; name?: string } }>(api: CustomObjectsApi, res: ResourceCoordinates): ResourceCalls<T> {
   const at = { group: res.group, version: res.version, plural: res.plural };
-  const req = (verb: ApiRequest['verb'], namespace?: string, name?: string): ApiRequest => ({ verb, resource: res.plural, namespace, name });
+  const req = (verb: ApiRequest['verb'], namespace?: string, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
   return {
     get: (namespace: string, name: string, options?: ReadOptions): Promise<T | undefined> =>
       getOrUndefined(req('get', namespace, name), () =>
@@ -102,7 +106,7 @@ function customResource<T extends { metadata?: { namespace?: string; name?: stri
           ...at,
           namespace,
           name,
-          ...(options?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
+          ...deleteParams(options),
           ...(deleteBody(options) ? { body: deleteBody(options) } : {}),
         }),
       ),
@@ -120,57 +124,38 @@ export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOpti
   const migrations = customResource<VirtualMachineInstanceMigration>(custom, MIGRATIONS);
   const kubevirts = customResource<KubeVirt>(custom, KUBEVIRTS);
   const dataVolumes = customResource<DataVolume>(custom, DATA_VOLUMES);
-  const coreReq = (res: ResourceCoordinates, verb: ApiRequest['verb'], namespace: string, name?: string): ApiRequest => ({
-    verb,
-    resource: res.plural,
-    namespace,
-    name,
-  });
+  const coreReq = (res: ResourceCoordinates, verb: ApiRequest['verb'], namespace: string, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
 
-  return {
-    getVMI: vmis.get,
-    getVM: vms.get,
-    getMigration: migrations.get,
-    getKubeVirt: kubevirts.get,
-    getDataVolume: dataVolumes.get,
-    getPod: (namespace, name, opts) =>
-      getOrUndefined(coreReq(PODS, 'get', namespace, name), () =>
-        core.readNamespacedPod({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
-      ),
-    getPVC: (namespace, name, opts) =>
-      getOrUndefined(coreReq(PVCS, 'get', namespace, name), () =>
-        core.readNamespacedPersistentVolumeClaim({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
-      ),
-    listPods: async (namespace, opts) =>
-      listOf(await call(coreReq(PODS, 'list', namespace), () => core.listNamespacedPod({ namespace, ...listParams(opts) }))),
-    listMigrations: migrations.list,
-    listKubeVirts: kubevirts.list,
-    createPod: (namespace, pod: V1Pod) => call(coreReq(PODS, 'create', namespace, pod.metadata?.name), () => core.createNamespacedPod({ namespace, body: pod })),
-    deletePod: (namespace, name, opts) =>
-      deleted(coreReq(PODS, 'delete', namespace, name), () =>
-        core.deleteNamespacedPod({
-          namespace,
-          name,
-          ...(opts?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
-          ...(deleteBody(opts) ? { body: deleteBody(opts) } : {}),
-        }),
-      ),
-    createVMI: vmis.create,
-    updateVMI: vmis.update,
-    patchVMI: vmis.patch,
-    deleteVMI: vmis.delete,
-    createVM: vms.create,
-    updateVM: vms.update,
-    patchVM: vms.patch,
-    createMigration: migrations.create,
-    updateMigration: migrations.update,
-    patchMigration: migrations.patch,
-    deleteMigration: migrations.delete,
-    createDataVolume: dataVolumes.create,
+  return kubeClientFrom({
+    vmis,
+    vms,
+    migrations,
+    kubevirts,
+    dataVolumes,
+    pods: {
+      get: (namespace, name, opts) =>
+        getOrUndefined(coreReq(PODS, 'get', namespace, name), () =>
+          core.readNamespacedPod({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
+        ),
+      list: async (namespace, opts) =>
+        listOf(await call(coreReq(PODS, 'list', namespace), () => core.listNamespacedPod({ namespace, ...listParams(opts) }))),
+      create: (namespace, pod: V1Pod) =>
+        call(coreReq(PODS, 'create', namespace, pod.metadata?.name), () => core.createNamespacedPod({ namespace, body: pod })),
+      delete: (namespace, name, opts) =>
+        deleted(coreReq(PODS, 'delete', namespace, name), () =>
+          core.deleteNamespacedPod({ namespace, name, ...deleteParams(opts), ...(deleteBody(opts) ? { body: deleteBody(opts) } : {}) }),
+        ),
+    },
+    pvcs: {
+      get: (namespace, name, opts) =>
+        getOrUndefined(coreReq(PVCS, 'get', namespace, name), () =>
+          core.readNamespacedPersistentVolumeClaim({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
+        ),
+    },
     createEvent: async (input: EventInput) => {
       const namespace = input.involvedObject.namespace ?? 'default';
       const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
       await call(coreReq(EVENTS, 'create', namespace, body.metadata.generateName), () => core.createNamespacedEvent({ namespace, body }));
     },
-  };
+  });
 }

@@ -31,6 +31,7 @@ import {
   eventFor,
   getOrUndefined,
   identity,
+  kubeClientFrom,
   listOf,
   listParams,
   patchBody,
@@ -219,37 +220,20 @@ export function createHttpKubeClient(connection: KubeConnection, options: HttpKu
   const pods = resource<V1Pod>(send, PODS, revivePodDates);
   const pvcs = resource<V1PersistentVolumeClaim>(send, PVCS, revivePvcDates);
 
-  return {
-    getVMI: vmis.get,
-    getVM: vms.get,
-    getMigration: migrations.get,
-    getKubeVirt: kubevirts.get,
-    getDataVolume: dataVolumes.get,
-    getPod: pods.get,
-    getPVC: pvcs.get,
-    listPods: (namespace, opts) => pods.list(namespace, opts),
-    listMigrations: migrations.list,
-    listKubeVirts: kubevirts.list,
-    createPod: pods.createIn,
-    deletePod: pods.delete,
-    createVMI: vmis.create,
-    updateVMI: vmis.update,
-    patchVMI: vmis.patch,
-    deleteVMI: vmis.delete,
-    createVM: vms.create,
-    updateVM: vms.update,
-    patchVM: vms.patch,
-    createMigration: migrations.create,
-    updateMigration: migrations.update,
-    patchMigration: migrations.patch,
-    deleteMigration: migrations.delete,
-    createDataVolume: dataVolumes.create,
+  const client = kubeClientFrom({
+    vmis,
+    vms,
+    migrations,
+    kubevirts,
+    dataVolumes,
+    pods: { get: pods.get, list: pods.list, create: pods.createIn, delete: pods.delete },
+    pvcs,
     createEvent: async (input) => {
       const namespace = input.involvedObject.namespace ?? 'default';
       const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
       const r = apiRequest(EVENTS, 'create', namespace, body.metadata.generateName);
       await call(r, () => send({ method: 'POST', path: resourcePath(EVENTS, namespace), body }, r));
     },
-    close,
-  };
+  });
+  return { ...client, close };
 }

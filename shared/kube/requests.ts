@@ -7,10 +7,11 @@
  * Nothing here imports `@kubernetes/client-node` at runtime (type imports only): this module is
  * bundled into every Lambda function.
  */
-import type { CoreV1Event, V1DeleteOptions } from '@kubernetes/client-node';
+import type { CoreV1Event, V1DeleteOptions, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
 import type { ResourceCoordinates } from '../api/resources.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { DeleteOptions, EventInput, ListOptions, ListResult, Patch, ReadOptions } from './client.ts';
+import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
 import { NotFoundError, toKubeError, type ApiRequest } from './errors.ts';
 
 /** Settings shared by both {@link KubeClient} factories. */
@@ -160,4 +161,63 @@ export function eventFor(
   };
   if (source.reportingInstance) event.reportingInstance = source.reportingInstance;
   return event;
+}
+
+/** The calls one resource offers; each implementation builds these per resource. */
+export interface ResourceCalls<T> {
+  get(namespace: string, name: string, options?: ReadOptions): Promise<T | undefined>;
+  list(namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>>;
+  create(obj: T): Promise<T>;
+  update(obj: T, options?: WriteOptions): Promise<T>;
+  patch(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<T>;
+  delete(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
+}
+
+/** Pods are created into a namespace argument rather than their own metadata's. */
+export interface PodCalls extends Pick<ResourceCalls<V1Pod>, 'get' | 'delete'> {
+  list(namespace: string, options?: ListOptions): Promise<ListResult<V1Pod>>;
+  create(namespace: string, pod: V1Pod): Promise<V1Pod>;
+}
+
+/** What an implementation provides; {@link kubeClientFrom} names it as the {@link KubeClient}. */
+export interface KubeClientParts {
+  readonly vmis: ResourceCalls<VirtualMachineInstance>;
+  readonly vms: ResourceCalls<VirtualMachine>;
+  readonly migrations: ResourceCalls<VirtualMachineInstanceMigration>;
+  readonly kubevirts: Pick<ResourceCalls<KubeVirt>, 'get' | 'list'>;
+  readonly dataVolumes: Pick<ResourceCalls<DataVolume>, 'get' | 'create'>;
+  readonly pods: PodCalls;
+  readonly pvcs: Pick<ResourceCalls<V1PersistentVolumeClaim>, 'get'>;
+  createEvent(input: EventInput): Promise<void>;
+}
+
+/** The one mapping from per-resource calls to the {@link KubeClient} methods. */
+export function kubeClientFrom(p: KubeClientParts): KubeClient {
+  return {
+    getVMI: p.vmis.get,
+    getVM: p.vms.get,
+    getMigration: p.migrations.get,
+    getKubeVirt: p.kubevirts.get,
+    getDataVolume: p.dataVolumes.get,
+    getPod: p.pods.get,
+    getPVC: p.pvcs.get,
+    listPods: p.pods.list,
+    listMigrations: p.migrations.list,
+    listKubeVirts: p.kubevirts.list,
+    createPod: p.pods.create,
+    deletePod: p.pods.delete,
+    createVMI: p.vmis.create,
+    updateVMI: p.vmis.update,
+    patchVMI: p.vmis.patch,
+    deleteVMI: p.vmis.delete,
+    createVM: p.vms.create,
+    updateVM: p.vms.update,
+    patchVM: p.vms.patch,
+    createMigration: p.migrations.create,
+    updateMigration: p.migrations.update,
+    patchMigration: p.migrations.patch,
+    deleteMigration: p.migrations.delete,
+    createDataVolume: p.dataVolumes.create,
+    createEvent: p.createEvent,
+  };
 }
