@@ -1,0 +1,202 @@
+/**
+ * The wire half of the KubeClient contract: every implementation sends the requests of
+ * kube-api.md §1.2 — method, path, query (form-encoded), Content-Type, body, bearer token —
+ * checked on a server that only records what it receives.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { sandboxKubeConfig } from '../../infra/sandbox/apiserver/kubeconfig.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { eventFor } from '../../shared/kube/requests.ts';
+import type { KubeClientFactory } from './client-contract.ts';
+
+/** One request as the server saw it. */
+export interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  /** The raw query string, as sent. */
+  readonly rawQuery: string;
+  readonly query: Record<string, string>;
+  readonly contentType: string | undefined;
+  readonly authorization: string | undefined;
+  readonly body: unknown;
+}
+
+/** A 127.0.0.1 server that records every request and answers an empty object/list. */
+export async function startRecorder(): Promise<{ url: string; seen: SeenRequest[]; server: Server }> {
+  const seen: SeenRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const text = Buffer.concat(chunks).toString('utf8');
+      seen.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        rawQuery: url.search.slice(1),
+        query: Object.fromEntries(url.searchParams),
+        contentType: text ? req.headers['content-type'] : undefined,
+        authorization: req.headers.authorization,
+        body: text ? (JSON.parse(text) as unknown) : undefined,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"metadata":{},"items":[]}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+const NS = 'default';
+const AT = new Date('2026-03-01T12:00:00Z');
+const SELECTOR = 'kubevirt.io=virt-launcher,kubevirt.io/created-by in (u1,u2),!kubevirt.io/deleted';
+const VMI_PATH = '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances';
+const EVENT = {
+  involvedObject: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', namespace: NS, name: 'a', uid: 'u-1' },
+  type: 'Warning',
+  reason: 'FailedCreate',
+  message: 'boom',
+} as const;
+
+interface WireCase {
+  readonly name: string;
+  readonly call: (k: KubeClient) => Promise<unknown>;
+  readonly want: Partial<Omit<SeenRequest, 'authorization'>>;
+}
+
+const CASES: readonly WireCase[] = [
+  {
+    name: 'GET of a VMI "not older than" a version',
+    call: (k) => k.getVMI(NS, 'a', { resourceVersion: '5' }),
+    want: { method: 'GET', path: `${VMI_PATH}/a`, query: { resourceVersion: '5' }, body: undefined },
+  },
+  {
+    name: 'LIST of pods by selectors, NotOlderThan, form-encoded as client-node does',
+    call: (k) => k.listPods(NS, { labelSelector: SELECTOR, fieldSelector: 'spec.nodeName=node1', resourceVersion: '7' }),
+    want: {
+      method: 'GET',
+      path: '/api/v1/namespaces/default/pods',
+      query: { labelSelector: SELECTOR, fieldSelector: 'spec.nodeName=node1', resourceVersion: '7', resourceVersionMatch: 'NotOlderThan' },
+    },
+  },
+  {
+    name: 'LIST of migrations in all namespaces',
+    call: (k) => k.listMigrations(undefined),
+    want: { method: 'GET', path: '/apis/kubevirt.io/v1/virtualmachineinstancemigrations', query: {} },
+  },
+  {
+    name: 'LIST of KubeVirt CRs in one namespace',
+    call: (k) => k.listKubeVirts('kubevirt'),
+    want: { method: 'GET', path: '/apis/kubevirt.io/v1/namespaces/kubevirt/kubevirts', query: {} },
+  },
+  {
+    name: 'merge patch of a VMI',
+    call: (k) => k.patchVMI(NS, 'a', { type: 'merge', body: { metadata: { labels: { x: 'y' } } } }),
+    want: { method: 'PATCH', path: `${VMI_PATH}/a`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { x: 'y' } } } },
+  },
+  {
+    name: 'JSON patch of a VM status',
+    call: (k) => k.patchVM(NS, 'v', { type: 'json', ops: [{ op: 'test', path: '/status/ready', value: false }] }, { subresource: 'status' }),
+    want: {
+      method: 'PATCH',
+      path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachines/v/status',
+      contentType: 'application/json-patch+json',
+      body: [{ op: 'test', path: '/status/ready', value: false }],
+    },
+  },
+  {
+    name: 'PUT of a migration status',
+    call: (k) => k.updateMigration({ metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } }, { subresource: 'status' }),
+    want: {
+      method: 'PUT',
+      path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations/m/status',
+      contentType: 'application/json',
+      body: { metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } },
+    },
+  },
+  {
+    name: 'POST of a launcher pod with generateName',
+    call: (k) => k.createPod(NS, { metadata: { generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } }),
+    want: {
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods',
+      contentType: 'application/json',
+      body: { metadata: { generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } },
+    },
+  },
+  {
+    name: 'POST of a DataVolume',
+    call: (k) => k.createDataVolume({ metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } }),
+    want: { method: 'POST', path: '/apis/cdi.kubevirt.io/v1beta1/namespaces/default/datavolumes', body: { metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } } },
+  },
+  {
+    name: 'DELETE of a pod: grace period in the query, preconditions and propagation in the body',
+    call: (k) => k.deletePod(NS, 'p', { gracePeriodSeconds: 0, preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' }),
+    want: {
+      method: 'DELETE',
+      path: '/api/v1/namespaces/default/pods/p',
+      query: { gracePeriodSeconds: '0' },
+      contentType: 'application/json',
+      body: { preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' },
+    },
+  },
+  {
+    name: 'DELETE of a VMI without options has no body',
+    call: (k) => k.deleteVMI(NS, 'a'),
+    want: { method: 'DELETE', path: `${VMI_PATH}/a`, query: {}, body: undefined },
+  },
+  {
+    name: 'POST of an Event in the involved object\'s namespace',
+    call: (k) => k.createEvent(EVENT),
+    want: {
+      method: 'POST',
+      path: '/api/v1/namespaces/default/events',
+      contentType: 'application/json',
+      body: JSON.parse(JSON.stringify(eventFor(EVENT, { component: 'virtualmachine-controller', reportingInstance: 'wire-1', at: AT }))) as unknown,
+    },
+  },
+];
+
+/** Registers the wire tests for one implementation. */
+export function kubeClientWireContract(make: KubeClientFactory): void {
+  describe('sends the requests of kube-api.md §1.2', () => {
+    let recorder: Awaited<ReturnType<typeof startRecorder>>;
+    let kube: KubeClient;
+    before(async () => {
+      recorder = await startRecorder();
+      const url = recorder.url;
+      kube = make({ url, kubeConfig: (identity = 'admin') => sandboxKubeConfig(url, identity) }, 'wire-identity', { now: () => AT, reportingInstance: 'wire-1' });
+    });
+    after(() => {
+      recorder.server.closeAllConnections();
+      recorder.server.close();
+    });
+
+    for (const c of CASES) {
+      test(c.name, async () => {
+        // arrange
+        const before = recorder.seen.length;
+        // act
+        await c.call(kube);
+        // assert: exactly one request, with the expected parts
+        const seen = recorder.seen.slice(before);
+        assert.equal(seen.length, 1, 'one facade call = one HTTP request');
+        const [r] = seen;
+        assert.ok(r);
+        assert.equal(r.authorization, 'Bearer wire-identity');
+        const got = Object.fromEntries(Object.keys(c.want).map((k) => [k, r[k as keyof SeenRequest]]));
+        assert.deepEqual(got, c.want);
+      });
+    }
+
+    test('query values are form-encoded (space +, comma %2C, parentheses, !)', async () => {
+      // act
+      await kube.listPods(NS, { labelSelector: SELECTOR });
+      // assert
+      assert.equal(recorder.seen.at(-1)?.rawQuery, 'labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%2Fcreated-by+in+%28u1%2Cu2%29%2C%21kubevirt.io%2Fdeleted');
+    });
+  });
+}
