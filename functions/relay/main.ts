@@ -44,7 +44,10 @@ function port(name: string, fallback: number): number {
 
 async function main(): Promise<void> {
   const cluster = loadKubeConfig();
-  const queue = new SqsKeyQueue({ client: new SQSClient({}), prefix: env.QUEUE_PREFIX || 'virt-reconciler', urls: sendUrls() });
+  // An explicit endpoint (a local SQS) must win over the host in the queue URLs, which such
+  // servers often spell with a name that does not resolve; on AWS neither is set.
+  const client = new SQSClient(env.AWS_ENDPOINT_URL_SQS ? { useQueueUrlAsEndpoint: false } : {});
+  const queue = new SqsKeyQueue({ client, prefix: env.QUEUE_PREFIX || 'virt-reconciler', urls: sendUrls() });
   const relay = new Relay({ kubeConfig: cluster.kubeConfig, queue, log, ...(env.CLUSTER_ID ? { clusterId: env.CLUSTER_ID } : {}) });
   const host = env.HOST || (env.KUBERNETES_SERVICE_HOST ? '0.0.0.0' : '127.0.0.1');
   const ports = [...new Set([port('PORT', 8080), port('METRICS_PORT', 9090)])];

@@ -1,0 +1,102 @@
+/**
+ * The relay's container entry as a process: `node functions/relay/main.ts` with a kubeconfig
+ * (the sandbox API server), queue URLs from the environment (fauxqs, a local SQS), PORT and
+ * CLUSTER_ID; keys reach SQS, the probes answer, SIGTERM flushes and exits 0.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { queueNames, SqsKeyQueue } from '../../../shared/queue/sqs-queue.ts';
+import { startLocalSqs, type LocalSqs } from '../../queue/fauxqs.ts';
+
+let api: ApiServer;
+let sqs: LocalSqs;
+let child: ChildProcess | undefined;
+
+before(async () => {
+  api = await startApiServer();
+  sqs = await startLocalSqs();
+});
+after(async () => {
+  child?.kill('SIGKILL');
+  await sqs.stop();
+  await api.close();
+});
+
+test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTERM → exit 0', async () => {
+  // arrange
+  const prefix = 'relay-main';
+  const queue = new SqsKeyQueue({ client: sqs.client(), prefix });
+  await queue.ensureQueues();
+  const client = sqs.client();
+  const urls = Object.fromEntries(
+    await Promise.all(
+      (['vmi', 'vm', 'migration'] as const).map(async (c) => [`QUEUE_URL_${c.toUpperCase()}`, (await client.send(new GetQueueUrlCommand({ QueueName: queueNames(prefix, c).queue }))).QueueUrl ?? ''] as const),
+    ),
+  );
+  const kubeconfig = await api.writeKubeconfig(join(await mkdtemp(join(tmpdir(), 'relay-main-')), 'kubeconfig'), 'relay');
+  const lines: string[] = [];
+  child = spawn(process.execPath, ['functions/relay/main.ts'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KUBECONFIG: kubeconfig,
+      ...urls,
+      QUEUE_PREFIX: prefix,
+      CLUSTER_ID: 'c1',
+      PORT: '0',
+      METRICS_PORT: '0',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
+  const exited = once(child, 'exit');
+  let url = '';
+  for (let i = 0; i < 1000 && !url; i++) {
+    const started = lines.map((l) => JSON.parse(l) as { message?: string; listen?: string[] }).find((l) => l.message === 'relay started');
+    url = started?.listen?.[0] ?? '';
+    if (!url) await sleep(10);
+  }
+  assert.ok(url, `no "relay started" line:\n${lines.join('\n')}`);
+  // act
+  let ready = 0;
+  for (let i = 0; i < 500 && ready !== 200; i++) {
+    ready = (await fetch(`${url}/readyz`)).status;
+    if (ready !== 200) await sleep(10);
+  }
+  await createKubeClient(api.kubeConfig('test')).createVMI({
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name: 'from-main', namespace: 'default' },
+    spec: { domain: { devices: {} } },
+  } as VirtualMachineInstance);
+  const keys = new Set<string>();
+  for (let i = 0; i < 30 && !keys.has('c1:default/from-main'); i++) {
+    for (const rk of await queue.receive('vmi', 10, 200)) {
+      keys.add(rk.message.key);
+      await queue.ack('vmi', rk.receipt);
+    }
+  }
+  const health = (await fetch(`${url}/healthz`)).status;
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  child = undefined;
+  // assert
+  assert.equal(ready, 200, 'never ready');
+  assert.equal(health, 200);
+  assert.ok(keys.has('c1:default/from-main'), `keys on SQS: ${[...keys].join(', ')}; log:\n${lines.slice(-5).join('\n')}`);
+  assert.equal(code, 0, `exit code; log:\n${lines.slice(-5).join('\n')}`);
+  assert.ok(lines.some((l) => l.includes('"relay stopped"')), 'no clean-stop log line');
+});
