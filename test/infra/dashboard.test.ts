@@ -135,3 +135,26 @@ test('the dashboard: /metrics, /healthz and a refused replay request', async () 
   assert.equal(noFilter.status, 400, 'replay must name a key or say all, as the CLI');
   assert.equal(form.status, 415, 'a cross-site form post is refused');
 });
+
+test('recent errors: keeps the last warn/error lines with their context, drops info and junk', () => {
+  // arrange
+  const ring = new RecentErrors(2);
+  const log = jsonLogger({ controller: 'vmi' }, { write: (l) => ring.record(l) });
+  // act
+  log.info('reconciled', { key: 'default/a' });
+  log.warn('reconcile failed', { key: 'default/b', reason: 'Conflict', error: 'the object has been modified' });
+  ring.record('not json at all');
+  log.error('could not settle key', { key: 'default/c' });
+  log.error('queue receive failed', { error: 'database is locked' });
+  // assert
+  assert.deepEqual(
+    ring.list().map((e) => [e.level, e.message, e.key ?? '', e.reason ?? '']),
+    [
+      ['error', 'queue receive failed', '', ''],
+      ['error', 'could not settle key', 'default/c', ''],
+    ],
+    'newest first, only the last 2 kept',
+  );
+  assert.equal(ring.total, 3, 'three warn/error lines seen in all');
+  assert.equal(ring.list()[0]?.controller, 'vmi', 'context fields come along');
+});
