@@ -11,6 +11,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 import { APP_LABEL, LAUNCHER_APP, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
+import { renderVolumesImageNames } from '../../shared/template/render-volumes.ts';
 import { currentVmiPod, isPodFinal } from '../vmi/pods.ts';
 
 /** This migration's target pods (normally one): launcher pods labelled with its UID. */
@@ -30,7 +31,27 @@ export function liveVmiPods(pods: readonly V1Pod[]): V1Pod[] {
   return pods.filter((p) => !isPodFinal(p));
 }
 
+/**
+ * Digests a source pod already runs from: a pod that was itself a migration target mounts its
+ * images as image volumes pinned to `…@sha256:…`, and has no container status to take a digest
+ * from (the template service's `imageIdsFromSourcePod` only reads statuses). Undefined unless
+ * every image is pinned that way.
+ */
+export function pinnedImageVolumes(vmi: VirtualMachineInstance, sourcePod: V1Pod): Record<string, string> | undefined {
+  const ids: Record<string, string> = {};
+  for (const [volume] of renderVolumesImageNames(vmi)) {
+    const reference = sourcePod.spec?.volumes?.find((v) => v.name === volume)?.image?.reference;
+    if (!reference?.includes('@sha256:')) return undefined;
+    ids[volume] = reference;
+  }
+  return ids;
+}
+
 /** The target pod for `migration` of `vmi`, rendered by the template service. */
 export function renderMigrationTargetPod(vmi: VirtualMachineInstance, migration: VirtualMachineInstanceMigration, sourcePod: V1Pod, config: ClusterConfig): V1Pod {
+  const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
+  // Re-migration: keep the digests the VMI already runs; the source pod's own selectors are not
+  // copied on this path (host-model CPU selectors are not rendered here at all, see docs).
+  if (pinned) return renderTargetPod(vmi, migration, undefined, config, { imageIds: pinned });
   return renderTargetPod(vmi, migration, sourcePod, config);
 }

@@ -24,6 +24,8 @@ export class CallLog {
   logger(): Logger {
     const record = (message: string, fields?: Record<string, unknown>) => {
       const controller = typeof fields?.controller === 'string' ? fields.controller : undefined;
+      // MIG_DEBUG=1 prints every migration reconcile's log line.
+      if (process.env.MIG_DEBUG && controller === 'migration') process.stderr.write(`${message} ${JSON.stringify(fields)}\n`);
       if (controller && (message === 'reconciled' || message === 'reconcile failed')) {
         this.reconciles.set(controller, (this.reconciles.get(controller) ?? 0) + 1);
         this.apiCalls.set(controller, (this.apiCalls.get(controller) ?? 0) + (typeof fields?.apiCalls === 'number' ? fields.apiCalls : 0));

@@ -1,0 +1,76 @@
+/**
+ * Time-scaled behaviour on a 100× sandbox clock: an unschedulable target pod is deleted after
+ * KubeVirt's 300 s and the migration fails with KubeVirt's reason; and finished migrations beyond
+ * the newest 5 of a VMI are garbage-collected.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
+import { FAILURE } from '../../../functions/migration/phases.ts';
+import { UNSCHEDULABLE_TIMEOUT_SECONDS } from '../../../functions/migration/timeouts.ts';
+import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+
+let c: Cluster;
+
+before(async () => {
+  c = await startCluster({ nodes: 2, speed: 100 });
+});
+after(async () => {
+  await c.stop();
+});
+
+function eventsOf(name: string): { reason: string; message: string }[] {
+  return c.sandbox.apiServer.audit
+    .query({ resource: 'events', identity: 'reconciler' })
+    .map((e) => e.object as { reason?: string; message?: string; involvedObject?: { name?: string } })
+    .filter((e) => e.involvedObject?.name === name)
+    .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
+}
+
+test('an unschedulable target pod is deleted after 300 s (sandbox time) and the migration fails with KubeVirt reason', async () => {
+  // arrange: the VMI may only run on node01, and the target must avoid the source's node
+  await runningVmis(c, [vmiManifest('pinned', { nodeSelector: { 'kubernetes.io/hostname': 'node01' } })]);
+  // act
+  const created = await c.kube.createMigration(migrationManifest('pinned-m', 'pinned'));
+  const failed = await finalMigration(c, 'pinned-m', 60_000);
+  // assert
+  assert.equal(failed.status?.phase, 'Failed');
+  const podEntries = c.sandbox.apiServer.audit.query({ resource: 'pods' }).filter((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
+  const createdAt = podEntries.find((e) => e.type === 'ADDED')?.time;
+  const deleted = podEntries.find((e) => e.verb === 'delete' && e.identity === 'reconciler');
+  assert.ok(createdAt !== undefined && deleted, 'the target pod was created, then deleted by the migration function');
+  assert.ok(deleted.time - createdAt >= UNSCHEDULABLE_TIMEOUT_SECONDS * 1000, `deleted after ${(deleted.time - createdAt) / 1000} s of sandbox time`);
+  assert.ok(deleted.time - createdAt < 900_000, 'by the unschedulable timeout, not the catch-all one');
+  const events = eventsOf('pinned-m');
+  assert.ok(events.some((e) => e.reason === 'migrationTargetPodUnschedulable'), 'the unschedulable target was reported');
+  assert.ok(events.some((e) => e.reason === 'SuccessfulDelete' && /^unschedulable pod default\/.+ timeout period exceeded$/.test(e.message)), JSON.stringify(events));
+  assert.ok(events.some((e) => e.reason === 'FailedMigration' && e.message === FAILURE.targetPodRemoved), JSON.stringify(events));
+  assert.equal(failed.status?.migrationState?.failureReason, FAILURE.targetPodRemoved);
+  const vmi = await c.kube.getVMI(NS, 'pinned');
+  assert.equal(vmi?.status?.phase, 'Running', 'the VMI keeps running on its node');
+});
+
+test('finished migrations beyond the newest 5 of a VMI are garbage-collected', async () => {
+  // arrange: seven migrations one after the other, each failed by the simulated virt-handler.
+  // (Failed ones, because the sandbox kubelet completes a new target pod that lands on the node a
+  // previous migration left — see docs/migration-controller.md, "gaps".)
+  await runningVmis(c, [vmiManifest('pingpong')]);
+  // act
+  for (let i = 1; i <= 7; i++) {
+    c.sandbox.virtHandler.failMigration(NS, 'pingpong', `sandbox failure ${i}`);
+    await c.kube.createMigration(migrationManifest(`pingpong-${i}`, 'pingpong'));
+    const m = await finalMigration(c, `pingpong-${i}`);
+    assert.equal(m.status?.phase, 'Failed', `migration ${i}`);
+    assert.equal(m.status?.migrationState?.failureReason, `sandbox failure ${i}`, 'the VMI migration state was copied to the final migration');
+  }
+  // assert
+  const left = await waitFor('GC of the oldest two', async () => {
+    const names = (await c.kube.listMigrations(NS)).items.filter((m) => m.spec.vmiName === 'pingpong').map((m) => m.metadata?.name ?? '').sort();
+    return names.length === 5 ? names : undefined;
+  }, 10_000);
+  assert.deepEqual(left, ['pingpong-3', 'pingpong-4', 'pingpong-5', 'pingpong-6', 'pingpong-7'], 'the newest 5 are kept');
+  const deleted = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', verb: 'delete', identity: 'reconciler' }).map((e) => e.name);
+  assert.deepEqual(deleted.sort(), ['pingpong-1', 'pingpong-2'], 'deleted by the migration function, and only those');
+  const vmi = await c.kube.getVMI(NS, 'pingpong');
+  assert.equal(vmi?.status?.phase, 'Running', 'the VMI keeps running after failed migrations');
+});
