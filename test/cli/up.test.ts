@@ -15,7 +15,7 @@ function up(...args: string[]) {
 
 test('up --sandbox --exit-when-settled: every example VMI (and running VM) is handed off, then a clean exit 0', () => {
   // act
-  const r = up('--sandbox', '--exit-when-settled', '--timeout', '120', '--data-dir', dataDir);
+  const r = up('--sandbox', '--exit-when-settled', '--timeout', '120', '--data-dir', dataDir, '--dashboard-port', '0');
   // assert
   assert.equal(r.status, 0, `exit ${r.status}\n${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /cluster: sandbox at http:\/\/127\.0\.0\.1:\d+/);
