@@ -56,4 +56,6 @@ export class RelayIndexes {
   readonly activeMigrations = new Set<string>();
   /** All VMI keys (re-enqueued when the KubeVirt CR's backup-hooks annotation changes). */
   readonly vmis = new Set<string>();
+  /** All VM keys (an orphan VMI wakes the VM of its name only when one exists). */
+  readonly vms = new Set<string>();
 }

@@ -58,14 +58,22 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
       }
       const out: KeyTarget[] = [{ controller: 'vmi', key }];
       const vm = controllerRef(obj, KIND_VM);
-      // A VMI wakes its VM: by controller reference, or by name (a VM's VMI has the VM's name).
-      out.push({ controller: 'vm', key: vm ? `${ns}/${vm}` : key });
+      // A VMI wakes its VM by controller reference. An orphan wakes the VM of the same name (which
+      // may adopt it) only if one exists: otherwise every standalone VMI would cost the VM
+      // controller a read per event. A VM created later is reconciled on its own ADDED event.
+      if (vm) out.push({ controller: 'vm', key: `${ns}/${vm}` });
+      else if (idx.vms.has(key)) out.push({ controller: 'vm', key });
       for (const m of idx.vmiMigrations.get(key)) out.push({ controller: 'migration', key: m });
       return out;
     }
     case 'VirtualMachine': {
-      if (deleted) idx.vmClaims.delete(key);
-      else idx.vmClaims.set(key, vmClaims(ns, obj.spec));
+      if (deleted) {
+        idx.vmClaims.delete(key);
+        idx.vms.delete(key);
+      } else {
+        idx.vmClaims.set(key, vmClaims(ns, obj.spec));
+        idx.vms.add(key);
+      }
       return [{ controller: 'vm', key }];
     }
     case 'VirtualMachineInstanceMigration': {
