@@ -35,6 +35,10 @@ export function launcherExit(pod: Pod, vmi: Vmi | undefined): { phase: 'Succeede
   const isTarget = name === ms.targetPod || (ms.migrationUid !== undefined && pod.metadata?.labels?.[MIGRATION_JOB_UID] === ms.migrationUid);
   if (ms.failed) return isTarget ? { phase: 'Succeeded', reason: 'Completed' } : undefined;
   // Source of a completed migration: the domain now lives on the target node.
-  const isSource = !isTarget && (name === ms.sourcePod || (pod.spec?.nodeName === ms.sourceNode && vmi.status?.nodeName !== ms.sourceNode));
+  // A pod labelled for another (later) migration is that migration's target, even when it landed
+  // back on this migration's source node: it must keep running.
+  const jobUid = pod.metadata?.labels?.[MIGRATION_JOB_UID];
+  const otherMigration = jobUid !== undefined && jobUid !== ms.migrationUid;
+  const isSource = !isTarget && (name === ms.sourcePod || (!otherMigration && pod.spec?.nodeName === ms.sourceNode && vmi.status?.nodeName !== ms.sourceNode));
   return isSource ? { phase: 'Succeeded', reason: 'Completed' } : undefined;
 }

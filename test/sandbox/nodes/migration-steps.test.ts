@@ -62,6 +62,12 @@ describe('launcher exit', () => {
     { name: 'target of completed migration keeps running', pod: running('target', 'node02'), vmi: done({ ...handedOff, completed: true }), want: undefined },
     { name: 'target of failed migration', pod: running('target', 'node02'), vmi: done({ ...handedOff, completed: true, failed: true }), want: 'Succeeded' },
     { name: 'source of failed migration keeps running', pod: running('source', 'node01'), vmi: done({ ...handedOff, completed: true, failed: true }), want: undefined },
+    {
+      name: "a later migration's target pod back on this migration's source node keeps running",
+      pod: { ...running('target-2', 'node01'), metadata: { name: 'target-2', namespace: 'default', labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/migrationJobUID': 'm2' } } },
+      vmi: done({ ...handedOff, completed: true }),
+      want: undefined,
+    },
   ];
   for (const c of table) {
     test(c.name, () => assert.equal(launcherExit(c.pod, c.vmi)?.phase, c.want));
