@@ -28,6 +28,7 @@ import { keyMessage } from '../queue/conformance.ts';
 import { startLocalSqs, type LocalSqs } from '../queue/fauxqs.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.ts';
 import { projectRoot } from '../support/reference.ts';
+import { sqsRecord } from '../support/sqs-event.ts';
 
 const run = promisify(execFile);
 const PREFIX = 'smoke';
@@ -69,17 +70,7 @@ after(async () => {
 });
 
 function record(m: Message): SQSRecord {
-  return {
-    messageId: m.MessageId ?? '',
-    receiptHandle: m.ReceiptHandle ?? '',
-    body: m.Body ?? '',
-    attributes: (m.Attributes ?? {}) as unknown as SQSRecord['attributes'],
-    messageAttributes: {},
-    md5OfBody: m.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${PREFIX}-vmi.fifo`,
-    awsRegion: 'us-east-1',
-  };
+  return sqsRecord(m, `${PREFIX}-vmi.fifo`);
 }
 
 /** What the Lambda trigger would hand over: everything visible on the vmi queue. */

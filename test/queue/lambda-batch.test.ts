@@ -14,6 +14,7 @@ import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { done, requeueAfter, terminal, type Outcome } from '../../shared/reconcile/outcome.ts';
 import { keyMessage } from './conformance.ts';
 import { startLocalSqs, type LocalSqs } from './fauxqs.ts';
+import { sqsRecord } from '../support/sqs-event.ts';
 
 let sqs: LocalSqs;
 before(async () => {
@@ -22,17 +23,7 @@ before(async () => {
 after(() => sqs.stop());
 
 function record(m: Message): SQSRecord {
-  return {
-    messageId: m.MessageId ?? '',
-    receiptHandle: m.ReceiptHandle ?? '',
-    body: m.Body ?? '',
-    attributes: (m.Attributes ?? {}) as unknown as SQSRecord['attributes'],
-    messageAttributes: {},
-    md5OfBody: m.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:lb-vmi.fifo',
-    awsRegion: 'us-east-1',
-  };
+  return sqsRecord(m, 'lb-vmi.fifo');
 }
 
 /** A record fauxqs would not hand out in the same receive: a later message of an existing group. */
