@@ -8,6 +8,7 @@ import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { deriveCost, renderMarkdown } from '../test/bench/report.ts';
 
 const filters = process.argv.slice(2);
 const files = globSync('test/bench/*.bench.ts')
@@ -32,7 +33,10 @@ for (const [i, file] of files.entries()) {
   results[file] = await mod.run();
   process.stdout.write(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
 }
+deriveCost(results);
 const report = { generatedAt: new Date().toISOString(), node: process.version, cpus: cpus().length, results };
 writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync('docs/benchmarks.md', `${renderMarkdown(report)}\n`);
 for (const file of files) process.stdout.write(`${file}: ${JSON.stringify(results[file])}\n`);
-process.stdout.write(`\nsummary: ${files.length} benchmark file(s) run → ${OUT}\n`);
+process.stdout.write(`\n${renderMarkdown(report).split('## ')[1]?.replace(/^Summary\n/, 'summary\n') ?? ''}\n`);
+process.stdout.write(`${files.length} benchmark file(s) run → ${OUT}, docs/benchmarks.md\n`);

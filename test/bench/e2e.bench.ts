@@ -32,7 +32,7 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
  * the VM controller (every VMI event also names a VM key); these figures leave it out so that
  * both systems are compared on the same controller.
  */
-function vmiMetrics(sys: RunningSystem): { queueWaitAvgMs: number; reconcileAvgMs: number; reconciles: number; allControllersReconciles: number; calls: Record<string, number> } {
+function vmiMetrics(sys: RunningSystem) {
   const drained = sys.metrics.drain();
   const isVmi = (labels: Record<string, string>) => labels.controller === 'vmi' || labels.name === 'vmi';
   const avg = (name: string) => {
@@ -56,8 +56,18 @@ function vmiMetrics(sys: RunningSystem): { queueWaitAvgMs: number; reconcileAvgM
   }
   const q = avg('workqueue_queue_duration_seconds');
   const r = avg('reconcile_time_seconds');
-  const allControllersReconciles = drained.filter((x) => x.name === 'reconcile_time_seconds_count').reduce((sum, x) => sum + x.value, 0);
-  return { queueWaitAvgMs: round(q.avg * 1000, 1), reconcileAvgMs: round(r.avg * 1000, 1), reconciles: r.n, allControllersReconciles, calls };
+  const sum = (name: string, pred: (l: Record<string, string>) => boolean = () => true) => drained.filter((x) => x.name === name && pred(x.labels)).reduce((t, x) => t + x.value, 0);
+  const allControllersReconciles = sum('reconcile_time_seconds_count');
+  return {
+    queueWaitAvgMs: round(q.avg * 1000, 1),
+    reconcileAvgMs: round(r.avg * 1000, 1),
+    reconciles: r.n,
+    allControllersReconciles,
+    // For the cost model: requeue-after timers and keys the relay sent, per reconcile of any controller.
+    requeuesPerReconcile: round(sum('reconcile_total', (l) => l.result === 'requeued') / Math.max(1, allControllersReconciles), 3),
+    keysSentPerReconcile: round(sum('workqueue_adds_total') / Math.max(1, allControllersReconciles), 3),
+    calls,
+  };
 }
 
 interface ApiFigures {
@@ -139,6 +149,9 @@ async function latencyRun(name: SystemName) {
       ...avg,
       apiCallAvgMs: round(sys.apiTimer.totalMs / Math.max(1, sys.apiTimer.calls), 2),
       failedReconciles: sys.failed,
+      // Expectations calls per reconcile of any controller (the serverless path's table; 0 for the baseline's memory).
+      tableReadsPerReconcile: round(sys.table.reads / Math.max(1, m.allControllersReconciles)),
+      tableWritesPerReconcile: round(sys.table.writes / Math.max(1, m.allControllersReconciles)),
       api: apiFigures(sandbox, m),
     };
     say(`${name}: p50 ${figures.eventToPodP50Ms} ms, p99 ${figures.eventToPodP99Ms} ms, ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} writes/VMI`);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { Fields, Logger } from '../../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import type { Expectations } from '../../../shared/state/port.ts';
 import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import { LocalRuntime } from '../../../infra/local/runtime.ts';
 import { BaselineController } from '../baseline/controller.ts';
@@ -27,6 +28,8 @@ export interface RunningSystem {
   readonly reconcileMs: number[];
   /** Reconciles that threw (transient errors, retried). */
   failed: number;
+  /** Table operations (expectations) by reads and conditional writes — what DynamoDB would bill. */
+  readonly table: { reads: number; writes: number };
   stop(): Promise<void>;
 }
 
@@ -48,16 +51,33 @@ function collectingLogger(sys: { reconcileMs: number[]; failed: number }): Logge
   return log;
 }
 
+const TABLE_READS = new Set(['get', 'satisfied', 'pendingCreations']);
+
+/** Counts every expectations call on the store object itself (reads vs writes). */
+function countInPlace(store: Expectations, table: { reads: number; writes: number }): void {
+  const target = store as unknown as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(target)) {
+    if (typeof fn !== 'function') continue;
+    target[name] = (...args: unknown[]) => {
+      if (TABLE_READS.has(name)) table.reads++;
+      else table.writes++;
+      return (fn as (...a: unknown[]) => unknown).apply(store, args);
+    };
+  }
+}
+
 /** Starts `name` against `sandbox` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
 export async function startSystem(name: SystemName, sandbox: Sandbox): Promise<RunningSystem> {
   const kubeConfig = sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY);
   const apiTimer = new CallTimer();
-  const partial = { reconcileMs: [] as number[], failed: 0 };
+  const table = { reads: 0, writes: 0 };
+  const partial = { reconcileMs: [] as number[], failed: 0, table };
   const log = collectingLogger(partial);
   if (name === 'serverless') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-rt-'));
     const rt = new LocalRuntime({ kubeConfig, dbPath: join(dir, 'queue.db'), log });
     timeInPlace(rt.kube, apiTimer);
+    countInPlace(rt.state.expectations, table);
     rt.start();
     while (!rt.relay.ready) await new Promise((r) => setTimeout(r, 50));
     return Object.assign(partial, {

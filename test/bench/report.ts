@@ -1,0 +1,191 @@
+/**
+ * Turns the benchmark results (docs/benchmarks.json) into the cost model and docs/benchmarks.md:
+ * a summary table of every figure next to its target, then the details. Called by
+ * scripts/bench.ts after every run; missing results (a filtered run) show as "not run".
+ */
+import { costPerMillionReconciles, PRICES, type CostInputs } from './cost-model.ts';
+
+type Json = Record<string, unknown>;
+
+/** Reads a nested value by path ('a.b.c'), undefined when absent. */
+function at(o: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Json)[k] : undefined), o);
+}
+/** A number stored under `key` of the object at `path` (keys may contain dots). */
+const numIn = (o: unknown, path: string, key: string): number | undefined => {
+  const v = (at(o, path) as Json | undefined)?.[key];
+  return typeof v === 'number' ? v : undefined;
+};
+const num = (o: unknown, path: string): number | undefined => {
+  const v = at(o, path);
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+};
+
+interface Row {
+  figure: string;
+  measured: string;
+  target: string;
+  met: boolean | undefined;
+}
+
+function row(figure: string, value: number | undefined, unit: string, target: string, ok: (v: number) => boolean): Row {
+  return { figure, measured: value === undefined ? 'not run' : `${value}${unit}`, target, met: value === undefined ? undefined : ok(value) };
+}
+
+/** The cost model's inputs from the e2e and bundle results; undefined when they are missing. */
+export function costInputs(results: Json): CostInputs | undefined {
+  const e2e = results['test/bench/e2e.bench.ts'];
+  const s = at(e2e, 'latency.serverless');
+  const reconcileMs = num(s, 'reconcileAvgMs');
+  if (reconcileMs === undefined) return undefined;
+  return {
+    memoryMb: 512,
+    batchSize: 1,
+    reconcileMs,
+    coldStartShare: 0.01,
+    coldInitMs: num(results['test/bench/bundles.bench.ts'], 'functions.vmi.coldImportMedianMs') ?? 400,
+    keysSentPerReconcile: num(s, 'keysSentPerReconcile') ?? 1,
+    tableReadsPerReconcile: num(s, 'tableReadsPerReconcile') ?? 1,
+    tableWritesPerReconcile: num(s, 'tableWritesPerReconcile') ?? 1,
+    requeuesPerReconcile: num(s, 'requeuesPerReconcile') ?? 0,
+  };
+}
+
+/** Every figure next to its target. */
+export function summaryRows(results: Json): Row[] {
+  const e2e = results['test/bench/e2e.bench.ts'];
+  const bundles = results['test/bench/bundles.bench.ts'];
+  const relay = results['test/bench/relay-memory.bench.ts'];
+  const cost = results['cost-model'];
+  const rows: Row[] = [
+    row('event → launcher pod p50, serverless / baseline', num(e2e, 'ratios.eventToPodP50'), '×', '≤ 1.3×', (v) => v <= 1.3),
+    row('event → launcher pod p99, serverless / baseline', num(e2e, 'ratios.eventToPodP99'), '×', '≤ 1.3×', (v) => v <= 1.3),
+    info('event → launcher pod p50 / p99, serverless', num(e2e, 'latency.serverless.eventToPodP50Ms'), ` / ${num(e2e, 'latency.serverless.eventToPodP99Ms')} ms`, `baseline ${num(e2e, 'latency.baseline.eventToPodP50Ms')} / ${num(e2e, 'latency.baseline.eventToPodP99Ms')} ms`),
+    info('burst: VMIs/s reaching Scheduled, serverless', num(e2e, 'throughput.serverless.vmisPerSecondScheduled'), '/s', `baseline ${num(e2e, 'throughput.baseline.vmisPerSecondScheduled')}/s (ratio ${num(e2e, 'ratios.throughput')}×)`),
+    row('VMI PATCH per pod create (CI budget)', num(e2e, 'latency.serverless.api.vmiPatchPerPodCreate'), '×', '≤ 2×', (v) => v <= 2),
+    row('VMI UPDATE per pod create (CI budget)', num(e2e, 'latency.serverless.api.vmiUpdatePerPodCreate'), '×', '≤ 10×', (v) => v <= 10),
+    row('VMI controller writes per VMI (events excluded)', num(e2e, 'latency.serverless.api.controllerWritesPerVmi'), '', '≤ 3', (v) => v <= 3),
+    row('VMI controller reads per reconcile', num(e2e, 'latency.serverless.api.readsPerReconcile'), '', '≤ 3', (v) => v <= 3),
+    row('duplicate launcher pods (both runs)', sumDefined(num(e2e, 'latency.serverless.duplicatePods'), num(e2e, 'throughput.serverless.duplicatePods')), '', '0', (v) => v === 0),
+  ];
+  for (const [name, f] of Object.entries((at(bundles, 'functions') as Record<string, Json> | undefined) ?? {})) {
+    rows.push(row(`bundle ${name} (minified)`, kb(num(f, 'bytes')), ' KB', '≤ 1000 KB', (v) => v <= 1000));
+    if (num(f, 'coldImportMedianMs') !== undefined) rows.push(row(`cold import ${name} (median)`, num(f, 'coldImportMedianMs'), ' ms', '≤ 150 ms', (v) => v <= 150));
+  }
+  rows.push(row(`relay memory per watched object (${num(relay, 'watched') ?? '?'} objects)`, num(relay, 'perObjectKB'), ' KB', '≤ 20 KB', (v) => v <= 20));
+  rows.push(row('cost per million reconciles ($)', num(cost, 'breakdown.total'), '', '≤ 2', (v) => v <= 2));
+  rows.push(info('cost per million reconciles, SQS batch 10 ($)', num(cost, 'batch10.total'), '', 'what-if: 10 keys per invocation'));
+  return rows;
+}
+
+/** A figure reported for information, with no target of its own. */
+function info(figure: string, value: number | undefined, unit: string, note: string): Row {
+  return { figure, measured: value === undefined ? 'not run' : `${value}${unit}`, target: note, met: undefined };
+}
+
+function sumDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
+}
+function kb(bytes: number | undefined): number | undefined {
+  return bytes === undefined ? undefined : Math.round(bytes / 1000);
+}
+
+function table(headers: string[], rows: (string | number | undefined)[][]): string {
+  const cell = (v: string | number | undefined) => (v === undefined ? '–' : String(v));
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+}
+
+/** docs/benchmarks.md from the report written to docs/benchmarks.json. */
+export function renderMarkdown(report: { generatedAt: string; node: string; cpus: number; results: Json }): string {
+  const r = report.results;
+  const e2e = r['test/bench/e2e.bench.ts'];
+  const out: string[] = [];
+  out.push('# Benchmarks', '');
+  out.push(`Generated by \`npm run bench\` at ${report.generatedAt} on Node ${report.node}, ${report.cpus} CPUs (a shared machine: absolute times are noisy; the ratios are measured side by side in one run). Figures: [benchmarks.json](benchmarks.json). Nothing here is a test.`, '');
+  out.push('## Summary', '');
+  out.push(table(['figure', 'measured', 'target', 'met'], summaryRows(r).map((x) => [x.figure, x.measured, x.target, x.met === undefined ? (x.measured === 'not run' ? 'not run' : '–') : x.met ? 'yes' : '**no**'])), '');
+
+  if (e2e) {
+    const sys = ['baseline', 'serverless'] as const;
+    out.push('## Event → launcher pod (steady rate)', '');
+    out.push(`${num(e2e, 'vmis')} VMIs created at ${num(e2e, 'latency.serverless.ratePerSec')}/s, each system on a fresh sandbox. "Event" = the VMI create request being sent, "pod created" = the launcher pod's create in the API server's audit log, both on the sandbox clock. The baseline (test/bench/baseline/) is an in-process client-go-style controller: list+watch → in-memory rate-limited workqueue (coalescing, per-key serialization) → 10 workers running the same instrumented VMI reconcile with in-memory expectations. The serverless path is \`LocalRuntime\`: relay → SQLite queue → 10 VMI workers (+ the VM controller, which the runtime also runs).`, '');
+    out.push(table(['', ...sys], [
+      ['p50 ms', ...sys.map((s) => num(e2e, `latency.${s}.eventToPodP50Ms`))],
+      ['p99 ms', ...sys.map((s) => num(e2e, `latency.${s}.eventToPodP99Ms`))],
+      ['max ms', ...sys.map((s) => num(e2e, `latency.${s}.eventToPodMaxMs`))],
+      ['queue wait avg ms', ...sys.map((s) => num(e2e, `latency.${s}.queueWaitAvgMs`))],
+      ['VMI reconcile avg ms', ...sys.map((s) => num(e2e, `latency.${s}.reconcileAvgMs`))],
+      ['API call avg ms', ...sys.map((s) => num(e2e, `latency.${s}.apiCallAvgMs`))],
+      ['VMI reconciles per VMI', ...sys.map((s) => num(e2e, `latency.${s}.api.reconcilesPerVmi`))],
+      ['all Running', ...sys.map((s) => String(at(e2e, `latency.${s}.allRunning`)))],
+    ]), '');
+    out.push('## Throughput (burst)', '');
+    out.push(`${num(e2e, 'vmis')} VMIs created at once (50 concurrent creates); VMIs/s = N / (last VMI Scheduled − first create sent). The breakdown shows where a reconcile's time goes and the CPU profile where the process's one busy core goes (self time by component; everything — API server emulator, simulated nodes, relay, queue, workers — runs in one Node process).`, '');
+    out.push(table(['', ...sys], [
+      ['VMIs/s to Scheduled', ...sys.map((s) => num(e2e, `throughput.${s}.vmisPerSecondScheduled`))],
+      ['seconds to all Scheduled', ...sys.map((s) => num(e2e, `throughput.${s}.secondsToAllScheduled`))],
+      ['event → pod p50 / p99 ms', ...sys.map((s) => `${num(e2e, `throughput.${s}.eventToPodP50Ms`)} / ${num(e2e, `throughput.${s}.eventToPodP99Ms`)}`)],
+      ['queue wait avg ms', ...sys.map((s) => num(e2e, `throughput.${s}.breakdown.queueWaitAvgMs`))],
+      ['reconcile avg / p50 / p99 ms', ...sys.map((s) => `${num(e2e, `throughput.${s}.breakdown.reconcileAvgMs`)} / ${num(e2e, `throughput.${s}.breakdown.reconcileP50Ms`)} / ${num(e2e, `throughput.${s}.breakdown.reconcileP99Ms`)}`)],
+      ['API ms per reconcile', ...sys.map((s) => num(e2e, `throughput.${s}.breakdown.apiMsPerReconcile`))],
+      ['API call p50 / p99 ms', ...sys.map((s) => `${num(e2e, `throughput.${s}.breakdown.apiCallP50Ms`)} / ${num(e2e, `throughput.${s}.breakdown.apiCallP99Ms`)}`)],
+      ['CPU busy % (profile)', ...sys.map((s) => { const idle = num(e2e, `throughput.${s}.cpuProfile.idlePercent`); return idle === undefined ? undefined : Math.round((100 - idle) * 10) / 10; })],
+    ]), '');
+    const comps = new Set<string>();
+    for (const s of sys) for (const k of Object.keys((at(e2e, `throughput.${s}.cpuProfile.byComponent`) as Json | undefined) ?? {})) comps.add(k);
+    out.push('CPU self time by component, % of busy time:', '');
+    out.push(table(['component', ...sys], [...comps].map((c) => [c, ...sys.map((s) => numIn(e2e, `throughput.${s}.cpuProfile.byComponent`, c))])), '');
+    out.push('## API calls per VMI, create → Running', '');
+    out.push('From the steady-rate run. "VMI controller" = the calls its reconciles made (per-reconcile counters); "identity, namespaced" = everything the system\'s identity sent into the namespace as counted by the sandbox API server (the serverless runtime also runs the VM controller, whose reconciles of the VM key every VMI event names cost `get virtualmachines`). Cluster-wide calls (relay/informer list+watch, the cluster-config cache) are listed apart.', '');
+    const calls = new Set<string>();
+    for (const s of sys) for (const k of ['vmiControllerPerVmi', 'identityPerVmi']) for (const c of Object.keys((at(e2e, `latency.${s}.api.${k}`) as Json | undefined) ?? {})) calls.add(c);
+    out.push(table(['verb resource', 'baseline: VMI controller', 'serverless: VMI controller', 'serverless: identity, namespaced'], [...calls].sort().map((c) => [c, numIn(e2e, 'latency.baseline.api.vmiControllerPerVmi', c), numIn(e2e, 'latency.serverless.api.vmiControllerPerVmi', c), numIn(e2e, 'latency.serverless.api.identityPerVmi', c)])), '');
+    out.push(`Cluster-wide calls of the serverless run: \`${JSON.stringify(at(e2e, 'latency.serverless.api.clusterWideCalls'))}\`.`, '');
+  }
+
+  const bundles = r['test/bench/bundles.bench.ts'];
+  if (bundles) {
+    out.push('## Bundles and cold import', '');
+    out.push(`\`npm run build\` (esbuild, minified ESM, AWS SDK bundled). Cold import = \`await import(dist/<fn>/index.mjs)\` in a fresh \`node\` process (${String(at(bundles, 'node'))}), median of several; only the Lambda functions (the relay and CLI bundles start working when imported).`, '');
+    out.push(table(['bundle', 'KiB', 'cold import median ms', 'runs ms'], Object.entries((at(bundles, 'functions') as Record<string, Json>) ?? {}).map(([n, f]) => [n, num(f, 'kib'), num(f, 'coldImportMedianMs'), Array.isArray(f.coldImportRuns) ? (f.coldImportRuns as number[]).join(', ') : undefined])), '');
+    out.push(`What the VMI bundle is made of (KiB by package): \`${JSON.stringify(at(bundles, 'vmiBundleKiBByPackage'))}\`.`, '');
+  }
+  const relay = r['test/bench/relay-memory.bench.ts'];
+  if (relay) {
+    out.push('## Relay memory', '');
+    out.push(`${num(relay, 'watched')} VMIs in a sandbox API server; the relay alone in a child process (\`--expose-gc\`) against a queue that discards; heap after a full GC, before the relay started vs after it listed and mapped everything: ${num(relay, 'perObjectBytes')} bytes per watched object.`, '');
+  }
+  const cost = r['cost-model'];
+  if (cost) {
+    out.push('## Cost model (per million reconciles)', '');
+    out.push(`Prices: ${PRICES.source} — Lambda arm64 $${PRICES.lambdaArmPerGbSecond}/GB-s and $0.20 per million requests; SQS FIFO $0.50 per million requests; DynamoDB on-demand $0.625 per million WRU, $0.125 per million RRU. Prices live in test/bench/cost-model.ts with their sources.`, '');
+    out.push(`Inputs (measured, from the serverless steady-rate run, unless marked): \`${JSON.stringify(at(cost, 'inputs'))}\`.`, '');
+    out.push('Assumptions: 512 MB arm64 functions and one key per invocation (infra/aws/settings.ts defaults: a FIFO trigger); Lambda bills the reconcile\'s wall time, waiting on the API server included, measured here against the local sandbox (a real apiserver adds network latency, which Lambda bills too); 1 % of invocations are cold and bill the measured cold import as INIT; every key the relay sends costs 1/10 of a SendMessageBatch, every invocation one receive and one delete; a requeue-after costs 4 SQS requests (send to the timer queue, receive, delete, forward); each expectations read is 1 RRU (strongly consistent, < 4 KB) and each expectations write 1 WRU. Not included: idle polling of the event source (a fixed cost per queue, not per reconcile), CloudWatch logs/metrics, data transfer, the relay\'s own compute.', '');
+    out.push(table(['part', '$ per million reconciles'], [
+      ['Lambda duration', num(cost, 'breakdown.lambdaDuration')],
+      ['Lambda requests', num(cost, 'breakdown.lambdaRequests')],
+      [`SQS (${num(cost, 'breakdown.sqsRequestsPerReconcile')} requests per reconcile)`, num(cost, 'breakdown.sqs')],
+      ['DynamoDB', num(cost, 'breakdown.dynamodb')],
+      ['**total**', num(cost, 'breakdown.total')],
+    ]), '');
+    out.push(`What-if, 10 keys per invocation (each invocation billed for its slowest key, taken as the burst run's reconcile p99): \`${JSON.stringify(at(cost, 'batch10'))}\`.`, '');
+  }
+  const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
+  if (others.length) {
+    out.push('## Other benchmarks', '');
+    for (const k of others) out.push(`- \`${k}\`: \`${JSON.stringify(r[k])}\``);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** Adds the derived cost model to `results` (in place) when its inputs were measured. */
+export function deriveCost(results: Json): void {
+  const inputs = costInputs(results);
+  if (!inputs) return;
+  // What-if: 10 keys per invocation (the FIFO trigger's maximum); keys of a batch run concurrently,
+  // so an invocation lasts about as long as its slowest key — taken here as the reconcile p99.
+  const p99 = (results['test/bench/e2e.bench.ts'] as Json | undefined) && num(results['test/bench/e2e.bench.ts'], 'throughput.serverless.breakdown.reconcileP99Ms');
+  const batch10 = costPerMillionReconciles({ ...inputs, batchSize: 10, reconcileMs: p99 ?? inputs.reconcileMs * 3 });
+  results['cost-model'] = { inputs, prices: PRICES, breakdown: costPerMillionReconciles(inputs), batch10 };
+}
