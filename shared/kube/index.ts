@@ -15,6 +15,10 @@
  */
 export type { DeleteOptions, EventInput, InvolvedObject, JsonPatchOperation, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
 export { createKubeClient, DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './client-node.ts';
+// The client-node-free implementation for the Lambda functions (docs/kube-client.md). Import it
+// from http-client.ts / connection.ts directly there: this barrel loads client-node.
+export { createHttpKubeClient, HttpStatusError, type HttpKubeClient, type HttpKubeClientOptions } from './http-client.ts';
+export { connectionFromEnv, KUBE_ENV, KubeConnectionError, type KubeConnection } from './connection.ts';
 export { ApiCallCounter, CALLS, countingKubeClient } from './call-counter.ts';
 export { IN_CLUSTER_DIR, KubeConfigError, loadKubeConfig, type Authenticator, type KubeConfigSource, type LoadedKubeConfig, type LoadKubeConfigOptions } from './config.ts';
 export {
