@@ -1,0 +1,16 @@
+/**
+ * The chaos suite, small enough for CI (CHAOS_TEST_VMIS, default 40): see run-chaos.ts for what
+ * is injected. `npm run chaos` runs the 200-VMI version.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chaosViolations, runChaos } from './run-chaos.ts';
+
+test('under worker kills, duplicate deliveries, watch drops/410, 429/500/409, a slow queue and poison: no lost key, no duplicate pod, poison in the DLQ and replayed', async () => {
+  // arrange + act
+  const report = await runChaos({ vmis: Number(process.env.CHAOS_TEST_VMIS ?? 40), timeoutMs: 180_000 });
+  // assert
+  assert.ok(report.injected.workerKills! > 0, `no worker was killed (seed ${report.seed}): the run proved nothing`);
+  assert.ok(report.injected.duplicateDeliveries! > 0, `no duplicate delivery (seed ${report.seed})`);
+  assert.deepEqual(chaosViolations(report), [], `seed ${report.seed}; injected ${JSON.stringify(report.injected)}`);
+});
