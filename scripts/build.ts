@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions as EsbuildOptions } from 'esbuild';
 
 /** A deployable entry: `dist/<name>/index.mjs` is built from `entry` (relative to the root). */
 export interface BundleEntry {
@@ -37,6 +37,28 @@ export const ENTRIES: readonly BundleEntry[] = [
  * calls it, so the bundle makes one from its own URL.
  */
 export const ESM_REQUIRE_BANNER = "import{createRequire}from'module';const require=createRequire(import.meta.url);";
+
+/**
+ * The esbuild options of one entry (everything but the output file), shared with the bundle
+ * benchmark so that it measures what is deployed.
+ */
+export function bundleOptions(e: BundleEntry, root: string): EsbuildOptions {
+  return {
+    absWorkingDir: root,
+    entryPoints: [join(root, e.entry)],
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    minify: true,
+    sourcemap: true,
+    // Source paths in the map relative to the root, not to this machine's checkout.
+    sourceRoot: '',
+    banner: { js: ESM_REQUIRE_BANNER },
+    logLevel: 'silent',
+    legalComments: 'none',
+  };
+}
 
 export interface BuildOptions {
   /** Project root; default the parent of this script's folder. */
@@ -89,22 +111,7 @@ export async function buildBundles(opts: BuildOptions = {}): Promise<BuildResult
     rmSync(dir, { recursive: true, force: true }); // a stale file would change the asset hash
     mkdirSync(dir, { recursive: true });
     const outfile = join(dir, 'index.mjs');
-    await build({
-      absWorkingDir: root,
-      entryPoints: [join(root, e.entry)],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node24',
-      format: 'esm',
-      minify: opts.minify ?? true,
-      sourcemap: true,
-      // Source paths in the map relative to the root, not to this machine's checkout.
-      sourceRoot: '',
-      banner: { js: ESM_REQUIRE_BANNER },
-      logLevel: 'silent',
-      legalComments: 'none',
-    }).catch((err: unknown) => {
+    await build({ ...bundleOptions(e, root), outfile, minify: opts.minify ?? true }).catch((err: unknown) => {
       throw new Error(`bundle ${e.name} (${e.entry}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     });
     const b: BuiltBundle = { name: e.name, entry: e.entry, dir, bytes: statSync(outfile).size, mapBytes: statSync(outfile + '.map').size };
