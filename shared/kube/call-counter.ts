@@ -4,9 +4,10 @@
  * and logs/exports `counter.total()` and `counter.byCall()` when it is done. Failed calls count
  * too: they cost the apiserver as much.
  */
-import { VMIS, VMS, MIGRATIONS, KUBEVIRTS, DATA_VOLUMES, PODS, PVCS, EVENTS } from '../api/resources.ts';
+import { VMIS, VMS, MIGRATIONS, KUBEVIRTS, DATA_VOLUMES, PODS, PVCS, EVENTS, MIGRATION_POLICIES } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
 import type { Verb } from './errors.ts';
+import { NAMESPACES, NODES } from './requests.ts';
 
 /** Counts requests by verb and plural resource. */
 export class ApiCallCounter {
@@ -47,11 +48,15 @@ export const CALLS = {
   getDataVolume: ['get', DATA_VOLUMES.plural],
   getPod: ['get', PODS.plural],
   getPVC: ['get', PVCS.plural],
+  getNamespace: ['get', NAMESPACES.plural],
+  getNode: ['get', NODES.plural],
   listPods: ['list', PODS.plural],
   listMigrations: ['list', MIGRATIONS.plural],
   listKubeVirts: ['list', KUBEVIRTS.plural],
+  listMigrationPolicies: ['list', MIGRATION_POLICIES.plural],
   createPod: ['create', PODS.plural],
   deletePod: ['delete', PODS.plural],
+  patchPod: ['patch', PODS.plural],
   createVMI: ['create', VMIS.plural],
   updateVMI: ['update', VMIS.plural],
   patchVMI: ['patch', VMIS.plural],

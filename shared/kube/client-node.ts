@@ -20,8 +20,8 @@ import {
   type ObservableMiddleware,
   type V1Pod,
 } from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
-import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
+import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
+import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATION_POLICIES, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
 import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
 import type { ApiRequest } from './errors.ts';
 import {
@@ -37,6 +37,8 @@ import {
   kubeClientFrom,
   listOf,
   listParams,
+  NAMESPACES,
+  NODES,
   patchBody,
   patchContentType,
   type KubeClientOptions,
@@ -124,7 +126,8 @@ export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOpti
   const migrations = customResource<VirtualMachineInstanceMigration>(custom, MIGRATIONS);
   const kubevirts = customResource<KubeVirt>(custom, KUBEVIRTS);
   const dataVolumes = customResource<DataVolume>(custom, DATA_VOLUMES);
-  const coreReq = (res: ResourceCoordinates, verb: ApiRequest['verb'], namespace: string, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
+  const migrationPolicies = customResource<MigrationPolicy>(custom, MIGRATION_POLICIES);
+  const coreReq = (res: ResourceCoordinates, verb: ApiRequest['verb'], namespace: string | undefined, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
 
   return kubeClientFrom({
     vmis,
@@ -145,12 +148,26 @@ export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOpti
         deleted(coreReq(PODS, 'delete', namespace, name), () =>
           core.deleteNamespacedPod({ namespace, name, ...deleteParams(opts), ...(deleteBody(opts) ? { body: deleteBody(opts) } : {}) }),
         ),
+      patch: (namespace, name, patch, opts) =>
+        call(coreReq(PODS, 'patch', namespace, name), () =>
+          opts?.subresource === 'status'
+            ? core.patchNamespacedPodStatus({ namespace, name, body: patchBody(patch) }, patchOptions(patch))
+            : core.patchNamespacedPod({ namespace, name, body: patchBody(patch) }, patchOptions(patch)),
+        ),
     },
     pvcs: {
       get: (namespace, name, opts) =>
         getOrUndefined(coreReq(PVCS, 'get', namespace, name), () =>
           core.readNamespacedPersistentVolumeClaim({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
         ),
+    },
+    migrationPolicies,
+    namespaces: {
+      get: (name, opts) =>
+        getOrUndefined(coreReq(NAMESPACES, 'get', undefined, name), () => core.readNamespace({ name }, withQuery({ resourceVersion: opts?.resourceVersion }))),
+    },
+    nodes: {
+      get: (name, opts) => getOrUndefined(coreReq(NODES, 'get', undefined, name), () => core.readNode({ name }, withQuery({ resourceVersion: opts?.resourceVersion }))),
     },
     createEvent: async (input: EventInput) => {
       const namespace = input.involvedObject.namespace ?? 'default';

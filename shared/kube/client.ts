@@ -9,14 +9,15 @@
  * `NotFoundError`, `AlreadyExistsError`, `KubeTransientError` (Conflict / TooManyRequests /
  * ServerError), `KubeInvalidError` or `KubeRequestError`.
  *
- * KubeVirt objects are raw JSON (string timestamps, unknown fields kept). Pods and PVCs are
- * client-node models (`V1Pod`): timestamps are `Date`s and fields the model does not know are
+ * KubeVirt objects are raw JSON (string timestamps, unknown fields kept). Pods, PVCs, namespaces
+ * and nodes are client-node models (`V1Pod`): timestamps are `Date`s and fields the model does not know are
  * dropped (kube-api.md §1.5) — never read-modify-write a pod through them.
  */
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type {
   DataVolume,
   KubeVirt,
+  MigrationPolicy,
   VirtualMachine,
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
@@ -54,9 +55,16 @@ export interface JsonPatchOperation {
  * A patch body and its type. `merge` = RFC 7386 JSON merge patch (`null` deletes, arrays replace);
  * `json` = RFC 6902. A failed `test` op is reported as `KubeTransientError` reason `Conflict`
  * (the object changed since it was read): re-read and try again.
+ *
+ * `strategic` = Kubernetes strategic merge patch (`application/strategic-merge-patch+json`): lists
+ * with a patch merge key merge by it (e.g. `status.conditions` by `type`), so one condition can be
+ * set without sending, or racing over, the others. **Core (compiled-in) types only** — pods here;
+ * the apiserver refuses it on custom resources (VMIs, migrations…) with 415 Unsupported Media Type,
+ * which arrives as a `KubeRequestError`.
  */
 export type Patch =
   | { readonly type: 'merge'; readonly body: Readonly<Record<string, unknown>> }
+  | { readonly type: 'strategic'; readonly body: Readonly<Record<string, unknown>> }
   | { readonly type: 'json'; readonly ops: readonly JsonPatchOperation[] };
 
 /** Write to the object or to its `/status` subresource (spec and metadata ignored there). */
@@ -98,6 +106,10 @@ export interface KubeClient {
   getDataVolume(namespace: string, name: string, options?: ReadOptions): Promise<DataVolume | undefined>;
   getPod(namespace: string, name: string, options?: ReadOptions): Promise<V1Pod | undefined>;
   getPVC(namespace: string, name: string, options?: ReadOptions): Promise<V1PersistentVolumeClaim | undefined>;
+  /** A namespace (cluster-scoped); migration policies match on its labels. */
+  getNamespace(name: string, options?: ReadOptions): Promise<V1Namespace | undefined>;
+  /** A node (cluster-scoped); a migration target's host-model CPU selectors come from the source node's labels. */
+  getNode(name: string, options?: ReadOptions): Promise<V1Node | undefined>;
 
   /** Pods in one namespace, e.g. `kubevirt.io=virt-launcher,kubevirt.io/created-by=<vmi uid>`. */
   listPods(namespace: string, options?: ListOptions): Promise<ListResult<V1Pod>>;
@@ -105,10 +117,17 @@ export interface KubeClient {
   listMigrations(namespace: string | undefined, options?: ListOptions): Promise<ListResult<VirtualMachineInstanceMigration>>;
   /** KubeVirt CRs (there is one per cluster, in KubeVirt's install namespace) in one or all namespaces. */
   listKubeVirts(namespace: string | undefined, options?: ListOptions): Promise<ListResult<KubeVirt>>;
+  /** MigrationPolicies (`migrations.kubevirt.io/v1alpha1`, cluster-scoped). */
+  listMigrationPolicies(options?: ListOptions): Promise<ListResult<MigrationPolicy>>;
 
   createPod(namespace: string, pod: V1Pod): Promise<V1Pod>;
   /** `false` when the pod was already gone (KubeVirt counts that as success). */
   deletePod(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
+  /**
+   * Patches a pod or (`subresource: 'status'`) its status, e.g. a readiness-gate condition with a
+   * `strategic` patch. The answer is a model like {@link getPod}'s.
+   */
+  patchPod(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<V1Pod>;
 
   createVMI(vmi: VirtualMachineInstance): Promise<VirtualMachineInstance>;
   /** PUT; `metadata.resourceVersion` must be set (optimistic concurrency → Conflict). */

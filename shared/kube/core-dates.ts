@@ -2,7 +2,7 @@
  * client-node deserialises core objects into models whose timestamps are `Date`s (kube-api.md
  * §1.5), and the {@link KubeClient} interface promises `V1Pod` / `V1PersistentVolumeClaim` in that
  * shape. The fetch-free client (http-client.ts) parses raw JSON, so it turns the same fields into
- * `Date`s here — the fields client-node 2.0.1's models type as `Date` for pods and PVCs — and code
+ * `Date`s here — the fields client-node 2.0.1's models type as `Date` for pods, PVCs, namespaces and nodes — and code
  * written against either implementation sees one shape.
  *
  * Unlike client-node, fields the model does not know are kept (a superset; nothing reads them).
@@ -65,4 +65,20 @@ export function revivePvcDates<T>(pvc: T): T {
   reviveMeta(p?.metadata);
   reviveConditions(asObject(p?.status)?.conditions);
   return pvc;
+}
+
+/** Converts a freshly parsed Namespace's timestamp fields to `Date`s, in place; returns it. */
+export function reviveNamespaceDates<T>(ns: T): T {
+  const n = asObject(ns);
+  reviveMeta(n?.metadata);
+  for (const c of asObjects(asObject(n?.status)?.conditions)) revive(c, 'lastTransitionTime');
+  return ns;
+}
+
+/** Converts a freshly parsed Node's timestamp fields to `Date`s, in place; returns it. */
+export function reviveNodeDates<T>(node: T): T {
+  const n = asObject(node);
+  reviveMeta(n?.metadata);
+  for (const c of asObjects(asObject(n?.status)?.conditions)) revive(c, 'lastHeartbeatTime', 'lastTransitionTime');
+  return node;
 }

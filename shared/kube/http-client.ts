@@ -14,12 +14,12 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
-import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
+import type { V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
+import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATION_POLICIES, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
 import type { DeleteOptions, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
 import { caPem, validateConnection, type KubeConnection } from './connection.ts';
-import { revivePodDates, revivePvcDates } from './core-dates.ts';
+import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
 import { KubeTransientError, type ApiRequest } from './errors.ts';
 import {
   apiRequest,
@@ -34,6 +34,8 @@ import {
   kubeClientFrom,
   listOf,
   listParams,
+  NAMESPACES,
+  NODES,
   patchBody,
   patchContentType,
   readParams,
@@ -173,6 +175,11 @@ function resource<T extends { metadata?: { namespace?: string; name?: string } }
       getOrUndefined(req('get', namespace, name), async () =>
         one(await send({ method: 'GET', path: resourcePath(res, namespace, name), query: readParams(options) }, req('get', namespace, name))),
       ),
+    /** GET of a cluster-scoped object (nodes, namespaces). */
+    getCluster: (name: string, options?: ReadOptions): Promise<T | undefined> =>
+      getOrUndefined(req('get', undefined, name), async () =>
+        one(await send({ method: 'GET', path: resourcePath(res, undefined, name), query: readParams(options) }, req('get', undefined, name))),
+      ),
     list: async (namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>> => {
       const r = req('list', namespace);
       const list = await call(r, () => send({ method: 'GET', path: resourcePath(res, namespace), query: listParams(options) }, r));
@@ -219,6 +226,8 @@ export function createHttpKubeClient(connection: KubeConnection, options: HttpKu
   const dataVolumes = resource<DataVolume>(send, DATA_VOLUMES);
   const pods = resource<V1Pod>(send, PODS, revivePodDates);
   const pvcs = resource<V1PersistentVolumeClaim>(send, PVCS, revivePvcDates);
+  const namespaces = resource<V1Namespace>(send, NAMESPACES, reviveNamespaceDates);
+  const nodes = resource<V1Node>(send, NODES, reviveNodeDates);
 
   const client = kubeClientFrom({
     vmis,
@@ -226,8 +235,11 @@ export function createHttpKubeClient(connection: KubeConnection, options: HttpKu
     migrations,
     kubevirts,
     dataVolumes,
-    pods: { get: pods.get, list: pods.list, create: pods.createIn, delete: pods.delete },
+    pods: { get: pods.get, list: pods.list, create: pods.createIn, delete: pods.delete, patch: pods.patch },
     pvcs,
+    migrationPolicies: resource<MigrationPolicy>(send, MIGRATION_POLICIES),
+    namespaces: { get: namespaces.getCluster },
+    nodes: { get: nodes.getCluster },
     createEvent: async (input) => {
       const namespace = input.involvedObject.namespace ?? 'default';
       const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });

@@ -7,8 +7,8 @@
  * Nothing here imports `@kubernetes/client-node` at runtime (type imports only): this module is
  * bundled into every Lambda function.
  */
-import type { CoreV1Event, V1DeleteOptions, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
+import type { CoreV1Event, V1DeleteOptions, V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
 import type { ResourceCoordinates } from '../api/resources.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
@@ -30,6 +30,13 @@ export const DEFAULT_EVENT_COMPONENT = 'virtualmachine-controller';
 /** Patch Content-Types (kube-api.md §1.2: client-node defaults to json-patch whatever the body). */
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
+/** Core types only: custom resources answer 415. */
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/** Namespaces (cluster-scoped, core). Not in shared/api/resources.ts: only the client reads them. */
+export const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false } as const satisfies ResourceCoordinates;
+/** Nodes (cluster-scoped, core). */
+export const NODES = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false } as const satisfies ResourceCoordinates;
 
 /**
  * `/api/v1/namespaces/<ns>/pods/<name>[/status]` or `/apis/<group>/<version>/…`; without a
@@ -86,12 +93,20 @@ export function deleteBody(options: DeleteOptions | undefined): V1DeleteOptions 
 }
 
 /** The Content-Type that matches the patch's shape. */
-export function patchContentType(patch: Patch): typeof MERGE_PATCH | typeof JSON_PATCH {
-  return patch.type === 'merge' ? MERGE_PATCH : JSON_PATCH;
+export function patchContentType(patch: Patch): typeof MERGE_PATCH | typeof JSON_PATCH | typeof STRATEGIC_MERGE_PATCH {
+  switch (patch.type) {
+    case 'merge':
+      return MERGE_PATCH;
+    case 'strategic':
+      return STRATEGIC_MERGE_PATCH;
+    case 'json':
+      return JSON_PATCH;
+  }
 }
 
+/** What goes on the wire: the object of a merge/strategic patch, the op list of a JSON patch. */
 export function patchBody(patch: Patch): object {
-  return patch.type === 'merge' ? patch.body : patch.ops;
+  return patch.type === 'json' ? patch.ops : patch.body;
 }
 
 /** Namespace and name of an object about to be written; both must be set. */
@@ -173,8 +188,13 @@ export interface ResourceCalls<T> {
   delete(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
 }
 
+/** A GET of a cluster-scoped object. */
+export interface ClusterGet<T> {
+  get(name: string, options?: ReadOptions): Promise<T | undefined>;
+}
+
 /** Pods are created into a namespace argument rather than their own metadata's. */
-export interface PodCalls extends Pick<ResourceCalls<V1Pod>, 'get' | 'delete'> {
+export interface PodCalls extends Pick<ResourceCalls<V1Pod>, 'get' | 'delete' | 'patch'> {
   list(namespace: string, options?: ListOptions): Promise<ListResult<V1Pod>>;
   create(namespace: string, pod: V1Pod): Promise<V1Pod>;
 }
@@ -188,6 +208,10 @@ export interface KubeClientParts {
   readonly dataVolumes: Pick<ResourceCalls<DataVolume>, 'get' | 'create'>;
   readonly pods: PodCalls;
   readonly pvcs: Pick<ResourceCalls<V1PersistentVolumeClaim>, 'get'>;
+  /** Cluster-scoped: listed with `namespace` undefined. */
+  readonly migrationPolicies: Pick<ResourceCalls<MigrationPolicy>, 'list'>;
+  readonly namespaces: ClusterGet<V1Namespace>;
+  readonly nodes: ClusterGet<V1Node>;
   createEvent(input: EventInput): Promise<void>;
 }
 
@@ -201,11 +225,15 @@ export function kubeClientFrom(p: KubeClientParts): KubeClient {
     getDataVolume: p.dataVolumes.get,
     getPod: p.pods.get,
     getPVC: p.pvcs.get,
+    getNamespace: p.namespaces.get,
+    getNode: p.nodes.get,
     listPods: p.pods.list,
     listMigrations: p.migrations.list,
     listKubeVirts: p.kubevirts.list,
+    listMigrationPolicies: (options) => p.migrationPolicies.list(undefined, options),
     createPod: p.pods.create,
     deletePod: p.pods.delete,
+    patchPod: p.pods.patch,
     createVMI: p.vmis.create,
     updateVMI: p.vmis.update,
     patchVMI: p.vmis.patch,

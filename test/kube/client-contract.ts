@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
-import type { DataVolume, KubeVirt, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { ApiCallCounter, countingKubeClient } from '../../shared/kube/call-counter.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { AlreadyExistsError, KubeInvalidError, KubeTransientError, NotFoundError } from '../../shared/kube/errors.ts';
+import { AlreadyExistsError, KubeInvalidError, KubeRequestError, KubeTransientError, NotFoundError } from '../../shared/kube/errors.ts';
 import type { KubeClientOptions } from '../../shared/kube/requests.ts';
 import { projectRoot } from '../support/reference.ts';
 import { kubeClientWireContract } from './client-wire-contract.ts';
@@ -245,6 +245,79 @@ export function kubeClientContract(name: string, make: KubeClientFactory): void 
         assert.equal(event?.reportingInstance, 'test-1');
         assert.equal(event?.count, 1);
         assert.equal(event?.firstTimestamp?.toISOString(), NOW.toISOString());
+      });
+    });
+
+    describe('pod patches, namespaces, nodes and migration policies through the facade', () => {
+      const GATE = 'kubevirt.io/virtual-machine-unpaused';
+
+      test('a strategic patch of a pod status sets one condition and keeps the others (merge by type)', async () => {
+        // arrange
+        const owner = await kube.createVMI(vmi('vmi-pod-patch'));
+        const pod = await kube.createPod(NS, launcherPod(owner));
+        const name = pod.metadata?.name ?? '';
+        await kube.patchPod(NS, name, { type: 'strategic', body: { status: { conditions: [{ type: 'PodScheduled', status: 'True' }] } } }, { subresource: 'status' });
+        // act
+        const patched = await kube.patchPod(NS, name, { type: 'strategic', body: { status: { conditions: [{ type: GATE, status: 'True', reason: 'NotPaused' }] } } }, { subresource: 'status' });
+        // assert: a merge patch would have replaced the whole list
+        const types = (patched.status?.conditions ?? []).map((c) => `${c.type}=${c.status}`).sort();
+        assert.deepEqual(types, ['PodScheduled=True', `${GATE}=True`]);
+        assert.ok(patched.metadata?.creationTimestamp instanceof Date, 'the answer is a model like getPod\'s');
+      });
+
+      test('a merge patch of a pod writes its labels; a missing pod is NotFound', async () => {
+        // arrange
+        const owner = await kube.createVMI(vmi('vmi-pod-label'));
+        const pod = await kube.createPod(NS, launcherPod(owner));
+        // act
+        const patched = await kube.patchPod(NS, pod.metadata?.name ?? '', { type: 'merge', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } });
+        const err = await rejection(kube.patchPod(NS, 'no-such-pod', { type: 'merge', body: { metadata: { labels: { a: 'b' } } } }));
+        // assert
+        assert.equal(patched.metadata?.labels?.['kubevirt.io/nodeName'], 'node1');
+        assert.equal(patched.metadata?.labels?.['kubevirt.io'], 'virt-launcher', 'other labels are kept');
+        assert.ok(err instanceof NotFoundError, String(err));
+      });
+
+      test('a strategic patch of a custom resource is refused (415): core types only', async () => {
+        // act
+        const err = await rejection(kube.patchVMI(NS, 'vmi-a', { type: 'strategic', body: { metadata: { labels: { a: 'b' } } } }));
+        // assert
+        assert.ok(err instanceof KubeRequestError, String(err));
+        assert.equal(err.status, 415);
+      });
+
+      test('namespaces and nodes are read by name (labels included); missing ones are undefined', async () => {
+        // arrange: the cluster's own objects, created as an admin would
+        const core = server.kubeConfig().makeApiClient(CoreV1Api);
+        await core.createNamespace({ body: { metadata: { name: 'team-a', labels: { 'team': 'a', 'tier': 'gold' } } } });
+        await core.createNode({ body: { metadata: { name: 'node-x', labels: { 'host-model-cpu.node.kubevirt.io/Skylake': 'true' } } } });
+        // act
+        const ns = await kube.getNamespace('team-a');
+        const node = await kube.getNode('node-x');
+        const missingNs = await kube.getNamespace('no-such-namespace');
+        const missingNode = await kube.getNode('no-such-node');
+        // assert
+        assert.deepEqual({ team: ns?.metadata?.labels?.team, tier: ns?.metadata?.labels?.tier }, { team: 'a', tier: 'gold' });
+        assert.equal(node?.metadata?.labels?.['host-model-cpu.node.kubevirt.io/Skylake'], 'true');
+        assert.ok(node?.metadata?.creationTimestamp instanceof Date, 'nodes are models too: timestamps are Dates');
+        assert.equal(missingNs, undefined);
+        assert.equal(missingNode, undefined);
+      });
+
+      test('MigrationPolicies are listed cluster-wide', async () => {
+        // arrange
+        const policy: MigrationPolicy = {
+          apiVersion: 'migrations.kubevirt.io/v1alpha1',
+          kind: 'MigrationPolicy',
+          metadata: { name: 'gold' },
+          spec: { allowPostCopy: true, selectors: { namespaceSelector: { tier: 'gold' } } },
+        };
+        await server.kubeConfig().makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: 'migrations.kubevirt.io', version: 'v1alpha1', plural: 'migrationpolicies', body: policy });
+        // act
+        const list = await kube.listMigrationPolicies();
+        // assert
+        assert.deepEqual(list.items.map((p) => [p.metadata?.name, p.spec.allowPostCopy]), [['gold', true]]);
+        assert.ok(list.resourceVersion, 'a list carries the collection resourceVersion');
       });
     });
 

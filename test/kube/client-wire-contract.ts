@@ -108,6 +108,37 @@ const CASES: readonly WireCase[] = [
     },
   },
   {
+    name: 'strategic merge patch of a pod status (one readiness-gate condition)',
+    call: (k) =>
+      k.patchPod(NS, 'p', { type: 'strategic', body: { status: { conditions: [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'True' }] } } }, { subresource: 'status' }),
+    want: {
+      method: 'PATCH',
+      path: '/api/v1/namespaces/default/pods/p/status',
+      contentType: 'application/strategic-merge-patch+json',
+      body: { status: { conditions: [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'True' }] } },
+    },
+  },
+  {
+    name: 'merge patch of a pod',
+    call: (k) => k.patchPod(NS, 'p', { type: 'merge', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } }),
+    want: { method: 'PATCH', path: '/api/v1/namespaces/default/pods/p', contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } },
+  },
+  {
+    name: 'LIST of MigrationPolicies (cluster-scoped)',
+    call: (k) => k.listMigrationPolicies(),
+    want: { method: 'GET', path: '/apis/migrations.kubevirt.io/v1alpha1/migrationpolicies', query: {}, body: undefined },
+  },
+  {
+    name: 'GET of a namespace (cluster-scoped)',
+    call: (k) => k.getNamespace('team-a'),
+    want: { method: 'GET', path: '/api/v1/namespaces/team-a', query: {}, body: undefined },
+  },
+  {
+    name: 'GET of a node "not older than" a version',
+    call: (k) => k.getNode('node1', { resourceVersion: '9' }),
+    want: { method: 'GET', path: '/api/v1/nodes/node1', query: { resourceVersion: '9' }, body: undefined },
+  },
+  {
     name: 'PUT of a migration status',
     call: (k) => k.updateMigration({ metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } }, { subresource: 'status' }),
     want: {
