@@ -1,7 +1,8 @@
 /**
  * CloudWatch Embedded Metric Format: one JSON line on stdout per metric series, which Lambda's
  * log pipeline turns into CloudWatch metrics (no API calls, no extra latency). Dimensions are the
- * series' labels, so `reconcile_total{controller,result}` becomes a metric with those dimensions.
+ * series' labels, so `reconcile_total{controller,result}` becomes a metric with those dimensions;
+ * a histogram's raw observations go out as one value array, so CloudWatch's p99 is real.
  */
 import type { MetricsRegistry } from './registry.ts';
 
@@ -13,7 +14,7 @@ export function publishEmf(registry: MetricsRegistry, namespace: string, write: 
       JSON.stringify({
         _aws: { Timestamp: now(), CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [dims], Metrics: [{ Name: s.name, Unit: s.unit }] }] },
         ...s.labels,
-        [s.name]: s.value,
+        [s.name]: s.values.length === 1 ? s.values[0] : s.values,
       }),
     );
   }

@@ -12,6 +12,8 @@ interface Series {
   value: number;
   /** histograms only */
   buckets?: number[];
+  /** histograms only: raw observations since the last drain (capped), for EMF. */
+  samples?: number[];
   sum?: number;
   count?: number;
 }
@@ -22,6 +24,17 @@ interface Family {
   type: 'counter' | 'gauge' | 'histogram';
   bucketBounds?: readonly number[];
   series: Map<string, Series>;
+}
+
+/** Raw observations kept per histogram series between drains (EMF takes up to 100 values). */
+const MAX_SAMPLES = 100;
+
+/** A drained series: histograms carry their raw observations. */
+export interface DrainedSeries {
+  readonly name: string;
+  readonly labels: Labels;
+  readonly values: readonly number[];
+  readonly unit: 'Count' | 'Seconds' | 'None';
 }
 
 /** Default latency buckets, seconds (controller-runtime's reconcile_time_seconds uses similar). */
@@ -80,6 +93,7 @@ export class MetricsRegistry {
     for (let i = 0; i < bounds.length; i++) if (value <= bounds[i]!) s.buckets![i]! += 1;
     s.sum! += value;
     s.count! += 1;
+    if ((s.samples ??= []).length < MAX_SAMPLES) s.samples.push(value);
   }
 
   /** Current value of a counter/gauge series (0 when absent); a histogram's count. */
@@ -97,6 +111,21 @@ export class MetricsRegistry {
       if (Object.entries(filter).every(([k, v]) => s.labels[k] === v)) sum += s.count ?? s.value;
     }
     return sum;
+  }
+
+  /** Sum of a histogram's observations over its series, optionally filtered by some labels. */
+  sum(name: string, filter: Labels = {}): number {
+    const f = this.#families.get(name);
+    if (!f || f.type !== 'histogram') return 0;
+    let total = 0;
+    for (const s of f.series.values()) if (Object.entries(filter).every(([k, v]) => s.labels[k] === v)) total += s.sum!;
+    return total;
+  }
+
+  /** Every series of a family with its labels and value (a histogram's count). */
+  series(name: string): { labels: Labels; value: number }[] {
+    const f = this.#families.get(name);
+    return f ? [...f.series.values()].map((s) => ({ labels: s.labels, value: s.count ?? s.value })) : [];
   }
 
   /** Histogram quantile estimate (upper bucket bound), seconds; undefined with no samples. */
@@ -118,19 +147,18 @@ export class MetricsRegistry {
   }
 
   /**
-   * Every series as plain numbers (histograms as count, sum and average), then clears the
-   * registry: what a Lambda invocation publishes as CloudWatch EMF.
+   * Every series since the last drain, then clears the registry: what a Lambda invocation
+   * publishes as CloudWatch EMF. Counters and gauges give their value; histograms give their raw
+   * observations (so CloudWatch can compute p50/p99 itself).
    */
-  drain(): { name: string; labels: Labels; value: number; unit: 'Count' | 'Seconds' | 'None' }[] {
-    const out: { name: string; labels: Labels; value: number; unit: 'Count' | 'Seconds' | 'None' }[] = [];
+  drain(): DrainedSeries[] {
+    const out: DrainedSeries[] = [];
     for (const f of this.#families.values()) {
       for (const s of f.series.values()) {
         if (f.type === 'histogram') {
-          const unit = f.name.endsWith('_seconds') ? 'Seconds' : 'None';
-          out.push({ name: `${f.name}_count`, labels: s.labels, value: s.count!, unit: 'Count' });
-          if (s.count) out.push({ name: `${f.name}_avg`, labels: s.labels, value: s.sum! / s.count!, unit });
+          if (s.samples?.length) out.push({ name: f.name, labels: s.labels, values: s.samples, unit: f.name.endsWith('_seconds') ? 'Seconds' : 'Count' });
         } else {
-          out.push({ name: f.name, labels: s.labels, value: s.value, unit: f.type === 'counter' ? 'Count' : 'None' });
+          out.push({ name: f.name, labels: s.labels, values: [s.value], unit: f.type === 'counter' ? 'Count' : 'None' });
         }
       }
     }

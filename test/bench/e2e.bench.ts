@@ -27,45 +27,34 @@ function say(line: string): void {
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /**
- * The VMI controller's figures from the system's metrics (drains them): queue wait and reconcile
+ * The VMI controller's figures from the system's metrics registry: queue wait and reconcile
  * averages, reconciles, and its API calls by verb and resource. The serverless runtime also runs
  * the VM controller (every VMI event also names a VM key); these figures leave it out so that
  * both systems are compared on the same controller.
  */
 function vmiMetrics(sys: RunningSystem) {
-  const drained = sys.metrics.drain();
-  const isVmi = (labels: Record<string, string>) => labels.controller === 'vmi' || labels.name === 'vmi';
-  const avg = (name: string) => {
-    let n = 0;
-    let sum = 0;
-    for (const r of drained) {
-      if (!isVmi(r.labels)) continue;
-      if (r.name === `${name}_count`) n += r.value;
-      if (r.name === `${name}_avg`) {
-        const count = drained.find((c) => c.name === `${name}_count` && JSON.stringify(c.labels) === JSON.stringify(r.labels))?.value ?? 0;
-        sum += r.value * count;
-      }
-    }
-    return { avg: n ? sum / n : 0, n };
+  const m = sys.metrics;
+  const avg = (name: string, filter: Record<string, string>) => {
+    const n = m.total(name, filter);
+    return { avg: n ? m.sum(name, filter) / n : 0, n };
   };
   const calls: Record<string, number> = {};
-  for (const r of drained) {
-    if (r.name !== 'apiserver_requests_total' || !isVmi(r.labels)) continue;
+  for (const r of m.series('apiserver_requests_total')) {
+    if (r.labels.controller !== 'vmi') continue;
     const call = `${r.labels.verb} ${r.labels.resource}`;
     calls[call] = (calls[call] ?? 0) + r.value;
   }
-  const q = avg('workqueue_queue_duration_seconds');
-  const r = avg('reconcile_time_seconds');
-  const sum = (name: string, pred: (l: Record<string, string>) => boolean = () => true) => drained.filter((x) => x.name === name && pred(x.labels)).reduce((t, x) => t + x.value, 0);
-  const allControllersReconciles = sum('reconcile_time_seconds_count');
+  const q = avg('workqueue_queue_duration_seconds', { name: 'vmi' });
+  const r = avg('reconcile_time_seconds', { controller: 'vmi' });
+  const allControllersReconciles = m.total('reconcile_time_seconds');
   return {
     queueWaitAvgMs: round(q.avg * 1000, 1),
     reconcileAvgMs: round(r.avg * 1000, 1),
     reconciles: r.n,
     allControllersReconciles,
     // For the cost model: requeue-after timers and keys the relay sent, per reconcile of any controller.
-    requeuesPerReconcile: round(sum('reconcile_total', (l) => l.result === 'requeued') / Math.max(1, allControllersReconciles), 3),
-    keysSentPerReconcile: round(sum('workqueue_adds_total') / Math.max(1, allControllersReconciles), 3),
+    requeuesPerReconcile: round(m.total('reconcile_total', { result: 'requeued' }) / Math.max(1, allControllersReconciles), 3),
+    keysSentPerReconcile: round(m.total('workqueue_adds_total') / Math.max(1, allControllersReconciles), 3),
     calls,
   };
 }
