@@ -11,6 +11,8 @@ export interface VmControllerOptions {
   readonly log: Logger;
   readonly now?: () => number;
   readonly takeoverMs?: number;
+  /** See VmDeps.clockSpeed. */
+  readonly clockSpeed?: number;
 }
 
 export function vmController(opts: VmControllerOptions): ControllerSpec<VmDeps> {
@@ -23,6 +25,7 @@ export function vmController(opts: VmControllerOptions): ControllerSpec<VmDeps> 
       now: opts.now ?? Date.now,
       log: opts.log,
       ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
+      ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
     }),
   };
 }

@@ -15,6 +15,12 @@ export interface VmDeps {
   readonly expectations: Expectations;
   /** Epoch ms. */
   readonly now: () => number;
+  /**
+   * Simulated ms per wall-clock ms of `now` (the sandbox clock's speed; 1 in production). The
+   * queue's requeue-after timers run on the wall clock, so waits measured on `now` (start-failure
+   * backoff, expectation takeover) are divided by it — see MigrationDeps.clockSpeed.
+   */
+  readonly clockSpeed?: number;
   /** ∈ [0, 1): start-failure backoff jitter. Defaults to Math.random. */
   readonly random?: () => number;
   readonly log: Logger;

@@ -115,7 +115,12 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
-  return requeueSeconds !== undefined ? requeueAfter(requeueSeconds, 'waiting (expectations or start backoff)') : done;
+  return requeueSeconds !== undefined ? requeueAfter(wallSeconds(deps, requeueSeconds), 'waiting (expectations or start backoff)') : done;
+}
+
+/** Seconds on the reconcile's clock → seconds on the queue's wall clock (equal unless the clock is sped up). */
+function wallSeconds(deps: VmDeps, seconds: number): number {
+  return Math.max(0.05, seconds / (deps.clockSpeed ?? 1));
 }
 
 /** The VMI of the same name (controlled by this VM, or not) and the templated DataVolumes. */

@@ -37,7 +37,7 @@ export interface LocalRuntimeOptions {
   /** See VmiDeps.createTakeoverMs. */
   readonly createTakeoverMs?: number;
   readonly now?: () => number;
-  /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock); see MigrationDeps.clockSpeed. */
+  /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock); see MigrationDeps.clockSpeed and VmDeps.clockSpeed. */
   readonly clockSpeed?: number;
 }
 
@@ -66,7 +66,7 @@ export class LocalRuntime {
     const now = opts.now ?? Date.now;
     const specs: ControllerSpec<unknown>[] = [
       vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
-      vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
+      vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
       migrationController({ expectations: this.state.expectations, leases: this.state.leases, clusterConfig, policySource: cachedPolicySource(opts.kubeConfig), log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
     ];
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
