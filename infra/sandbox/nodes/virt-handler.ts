@@ -140,6 +140,12 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     }
     const launcher = launcherOn(vmi, nodeName);
     if (phase === 'Scheduled') {
+      // The launcher died before the domain came up (a crash-looping guest): the VMI fails
+      // without ever having run. The VMI controller cannot tell, since the ended pod still exists.
+      if (launcher && isTerminalPhase(launcher.status?.phase)) {
+        await patchStatus(vmi, finalStatus('Failed', 'PodFailed'));
+        return;
+      }
       if (launcher?.status?.phase !== 'Running') return;
       if (due(key, 'boot', bootMs)) await patchStatus(vmi, runningVmiStatus(vmi, launcher, now));
       return;

@@ -120,3 +120,35 @@ describe('virt-handler (hand-offs made by hand)', () => {
     assert.equal(sb.apiServer.faults.remaining(), 0, 'every injected failure was hit');
   });
 });
+
+describe('virt-handler: a launcher that dies before the domain boots', () => {
+  let sb: Sandbox;
+  let api: ReturnType<typeof clients>;
+  before(async () => {
+    // The guest never finishes booting: the VMI stays Scheduled until its launcher ends.
+    sb = await startSandbox({ nodes: 1, speed: 1000, timings: { vmiBootMs: 24 * 3_600_000 } });
+    api = clients(sb.apiServer.kubeConfig('test'));
+  });
+  after(async () => sb.stop());
+
+  test('a handed-off (Scheduled) VMI whose launcher pod fails → Failed, reason PodFailed, never Running', async () => {
+    // arrange
+    const vmi = await createVmi(api.custom, 'vmi-early-crash');
+    const created = await api.core.createNamespacedPod({ namespace: 'default', body: launcherPod(vmi) });
+    const pod = await waitFor('launcher Running', async () => {
+      const p = await getPod(api.core, created.metadata!.name!);
+      return p?.status?.phase === 'Running' && p;
+    });
+    await patchVmi(api.custom, 'vmi-early-crash', { status: { phase: 'Scheduled', nodeName: pod.spec!.nodeName! }, metadata: { labels: { 'kubevirt.io/nodeName': pod.spec!.nodeName! } } });
+    // act
+    await sb.kubelet.finishPod('default', pod.metadata!.name!, 'Failed');
+    // assert
+    const failed = await waitFor('VMI Failed', async () => {
+      const v = await getVmi(api.custom, 'vmi-early-crash');
+      return v.status?.phase === 'Failed' && v;
+    });
+    const status = failed.status as { reason?: string; phaseTransitionTimestamps?: { phase?: string }[] };
+    assert.equal(status.reason, 'PodFailed');
+    assert.ok(!status.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'), 'the VMI never ran');
+  });
+});
