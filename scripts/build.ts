@@ -39,6 +39,39 @@ export const ENTRIES: readonly BundleEntry[] = [
 export const ESM_REQUIRE_BANNER = "import{createRequire}from'module';const require=createRequire(import.meta.url);";
 
 /**
+ * Module substitutions for the Lambda bundles only (never the relay or CLI, which run where a
+ * profile, SSO or a web identity may be the source of credentials).
+ *
+ * `@aws-sdk/credential-provider-node` (the SDK's default credential chain) → our env-only
+ * `defaultProvider` (shared/runtime/env-credentials.ts). Every SDK client's runtime config imports
+ * the chain statically, and the chain pulls in the SSO, SSO-OIDC, STS and sign-in clients
+ * (`@aws-sdk/nested-clients`) and the ini/process/web-identity/IMDS providers: ~⅓ of a bundle's
+ * cold import. In Lambda the runtime puts the role's credentials in `AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, the chain's first link, so the answer on AWS is
+ * the same (the SDK's own `fromEnv`).
+ */
+export const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
+  '@aws-sdk/credential-provider-node': './shared/runtime/env-credentials.ts',
+};
+
+/**
+ * esbuild settings for the Lambda bundles only.
+ *
+ * `mainFields: module, main`: with `platform: 'node'` esbuild's default is `main, module`, which
+ * for the SDK packages without an exports map (client-sqs, client-dynamodb, lib-dynamodb,
+ * util-dynamodb, signature-v4, node-http-handler, …) picks `dist-cjs`: one pre-bundled CommonJS
+ * file per package that cannot be tree-shaken and `require()`s `@smithy/core` and `@aws-sdk/core`
+ * whole, including the browser user-agent parser `bowser`. Their `dist-es` is the same code as
+ * ES modules; the Node variants are the default files (browser ones are only swapped in through
+ * the `browser` field, which `platform: 'node'` ignores). Result: about half the bytes, no bowser.
+ * Packages with an exports map are unaffected (conditions decide there).
+ */
+const LAMBDA_ONLY: EsbuildOptions = {
+  alias: { ...LAMBDA_ALIASES },
+  mainFields: ['module', 'main'],
+};
+
+/**
  * The esbuild options of one entry (everything but the output file), shared with the bundle
  * benchmark so that it measures what is deployed.
  */
@@ -57,6 +90,7 @@ export function bundleOptions(e: BundleEntry, root: string): EsbuildOptions {
     banner: { js: ESM_REQUIRE_BANNER },
     logLevel: 'silent',
     legalComments: 'none',
+    ...(e.lambda ? LAMBDA_ONLY : {}),
   };
 }
 

@@ -8,10 +8,13 @@
  * from here may import `@kubernetes/client-node` at runtime, or it is back in every bundle
  * (docs/kube-client.md). No kubeconfig is read inside Lambda.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { KubeClient } from '../kube/client.ts';
 import { connectionFromEnv } from '../kube/connection.ts';
 import { createHttpKubeClient } from '../kube/http-client.ts';
+import { fromEnv } from './env-credentials.ts';
 import { jsonLogger, type Logger } from '../metrics/log.ts';
 import { MetricsRegistry } from '../metrics/registry.ts';
 import { SqsKeyQueue, queueUrlsFromEnv } from '../queue/sqs-queue.ts';
@@ -32,14 +35,26 @@ export interface LambdaEnv {
 
 let env: LambdaEnv | undefined;
 
+/**
+ * SDK client settings in Lambda: the region and the role's credentials are what the runtime puts
+ * in the environment (`AWS_REGION`, `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`),
+ * so nothing else is consulted (the region from `vars`; credentials always from `process.env`,
+ * where the SDK's `fromEnv` reads them). The bundles also replace the SDK's default chain by this same
+ * provider (scripts/build.ts `LAMBDA_ALIASES`), which is what keeps the chain out of them.
+ */
+export function lambdaAwsConfig(vars: NodeJS.ProcessEnv): { region?: string; credentials: AwsCredentialIdentityProvider } {
+  return { ...(vars.AWS_REGION ? { region: vars.AWS_REGION } : {}), credentials: fromEnv() };
+}
+
 /** The function's environment, built on first use and kept for the life of the container. */
 export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env): LambdaEnv {
   if (env) return env;
   // Throws, naming the variables to set, when neither EKS_* nor KUBE_API_SERVER is configured.
   const kube = createHttpKubeClient(connectionFromEnv(vars), { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
+  const aws = lambdaAwsConfig(vars);
   env = {
-    queue: new SqsKeyQueue({ client: new SQSClient({}), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
-    state: openDynamoDbState(),
+    queue: new SqsKeyQueue({ client: new SQSClient(aws), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
+    state: openDynamoDbState({ client: new DynamoDBClient(aws) }),
     kube,
     clusterConfig: cachedClusterConfig(kube),
     log: jsonLogger({ service }),

@@ -1,10 +1,13 @@
 /**
- * Smoke test of the deployable artefact: build the vmi bundle (dist/vmi/index.mjs, into a temp
- * folder), import it in a fresh Node process configured only by environment variables — the
- * Kubernetes connection from KUBE_API_SERVER (the sandbox API server), SQS from fauxqs, DynamoDB
- * from DynamoDB Local — and call `handler()` with an SQS event made from real receives: one VMI key
- * and one malformed record. The launcher pod must appear, made by the bundle's identity, and the
- * malformed record must be dead-lettered without failing the batch.
+ * Smoke test of the deployable artefacts: build the vmi and vm bundles (dist/<fn>/index.mjs, into
+ * a temp folder, with the Lambda-only build settings: env-only credentials, ESM SDK), import each
+ * in a fresh Node process configured only by environment variables — the Kubernetes connection
+ * from KUBE_API_SERVER (the sandbox API server), SQS from fauxqs, DynamoDB from DynamoDB Local,
+ * credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY as Lambda sets them — and call
+ * `handler()` with an SQS event made from real receives.
+ * vmi: one VMI key and one malformed record → the launcher pod appears, made by the bundle's
+ * identity, and the malformed record is dead-lettered without failing the batch.
+ * vm: one VM key of a `runStrategy: Always` VM → its VMI appears, made by the bundle's identity.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -33,8 +36,11 @@ import { sqsRecord } from '../support/sqs-event.ts';
 const run = promisify(execFile);
 const PREFIX = 'smoke';
 const TABLE = 'smoke-state';
-/** The bundle's bearer token: the sandbox counts requests by it. */
-const LAMBDA = 'vmi-lambda';
+/** The bundles built and run here. */
+const FUNCTIONS = ['vmi', 'vm'] as const;
+type Fn = (typeof FUNCTIONS)[number];
+/** Each bundle's bearer token: the sandbox audits requests by it. */
+const TOKEN: Record<Fn, string> = { vmi: 'vmi-lambda', vm: 'vm-lambda' };
 
 let outDir: string;
 let apiServer: ApiServer;
@@ -42,23 +48,26 @@ let sqs: LocalSqs;
 let dynamo: DynamoDbLocal;
 let queue: SqsKeyQueue;
 let kube: KubeClient;
-/** QUEUE_URL_VMI, DLQ_URL_VMI, TIMER_QUEUE_URL_VMI, as the CDK stack sets them. */
-let queueEnv: Record<string, string>;
+/** QUEUE_URL_<FN>, DLQ_URL_<FN>, TIMER_QUEUE_URL_<FN> of every function, as the CDK stack sets them. */
+const queueEnv: Record<string, string> = {};
 
 before(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'vmi-bundle-'));
-  await buildBundles({ only: ['vmi'], outDir, log: () => undefined });
+  outDir = mkdtempSync(join(tmpdir(), 'lambda-bundle-'));
+  await buildBundles({ only: [...FUNCTIONS], outDir, log: () => undefined });
   [apiServer, sqs, dynamo] = await Promise.all([startApiServer({ port: 0 }), startLocalSqs(), startDynamoDbLocal()]);
   queue = new SqsKeyQueue({ client: sqs.client(), prefix: PREFIX });
-  await queue.ensureQueues(['vmi']);
+  await queue.ensureQueues([...FUNCTIONS]);
   // fauxqs names its queues http://sqs.<region>.localhost:<port>/…, which does not resolve here;
   // the SDK in the bundle uses the queue URL as its endpoint, so hand it loopback URLs.
   const urlOf = async (QueueName: string): Promise<string> => {
     const url = new URL((await sqs.client().send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '');
     return new URL(url.pathname, sqs.endpoint).href;
   };
-  const names = queueNames(PREFIX, 'vmi');
-  queueEnv = { QUEUE_URL_VMI: await urlOf(names.queue), DLQ_URL_VMI: await urlOf(names.dlq), TIMER_QUEUE_URL_VMI: await urlOf(names.timers) };
+  for (const fn of FUNCTIONS) {
+    const names = queueNames(PREFIX, fn);
+    const u = fn.toUpperCase();
+    Object.assign(queueEnv, { [`QUEUE_URL_${u}`]: await urlOf(names.queue), [`DLQ_URL_${u}`]: await urlOf(names.dlq), [`TIMER_QUEUE_URL_${u}`]: await urlOf(names.timers) });
+  }
   const ddb = dynamo.client();
   await ensureTable(ddb, TABLE);
   ddb.destroy();
@@ -69,22 +78,23 @@ after(async () => {
   rmSync(outDir, { recursive: true, force: true });
 });
 
-function record(m: Message): SQSRecord {
-  return sqsRecord(m, `${PREFIX}-vmi.fifo`);
+function bundleUrl(fn: Fn): string {
+  return pathToFileURL(join(outDir, fn, 'index.mjs')).href;
 }
 
-/** What the Lambda trigger would hand over: everything visible on the vmi queue. */
-async function triggerEvent(): Promise<SQSEvent> {
+/** What the Lambda trigger would hand over: everything visible on the function's queue. */
+async function triggerEvent(fn: Fn): Promise<SQSEvent> {
   const client = sqs.client();
-  const QueueUrl = (await client.send(new GetQueueUrlCommand({ QueueName: `${PREFIX}-vmi.fifo` }))).QueueUrl;
+  const QueueName = queueNames(PREFIX, fn).queue;
+  const QueueUrl = (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl;
   const got = await client.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }));
-  return { Records: (got.Messages ?? []).map(record) };
+  return { Records: (got.Messages ?? []).map((m: Message): SQSRecord => sqsRecord(m, QueueName)) };
 }
 
-/** Imports the bundle in a fresh process, configured by environment only, and calls handler(event). */
-async function invokeBundle(event: SQSEvent): Promise<SQSBatchResponse> {
+/** Imports the function's bundle in a fresh process, configured by environment only, and calls handler(event). */
+async function invokeBundle(fn: Fn, event: SQSEvent): Promise<SQSBatchResponse> {
   const script = [
-    `const { handler } = await import(${JSON.stringify(pathToFileURL(join(outDir, 'vmi', 'index.mjs')).href)});`,
+    `const { handler } = await import(${JSON.stringify(bundleUrl(fn))});`,
     'const res = await handler(JSON.parse(process.env.SMOKE_EVENT));',
     "process.stdout.write('RESULT ' + JSON.stringify(res) + '\\n');",
     // Keep-alive sockets would keep the process up; a Lambda container is frozen instead.
@@ -93,7 +103,7 @@ async function invokeBundle(event: SQSEvent): Promise<SQSBatchResponse> {
   const env = {
     PATH: process.env.PATH ?? '',
     KUBE_API_SERVER: apiServer.url,
-    KUBE_TOKEN: LAMBDA,
+    KUBE_TOKEN: TOKEN[fn],
     KUBE_INSECURE_SKIP_TLS_VERIFY: 'true',
     QUEUE_PREFIX: PREFIX,
     ...queueEnv,
@@ -103,7 +113,7 @@ async function invokeBundle(event: SQSEvent): Promise<SQSBatchResponse> {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_LAMBDA_FUNCTION_NAME: 'virt-reconciler-vmi',
+    AWS_LAMBDA_FUNCTION_NAME: `virt-reconciler-${fn}`,
     SMOKE_EVENT: JSON.stringify(event),
   };
   const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { env, timeout: 60_000 });
@@ -112,16 +122,36 @@ async function invokeBundle(event: SQSEvent): Promise<SQSBatchResponse> {
   return JSON.parse(line.slice('RESULT '.length)) as SQSBatchResponse;
 }
 
-describe('the vmi Lambda bundle, run as Lambda would run it', () => {
-  test('the bundle does not contain @kubernetes/client-node or undici', () => {
-    const map = JSON.parse(readFileSync(join(outDir, 'vmi', 'index.mjs.map'), 'utf8')) as { sources: string[] };
-    assert.deepEqual(map.sources.filter((s) => /@kubernetes\/client-node|\/undici\//.test(s)), [], 'client-node is back in the Lambda bundle');
-  });
+/** The source files a bundle was made of (its source map). */
+function sourcesOf(fn: Fn): string[] {
+  return (JSON.parse(readFileSync(join(outDir, fn, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources;
+}
+
+function vmiFixture(): VirtualMachineInstance {
+  return parse(readFileSync(join(projectRoot, 'test/api/fixtures/vmi-minimal.yaml'), 'utf8')) as VirtualMachineInstance;
+}
+
+describe('the Lambda bundles, run as Lambda would run them', () => {
+  // What must stay out, and why (scripts/build.ts, docs/kube-client.md).
+  const unwanted: [string, RegExp][] = [
+    ['@kubernetes/client-node or undici (the node:http client replaces them)', /@kubernetes\/client-node|\/undici\//],
+    ["the SDK's default credential chain and its SSO/STS clients (env-only in Lambda)", /@aws-sdk\/credential-provider-(node|ini|sso|process|web-identity|http)\/|@aws-sdk\/nested-clients\//],
+    ['CommonJS builds of the SDK clients (not tree-shaken)', /@aws-sdk\/client-(sqs|dynamodb)\/dist-cjs\//],
+  ];
+  for (const fn of FUNCTIONS) {
+    for (const [what, pattern] of unwanted) {
+      test(`the ${fn} bundle does not contain ${what}`, () => {
+        assert.deepEqual(sourcesOf(fn).filter((s) => pattern.test(s)), [], `back in the ${fn} bundle`);
+      });
+    }
+    test(`the ${fn} bundle takes its credentials from the environment (shared/runtime/env-credentials.ts)`, () => {
+      assert.ok(sourcesOf(fn).some((s) => s.endsWith('shared/runtime/env-credentials.ts')), 'the credential-provider-node alias is not applied');
+    });
+  }
 
   test('an SQS event with a VMI key creates its launcher pod; a malformed record is dead-lettered', async () => {
     // arrange
-    const fixture = parse(readFileSync(join(projectRoot, 'test/api/fixtures/vmi-minimal.yaml'), 'utf8')) as VirtualMachineInstance;
-    const vmi = await kube.createVMI({ ...fixture, metadata: { name: 'smoke', namespace: 'default' } });
+    const vmi = await kube.createVMI({ ...vmiFixture(), metadata: { name: 'smoke', namespace: 'default' } });
     const selector = `kubevirt.io=virt-launcher,kubevirt.io/created-by=${vmi.metadata?.uid}`;
     await queue.sendRaw('vmi', '{"v":1,"controller":"vmi"', 'garbage');
     // act: a reconcile may take a pass before it creates the pod (one kind of mutation a pass),
@@ -130,20 +160,41 @@ describe('the vmi Lambda bundle, run as Lambda would run it', () => {
     for (let rv = 1; rv <= 3 && (await kube.listPods('default', { labelSelector: selector })).items.length === 0; rv++) {
       // (rv 1, 2, 3: distinct dedup ids, all older than the VMI, so every read sees it)
       await queue.send([keyMessage('default/smoke', rv)]);
-      responses.push(await invokeBundle(await triggerEvent()));
+      responses.push(await invokeBundle('vmi', await triggerEvent('vmi')));
     }
     // assert
     const pods = (await kube.listPods('default', { labelSelector: selector })).items;
     assert.equal(pods.length, 1, `one launcher pod; responses ${JSON.stringify(responses)}`);
-    assert.ok(apiServer.audit.query({ identity: LAMBDA, resource: 'pods', verb: 'create' }).length === 1, 'the pod was created by the bundle, through KUBE_API_SERVER');
+    assert.ok(apiServer.audit.query({ identity: TOKEN.vmi, resource: 'pods', verb: 'create' }).length === 1, 'the pod was created by the bundle, through KUBE_API_SERVER');
     assert.deepEqual(responses.flatMap((r) => r.batchItemFailures), [], 'no record fails the batch');
     const dead = await queue.listDeadLetters({ controller: 'vmi' });
     assert.deepEqual(dead.map((d) => d.reason), ['MalformedMessage']);
   });
 
+  test('an SQS event with the key of a runStrategy: Always VM creates its VMI', async () => {
+    // arrange
+    const { spec, metadata } = vmiFixture();
+    await kube.createVM({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: 'smoke-vm', namespace: 'default' },
+      spec: { runStrategy: 'Always', template: { metadata: { labels: metadata?.labels ?? {} }, spec: spec! } },
+    });
+    // act: as for the VMI, a pass may do something else first (e.g. its finalizer); bounded
+    const responses: SQSBatchResponse[] = [];
+    for (let rv = 1; rv <= 3 && (await kube.getVMI('default', 'smoke-vm')) === undefined; rv++) {
+      await queue.send([keyMessage('default/smoke-vm', rv, 'MODIFIED', 'vm')]);
+      responses.push(await invokeBundle('vm', await triggerEvent('vm')));
+    }
+    // assert
+    assert.ok(await kube.getVMI('default', 'smoke-vm'), `the VM's VMI exists; responses ${JSON.stringify(responses)}`);
+    assert.equal(apiServer.audit.query({ identity: TOKEN.vm, resource: 'virtualmachineinstances', verb: 'create' }).length, 1, 'the VMI was created by the vm bundle, through KUBE_API_SERVER');
+    assert.deepEqual(responses.flatMap((r) => r.batchItemFailures), [], 'no record fails the batch');
+  });
+
   test('without a Kubernetes connection in the environment, the bundle says which variables to set', async () => {
     // act
-    const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(outDir, 'vmi', 'index.mjs')).href)}); await handler({ Records: [] });`;
+    const script = `const { handler } = await import(${JSON.stringify(bundleUrl('vmi'))}); await handler({ Records: [] });`;
     const err = await run(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH ?? '', STATE_TABLE_NAME: TABLE, AWS_REGION: 'us-east-1' } }).then(
       () => undefined,
       (e: { stderr?: string }) => e,
