@@ -5,7 +5,7 @@ import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
 export type VmiKube = Pick<
   KubeClient,
-  'getVMI' | 'getVM' | 'getPVC' | 'getDataVolume' | 'listPods' | 'listMigrations' | 'createPod' | 'deletePod' | 'updateVMI' | 'patchVMI' | 'createEvent'
+  'getVMI' | 'getVM' | 'getPVC' | 'getDataVolume' | 'listPods' | 'listMigrations' | 'createPod' | 'deletePod' | 'patchPod' | 'updateVMI' | 'patchVMI' | 'createEvent'
 >;
 
 export interface Logger {

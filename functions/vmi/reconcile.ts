@@ -6,6 +6,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired } from '../../shared/state/port.ts';
@@ -15,6 +16,7 @@ import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { currentVmiPod, isControlledBy, podKey } from './pods.ts';
 import { decideSync, type Observed, type SyncError } from './sync.ts';
 import { computeVmi } from './update-status.ts';
+import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { planVmiWrite } from './write-status.ts';
 
@@ -53,16 +55,18 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
 
   // status, from what was observed (and what this pass created)
   const ownerVmLive = await isOwnerVmLive(observed, deps);
+  const now = new Date(deps.now()).toISOString();
   const desired = computeVmi({
     observed,
     syncError,
-    now: new Date(deps.now()).toISOString(),
+    now,
     launcherImage: (await deps.clusterConfig()).launcherImage,
     ownerVmLive,
   });
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.updateVMI(write.vmi);
   else if (write.kind === 'patch') await deps.kube.patchVMI(namespace, name, { type: 'json', ops: write.ops });
+  await syncUnpausedGate(observed, now, deps);
 
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
@@ -184,6 +188,22 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
     }
   }
   return undefined;
+}
+
+/**
+ * The launcher pod's readiness-gate condition (unpaused-gate.ts): a status write to the pod, only
+ * when it differs. After the VMI write, so that a failure here never holds back the VMI's status.
+ */
+async function syncUnpausedGate(o: Observed, now: string, deps: VmiDeps): Promise<void> {
+  const pod = o.pod;
+  const patch = unpausedConditionPatch(o.vmi, pod, now);
+  if (!pod || !patch) return;
+  try {
+    await deps.kube.patchPod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', patch, { subresource: 'status' });
+  } catch (err) {
+    // Deleted since we listed it: its readiness no longer matters (the next pass sees it gone).
+    if (!(err instanceof NotFoundError)) throw err;
+  }
 }
 
 function withPod(o: Observed, pod: V1Pod): Observed {

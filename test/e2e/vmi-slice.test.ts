@@ -59,6 +59,24 @@ describe('VMI slice: lifecycle', () => {
     }
   });
 
+  test('a Running VMI turns Ready=True: the launcher pod\'s readiness gate is set, the kubelet marks it Ready', async () => {
+    // arrange
+    const vmi = await s.kube.createVMI(vmiManifest('ready-1'));
+    // act
+    await until(
+      'ready-1 Ready=True',
+      async () => (await s.kube.getVMI(NS, 'ready-1'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      { problems: s.problems },
+    );
+    // assert: the pod carries the gate condition, and is Ready because of it
+    const [podName] = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
+    const pod = await s.kube.getPod(NS, podName ?? '');
+    const cond = (type: string) => pod?.status?.conditions?.find((c) => c.type === type);
+    assert.deepEqual([cond('kubevirt.io/virtual-machine-unpaused')?.status, cond('kubevirt.io/virtual-machine-unpaused')?.reason], ['True', 'NotPaused']);
+    assert.equal(cond('Ready')?.status, 'True', 'the kubelet honours the readiness gate');
+    assert.equal((await s.kube.getVMI(NS, 'ready-1'))?.status?.phase, 'Running');
+  });
+
   test('the same key 5× at once through the instrumented handler (racing the runtime) → one launcher pod', async () => {
     // arrange
     const { rt } = s;
@@ -216,9 +234,13 @@ describe('VMI slice: scale and API budget', () => {
     const vmiWrites = per(['update', 'patch'], 'virtualmachineinstances');
     const podCreates = per(['create'], 'pods');
     const writes = per(['create', 'update', 'patch', 'delete'], 'pods') + vmiWrites;
+    // The readiness-gate condition (kubevirt.io/virtual-machine-unpaused) on pods/status: its own line.
+    const podStatusPatches = per(['patch'], 'pods/status');
+    console.log(`per VMI: ${vmiWrites} VMI writes, ${podCreates} pod creates, ${podStatusPatches} pod status patches (readiness gate)`);
     assert.ok(vmiWrites <= 2, `VMI writes per VMI ${vmiWrites} > 2`);
     assert.equal(podCreates, 1, `pod creates per VMI ${podCreates}`);
     assert.ok(writes <= 3, `controller writes (pods+vmis) per VMI ${writes} > 3`);
+    assert.ok(podStatusPatches <= 1, `readiness-gate patches per launcher pod ${podStatusPatches} > 1: it is written only when it differs`);
   });
 
   test('watch dropped and 410 during a burst of 100 VMIs → all 100 handed off', async () => {
