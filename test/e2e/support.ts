@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime.ts';
 import { startSandbox, type Sandbox, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
-import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
+import type { Controller } from '../../shared/queue/message.ts';
 
 export const NS = 'default';
 /** The runtime's identity (bearer token): what the API server's counters are read by. */
@@ -31,6 +32,11 @@ export interface SliceOptions {
   readonly runtime?: Partial<Omit<LocalRuntimeOptions, 'kubeConfig' | 'log'>>;
   /** Start the runtime (relay and workers) at once; default true. */
   readonly start?: boolean;
+  /**
+   * Sandbox clock speed (simulated ms per real ms); default 1. Above 1 the runtime's controllers
+   * read the same sped-up clock (`now`, `clockSpeed`), so backoffs measured on it pass sooner.
+   */
+  readonly speed?: number;
 }
 
 /** A logger that keeps warnings and errors (bounded) and drops info lines. */
@@ -41,10 +47,17 @@ function keepingLogger(into: string[], base: Record<string, unknown> = {}): Logg
   return { info: () => undefined, warn: keep('warn'), error: keep('error'), with: (f) => keepingLogger(into, { ...base, ...f }) };
 }
 
+/** A runtime (not started) on the sandbox, as identity {@link RUNTIME}, keeping its problems in `problems`. */
+export function newRuntime(sandbox: Sandbox, problems: string[], opts: SliceOptions['runtime'] = {}): LocalRuntime {
+  const speed = sandbox.clock.speed;
+  const clock = speed !== 1 ? { now: () => sandbox.clock.nowMs(), clockSpeed: speed } : {};
+  return new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(RUNTIME), dbPath: ':memory:', log: keepingLogger(problems), ...clock, ...opts });
+}
+
 export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
-  const sandbox = await startSandbox({ nodes: 2, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
+  const sandbox = await startSandbox({ nodes: 2, speed: opts.speed ?? 1, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
   const problems: string[] = [];
-  const rt = new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(RUNTIME), dbPath: ':memory:', log: keepingLogger(problems), ...opts.runtime });
+  const rt = newRuntime(sandbox, problems, opts.runtime);
   if (opts.start !== false) rt.start();
   return {
     sandbox,
@@ -72,6 +85,17 @@ export function vmiManifest(name: string, spec: Record<string, unknown> = {}): V
   } as VirtualMachineInstance;
 }
 
+/** A small container-disk VM with the given spec fields (`runStrategy`, `running`, `dataVolumeTemplates`…). */
+export function vmManifest(name: string, spec: Partial<VirtualMachine['spec']> = {}): VirtualMachine {
+  const vmi = vmiManifest(name);
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: { name, namespace: NS },
+    spec: { template: { metadata: { labels: { 'kubevirt.io/vm': name } }, spec: vmi.spec }, ...spec },
+  };
+}
+
 /** Polls (10 ms, bounded) until `cond` holds; fails with `what` and the runtime's problems. */
 export async function until(what: string, cond: () => boolean | Promise<boolean>, opts: { tries?: number; problems?: readonly string[] } = {}): Promise<void> {
   for (let i = 0; i < (opts.tries ?? 3000); i++) {
@@ -96,8 +120,11 @@ export async function launcherPods(kube: KubeClient, uid: string): Promise<strin
   return pods.items.map((p) => p.metadata?.name ?? '');
 }
 
-/** The runtime's VMI queue is empty (nothing visible, nothing in flight). */
-export async function queueIdle(slice: Slice): Promise<boolean> {
-  const d = await slice.rt.queue.depth('vmi');
-  return d.visible === 0 && d.inFlight === 0 && slice.rt.relay.pending === 0;
+/** The runtime's queues of `controllers` (default the VMI one) are empty: nothing visible, nothing in flight. */
+export async function queueIdle(slice: Slice, controllers: readonly Controller[] = ['vmi']): Promise<boolean> {
+  for (const c of controllers) {
+    const d = await slice.rt.queue.depth(c);
+    if (d.visible > 0 || d.inFlight > 0) return false;
+  }
+  return slice.rt.relay.pending === 0;
 }
