@@ -10,8 +10,9 @@
  *   node scripts/build.ts [--strict] [--only=vmi,vm] [--lambdas]
  */
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
-import { build, type BuildOptions as EsbuildOptions } from 'esbuild';
+import { build, type BuildOptions as EsbuildOptions, type Plugin } from 'esbuild';
 
 /** A deployable entry: `dist/<name>/index.mjs` is built from `entry` (relative to the root). */
 export interface BundleEntry {
@@ -55,6 +56,27 @@ export const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Static `import … from 'node:http'` (and every other built-in) becomes `require('node:http')`.
+ *
+ * Why: Node builds the ES module namespace of a built-in by reading every export once, which runs
+ * the lazy getters a plain `require` never touches: `http.WebSocket` loads Node's internal undici,
+ * `util.parseArgs`/`util.diff`, `fs.promises`, `process.report`, … In a Lambda bundle (the SDK's
+ * ESM files and our node:http client import http, https, crypto, fs, os, process, stream, util,
+ * zlib) that was tens of ms of a cold import. With this, esbuild treats each built-in as a
+ * CommonJS module loaded through the bundle's `require` (the banner): named imports read the same
+ * property of the same object, when used, and the default import is the module object, as before.
+ */
+export const builtinsViaRequire: Plugin = {
+  name: 'builtins-via-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z_][a-z0-9_/]*$/ }, (args) =>
+      args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path.replace(/^node:/, ''), namespace: 'builtin-require' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`, loader: 'js' }));
+  },
+};
+
+/**
  * esbuild settings for the Lambda bundles only.
  *
  * `mainFields: module, main`: with `platform: 'node'` esbuild's default is `main, module`, which
@@ -69,6 +91,7 @@ export const LAMBDA_ALIASES: Readonly<Record<string, string>> = {
 const LAMBDA_ONLY: EsbuildOptions = {
   alias: { ...LAMBDA_ALIASES },
   mainFields: ['module', 'main'],
+  plugins: [builtinsViaRequire],
 };
 
 /**

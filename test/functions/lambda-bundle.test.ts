@@ -144,6 +144,12 @@ describe('the Lambda bundles, run as Lambda would run them', () => {
         assert.deepEqual(sourcesOf(fn).filter((s) => pattern.test(s)), [], `back in the ${fn} bundle`);
       });
     }
+    test(`the ${fn} bundle loads Node built-ins with require, not as ES modules (only the banner's module)`, () => {
+      // A built-in's ES namespace reads every export, running lazy getters (http.WebSocket loads undici).
+      const text = readFileSync(join(outDir, fn, 'index.mjs'), 'utf8');
+      const esmBuiltins = [...text.matchAll(/\bfrom\s*["']((?:node:)?[a-z_][a-z0-9_/]*)["']/g)].map((m) => m[1]);
+      assert.deepEqual(esmBuiltins, ['module'], 'scripts/build.ts builtinsViaRequire is not applied');
+    });
     test(`the ${fn} bundle takes its credentials from the environment (shared/runtime/env-credentials.ts)`, () => {
       assert.ok(sourcesOf(fn).some((s) => s.endsWith('shared/runtime/env-credentials.ts')), 'the credential-provider-node alias is not applied');
     });
