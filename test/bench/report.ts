@@ -119,6 +119,11 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       ['VMI reconciles per VMI', ...sys.map((s) => num(e2e, `latency.${s}.api.reconcilesPerVmi`))],
       ['all Running', ...sys.map((s) => String(at(e2e, `latency.${s}.allRunning`)))],
     ]), '');
+    const p50 = num(e2e, 'latency.serverless.eventToPodP50Ms');
+    const rec = num(e2e, 'latency.serverless.reconcileAvgMs');
+    if (p50 !== undefined && rec !== undefined && p50 > 10 * rec) {
+      out.push(`**Saturated:** the p50 (${p50} ms) is more than 10 reconciles long: the creates came faster than this machine could reconcile them, so these latencies are mostly queueing and the ratio compares backlogs. For event latency proper, run below capacity (see the burst's VMIs/s), e.g. \`BENCH_RATE=3 BENCH_VMIS=300 npm run bench -- e2e\`.`, '');
+    }
     out.push('## Throughput (burst)', '');
     out.push(`${num(e2e, 'vmis')} VMIs created at once (50 concurrent creates); VMIs/s = N / (last VMI Scheduled − first create sent). The breakdown shows where a reconcile's time goes and the CPU profile where the process's one busy core goes (self time by component; everything — API server emulator, simulated nodes, relay, queue, workers — runs in one Node process).`, '');
     out.push(table(['', ...sys], [
