@@ -12,7 +12,13 @@ export function readManifests(dir: string): { file: string; object: KubernetesOb
     const path = join(dir, file);
     for (const doc of parseAllDocuments(readFileSync(path, 'utf8'))) {
       if (doc.errors.length > 0) throw new InvalidInputError(path, doc.errors[0]!.message.split('\n')[0] ?? 'invalid YAML');
-      const object = doc.toJS() as KubernetesObject | null;
+      let object: KubernetesObject | null;
+      try {
+        object = doc.toJS() as KubernetesObject | null;
+      } catch (err) {
+        // Parsing succeeded but building the value did not (e.g. an alias to an unknown anchor).
+        throw new InvalidInputError(path, err instanceof Error ? err.message.split('\n')[0]! : 'invalid YAML');
+      }
       if (!object) continue;
       if (!object.apiVersion || !object.kind || !object.metadata?.name) throw new InvalidInputError(path, 'every document needs apiVersion, kind and metadata.name');
       out.push({ file: path, object });
