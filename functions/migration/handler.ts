@@ -8,10 +8,16 @@ import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
 import { publishEmf } from '../../shared/metrics/emf.ts';
 import { migrationController } from './controller.ts';
+import type { PolicySource } from './deps.ts';
+import { cachedPolicySource } from './policy-source.ts';
+
+// Once per cold start, like lambdaEnv: its 5 s cache then spans invocations.
+let policySource: PolicySource | undefined;
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const env = lambdaEnv('migration');
-  const spec = migrationController({ expectations: env.state.expectations, leases: env.state.leases, clusterConfig: env.clusterConfig, log: env.log });
+  policySource ??= cachedPolicySource(env.kube);
+  const spec = migrationController({ expectations: env.state.expectations, leases: env.state.leases, clusterConfig: env.clusterConfig, policySource, log: env.log });
   const reconcile = instrumented(spec, env);
   const response = await processKeyBatch(event, {
     controller: 'migration',

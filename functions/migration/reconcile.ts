@@ -184,9 +184,13 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   if (refused) {
     return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: refused === 'cluster' ? 'parallelMigrationsPerCluster reached' : `parallelOutboundMigrationsPerNode reached on ${sourceNode}` } };
   }
+  // The source node's labels give the host-model CPU and vendor selectors (reference §b.8). One
+  // read per target pod, after the slots: a refused migration polls often and must not pay it.
+  // A node that is gone has no labels to copy; the target pod is rendered without them.
+  const sourceNodeLabels = sourceNode ? ((await deps.kube.getNode(sourceNode))?.metadata?.labels ?? {}) : {};
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, config);
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, config, sourceNodeLabels);
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     // Cannot render now (e.g. no SELinux context yet): give the slot back and say so on the VMI.

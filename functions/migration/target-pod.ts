@@ -4,11 +4,19 @@
  * (reference §b.8: the launcher pod with images pinned to the source pod's digests, required
  * anti-affinity to the VMI's other pods — hence to the source node — the migration's added node
  * selector, the `kubevirt.io/migrationJobUID` label and `kubevirt.io/migrationJobName` annotation,
- * and the SELinux level).
+ * host-model CPU and CPU vendor selectors from the source node's labels, and the SELinux level).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { APP_LABEL, LAUNCHER_APP, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import {
+  APP_LABEL,
+  CPU_FEATURE_NODE_LABEL_PREFIX,
+  CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX,
+  HOST_MODEL_CPU_NODE_LABEL_PREFIX,
+  HOST_MODEL_REQUIRED_FEATURES_NODE_LABEL_PREFIX,
+  LAUNCHER_APP,
+  MIGRATION_JOB_UID_LABEL,
+} from '../../shared/api/well-known.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
 import { renderVolumesImageNames } from '../../shared/template/render-volumes.ts';
@@ -47,11 +55,44 @@ export function pinnedImageVolumes(vmi: VirtualMachineInstance, sourcePod: V1Pod
   return ids;
 }
 
-/** The target pod for `migration` of `vmi`, rendered by the template service. */
-export function renderMigrationTargetPod(vmi: VirtualMachineInstance, migration: VirtualMachineInstanceMigration, sourcePod: V1Pod, config: ClusterConfig): V1Pod {
+/**
+ * The source node's labels as the host-model CPU selectors should see them on the re-migration
+ * path, where the renderer is not given the source pod: KubeVirt copies a source pod's own
+ * `cpu-model-migration.node.kubevirt.io/*` / `cpu-feature.node.kubevirt.io/*` selectors (from an
+ * earlier migration) instead of deriving new ones from the node, so the model does not drift
+ * with each hop. Those selectors are turned back into the node labels they came from
+ * (`host-model-cpu…` / `host-model-required-features…`) in place of the node's own; the
+ * renderer then maps them forward to the very same selectors. The vendor label is kept.
+ */
+export function hostModelLabelsForRemigration(nodeLabels: Readonly<Record<string, string>>, sourcePod: V1Pod): Record<string, string> {
+  const selectors = Object.entries(sourcePod.spec?.nodeSelector ?? {});
+  const copied = selectors.filter(([k]) => k.startsWith(CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX) || k.startsWith(CPU_FEATURE_NODE_LABEL_PREFIX));
+  if (copied.length === 0) return { ...nodeLabels };
+  const labels = Object.fromEntries(
+    Object.entries(nodeLabels).filter(([k]) => !k.startsWith(HOST_MODEL_CPU_NODE_LABEL_PREFIX) && !k.startsWith(HOST_MODEL_REQUIRED_FEATURES_NODE_LABEL_PREFIX)),
+  );
+  for (const [k, v] of copied) {
+    if (k.startsWith(CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX)) labels[HOST_MODEL_CPU_NODE_LABEL_PREFIX + k.slice(CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX.length)] = v;
+    else labels[HOST_MODEL_REQUIRED_FEATURES_NODE_LABEL_PREFIX + k.slice(CPU_FEATURE_NODE_LABEL_PREFIX.length)] = v;
+  }
+  return labels;
+}
+
+/**
+ * The target pod for `migration` of `vmi`, rendered by the template service. `sourceNodeLabels`
+ * (the labels of the node the VMI runs on) give the host-model CPU and CPU vendor selectors
+ * (reference §b.8).
+ */
+export function renderMigrationTargetPod(
+  vmi: VirtualMachineInstance,
+  migration: VirtualMachineInstanceMigration,
+  sourcePod: V1Pod,
+  config: ClusterConfig,
+  sourceNodeLabels: Readonly<Record<string, string>> = {},
+): V1Pod {
   const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
-  // Re-migration: keep the digests the VMI already runs; the source pod's own selectors are not
-  // copied on this path (host-model CPU selectors are not rendered here at all, see docs).
-  if (pinned) return renderTargetPod(vmi, migration, undefined, config, { imageIds: pinned });
-  return renderTargetPod(vmi, migration, sourcePod, config);
+  // Re-migration: keep the digests the VMI already runs. The renderer does not see the source
+  // pod on this path, so its CPU selectors come in through the node labels instead.
+  if (pinned) return renderTargetPod(vmi, migration, undefined, config, { imageIds: pinned, sourceNodeLabels: hostModelLabelsForRemigration(sourceNodeLabels, sourcePod) });
+  return renderTargetPod(vmi, migration, sourcePod, config, { sourceNodeLabels: { ...sourceNodeLabels } });
 }

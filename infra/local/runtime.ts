@@ -67,7 +67,7 @@ export class LocalRuntime {
     const specs: ControllerSpec<unknown>[] = [
       vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
       vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
-      migrationController({ expectations: this.state.expectations, leases: this.state.leases, clusterConfig, policySource: cachedPolicySource(opts.kubeConfig), log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
+      migrationController({ expectations: this.state.expectations, leases: this.state.leases, clusterConfig, policySource: cachedPolicySource(this.kube), log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
     ];
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { CoreV1Api, CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { CREATED_BY_LABEL, MIGRATION_FINALIZER, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { CLUSTER_COUNTER } from '../../../functions/migration/limits.ts';
 import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
@@ -16,6 +17,35 @@ before(async () => {
 });
 after(async () => {
   await c.stop();
+});
+
+// First in the file: the policy source caches for 5 s (wall clock), and nothing has read it yet.
+test('a MigrationPolicy matching the VMI and its namespace is applied at hand-off; the target pod has the source node\'s host-model CPU selectors', async () => {
+  // arrange: a policy for VMIs labelled policy=gold in namespaces labelled tier=gold
+  const admin = c.sandbox.apiServer.kubeConfig();
+  await admin.makeApiClient(CoreV1Api).patchNamespace({ name: NS, body: { metadata: { labels: { tier: 'gold' } } } }, setHeaderOptions('Content-Type', 'application/merge-patch+json'));
+  await admin.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+    group: 'migrations.kubevirt.io', version: 'v1alpha1', plural: 'migrationpolicies',
+    body: { apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name: 'gold' }, spec: { allowAutoConverge: true, completionTimeoutPerGiB: 123, selectors: { namespaceSelector: { tier: 'gold' }, virtualMachineInstanceSelector: { policy: 'gold' } } } },
+  });
+  const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' } })]);
+  const sourceNode = await c.kube.getNode(nodes.get('mig-p') ?? '');
+  // act
+  const created = await c.kube.createMigration(migrationManifest('mig-p-1', 'mig-p'));
+  const done = await finalMigration(c, 'mig-p-1');
+  // assert
+  assert.equal(done.status?.phase, 'Succeeded');
+  const state = done.status?.migrationState;
+  assert.equal(state?.migrationPolicyName, 'gold', 'the policy was matched on the VMI\'s and the namespace\'s labels');
+  assert.equal(state?.migrationConfiguration?.allowAutoConverge, true);
+  assert.equal(state?.migrationConfiguration?.completionTimeoutPerGiB, 123);
+  const target = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: 'reconciler' })
+    .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
+  const selector = (target?.object.spec as { nodeSelector?: Record<string, string> } | undefined)?.nodeSelector ?? {};
+  const model = Object.keys(sourceNode?.metadata?.labels ?? {}).find((k) => k.startsWith('host-model-cpu.node.kubevirt.io/'))?.split('/')[1];
+  assert.ok(model, 'the sandbox node reports a host model');
+  assert.equal(selector[`cpu-model-migration.node.kubevirt.io/${model}`], 'true', `target pod selectors: ${JSON.stringify(selector)}`);
+  assert.equal(selector['cpu-vendor.node.kubevirt.io/Intel'], 'true');
 });
 
 test('a migration of a Running VMI completes: target pod with anti-affinity, hand-off, the VMI moves node', async () => {
@@ -45,7 +75,8 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   const terms = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   assert.ok(terms.some((t) => t.labelSelector?.matchLabels?.[CREATED_BY_LABEL] === vmi?.metadata?.uid && t.topologyKey === 'kubernetes.io/hostname'), `anti-affinity to the VMI's pods: ${JSON.stringify(terms)}`);
   assert.equal(done.status?.migrationState?.sourceNode, source, 'the final migration state names the source node');
-  assert.ok(!done.metadata?.finalizers?.includes(MIGRATION_FINALIZER), 'the finalizer is gone once final');
+  // The finalizer goes in the write after the final phase (leases are released in between).
+  await waitFor('the finalizer gone once final', async () => ((await c.kube.getMigration(NS, 'mig-a-1'))?.metadata?.finalizers?.includes(MIGRATION_FINALIZER) ? undefined : true));
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
   const events = c.sandbox.apiServer.audit.query({ resource: 'events', identity: 'reconciler' }).map((e) => (e.object as { reason?: string }).reason);
   for (const r of ['SuccessfulCreate', 'SuccessfulHandOver', 'SuccessfulMigration']) assert.ok(events.includes(r), `event ${r} recorded`);
