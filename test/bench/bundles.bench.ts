@@ -11,12 +11,12 @@
  * machine. The 1-minute load average is recorded before and after.
  *
  * Standalone, e.g. to compare a build with the current one in the same run (interleaved):
- *   node test/bench/bundles.bench.ts [--runs=9] [--no-build] [--dist=dist] [--compare=/tmp/before]
+ *   node test/bench/bundles.bench.ts [--runs=9] [--no-build] [--dist=dist] [--compare=/tmp/a,/tmp/b] [--json]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { ENTRIES, bundleOptions } from '../../scripts/build.ts';
@@ -134,8 +134,8 @@ export interface RunOptions {
   readonly build?: boolean;
   /** Where the bundles are; default `<root>/dist`. */
   readonly dist?: string;
-  /** Another dist folder (with its manifest.json) measured in the same rounds, names prefixed `compare:`. */
-  readonly compare?: string;
+  /** Other dist folders (each with its manifest.json) measured in the same rounds, names prefixed `<folder name>:`. */
+  readonly compare?: readonly string[];
 }
 
 export async function run(opts: RunOptions = {}): Promise<Record<string, unknown>> {
@@ -147,16 +147,17 @@ export async function run(opts: RunOptions = {}): Promise<Record<string, unknown
   }
   const all = JSON.parse(readFileSync(join(dist, 'manifest.json'), 'utf8')) as Manifest;
   const current = lambdaBundles(dist);
-  const other = opts.compare !== undefined ? lambdaBundles(resolve(opts.compare), 'compare:') : { files: {}, bytes: {} };
+  const others = (opts.compare ?? []).map((dir) => lambdaBundles(resolve(dir), `${basename(resolve(dir))}:`));
+  const other = { files: Object.assign({}, ...others.map((o) => o.files)) as Record<string, string>, bytes: Object.assign({}, ...others.map((o) => o.bytes)) as Record<string, number> };
   say(`load average (1 min) ${loadavg()[0]!.toFixed(2)}; ${runs} fresh processes per bundle, interleaved with an empty module`);
   const m = measureColdImports({ ...current.files, ...other.files }, runs);
   const functions: Record<string, { bytes: number; kib: number } & Partial<ImportFigures>> = {};
   for (const [name, b] of Object.entries({ ...all.bundles, ...Object.fromEntries(Object.entries(other.bytes).map(([n, bytes]) => [n, { file: '', bytes }])) })) {
     functions[name] = { bytes: b.bytes, kib: Math.round(b.bytes / 1024), ...m.bundles[name] };
     const f = functions[name];
-    say(`${name.padEnd(24)} ${String(f.kib).padStart(5)} KiB${f.coldImportMedianMs !== undefined ? `  cold import median ${f.coldImportMedianMs} ms, p90 ${f.coldImportP90Ms} ms, ${f.importVsNodeStart}× node start` : ''}`);
+    say(`${name.padEnd(28)} ${String(f.kib).padStart(5)} KiB${f.coldImportMedianMs !== undefined ? `  cold import median ${f.coldImportMedianMs} ms, p90 ${f.coldImportP90Ms} ms, ${f.importVsNodeStart}× node start` : ''}`);
   }
-  say(`${'(empty module)'.padEnd(24)}            import median ${m.baseline.coldImportMedianMs} ms; node start+exit median ${m.baseline.processMedianMs} ms, p90 of import ${m.baseline.coldImportP90Ms} ms`);
+  say(`${'(empty module)'.padEnd(28)}            import median ${m.baseline.coldImportMedianMs} ms; node start+exit median ${m.baseline.processMedianMs} ms, p90 of import ${m.baseline.coldImportP90Ms} ms`);
   say(`load average (1 min) before/after: ${m.loadAvg1m.join(' / ')}`);
   return { node: process.version, runs, loadAvg1m: m.loadAvg1m, emptyModule: m.baseline, functions, vmiBundleKiBByPackage: await composition('vmi') };
 }
@@ -171,7 +172,7 @@ if (import.meta.main) {
     build: !args.includes('--no-build'),
     ...(runs !== undefined ? { runs: Number(runs) } : {}),
     ...(dist !== undefined ? { dist } : {}),
-    ...(compare !== undefined ? { compare } : {}),
+    ...(compare !== undefined ? { compare: compare.split(',') } : {}),
   });
   if (args.includes('--json')) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
 }

@@ -1,5 +1,5 @@
 /**
- * Smoke test of the deployable artefacts: build the vmi and vm bundles (dist/<fn>/index.mjs, into
+ * Smoke test of the deployable artefacts: build the Lambda bundles (dist/<fn>/index.mjs, into
  * a temp folder, with the Lambda-only build settings: env-only credentials, ESM SDK), import each
  * in a fresh Node process configured only by environment variables — the Kubernetes connection
  * from KUBE_API_SERVER (the sandbox API server), SQS from fauxqs, DynamoDB from DynamoDB Local,
@@ -8,6 +8,8 @@
  * vmi: one VMI key and one malformed record → the launcher pod appears, made by the bundle's
  * identity, and the malformed record is dead-lettered without failing the batch.
  * vm: one VM key of a `runStrategy: Always` VM → its VMI appears, made by the bundle's identity.
+ * timer-forwarder + migration: a due timer is forwarded to the migration queue, and the migration
+ * bundle settles that key (no such migration) without failing the batch.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -17,7 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { GetQueueUrlCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parse } from 'yaml';
 import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
@@ -26,6 +28,7 @@ import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { queueNames, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import { newTimer } from '../../shared/queue/timer-forwarder.ts';
 import { ensureTable } from '../../shared/state/dynamodb-state.ts';
 import { keyMessage } from '../queue/conformance.ts';
 import { startLocalSqs, type LocalSqs } from '../queue/fauxqs.ts';
@@ -37,10 +40,12 @@ const run = promisify(execFile);
 const PREFIX = 'smoke';
 const TABLE = 'smoke-state';
 /** The bundles built and run here. */
-const FUNCTIONS = ['vmi', 'vm'] as const;
+const FUNCTIONS = ['vmi', 'vm', 'migration', 'timer-forwarder'] as const;
 type Fn = (typeof FUNCTIONS)[number];
+/** The controllers whose queues the functions use. */
+const CONTROLLERS = ['vmi', 'vm', 'migration'] as const;
 /** Each bundle's bearer token: the sandbox audits requests by it. */
-const TOKEN: Record<Fn, string> = { vmi: 'vmi-lambda', vm: 'vm-lambda' };
+const TOKEN: Record<Fn, string> = { vmi: 'vmi-lambda', vm: 'vm-lambda', migration: 'migration-lambda', 'timer-forwarder': 'timer-lambda' };
 
 let outDir: string;
 let apiServer: ApiServer;
@@ -56,16 +61,16 @@ before(async () => {
   await buildBundles({ only: [...FUNCTIONS], outDir, log: () => undefined });
   [apiServer, sqs, dynamo] = await Promise.all([startApiServer({ port: 0 }), startLocalSqs(), startDynamoDbLocal()]);
   queue = new SqsKeyQueue({ client: sqs.client(), prefix: PREFIX });
-  await queue.ensureQueues([...FUNCTIONS]);
+  await queue.ensureQueues([...CONTROLLERS]);
   // fauxqs names its queues http://sqs.<region>.localhost:<port>/…, which does not resolve here;
   // the SDK in the bundle uses the queue URL as its endpoint, so hand it loopback URLs.
   const urlOf = async (QueueName: string): Promise<string> => {
     const url = new URL((await sqs.client().send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '');
     return new URL(url.pathname, sqs.endpoint).href;
   };
-  for (const fn of FUNCTIONS) {
-    const names = queueNames(PREFIX, fn);
-    const u = fn.toUpperCase();
+  for (const c of CONTROLLERS) {
+    const names = queueNames(PREFIX, c);
+    const u = c.toUpperCase();
     Object.assign(queueEnv, { [`QUEUE_URL_${u}`]: await urlOf(names.queue), [`DLQ_URL_${u}`]: await urlOf(names.dlq), [`TIMER_QUEUE_URL_${u}`]: await urlOf(names.timers) });
   }
   const ddb = dynamo.client();
@@ -82,10 +87,10 @@ function bundleUrl(fn: Fn): string {
   return pathToFileURL(join(outDir, fn, 'index.mjs')).href;
 }
 
-/** What the Lambda trigger would hand over: everything visible on the function's queue. */
-async function triggerEvent(fn: Fn): Promise<SQSEvent> {
+/** What the Lambda trigger would hand over: everything visible on a queue (default: the controller's key queue). */
+async function triggerEvent(c: (typeof CONTROLLERS)[number], which: 'queue' | 'timers' = 'queue'): Promise<SQSEvent> {
   const client = sqs.client();
-  const QueueName = queueNames(PREFIX, fn).queue;
+  const QueueName = queueNames(PREFIX, c)[which];
   const QueueUrl = (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl;
   const got = await client.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }));
   return { Records: (got.Messages ?? []).map((m: Message): SQSRecord => sqsRecord(m, QueueName)) };
@@ -196,6 +201,20 @@ describe('the Lambda bundles, run as Lambda would run them', () => {
     assert.ok(await kube.getVMI('default', 'smoke-vm'), `the VM's VMI exists; responses ${JSON.stringify(responses)}`);
     assert.equal(apiServer.audit.query({ identity: TOKEN.vm, resource: 'virtualmachineinstances', verb: 'create' }).length, 1, 'the VMI was created by the vm bundle, through KUBE_API_SERVER');
     assert.deepEqual(responses.flatMap((r) => r.batchItemFailures), [], 'no record fails the batch');
+  });
+
+  test('a due timer goes through the timer-forwarder bundle to the migration queue, and the migration bundle reconciles its key', async () => {
+    // arrange: a requeue-after timer that is already due, as SqsKeyQueue.requeueAfter writes it
+    const due = newTimer(keyMessage('default/smoke-vmim', 1, 'MODIFIED', 'migration'), 0, Date.now());
+    await sqs.client().send(new SendMessageCommand({ QueueUrl: queueEnv.TIMER_QUEUE_URL_MIGRATION, MessageBody: due.body }));
+    // act
+    const forwarded = await invokeBundle('timer-forwarder', await triggerEvent('migration', 'timers'));
+    const keys = await triggerEvent('migration');
+    const reconciled = await invokeBundle('migration', keys);
+    // assert
+    assert.deepEqual(forwarded.batchItemFailures, [], 'the timer is forwarded');
+    assert.deepEqual(keys.Records.map((r) => (JSON.parse(r.body) as { key: string }).key), ['default/smoke-vmim'], 'the key reaches the migration queue');
+    assert.deepEqual(reconciled.batchItemFailures, [], 'a key of a migration that does not exist is settled, not failed');
   });
 
   test('without a Kubernetes connection in the environment, the bundle says which variables to set', async () => {
