@@ -3,22 +3,11 @@
  * batch response. An adapter only (STYLE.md §1): everything else lives in reconcile.ts.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { processKeyBatch } from '../../shared/queue/lambda-batch.ts';
-import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
-import { publishEmf } from '../../shared/metrics/emf.ts';
+import { reconcileBatch } from '../../shared/runtime/reconcile-batch.ts';
 import { vmiController } from './controller.ts';
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const env = lambdaEnv('vmi');
-  const spec = vmiController({ expectations: env.state.expectations, clusterConfig: env.clusterConfig, log: env.log });
-  const reconcile = instrumented(spec, env);
-  const response = await processKeyBatch(event, {
-    controller: 'vmi',
-    queue: env.queue,
-    reconcile,
-    onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller: 'vmi', result }),
-  });
-  publishEmf(env.metrics, 'VirtReconciler');
-  return response;
+  return reconcileBatch(event, env, vmiController({ expectations: env.state.expectations, clusterConfig: env.clusterConfig, log: env.log }));
 }
