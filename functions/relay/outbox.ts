@@ -10,7 +10,12 @@ import type { Logger } from '../../shared/metrics/log.ts';
 
 export interface OutboxOptions {
   readonly batchSize?: number;
-  /** How long the first key waits for company before a flush, ms. */
+  /**
+   * How long the first key waits for company before a flush, ms. Default 0: a key goes out on
+   * the next tick (events of one watch chunk still share a batch), and while a send is in flight
+   * new keys gather for the next one — batches grow only under load, so an idle relay adds no
+   * latency.
+   */
   readonly lingerMs?: number;
   readonly maxBackoffMs?: number;
   readonly log: Logger;
@@ -23,6 +28,7 @@ export class Outbox {
   readonly #opts: OutboxOptions;
   readonly #pending = new Map<string, KeyMessage>();
   #timer: NodeJS.Timeout | undefined;
+  #timerDelay = 0;
   #flushing: Promise<void> | undefined;
   #failures = 0;
   #closed = false;
@@ -51,13 +57,16 @@ export class Outbox {
   add(msg: KeyMessage): void {
     this.#pending.set(`${msg.controller}|${msg.key}`, msg);
     if (this.#pending.size >= (this.#opts.batchSize ?? 100)) this.#schedule(0);
-    else this.#schedule(this.#opts.lingerMs ?? 20);
+    else this.#schedule(this.#opts.lingerMs ?? 0);
   }
 
   #schedule(delayMs: number): void {
     if (this.#flushing || this.#closed) return;
-    if (this.#timer && delayMs > 0) return;
-    clearTimeout(this.#timer);
+    if (this.#timer) {
+      if (delayMs > 0 || this.#timerDelay === 0) return;
+      clearTimeout(this.#timer);
+    }
+    this.#timerDelay = delayMs;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#flushing = this.#flushLoop().finally(() => {
