@@ -20,6 +20,7 @@ export interface QueueHarness {
   /** Lets `ms` pass for the queue (a fake clock, or a real wait plus running the timer forwarder). */
   advance(ms: number): Promise<void>;
   /** Closes and opens the queue again on the same storage; absent where it means nothing. */
+  /** A new instance over the same storage/queues, as after a process restart. */
   reopen?: () => Promise<KeyQueue>;
   readonly caps: {
     /** Waiting duplicates of a key always become one delivery (SQLite); SQS: only within a receive. */
@@ -278,20 +279,21 @@ export function queueConformance(name: string, make: HarnessFactory): void {
       }));
 
     test('loses nothing across a restart: an orphaned in-flight key comes back after its lease', async (t) => {
-      const h = await make({ visibilityTimeoutMs: 30_000 });
+      // Short lease and timer: on SQS time is real (the harness's advance sleeps).
+      const h = await make({ visibilityTimeoutMs: 2_000 });
       try {
         if (h.reopen === undefined) return t.skip('no local storage to reopen');
         // arrange: a consumer takes a, then the process "dies"; a timer and a dead letter exist
         await h.queue.send([keyMessage('ns/a', 1), keyMessage('ns/b', 1), keyMessage('ns/c', 1), keyMessage('ns/d', 1)]);
         const got = await h.queue.receive(C, 3, 0);
         assert.equal(got.length, 3);
-        await h.queue.requeueAfter(C, got[1]!.receipt, 60);
+        await h.queue.requeueAfter(C, got[1]!.receipt, 2);
         await h.queue.deadLetter(C, got[2]!.receipt, { reason: 'X', message: 'x' });
         // act
         const q = await h.reopen();
         const before = await q.receive(C, 10, 0);
         for (const rk of before) await q.ack(C, rk.receipt);
-        await h.advance(61_000);
+        await h.advance(3_100);
         const after = await q.receive(C, 10, 0);
         // assert
         assert.deepEqual(before.map((rk) => rk.message.key), ['ns/d'], 'the untouched key is there at once');

@@ -12,19 +12,30 @@ let n = 0;
 
 /** Fresh queues per test (unique prefix); time is real, so `advance` waits and runs the forwarder. */
 async function harness(opts: HarnessOptions): Promise<QueueHarness> {
-  const queue = new SqsKeyQueue({
-    client: sqs.client(),
-    prefix: `t${n++}-${process.pid}`,
-    ...(opts.retry ? { retry: opts.retry } : {}),
-    ...(opts.visibilityTimeoutMs ? { visibilityTimeoutSeconds: Math.ceil(opts.visibilityTimeoutMs / 1000) } : {}),
-  });
+  const prefix = `t${n++}-${process.pid}`;
+  const open = () =>
+    new SqsKeyQueue({
+      client: sqs.client(),
+      prefix,
+      ...(opts.retry ? { retry: opts.retry } : {}),
+      ...(opts.visibilityTimeoutMs ? { visibilityTimeoutSeconds: Math.ceil(opts.visibilityTimeoutMs / 1000) } : {}),
+    });
+  let queue = open();
   await queue.ensureQueues();
   return {
-    queue,
+    get queue() {
+      return queue;
+    },
     sendRaw: (controller, body) => queue.sendRaw(controller, body),
     advance: async (ms) => {
       await new Promise((r) => setTimeout(r, ms));
       await queue.pumpTimers();
+    },
+    // A restarted process: a new client on the same queues, knowing nothing of the old receipts.
+    reopen: async () => {
+      await queue.close();
+      queue = open();
+      return queue;
     },
     caps: { coalescesWaiting: false, ageOfVisible: false },
     close: () => queue.close(),
