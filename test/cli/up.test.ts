@@ -40,3 +40,18 @@ test('up --kubeconfig naming a missing file: a clear error naming it, exit 2', (
   assert.equal(r.status, 2);
   assert.match(r.stderr, /nope\.yaml/);
 });
+
+test('up --examples with a broken manifest: one line naming the file, exit 2, nothing left running', async () => {
+  // arrange
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const dir = join(dataDir, 'broken');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'bad.yaml'), 'apiVersion: v1\nkind: [unclosed\n');
+  // act
+  const r = up('--sandbox', '--examples', dir, '--data-dir', dataDir, '--no-dashboard');
+  // assert
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /bad\.yaml/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.doesNotMatch(r.stdout, /cluster: sandbox/, 'the sandbox never started');
+});

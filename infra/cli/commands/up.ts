@@ -2,7 +2,7 @@
  * `virt-reconciler up` (what `npm start` runs): relay + functions in one process over the
  * embedded queue and table, against a kubeconfig cluster (given or found) or else the sandbox.
  */
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../../shared/kube/config.ts';
@@ -14,7 +14,17 @@ import { formatSnapshot, snapshot } from '../../local/progress.ts';
 import { RecentErrors } from '../../local/dashboard/recent-errors.ts';
 import { DEFAULT_DASHBOARD_PORT, startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
+import { InvalidInputError } from '../../../shared/errors.ts';
 import { CliError, intFlag, parseFlags, type Command } from '../command.ts';
+
+function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
+  try {
+    return readManifests(dir);
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw new CliError(err.message);
+    throw err;
+  }
+}
 
 const HELP = `usage: virt-reconciler up [flags]
 
@@ -62,9 +72,20 @@ export const command: Command = {
     if (values.examples && !existsSync(values.examples)) throw new CliError(`--examples: no such folder '${values.examples}'`);
 
     // The cluster: given, found, or our own sandbox.
+    const useKubeconfig = Boolean(values.kubeconfig || (!values.sandbox && (process.env.KUBECONFIG || existsSync(join(process.env.HOME ?? '', '.kube', 'config')))));
+    // Read (and so validate) the manifests before starting anything: a broken file is a one-line
+    // error, not a half-started runtime.
+    const exampleDir = values['no-examples'] ? undefined : (values.examples ?? (useKubeconfig ? undefined : 'examples'));
+    const manifests = exampleDir && existsSync(exampleDir) ? readManifestsOrExplain(exampleDir) : [];
+    try {
+      mkdirSync(dataDir, { recursive: true });
+    } catch (err) {
+      throw new CliError(`--data-dir: cannot create '${dataDir}': ${err instanceof Error ? err.message : String(err)}`);
+    }
+
     let kubeConfig: KubeConfig;
     let sandbox: Sandbox | undefined;
-    if (values.kubeconfig || (!values.sandbox && (process.env.KUBECONFIG || existsSync(join(process.env.HOME ?? '', '.kube', 'config'))))) {
+    if (useKubeconfig) {
       try {
         const loaded = loadKubeConfig(values.kubeconfig ? { file: values.kubeconfig } : {});
         kubeConfig = loaded.kubeConfig;
@@ -80,8 +101,6 @@ export const command: Command = {
 
     const logStream = values['log-stderr'] ? undefined : createWriteStream(join(dataDir, 'virt-reconciler.log'), { flags: 'a' });
     const dbPath = join(dataDir, 'virt-reconciler.db');
-    const { mkdirSync } = await import('node:fs');
-    mkdirSync(dataDir, { recursive: true });
     // Every line also goes to the dashboard's "recent errors" (it keeps only warn/error lines).
     const recentErrors = new RecentErrors();
     const log = jsonLogger({}, {
@@ -95,11 +114,15 @@ export const command: Command = {
     rt.start();
     process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
 
-    const exampleDir = values['no-examples'] ? undefined : (values.examples ?? (sandbox ? 'examples' : undefined));
     let exampleVmis: string[] = [];
-    if (exampleDir && existsSync(exampleDir)) {
-      const manifests = readManifests(exampleDir);
-      await applyManifests(kubeConfig, manifests);
+    if (manifests.length > 0) {
+      try {
+        await applyManifests(kubeConfig, manifests);
+      } catch (err) {
+        await rt.stop();
+        await sandbox?.stop();
+        throw new CliError(`applying ${exampleDir}/: ${err instanceof Error ? err.message : String(err)}`, 1);
+      }
       // A running VM's VMI carries the VM's name: wait for it as for the VMIs themselves.
       const runs = (m: { object: { kind?: string; spec?: unknown } }) => {
         if (m.object.kind === 'VirtualMachineInstance') return true;
