@@ -61,7 +61,12 @@ interface DeadRow {
   last_failure_at: number;
 }
 
-const POLL_MS = 50;
+/**
+ * Longest sleep of an idle receiver. In-process senders wake receivers at once, and a receiver
+ * sleeps only until the next due time it knows of (a retry's backoff, a timer, a lease expiry);
+ * this cap bounds how late it sees work written by another process (e.g. `replay` from the CLI).
+ */
+const MAX_IDLE_MS = 1000;
 
 /** {@link KeyQueue} over SQLite. */
 export class SqliteKeyQueue implements KeyQueue {
@@ -71,8 +76,8 @@ export class SqliteKeyQueue implements KeyQueue {
   private readonly visibilityMs: number;
   private readonly dedupMs: number;
   private readonly now: () => number;
-  /** Wakes in-process receivers on send; other processes are seen by polling. */
-  private readonly wakers = new Set<() => void>();
+  /** Sleeping in-process receivers, per controller: woken when work for them appears. */
+  private readonly wakers = new Map<Controller, Set<() => void>>();
   private readonly statements = new Map<string, StatementSync>();
   private closed = false;
 
@@ -98,6 +103,7 @@ export class SqliteKeyQueue implements KeyQueue {
     // Validate at the edge: a sender bug is reported to the sender, not stored.
     const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
     const now = this.now();
+    const added = new Map<Controller, number>();
     inWriteTransaction(this.db, () => {
       this.sql('DELETE FROM queue_dedup WHERE expires_at <= ?').run(now);
       const claim = this.sql(
@@ -107,9 +113,11 @@ export class SqliteKeyQueue implements KeyQueue {
       for (const m of checked) {
         if (claim.run(m.controller, dedupId(m), now + this.dedupMs).changes === 0) continue; // exact duplicate
         this.enqueue(m.controller, m.key, JSON.stringify(m), now);
+        added.set(m.controller, (added.get(m.controller) ?? 0) + 1);
       }
     });
-    this.wake();
+    // One receiver per new key: waking every receiver on every send is a thundering herd.
+    for (const [controller, n] of added) this.wake(controller, n);
   }
 
   /**
@@ -124,7 +132,7 @@ export class SqliteKeyQueue implements KeyQueue {
       // malformed: its own row, never coalesced with a real key
     }
     inWriteTransaction(this.db, () => this.enqueue(controller, key, body, this.now()));
-    this.wake();
+    this.wake(controller, 1);
   }
 
   async receive(controller: Controller, max: number, waitMs: number): Promise<ReceivedKey[]> {
@@ -132,14 +140,16 @@ export class SqliteKeyQueue implements KeyQueue {
     for (;;) {
       const got = inWriteTransaction(this.db, () => this.claim(controller, max, this.now()));
       if (got.length > 0 || this.closed || Date.now() >= deadline) return got;
-      await this.sleep(Math.min(POLL_MS, deadline - Date.now()));
+      await this.sleep(controller, Math.min(this.untilDue(controller), deadline - Date.now()));
     }
   }
 
-  async ack(_controller: Controller, receipt: string): Promise<void> {
+  async ack(controller: Controller, receipt: string): Promise<void> {
     const { id, token } = parseReceipt(receipt);
     // A stale receipt (lease expired, key handed to someone else) matches nothing: a no-op.
     this.sql(`DELETE FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`).run(id, token);
+    // Newer events for this key may have been waiting behind it.
+    this.wake(controller, 1);
   }
 
   async retryLater(
@@ -160,7 +170,7 @@ export class SqliteKeyQueue implements KeyQueue {
       this.release(controller, row, { failures, firstFailureAt: row.first_failure_at ?? now, visibleAt: now + delayMs });
       return { deadLettered: false, delayMs };
     });
-    this.wake();
+    this.wake(controller, 1);
     return out;
   }
 
@@ -177,7 +187,7 @@ export class SqliteKeyQueue implements KeyQueue {
         .run(controller, row.key, row.body, this.now() + Math.max(0, seconds) * 1000);
       this.sql('DELETE FROM queue_items WHERE id = ?').run(row.id);
     });
-    this.wake();
+    this.wake(controller, 1);
   }
 
   async deadLetter(controller: Controller, receipt: string, failure: { reason: string; message: string }): Promise<void> {
@@ -185,7 +195,7 @@ export class SqliteKeyQueue implements KeyQueue {
       const row = this.inflight(receipt);
       if (row !== undefined) this.bury(controller, row, failure, row.failures + 1, this.now());
     });
-    this.wake();
+    this.wake(controller, 1);
   }
 
   async depth(controller: Controller): Promise<QueueDepth> {
@@ -372,19 +382,39 @@ export class SqliteKeyQueue implements KeyQueue {
     return st;
   }
 
-  private wake(): void {
-    for (const w of this.wakers) w();
+  /** Wakes up to `n` sleeping receivers of `controller` (every receiver when no controller is named). */
+  private wake(controller?: Controller, n = Infinity): void {
+    const sets = controller === undefined ? [...this.wakers.values()] : [this.wakers.get(controller)].filter((x) => x !== undefined);
+    for (const set of sets) {
+      for (const w of [...set]) {
+        if (n-- <= 0) return;
+        w();
+      }
+    }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Milliseconds until this controller's next known due time (backoff, timer, lease), capped. */
+  private untilDue(controller: Controller): number {
+    const now = this.now();
+    const r = this.sql(
+      `SELECT min(t) AS t FROM (
+         SELECT min(visible_at) AS t FROM queue_items WHERE controller = $c AND visible_at > $now
+         UNION ALL SELECT min(fire_at) FROM queue_timers WHERE controller = $c)`,
+    ).get({ c: controller, now }) as { t: number | null };
+    return r.t === null ? MAX_IDLE_MS : Math.max(1, Math.min(MAX_IDLE_MS, r.t - now));
+  }
+
+  private sleep(controller: Controller, ms: number): Promise<void> {
     return new Promise((resolve) => {
+      let set = this.wakers.get(controller);
+      if (!set) this.wakers.set(controller, (set = new Set()));
       const done = (): void => {
         clearTimeout(timer);
-        this.wakers.delete(done);
+        set.delete(done);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
-      this.wakers.add(done);
+      set.add(done);
     });
   }
 }

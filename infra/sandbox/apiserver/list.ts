@@ -73,7 +73,8 @@ export function listObjects(store: Store, res: ResourceInfo, namespace: string |
     const at = readRv(store, p.resourceVersion, p.resourceVersionMatch);
     snapshotRv = at.rv;
     if (at.exact && at.rv < store.oldestRv()) throw expired(at.rv, store.oldestRv());
-    items = at.exact ? store.scanAt(res, namespace, at.rv) : store.scan(res, namespace);
+    const selected = (o: KubeObject) => label.matches(o.metadata.labels) && field.matches(o);
+    items = at.exact ? store.scanAt(res, namespace, at.rv) : store.scan(res, namespace, selected);
   }
   const matching = items.filter((o) => (!after || keyOf(o) > after) && label.matches(o.metadata.labels) && field.matches(o));
   const limit = p.limit && p.limit > 0 ? p.limit : undefined;

@@ -82,10 +82,14 @@ export class Store {
   }
 
   /** Stored objects (not copies) of a resource, optionally one namespace, in key order. */
-  scan(res: ResourceInfo, ns?: string): KubeObject[] {
-    const out: KubeObject[] = [];
-    for (const o of this.bucket(res).values()) if (!ns || o.metadata.namespace === ns) out.push(o);
-    return out.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name!) < objectKey(b.metadata.namespace, b.metadata.name!) ? -1 : 1));
+  scan(res: ResourceInfo, ns?: string, keep?: (o: KubeObject) => boolean): KubeObject[] {
+    // Filter first, then sort only what is kept: a label-selected list of a few pods must not pay
+    // for sorting every pod in the namespace.
+    const out: { k: string; o: KubeObject }[] = [];
+    for (const o of this.bucket(res).values()) {
+      if ((!ns || o.metadata.namespace === ns) && (!keep || keep(o))) out.push({ k: objectKey(o.metadata.namespace, o.metadata.name!), o });
+    }
+    return out.sort((a, b) => (a.k < b.k ? -1 : 1)).map((e) => e.o);
   }
 
   /** The objects of a resource as they were at `rv` (410 when history no longer reaches it). */
