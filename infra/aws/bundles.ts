@@ -1,7 +1,6 @@
 /**
  * Where each Lambda's code comes from: `dist/<name>` as scripts/build.ts writes it. A missing
- * bundle (its entry not written yet) is replaced by a placeholder that fails every invocation,
- * with a synth warning, so the stack still synthesises; `strict` makes it an error instead.
+ * bundle is an error naming the build command: the stack never deploys code it does not have.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,19 +9,15 @@ import { join } from 'node:path';
 export const LAMBDA_BUNDLES = ['vmi', 'vm', 'migration', 'timer-forwarder'] as const;
 export type LambdaBundle = (typeof LAMBDA_BUNDLES)[number];
 
-export const PLACEHOLDER_DIR = join(import.meta.dirname, 'placeholder');
-
 export interface ResolvedBundle {
   readonly dir: string;
-  readonly placeholder: boolean;
 }
 
-/** Resolves `<distDir>/<name>`; missing → the placeholder (or throws when `strict`). */
-export function bundleResolver(distDir: string, strict: boolean): (name: LambdaBundle) => ResolvedBundle {
+/** Resolves `<distDir>/<name>`; a missing bundle throws, naming the command that builds it. */
+export function bundleResolver(distDir: string): (name: LambdaBundle) => ResolvedBundle {
   return (name) => {
     const dir = join(distDir, name);
-    if (existsSync(join(dir, 'index.mjs'))) return { dir, placeholder: false };
-    if (strict) throw new Error(`bundle ${dir}/index.mjs is missing: run \`npm run build -- --strict\` first`);
-    return { dir: PLACEHOLDER_DIR, placeholder: true };
+    if (!existsSync(join(dir, 'index.mjs'))) throw new Error(`bundle ${dir}/index.mjs is missing: run \`npm run build -- --strict\` first`);
+    return { dir };
   };
 }

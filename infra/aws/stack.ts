@@ -33,11 +33,7 @@ export class ReconcilerStack extends Stack {
   constructor(scope: Construct, id: string, props: ReconcilerStackProps) {
     super(scope, id, props);
     const s = props.settings;
-    const asset = (name: LambdaBundle): string => {
-      const b = props.bundle(name);
-      if (b.placeholder) Annotations.of(this).addWarningV2(`virt-reconciler:bundle-${name}`, `dist/${name} is missing: the ${name} function is a placeholder that fails every invocation. Run \`npm run build\`.`);
-      return b.dir;
-    };
+    const asset = (name: LambdaBundle): string => props.bundle(name).dir;
     const plan = planConcurrency(s.budget, s.batchSize);
     if (plan.overBudget) {
       Annotations.of(this).addWarningV2(

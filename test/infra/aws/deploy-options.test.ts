@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Match } from 'aws-cdk-lib/assertions';
-import { bundleResolver, PLACEHOLDER_DIR } from '../../../infra/aws/bundles.ts';
+import { bundleResolver } from '../../../infra/aws/bundles.ts';
 import { planConcurrency, readSettings } from '../../../infra/aws/settings.ts';
 import { buildBundles } from '../../../scripts/build.ts';
 import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
@@ -51,7 +51,7 @@ describe('cluster access and VPC placement', () => {
     cleanup.push(dist);
     const ctx = { clusterName: 'prod', clusterEndpoint: 'https://ABC.gr7.us-east-1.eks.amazonaws.com', clusterCaData: 'Q0E=' };
     // act
-    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist, true) });
+    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist) });
     // assert
     template.resourceCountIs('AWS::EKS::AccessEntry', 3);
     template.hasResourceProperties('AWS::EKS::AccessEntry', { ClusterName: 'prod', Type: 'STANDARD', Username: 'virt-reconciler:vmi', KubernetesGroups: ['virt-reconciler:functions'] });
@@ -68,7 +68,7 @@ describe('cluster access and VPC placement', () => {
     const dist = fixtureDist();
     cleanup.push(dist);
     const ctx = { vpcId: 'vpc-1', subnetIds: 'subnet-a,subnet-b', securityGroupIds: 'sg-1', availabilityZones: 'us-east-1a,us-east-1b' };
-    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist, true) });
+    const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist) });
     template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'virt-reconciler-vm', VpcConfig: { SubnetIds: ['subnet-a', 'subnet-b'], SecurityGroupIds: ['sg-1'] } });
     const roles = resourcesOf(template, 'AWS::IAM::Role');
     for (const r of roles.filter((x) => !x.id.startsWith('Relay'))) assert.match(JSON.stringify(r.props.ManagedPolicyArns), /AWSLambdaVPCAccessExecutionRole/);
@@ -76,24 +76,21 @@ describe('cluster access and VPC placement', () => {
 });
 
 describe('bundles', () => {
-  test('missing bundle: placeholder + synth warning; strict: error naming npm run build', () => {
+  test('a missing bundle stops the synth with an error naming npm run build (never deploys code it lacks)', () => {
     const empty = mkdtempSync(join(tmpdir(), 'vr-empty-dist-'));
     cleanup.push(empty);
-    assert.deepEqual(bundleResolver(empty, false)('vmi'), { dir: PLACEHOLDER_DIR, placeholder: true });
-    assert.throws(() => bundleResolver(empty, true)('vmi'), /npm run build/);
-    const { stack } = buildStack({ bundle: bundleResolver(empty, false) });
-    const warnings = stack.node.metadata.filter((m) => m.type === 'aws:cdk:warning').map((m) => String(m.data));
-    assert.ok(warnings.some((w) => w.includes('dist/vmi is missing')), `warnings: ${warnings.join(' | ')}`);
+    assert.throws(() => bundleResolver(empty)('vmi'), /vmi\/index\.mjs is missing: run `npm run build/);
+    assert.throws(() => buildStack({ bundle: bundleResolver(empty) }), /npm run build/);
   });
 
-  test('real esbuild bundles: the timer forwarder (and every handler that exists) is staged as the function asset, byte for byte', async () => {
+  test('real esbuild bundles: every Lambda bundle is staged as its function asset, byte for byte', async () => {
     // arrange
     const out = mkdtempSync(join(tmpdir(), 'vr-dist-'));
     cleanup.push(out);
     const built = await buildBundles({ outDir: out, only: ['vmi', 'vm', 'migration', 'timer-forwarder'], log: () => {} });
-    assert.ok(built.built.some((b) => b.name === 'timer-forwarder'), 'shared/queue/timer-forwarder.ts exists, so its bundle must build');
+    assert.deepEqual(built.built.map((b) => b.name).sort(), ['migration', 'timer-forwarder', 'vm', 'vmi'], 'every Lambda entry exists and builds');
     // act
-    const { app, template } = buildStack({ bundle: bundleResolver(out, false) });
+    const { app, template } = buildStack({ bundle: bundleResolver(out) });
     const assembly = app.synth();
     // assert
     for (const b of built.built) {
@@ -115,7 +112,7 @@ describe('CloudFormation validation (built-in, on)', () => {
     const dist = fixtureDist();
     cleanup.push(dist);
     // act / assert: synth throws if a rule fails (validateAgainstDefaultRules turns warnings into errors)
-    const { app } = buildStack({ bundle: bundleResolver(dist, true), validation: true, context: { '@aws-cdk/core:validateAgainstDefaultRules': true } });
+    const { app } = buildStack({ bundle: bundleResolver(dist), validation: true, context: { '@aws-cdk/core:validateAgainstDefaultRules': true } });
     assert.doesNotThrow(() => app.synth());
   });
 

@@ -11,7 +11,7 @@ let dist = '';
 let template: Template;
 before(() => {
   dist = fixtureDist();
-  template = buildStack({ bundle: bundleResolver(dist, true) }).template;
+  template = buildStack({ bundle: bundleResolver(dist) }).template;
 });
 after(() => {
   rmSync(dist, { recursive: true, force: true });
