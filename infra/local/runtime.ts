@@ -22,6 +22,7 @@ import { vmiController } from '../../functions/vmi/controller.ts';
 import { vmController } from '../../functions/vm/controller.ts';
 import { migrationController } from '../../functions/migration/controller.ts';
 import { cachedPolicySource } from '../../functions/migration/policy-source.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { WorkerPool } from './workers.ts';
 
 export interface LocalRuntimeOptions {
@@ -53,15 +54,17 @@ export class LocalRuntime {
   readonly #db: DatabaseSync;
   readonly #opts: LocalRuntimeOptions;
   #sweeper: NodeJS.Timeout | undefined;
+  readonly #checkpointer: Checkpointer | undefined;
 
   constructor(opts: LocalRuntimeOptions) {
     this.#opts = opts;
     if (opts.dbPath !== ':memory:') mkdirSync(dirname(opts.dbPath), { recursive: true });
     this.#db = new DatabaseSync(opts.dbPath);
-    // WAL + NORMAL: no fsync per commit, a crash loses nothing committed. Checkpoints (which do
-    // fsync, and stall the event loop while they run) every ~40 MB instead of every 4 MB: measured
-    // to take the tail off event → pod latency (docs/benchmarks.md).
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = 10000;');
+    // WAL + NORMAL: no fsync per commit, and a crash loses nothing committed. Checkpoints fsync
+    // and would stall the event loop: a worker thread runs them instead (checkpointer.ts).
+    const onDisk = opts.dbPath !== ':memory:';
+    this.#db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;${onDisk ? ' PRAGMA wal_autocheckpoint = 0;' : ''}`);
+    this.#checkpointer = onDisk ? new Checkpointer(opts.dbPath) : undefined;
     this.queue = new SqliteKeyQueue({ db: this.#db, retry: opts.retry ?? DEFAULT_RETRY, ...(opts.visibilityTimeoutMs ? { visibilityTimeoutMs: opts.visibilityTimeoutMs } : {}) });
     this.state = openSqliteState({ db: this.#db });
     this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
@@ -103,5 +106,6 @@ export class LocalRuntime {
     await this.queue.close();
     await this.state.close();
     this.#db.close();
+    await this.#checkpointer?.stop();
   }
 }
