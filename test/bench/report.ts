@@ -69,7 +69,10 @@ export function summaryRows(results: Json): Row[] {
     row('duplicate launcher pods (both runs)', sumDefined(num(e2e, 'latency.serverless.duplicatePods'), num(e2e, 'throughput.serverless.duplicatePods')), '', '0', (v) => v === 0),
   ];
   for (const [name, f] of Object.entries((at(bundles, 'functions') as Record<string, Json> | undefined) ?? {})) {
-    rows.push(row(`bundle ${name} (minified)`, kb(num(f, 'bytes')), ' KB', '≤ 1000 KB', (v) => v <= 1000));
+    // The target is per Lambda function; the relay (a container) and the CLI are reported, not judged.
+    const lambda = num(f, 'coldImportMedianMs') !== undefined;
+    if (lambda) rows.push(row(`bundle ${name} (minified)`, kb(num(f, 'bytes')), ' KB', '≤ 1000 KB', (v) => v <= 1000));
+    else rows.push({ figure: `bundle ${name} (minified; not a Lambda function)`, measured: `${kb(num(f, 'bytes'))} KB`, target: '–', met: undefined });
     if (num(f, 'coldImportMedianMs') !== undefined) rows.push(row(`cold import ${name} (median)`, num(f, 'coldImportMedianMs'), ' ms', '≤ 150 ms', (v) => v <= 150));
   }
   rows.push(row(`relay memory per watched object (${num(relay, 'watched') ?? '?'} objects)`, num(relay, 'perObjectKB'), ' KB', '≤ 20 KB', (v) => v <= 20));
