@@ -103,7 +103,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const server = createServer(
     createHandler({ core, hub, counters, faults, audit, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
   );
-  server.keepAliveTimeout = 65_000;
+  // client-node builds a new undici dispatcher for every request, so its connections are never
+  // reused; each would stay open until undici's 4 s idle timeout, i.e. thousands of sockets (and
+  // EMFILE) under a burst. Closing idle connections after 500 ms keeps that bounded; clients that
+  // do pool connections (shared/kube/http-client.ts) reconnect when they find one closed.
+  server.keepAliveTimeout = 500;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
