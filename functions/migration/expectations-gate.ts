@@ -5,7 +5,7 @@
  * deletion once the pod is gone or terminating. A read that may lag gets one quorum re-read.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired } from '../../shared/state/port.ts';
+import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
 import { podKey } from '../vmi/pods.ts';
 import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 
@@ -18,7 +18,7 @@ export type Gate = { readonly kind: 'pass'; readonly fresh: boolean } | { readon
 export async function podExpectationsGate(key: string, targetPods: readonly V1Pod[], reread: () => Promise<readonly V1Pod[]>, deps: MigrationDeps): Promise<Gate> {
   const now = deps.now();
   const record = await deps.expectations.get(POD_EXPECTATIONS, key);
-  if (!record || isExpectationExpired(record, now) || (record.add <= 0 && record.del <= 0)) return { kind: 'pass', fresh: false };
+  if (!record || isExpectationSatisfied(record, now)) return { kind: 'pass', fresh: false };
 
   const lower = async (pods: readonly V1Pod[]): Promise<boolean> => {
     if (record.add > 0 && pods.length > 0) await deps.expectations.creationObserved(POD_EXPECTATIONS, key);

@@ -9,7 +9,7 @@ import { InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired } from '../../shared/state/port.ts';
+import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
@@ -113,7 +113,7 @@ type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: num
 async function expectationsGate(key: string, observed: Observed, deps: VmiDeps): Promise<Gate> {
   const now = deps.now();
   const record = await deps.expectations.get(POD_EXPECTATIONS, key);
-  if (!record || isExpectationExpired(record, now) || (record.add <= 0 && record.del <= 0)) return { kind: 'pass' };
+  if (!record || isExpectationSatisfied(record, now)) return { kind: 'pass' };
 
   const lower = async (o: Observed): Promise<boolean> => {
     if (record.add > 0 && o.pods.length > 0) {

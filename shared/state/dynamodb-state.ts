@@ -27,7 +27,7 @@ import { call, expectationKey, failureKey, isConditionFailed, STATE_TABLE_ENV, t
 import {
   EXPECTATIONS_TIMEOUT_MS,
   FAILURE_COUNT_TTL_MS,
-  isExpectationExpired,
+  isExpectationSatisfied,
   type ExpectationRecord,
   type Expectations,
   type FailureCounts,
@@ -169,7 +169,7 @@ function dynamoExpectations(doc: DynamoDBDocumentClient, tableName: string): Exp
     async satisfied(scope, key, now) {
       check(scope, key);
       const record = await read(scope, key);
-      return record === undefined || (record.add <= 0 && record.del <= 0) || isExpectationExpired(record, now);
+      return isExpectationSatisfied(record, now);
     },
     async get(scope, key) {
       check(scope, key);

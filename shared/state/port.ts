@@ -26,6 +26,14 @@ export function isExpectationExpired(record: Pick<ExpectationRecord, 'setAt'>, n
 }
 
 /**
+ * KubeVirt's `SatisfiedExpectations`: no record, nothing left to observe, or expired. The one rule
+ * both stores and every expectations gate apply.
+ */
+export function isExpectationSatisfied(record: Pick<ExpectationRecord, 'add' | 'del' | 'setAt'> | undefined, now: number): boolean {
+  return record === undefined || (record.add <= 0 && record.del <= 0) || isExpectationExpired(record, now);
+}
+
+/**
  * A failure count idle (no increment) for longer than this reads as 0 and is garbage-collected:
  * a key deleted while failing never gets its `reset`, and must not leak a row forever.
  */

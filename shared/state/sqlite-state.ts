@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import {
   EXPECTATIONS_TIMEOUT_MS,
   FAILURE_COUNT_TTL_MS,
-  isExpectationExpired,
+  isExpectationSatisfied,
   type ExpectationRecord,
   type Expectations,
   type FailureCounts,
@@ -179,7 +179,7 @@ function sqliteExpectations(db: DatabaseSync): Expectations {
     async satisfied(scope, key, now) {
       check(scope, key);
       const record = read(scope, key);
-      return record === undefined || (record.add <= 0 && record.del <= 0) || isExpectationExpired(record, now);
+      return isExpectationSatisfied(record, now);
     },
     async get(scope, key) {
       check(scope, key);
