@@ -25,7 +25,7 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const cacheDir = process.env.DYNAMODB_LOCAL_DIR ?? join(projectRoot, '.cache', 'dynamodb-local');
 export const emulatorDir = join(cacheDir, 'emulator');
 export const jarPath = join(emulatorDir, 'DynamoDBLocal.jar');
-export const INSTALL_HINT = 'run `npx node scripts/dynamodb-local.ts install` (needs Java 17+ on PATH, e.g. apt-get install openjdk-17-jre-headless)';
+export const INSTALL_HINT = '`npm test` installs it by itself, or run `npx node scripts/dynamodb-local.ts install` (needs Java 17+ on PATH, e.g. apt-get install openjdk-17-jre-headless)';
 
 /** Why DynamoDB Local cannot start here, or undefined when it can. */
 export function missingPrerequisite(): string | undefined {

@@ -1,24 +1,42 @@
 /**
- * `npm test` after the typecheck: runs every `test/**\/*.test.ts` file with node's test runner.
- * Fails when it finds no test file, so CI can never go green on "ran no test".
+ * `npm test` after the typecheck: checks and installs what the tests need
+ * (scripts/test-prerequisites.ts), then runs every `test/**\/*.test.ts` file with node's test
+ * runner. Fails when it finds no test file, so CI can never go green on "ran no test".
  * Extra arguments are passed on: `npm test -- test/template` runs one folder.
  */
 import { spawnSync } from 'node:child_process';
 import { globSync } from 'node:fs';
+import { ensureTestPrerequisites } from './test-prerequisites.ts';
 
-const args = process.argv.slice(2);
-const filters = args.filter((a) => !a.startsWith('-'));
-const flags = args.filter((a) => a.startsWith('-'));
-const files = globSync('test/**/*.test.ts')
-  .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))
-  .sort();
-if (files.length === 0) {
-  process.stderr.write(`no test files matched ${filters.join(' ') || 'test/**/*.test.ts'}\n`);
-  process.exit(1);
+/**
+ * The test runner's flags. `--test-force-exit`: a test file ends as soon as its tests have, even
+ * when a failed set-up left a server or a child process holding its event loop open, so one broken
+ * file can never hang the run (before, a failed `before()` held the run until the 5-minute timeout).
+ */
+export const TEST_RUNNER_FLAGS = ['--test', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit'] as const;
+
+function main(args: readonly string[]): number {
+  const filters = args.filter((a) => !a.startsWith('-'));
+  const flags = args.filter((a) => a.startsWith('-'));
+  const files = globSync('test/**/*.test.ts')
+    .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))
+    .sort();
+  if (files.length === 0) {
+    process.stderr.write(`no test files matched ${filters.join(' ') || 'test/**/*.test.ts'}\n`);
+    return 1;
+  }
+  try {
+    ensureTestPrerequisites();
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    // The whole suite stops here; a chosen subset runs on (its files may need none of it).
+    if (filters.length === 0) return 1;
+  }
+  const result = spawnSync(process.execPath, [...TEST_RUNNER_FLAGS, ...flags, ...files], {
+    stdio: 'inherit',
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+  return result.status ?? 1;
 }
-const result = spawnSync(
-  process.execPath,
-  ['--test', '--test-concurrency=2', '--test-timeout=300000', ...flags, ...files],
-  { stdio: 'inherit', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
-);
-process.exit(result.status ?? 1);
+
+if (import.meta.main) process.exit(main(process.argv.slice(2)));

@@ -59,7 +59,15 @@ const queueEnv: Record<string, string> = {};
 before(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'lambda-bundle-'));
   await buildBundles({ only: [...FUNCTIONS], outDir, log: () => undefined });
-  [apiServer, sqs, dynamo] = await Promise.all([startApiServer({ port: 0 }), startLocalSqs(), startDynamoDbLocal()]);
+  // Each is assigned as soon as it is up, so that after() stops whatever started even when
+  // another of them failed to (a leaked server would hold the test process open).
+  const started = await Promise.allSettled([
+    startApiServer({ port: 0 }).then((s) => (apiServer = s)),
+    startLocalSqs().then((s) => (sqs = s)),
+    startDynamoDbLocal().then((s) => (dynamo = s)),
+  ]);
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
   queue = new SqsKeyQueue({ client: sqs.client(), prefix: PREFIX });
   await queue.ensureQueues([...CONTROLLERS]);
   // fauxqs names its queues http://sqs.<region>.localhost:<port>/…, which does not resolve here;

@@ -1,8 +1,8 @@
 /**
  * One DynamoDB Local per test file: started on a free loopback port in `before()`, stopped in
- * `after()`. When Java or the emulator is missing, starting throws with the fix
- * (`npx node scripts/dynamodb-local.ts install`), so every DynamoDB test FAILS rather than
- * skipping silently — CI installs it (.ci/run).
+ * `after()`. `npm test` installs the emulator before the first file runs
+ * (scripts/test-prerequisites.ts); when Java or the emulator is missing all the same, starting
+ * throws with the fix, so every DynamoDB test FAILS rather than skipping silently.
  */
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { once } from 'node:events';
