@@ -15,6 +15,9 @@ import { createNodes, DEFAULT_NODE_SHAPE, type NodeShape } from './nodes/node-po
 import { startScheduler, type Scheduler } from './nodes/scheduler.ts';
 import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
+import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
+import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
+import { startVirtOperator } from './kubevirt/virt-operator.ts';
 
 /** The identity the node side uses (bearer token), visible in the server's counters and audit. */
 export const NODE_SIM_IDENTITY = 'node-sim';
@@ -28,6 +31,8 @@ export interface SandboxTimings {
   /** VMI deleted → domain shut down (Succeeded). Default 1000. */
   vmiShutdownMs?: number;
   migration?: Partial<MigrationTimings>;
+  /** A KubeVirt upgrade's rollout (spec.imageTag changed → Deployed again). Default 10 000. */
+  kubevirtDeployMs?: number;
 }
 
 export interface SandboxOptions {
@@ -43,6 +48,8 @@ export interface SandboxOptions {
   clock?: Clock;
   timings?: SandboxTimings;
   nodeShape?: Partial<NodeShape>;
+  /** Jitter source of the virt-handler heartbeats, in [0, 1); default Math.random. */
+  random?: () => number;
   /** Told about errors the node side recovered from (watch drops, conflicts…); default silent. */
   onError?: (what: string, err: unknown) => void;
 }
@@ -57,6 +64,10 @@ export interface Sandbox {
   scheduler: Scheduler;
   kubelet: Kubelet;
   virtHandler: VirtHandler;
+  /** virt-handler's DaemonSet, pods and heartbeats; `stopHandler(node)` is the crash fault. */
+  virtHandlers: VirtHandlerFleet;
+  /** Fault: the node is deleted and its pods force-deleted. */
+  deleteNode(name: string): Promise<void>;
   /** Stops the node side, then the API server. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -124,7 +135,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     started.push(scheduler);
     const kubelet = await startKubelet({ api, clock, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
     started.push(kubelet);
+    const virtHandlers = await startVirtHandlerFleet({ api, clock, ...(opts.random ? { random: opts.random } : {}), ...(onError ? { onError } : {}) });
+    started.push(virtHandlers);
+    started.push(await startVirtOperator({ api, clock, ...(t.kubevirtDeployMs !== undefined ? { deployMs: t.kubevirtDeployMs } : {}), ...(onError ? { onError } : {}) }));
     const virtHandler = await startVirtHandler({
+      serves: virtHandlers.serves,
       api,
       clock,
       ...(t.vmiBootMs !== undefined ? { bootMs: t.vmiBootMs } : {}),
@@ -136,7 +151,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const kubeconfigPath = opts.kubeconfigOut ?? join(await mkdtemp(join(tmpdir(), 'virt-reconciler-sandbox-')), 'kubeconfig');
     await apiServer.writeKubeconfig(kubeconfigPath);
     let stopping: Promise<void> | undefined;
-    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, stop: () => (stopping ??= stopAll()) };
+    const deleteNode = async (name: string) => {
+      await deleteNodeWithPods(api, name);
+    };
+    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

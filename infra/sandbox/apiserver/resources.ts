@@ -56,6 +56,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   r('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false, false),
   r('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false, false),
   r('apps', 'v1', 'deployments', 'Deployment', true, true, { shortNames: ['deploy'] }),
+  r('apps', 'v1', 'daemonsets', 'DaemonSet', true, true, { shortNames: ['ds'] }),
   r('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, true, { shortNames: ['pdb'] }),
   r('events.k8s.io', 'v1', 'events', 'Event', true, false, { shortNames: ['ev'] }),
   r('flowcontrol.apiserver.k8s.io', 'v1', 'flowschemas', 'FlowSchema', false, true),

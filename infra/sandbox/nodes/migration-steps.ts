@@ -120,6 +120,10 @@ export function nextMigrationStep(input: MigrationInputs): MigrationStep | undef
       nodeName: ms.targetNode,
       interfaces: input.targetInterfaces(targetPod!),
       migrationState: { completed: true, endTimestamp: nowIso },
+      // As virt-handler on the target: the evacuation mark is done with, and the launcher
+      // version is unknown until the VMI controller reads it from the new pod.
+      evacuationNodeName: null,
+      launcherContainerImageVersion: null,
     },
   };
 }

@@ -22,6 +22,8 @@ export interface VirtHandlerOptions {
   /** Simulated ms from a VMI's deletion to its domain being shut down; default 1000. */
   shutdownMs?: number;
   migration?: Partial<MigrationTimings>;
+  /** False for a node whose virt-handler is stopped (a fault): its VMIs are left alone. */
+  serves?: (nodeName: string) => boolean;
   onError?: (what: string, err: unknown) => void;
 }
 
@@ -125,7 +127,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     if (!vmi) return;
     const phase = vmi.status?.phase;
     const nodeName = vmi.status?.nodeName;
-    if (!nodeName || !nodes.get('', nodeName) || (phase !== 'Scheduled' && phase !== 'Running')) return;
+    if (!nodeName || !nodes.get('', nodeName) || opts.serves?.(nodeName) === false || (phase !== 'Scheduled' && phase !== 'Running')) return;
     const now = clock.isoNow();
     const transitions = (vmi.status?.phaseTransitionTimestamps ?? []) as unknown[];
     const finalStatus = (p: 'Succeeded' | 'Failed', reason?: string) => ({
