@@ -23,6 +23,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, TransientError } from '../errors.ts';
 import { dynamoLeases } from './dynamodb-leases.ts';
+import { dynamoTraces } from './dynamodb-traces.ts';
 import { call, expectationKey, failureKey, isConditionFailed, STATE_TABLE_ENV, ttlSeconds } from './dynamodb-table.ts';
 import {
   EXPECTATIONS_TIMEOUT_MS,
@@ -55,6 +56,7 @@ export function openDynamoDbState(options: DynamoDbStateOptions = {}): StateStor
     expectations: dynamoExpectations(doc, tableName),
     failures: dynamoFailures(doc, tableName),
     leases: dynamoLeases(doc, tableName),
+    traces: dynamoTraces(doc, tableName),
     close: async () => {
       if (owned) client.destroy();
     },

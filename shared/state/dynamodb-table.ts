@@ -7,6 +7,7 @@
  * | expectation | `exp#<scope>`       | `<key>`       | add, del, deleteKeys (string set), setAt, ttl |
  * | failures    | `fail#<scope>`      | `<key>`       | count, updatedAt, ttl                        |
  * | lease       | `lease#<counter>`   | `-`           | holders (map holder → expiresAt ms), ttl     |
+ * | trace entry | `trace#<ctl>#<key>` | `<ms>#<rand>` | e (the entry as JSON), expiresAt, ttl        |
  *
  * `ttl` is epoch seconds (the table's TTL attribute); `setAt`, `updatedAt`, `expiresAt` are
  * epoch ms compared by our own code, because DynamoDB deletes expired items lazily.
@@ -31,6 +32,8 @@ export interface ItemKey {
 export const expectationKey = (scope: string, key: string): ItemKey => ({ pk: `exp#${scope}`, sk: key });
 export const failureKey = (scope: string, key: string): ItemKey => ({ pk: `fail#${scope}`, sk: key });
 export const leaseKey = (counter: string): ItemKey => ({ pk: `lease#${counter}`, sk: '-' });
+/** The partition of one key's trace entries (sort key: start time, see dynamodb-traces.ts). */
+export const traceKeyPrefix = (controller: string, key: string): string => `trace#${controller}#${key}`;
 
 /** Epoch seconds for the `ttl` attribute: when DynamoDB may delete an item that expires at `ms`. */
 export function ttlSeconds(ms: number): number {

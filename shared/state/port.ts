@@ -7,6 +7,7 @@
  * `scope` separates the stores (KubeVirt keeps several: `vmi-pods`, `vmi-vmis`, `vm-vmis`,
  * `migration-pods`, …); `key` is the controller key (`namespace/name`).
  */
+import type { Traces } from './traces.ts';
 
 /** KubeVirt's ControllerExpectations record (reference.md §e). */
 export interface ExpectationRecord {
@@ -102,5 +103,7 @@ export interface StateStore {
   readonly expectations: Expectations;
   readonly failures: FailureCounts;
   readonly leases: Leases;
+  /** Per-key reconcile traces (./traces.ts). */
+  readonly traces: Traces;
   close(): Promise<void>;
 }

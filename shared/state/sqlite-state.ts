@@ -18,6 +18,7 @@ import {
   type Leases,
   type StateStore,
 } from './port.ts';
+import { sqliteTraces, sweepTraces, TRACES_SCHEMA } from './sqlite-traces.ts';
 import { GC_GRACE_MS, requireCount, requireName, requireTime, uniqueKeys } from './validate.ts';
 
 export interface SqliteStateOptions {
@@ -72,13 +73,14 @@ export function openSqliteState(options: SqliteStateOptions = {}): SqliteStateSt
     // NORMAL in WAL mode survives a process crash (not a power loss): enough for a local runtime.
     db.exec('PRAGMA synchronous = NORMAL');
   }
-  immediate(db, () => db.exec(SCHEMA));
+  immediate(db, () => db.exec(SCHEMA + TRACES_SCHEMA));
   let closed = false;
   return {
     db,
     expectations: sqliteExpectations(db),
     failures: sqliteFailures(db),
     leases: sqliteLeases(db),
+    traces: sqliteTraces(db, (fn) => immediate(db, fn)),
     sweep: (now) => sweep(db, now),
     close: async () => {
       if (owned && !closed) db.close();
@@ -277,6 +279,6 @@ function sweep(db: DatabaseSync, now: number): number {
     const a = db.prepare('DELETE FROM state_expectations WHERE set_at < ?').run(now - EXPECTATIONS_TIMEOUT_MS - GC_GRACE_MS);
     const b = db.prepare('DELETE FROM state_failures WHERE updated_at < ?').run(now - FAILURE_COUNT_TTL_MS);
     const c = db.prepare('DELETE FROM state_leases WHERE expires_at <= ?').run(now);
-    return Number(a.changes) + Number(b.changes) + Number(c.changes);
+    return Number(a.changes) + Number(b.changes) + Number(c.changes) + sweepTraces(db, now);
   });
 }

@@ -12,6 +12,7 @@ import type { StateStore } from '../../shared/state/port.ts';
 import type { ConformanceContext } from './conformance-support.ts';
 import { registerExpectationCases } from './conformance-expectations.ts';
 import { registerFailureAndLeaseCases } from './conformance-leases.ts';
+import { registerTraceCases } from './conformance-traces.ts';
 
 /** Opens stores on one shared storage; `close()` tears the storage down after the suite. */
 export interface StateHarness {
@@ -46,5 +47,6 @@ export function registerStateConformance(name: string, harness: () => Promise<St
 
     registerExpectationCases(ctx);
     registerFailureAndLeaseCases(ctx);
+    registerTraceCases(ctx);
   });
 }

@@ -13,7 +13,9 @@ import { Worker } from 'node:worker_threads';
 import { EXPECTATIONS_TIMEOUT_MS, FAILURE_COUNT_TTL_MS } from '../../shared/state/port.ts';
 import { openSqliteState } from '../../shared/state/sqlite-state.ts';
 import { GC_GRACE_MS } from '../../shared/state/validate.ts';
+import { TRACE_ENTRIES_PER_KEY, TRACE_TTL_MS } from '../../shared/state/traces.ts';
 import { registerStateConformance } from './conformance.ts';
+import { traceEntry } from './conformance-traces.ts';
 
 registerStateConformance('sqlite file (WAL), two connections', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'state-conformance-'));
@@ -92,7 +94,7 @@ describe('sqlite state: beyond the conformance suite', () => {
     await store.close();
     // assert
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    assert.deepEqual(tables, ['queue_messages', 'state_expectations', 'state_failures', 'state_leases']);
+    assert.deepEqual(tables, ['queue_messages', 'state_expectations', 'state_failures', 'state_leases', 'state_traces']);
     assert.equal((db.prepare('SELECT add_n FROM state_expectations').get() as { add_n: number }).add_n, 1, 'the connection is still usable');
     db.close();
   });
@@ -134,6 +136,23 @@ describe('sqlite state: beyond the conformance suite', () => {
     assert.equal(await store.failures.get('vmi', 'ns/recent'), 1);
     assert.deepEqual(await store.leases.holders('c', t0), ['live']);
     assert.equal((store.db.prepare("SELECT COUNT(*) AS n FROM state_leases WHERE counter = 'c-gone'").get() as { n: number }).n, 0);
+    await store.close();
+  });
+
+  test('traces: the table never holds more than the per-key bound, and sweep drops expired rows', async () => {
+    // arrange
+    const store = openSqliteState();
+    const t0 = 10_000_000_000;
+    const rows = (): number => (store.db.prepare('SELECT COUNT(*) AS n FROM state_traces').get() as { n: number }).n;
+    for (let i = 0; i < TRACE_ENTRIES_PER_KEY + 10; i++) await store.traces.record(traceEntry('vmi', 'ns/a', t0 + i), t0 + i);
+    await store.traces.record(traceEntry('vmi', 'ns/old', t0 - TRACE_TTL_MS), t0 - TRACE_TTL_MS);
+    // act
+    const before = rows();
+    const removed = store.sweep(t0);
+    // assert
+    assert.equal(before, TRACE_ENTRIES_PER_KEY + 1, 'pruned on every write, not by the sweep');
+    assert.equal(removed, 1);
+    assert.equal(rows(), TRACE_ENTRIES_PER_KEY);
     await store.close();
   });
 });
