@@ -82,7 +82,7 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: this.kube, metrics: this.metrics, log: opts.log, now }),
+          handle: instrumented(spec, { kube: this.kube, metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY }),
           metrics: this.metrics,
           log: opts.log,
         }),

@@ -7,11 +7,13 @@
 import { VMIS, VMS, MIGRATIONS, KUBEVIRTS, DATA_VOLUMES, PODS, PVCS, EVENTS, MIGRATION_POLICIES } from '../api/resources.ts';
 import type { KubeClient } from './client.ts';
 import type { Verb } from './errors.ts';
+import { apiWriteOf, WRITE_VERBS, type ApiWrite } from './api-write.ts';
 import { NAMESPACES, NODES } from './requests.ts';
 
-/** Counts requests by verb and plural resource. */
+/** Counts requests by verb and plural resource, and keeps the writes in order (for the reconcile's trace). */
 export class ApiCallCounter {
   readonly #counts = new Map<string, number>();
+  readonly #writes: ApiWrite[] = [];
 
   /** Records one request. */
   count(verb: Verb, resource: string): void {
@@ -31,6 +33,16 @@ export class ApiCallCounter {
     let sum = 0;
     for (const [key, n] of this.#counts) if (verbs.some((v) => key.startsWith(`${v} `))) sum += n;
     return sum;
+  }
+
+  /** Records the answer to one write. */
+  recordWrite(write: ApiWrite): void {
+    this.#writes.push(write);
+  }
+
+  /** The writes made so far, in the order they were made, with the apiserver's answers. */
+  writes(): readonly ApiWrite[] {
+    return this.#writes;
   }
 
   /** `{ "get virtualmachineinstances": 1, "list pods": 1, … }`, keys sorted. */
@@ -80,7 +92,17 @@ export function countingKubeClient(inner: KubeClient, counter: ApiCallCounter): 
     const fn = inner[method] as (...args: unknown[]) => Promise<unknown>;
     wrapped[method] = (...args: unknown[]) => {
       counter.count(verb, resource);
-      return fn.apply(inner, args);
+      if (!WRITE_VERBS.has(verb)) return fn.apply(inner, args);
+      return fn.apply(inner, args).then(
+        (result) => {
+          counter.recordWrite(apiWriteOf(verb, resource, args, { result }));
+          return result;
+        },
+        (error: unknown) => {
+          counter.recordWrite(apiWriteOf(verb, resource, args, { error }));
+          throw error;
+        },
+      );
     };
   }
   return wrapped as KubeClient;

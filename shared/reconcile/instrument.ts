@@ -1,16 +1,20 @@
 /**
  * Wraps a controller's reconcile with what every delivery needs, the same on Lambda and locally:
  * a per-reconcile API call counter, "not older than" reads from the message's cause, timing,
- * metrics with client-go / controller-runtime names, and one structured log line per reconcile.
+ * metrics with client-go / controller-runtime names, one structured log line per reconcile, and
+ * one trace entry per reconcile in the state table (issue 18) — no per-controller code.
  */
 import type { KubeClient } from '../kube/client.ts';
 import { ApiCallCounter, countingKubeClient } from '../kube/call-counter.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import type { Controller } from '../queue/message.ts';
-import type { ReceivedKey } from '../queue/port.ts';
+import { DEFAULT_RETRY, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
+import type { TraceEntry, Traces } from '../state/traces.ts';
 import { reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile } from './outcome.ts';
+import { traceEntryOf } from './trace-entry.ts';
+import { isWorkerCrash } from './worker-crash.ts';
 
 export interface ControllerSpec<D> {
   readonly controller: Controller;
@@ -24,6 +28,10 @@ export interface InstrumentOptions {
   readonly metrics: MetricsRegistry;
   readonly log: Logger;
   readonly now?: () => number;
+  /** Where each reconcile's trace entry goes; without it, none is recorded. */
+  readonly traces?: Traces;
+  /** The queue's retry policy (default DEFAULT_RETRY), to tell a last failed attempt from a retry. */
+  readonly retry?: Pick<RetryPolicy, 'maxAttempts'>;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -40,11 +48,14 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     const cause = rk.message.cause;
     opts.metrics.observe('workqueue_queue_duration_seconds', 'How long a key waited in the queue', { name: controller }, Math.max(0, started - rk.enqueuedAt) / 1000);
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
+    let result: { outcome: Outcome } | { error: unknown } | undefined;
     try {
       const outcome = await spec.reconcile(rk.message.key, deps, context(cause.resourceVersion, rk.attempt));
+      result = { outcome };
       opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
     } catch (err) {
+      result = { error: err };
       opts.log.warn('reconcile failed', { ...fields, reason: reasonOf(err), error: err instanceof Error ? err.message : String(err), apiCalls: counter.total(), ms: now() - started });
       throw err;
     } finally {
@@ -55,8 +66,21 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
         const [verb = '', resource = ''] = call.split(' ');
         opts.metrics.inc('apiserver_requests_total', 'Kubernetes API calls made by reconciles', { controller, verb, resource }, n);
       }
+      // A crashed worker leaves no trace, as a real one would not.
+      if (opts.traces && result && !('error' in result && isWorkerCrash(result.error))) {
+        await record(opts, traceEntryOf({ controller, received: rk, result, counter, startedAt: started, durationMs: seconds * 1000, retry: opts.retry ?? DEFAULT_RETRY }));
+      }
     }
   };
+}
+
+/** One table write; a failure is logged and never fails the reconcile it describes. */
+async function record(opts: InstrumentOptions, entry: TraceEntry): Promise<void> {
+  try {
+    await opts.traces?.record(entry, (opts.now ?? Date.now)());
+  } catch (err) {
+    opts.log.warn('trace not recorded', { controller: entry.controller, key: entry.key, error: err instanceof Error ? err.message : String(err) });
+  }
 }
 
 function context(resourceVersion: string, attempt: number): { minResourceVersion?: string; attempt: number } {

@@ -17,7 +17,7 @@ export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: C
   const response = await processKeyBatch(event, {
     controller,
     queue: env.queue,
-    reconcile: instrumented(spec, env),
+    reconcile: instrumented(spec, { ...env, traces: env.state.traces }),
     onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result }),
   });
   publishEmf(env.metrics, process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE);
