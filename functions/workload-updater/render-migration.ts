@@ -1,0 +1,27 @@
+/**
+ * The workload-update migration (reference node-drain-updates §3.2 step 7): generateName
+ * `kubevirt-workload-update-`, the `kubevirt.io/workloadUpdateMigration` annotation (how its
+ * creation is observed), the volume-update label when a volume update drives it, and priority
+ * user-triggered for hot-plug/volume changes, system-critical for a launcher update.
+ */
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { VOLUME_UPDATE_MIGRATION_LABEL, WORKLOAD_UPDATE_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
+import { isHotplugInProgress, isVolumeUpdateInProgress } from './classify.ts';
+
+export function renderWorkloadUpdateMigration(vmi: VirtualMachineInstance): VirtualMachineInstanceMigration {
+  const name = vmi.metadata?.name ?? '';
+  const volumes = isVolumeUpdateInProgress(vmi);
+  const change = volumes || isHotplugInProgress(vmi);
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstanceMigration',
+    metadata: {
+      generateName: 'kubevirt-workload-update-',
+      namespace: vmi.metadata?.namespace ?? '',
+      annotations: { [WORKLOAD_UPDATE_MIGRATION_ANNOTATION]: '' },
+      // A label value is at most 63 characters: long names fall back to the UID.
+      ...(volumes ? { labels: { [VOLUME_UPDATE_MIGRATION_LABEL]: name.length > 63 ? vmi.metadata?.uid ?? '' : name } } : {}),
+    },
+    spec: { vmiName: name, priority: change ? 'user-triggered' : 'system-critical' },
+  } as VirtualMachineInstanceMigration;
+}
