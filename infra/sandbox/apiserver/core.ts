@@ -3,6 +3,7 @@
  * and the scope of one request.
  */
 import type { Clock } from '../clock.ts';
+import type { OpenApiDocuments } from './openapi/documents.ts';
 import type { ResourceInfo, ResourceRegistry } from './resources.ts';
 import type { Store, WriteContext } from './store.ts';
 
@@ -10,6 +11,8 @@ import type { Store, WriteContext } from './store.ts';
 export interface Core {
   store: Store;
   registry: ResourceRegistry;
+  /** OpenAPI documents and the schema catalogue (validation, pruning, apply). */
+  openapi: OpenApiDocuments;
   clock: Clock;
   /** Remove gracefully deleted pods when their grace period expires (no kubelet needed). */
   podGraceExpiry: boolean;

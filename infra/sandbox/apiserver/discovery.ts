@@ -2,6 +2,7 @@
  * Discovery documents (`/api`, `/apis`, `/api/v1`, `/apis/{g}/{v}`) and `/version`, enough for
  * client-node's KubernetesObjectApi and kubectl-style clients.
  */
+import { compareVersions } from './crds.ts';
 import type { ResourceInfo, ResourceRegistry } from './resources.ts';
 
 const ITEM_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -12,10 +13,19 @@ export const SANDBOX_VERSION = { major: '1', minor: '33', gitVersion: 'v1.33.0-s
 function resourceEntries(res: ResourceInfo): object[] {
   const main: Record<string, unknown> = { name: res.resource, singularName: res.singular, namespaced: res.namespaced, kind: res.kind, verbs: ITEM_VERBS };
   if (res.shortNames) main.shortNames = res.shortNames;
+  if (res.categories) main.categories = res.categories;
   const out: object[] = [main];
-  if (res.status) out.push({ name: `${res.resource}/status`, singularName: '', namespaced: res.namespaced, kind: res.kind, verbs: ['get', 'patch', 'update'] });
-  for (const sub of res.subresources ?? []) {
-    out.push({ name: `${res.resource}/${sub}`, singularName: '', namespaced: res.namespaced, kind: sub === 'binding' ? 'Binding' : res.kind, verbs: sub === 'binding' ? ['create'] : ['update'] });
+  const sub = (name: string, kind: string, verbs: string[], gv?: { group: string; version: string }): void => {
+    out.push({ name: `${res.resource}/${name}`, singularName: '', namespaced: res.namespaced, ...(gv ?? {}), kind, verbs });
+  };
+  if (res.status) sub('status', res.kind, ['get', 'patch', 'update']);
+  if (res.scale) sub('scale', 'Scale', ['get', 'patch', 'update'], { group: 'autoscaling', version: 'v1' });
+  for (const name of res.subresources ?? []) {
+    // kubectl drain reads the group/version of pods/eviction from here to pick the Eviction API.
+    if (name === 'eviction') sub(name, 'Eviction', ['create'], { group: 'policy', version: 'v1' });
+    else if (name === 'binding') sub(name, 'Binding', ['create']);
+    else if (name === 'log') sub(name, res.kind, ['get']);
+    else sub(name, res.kind, ['update']);
   }
   return out;
 }
@@ -27,7 +37,7 @@ export function discovery(registry: ResourceRegistry, path: string, serverAddres
     return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
   }
   const groupOf = (group: string): object => {
-    const versions = registry.groupVersions().filter((gv) => gv.group === group).map((gv) => ({ groupVersion: `${group}/${gv.version}`, version: gv.version }));
+    const versions = registry.groupVersions().filter((gv) => gv.group === group).sort((a, b) => compareVersions(a.version, b.version)).map((gv) => ({ groupVersion: `${group}/${gv.version}`, version: gv.version }));
     return { name: group, versions, preferredVersion: versions[0] };
   };
   if (parts.length === 1 && parts[0] === 'apis') {

@@ -77,7 +77,7 @@ export class GarbageCollector {
   private pass(): boolean {
     const { store, registry } = this.core;
     const all: Entry[] = [];
-    for (const res of registry.all) for (const obj of store.scan(res)) all.push({ res, obj });
+    for (const res of registry.stored) for (const obj of store.scan(res)) all.push({ res, obj });
     const index = new Map(all.map((e) => [e.obj.metadata.uid!, e] as const));
     const dependents = new Map<string, Entry[]>();
     let changed = false;
@@ -155,7 +155,7 @@ export class GarbageCollector {
       if (!ns.metadata.deletionTimestamp) continue;
       const name = ns.metadata.name!;
       let remaining = 0;
-      for (const res of registry.all) {
+      for (const res of registry.stored) {
         if (!res.namespaced) continue;
         for (const obj of store.scan(res, name)) {
           remaining++;

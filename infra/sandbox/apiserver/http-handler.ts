@@ -11,6 +11,8 @@ import { discovery, SANDBOX_VERSION } from './discovery.ts';
 import { ApiError, badRequest, conflict, internalError, methodNotAllowed, notFound, timeout } from './errors.ts';
 import type { Faults } from './faults.ts';
 import { listObjects } from './list.ts';
+import { negotiate } from './negotiation.ts';
+import { includeObjectParam, tableEvent, toTable } from './tables/table.ts';
 import { apiVersionOf } from './resources.ts';
 import { parseRoute, unknownPath, verbOf, type Route } from './routing.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
@@ -118,6 +120,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     return;
   }
   if (path === '/version') return send(res, 200, SANDBOX_VERSION);
+  if (method === 'GET' && (path === '/openapi/v2' || path.startsWith('/openapi/v3'))) return serveOpenApi(core, path, req, res);
   const doc = method === 'GET' ? discovery(core.registry, path, deps.serverAddress()) : undefined;
   if (doc) return send(res, 200, doc);
 
@@ -150,18 +153,24 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     case 'watch':
       return serveWatch(deps, route, q, req, res);
     case 'list': {
+      const answer = negotiate(req.headers.accept, true);
       const rv = rvParam(q);
       const match = q.get('resourceVersionMatch');
       if (rv !== undefined && (match === 'NotOlderThan' || !match)) await waitForRv(core, rv, deps.tooLargeWaitMs);
       const limit = q.get('limit') ? Number(q.get('limit')) : undefined;
-      return send(res, 200, listObjects(core.store, route.res, route.namespace, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector'), limit, continueToken: q.get('continue'), resourceVersion: rv, resourceVersionMatch: match }));
+      const list = listObjects(core.store, route.res, route.namespace, { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector'), limit, continueToken: q.get('continue'), resourceVersion: rv, resourceVersionMatch: match });
+      if (answer.form === 'table') return send(res, 200, toTable(route.res, list.items, core.clock.nowMs(), includeObjectParam(q), list.metadata));
+      return send(res, 200, list);
     }
     case 'get': {
+      const answer = negotiate(req.headers.accept, !route.subresource);
       const rv = rvParam(q);
       // GET ?resourceVersion=N means "not older than N": the current state always qualifies.
       if (rv !== undefined) await waitForRv(core, rv, deps.tooLargeWaitMs);
       const obj = core.store.get(route.res, route.namespace, route.name!);
       if (!obj) throw notFound(route.res, route.name!);
+      if (!route.res.builtin) obj.apiVersion = apiVersionOf(route.res);
+      if (answer.form === 'table') return send(res, 200, toTable(route.res, [obj], core.clock.nowMs(), includeObjectParam(q), { resourceVersion: obj.metadata.resourceVersion }));
       return send(res, 200, obj);
     }
     case 'create': {
@@ -206,17 +215,32 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   }
 }
 
+/** `/openapi/v2`, `/openapi/v3` and `/openapi/v3/{api/v1 | apis/g/v}`. */
+function serveOpenApi(core: Core, path: string, req: IncomingMessage, res: ServerResponse): void {
+  negotiate(req.headers.accept);
+  if (path === '/openapi/v2') return send(res, 200, core.openapi.v2Document());
+  if (path === '/openapi/v3') return send(res, 200, core.openapi.v3Index());
+  const doc = core.openapi.v3Document(path.slice('/openapi/v3/'.length));
+  if (!doc) throw unknownPath();
+  // Documents are addressed by content hash: clients may cache them for good.
+  send(res, 200, doc, { 'Cache-Control': 'public, immutable', Expires: new Date(Date.now() + 365 * 86_400_000).toUTCString() });
+}
+
 function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
   const filter = { res: route.res, namespace: route.namespace, label: parseLabelSelector(q.get('labelSelector')), field: parseFieldSelector(q.get('fieldSelector'), route.res) };
   const raw = q.get('resourceVersion');
   const fromRv = raw === null || raw === '' || raw === '0' ? undefined : rvParam(q);
   const ts = q.get('timeoutSeconds');
+  const table = negotiate(req.headers.accept, true).form === 'table';
+  const include = includeObjectParam(q);
   const [lo, hi] = deps.watchTimeoutSeconds;
   const timeoutSec = ts ? Number(ts) : lo + Math.random() * (hi - lo);
   // Headers go out at once: client-node cannot abort a watch before it has them.
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
-  const stop = deps.hub.open(filter, { send: (e) => res.write(JSON.stringify(e) + '\n'), end: () => res.end() }, {
+  const clock = deps.core.clock;
+  const send = (e: { type: string; object: unknown }) => res.write(JSON.stringify(table ? tableEvent(route.res, e, clock.nowMs(), include) : e) + '\n');
+  const stop = deps.hub.open(filter, { send, end: () => res.end() }, {
     fromRv,
     bookmarks: q.get('allowWatchBookmarks') === 'true',
     sendInitialEvents: q.get('sendInitialEvents') === 'true',

@@ -15,6 +15,7 @@ import { RequestCounters } from './counters.ts';
 import { Faults } from './faults.ts';
 import { GarbageCollector } from './garbage-collector.ts';
 import { createHandler } from './http-handler.ts';
+import { OpenApiDocuments } from './openapi/documents.ts';
 import { sandboxKubeConfig, writeSandboxKubeconfig } from './kubeconfig.ts';
 import { ResourceRegistry } from './resources.ts';
 import { Store } from './store.ts';
@@ -84,7 +85,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const registry = new ResourceRegistry();
   const store = new Store(opts.watchHistory ?? 1000);
   let gc: GarbageCollector | undefined;
-  const core: Core = { store, registry, clock, podGraceExpiry: opts.podGraceExpiry ?? true, kickControllers: () => gc?.kick() };
+  const core: Core = { store, registry, openapi: new OpenApiDocuments(registry), clock, podGraceExpiry: opts.podGraceExpiry ?? true, kickControllers: () => gc?.kick() };
   gc = new GarbageCollector(core);
   // Every change may start a cascade (owner gone, finalizer dropped, namespace emptied).
   store.subscribe(() => gc.kick());

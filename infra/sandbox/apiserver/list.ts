@@ -54,8 +54,16 @@ export function readRv(store: Store, rv: number | undefined, match: string | nul
   return { rv: store.currentRv(), exact: false };
 }
 
+/** A `<Kind>List` answer. */
+export interface ObjectList {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, unknown>;
+  items: KubeObject[];
+}
+
 /** Builds the `<Kind>List` answer. */
-export function listObjects(store: Store, res: ResourceInfo, namespace: string | undefined, p: ListParams): object {
+export function listObjects(store: Store, res: ResourceInfo, namespace: string | undefined, p: ListParams): ObjectList {
   const label = parseLabelSelector(p.labelSelector);
   const field = parseFieldSelector(p.fieldSelector, res);
   let snapshotRv: number;
@@ -86,7 +94,7 @@ export function listObjects(store: Store, res: ResourceInfo, namespace: string |
   }
   return {
     apiVersion: apiVersionOf(res),
-    kind: `${res.kind}List`,
+    kind: res.listKind,
     metadata,
     items: page.map((o) => {
       const c = clone(o);
@@ -94,7 +102,7 @@ export function listObjects(store: Store, res: ResourceInfo, namespace: string |
       if (res.builtin) {
         delete c.apiVersion;
         delete c.kind;
-      }
+      } else c.apiVersion = apiVersionOf(res); // versions share storage: answer at the version asked
       return c;
     }),
   };

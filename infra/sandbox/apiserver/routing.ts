@@ -44,7 +44,7 @@ export function parseRoute(registry: ResourceRegistry, path: string): Route | un
   if (!res) throw unknownPath();
   if (namespace !== undefined && !res.namespaced) throw unknownPath();
   const sub = rest[2];
-  if (sub !== undefined && !(sub === 'status' && res.status) && !(res.subresources ?? []).includes(sub)) throw unknownPath();
+  if (sub !== undefined && !(sub === 'status' && res.status) && !(sub === 'scale' && res.scale) && !(res.subresources ?? []).includes(sub)) throw unknownPath();
   return { res, namespace, name: rest[1], subresource: sub };
 }
 
