@@ -3,6 +3,9 @@
  * decoding, dispatch to list/get/watch/create/update/patch/delete, and Status error answers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EvictionHooks } from './eviction.ts';
+import { readBody, send, sendError } from './http-io.ts';
+import { serveSubresource } from './subresource-handler.ts';
 import type { AuditLog } from './audit.ts';
 import type { Core, Scope } from './core.ts';
 import type { RequestCounters } from './counters.ts';
@@ -27,42 +30,12 @@ export interface HandlerDeps {
   counters: RequestCounters;
   faults: Faults;
   audit: AuditLog;
+  evictionHooks: EvictionHooks;
   /** Server-side watch timeout when the client sets none: [min, max] seconds. */
   watchTimeoutSeconds: [number, number];
   /** How long a read from a future resourceVersion waits before 504. */
   tooLargeWaitMs: number;
   serverAddress(): string;
-}
-
-const MAX_BODY = 3 * 1024 * 1024;
-
-function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, err: ApiError): void {
-  const headers: Record<string, string> = {};
-  if (err.details?.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.details.retryAfterSeconds);
-  send(res, err.code, err.toStatus(), headers);
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
-    chunks.push(c as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
-  }
 }
 
 function identityOf(req: IncomingMessage): string {
@@ -149,6 +122,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   const scope: Scope = { res: route.res, namespace: route.namespace, identity, dryRun: q.getAll('dryRun').includes('All') };
   if (route.res.namespaced && route.name !== undefined && route.namespace === undefined) throw unknownPath();
 
+  if (route.subresource && (await serveSubresource(core, deps.evictionHooks, route, verb, scope, req, res))) return;
   switch (verb) {
     case 'watch':
       return serveWatch(deps, route, q, req, res);
@@ -174,13 +148,13 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       return send(res, 200, obj);
     }
     case 'create': {
-      const body = await readBody(req);
+      const body = (await readBody(req)).value;
       if (route.subresource === 'binding') return send(res, 201, bind(deps, scope, route.name!, body));
       if (route.name !== undefined) throw methodNotAllowed();
       return send(res, 201, createObject(core, scope, body));
     }
     case 'update': {
-      const body = await readBody(req);
+      const body = (await readBody(req)).value;
       if (route.subresource === 'finalize') return send(res, 200, finalizeNamespace(deps, scope, route.name!, body));
       const out = updateObject(core, scope, route.name!, body, route.subresource);
       core.kickControllers();
@@ -188,18 +162,18 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     }
     case 'patch': {
       const contentType = req.headers['content-type'] ?? '';
-      const body = contentType.startsWith('application/apply-patch+yaml') ? undefined : await readBody(req);
+      const body = contentType.startsWith('application/apply-patch+yaml') ? undefined : (await readBody(req)).value;
       const out = patchObject(core, scope, route.name!, contentType, body, route.subresource);
       core.kickControllers();
       return send(res, 200, out);
     }
     case 'delete': {
-      const body = await readBody(req);
+      const body = (await readBody(req)).value;
       const result = deleteObject(core, scope, route.name!, parseDeleteOptions(q, body));
       return send(res, 200, deleteResponse(route.res, result));
     }
     case 'deletecollection': {
-      const body = await readBody(req);
+      const body = (await readBody(req)).value;
       const opts = parseDeleteOptions(q, body);
       const label = parseLabelSelector(q.get('labelSelector'));
       const field = parseFieldSelector(q.get('fieldSelector'), route.res);

@@ -12,6 +12,8 @@ import { createClock, type Clock } from '../clock.ts';
 import { AuditLog } from './audit.ts';
 import type { Core } from './core.ts';
 import { RequestCounters } from './counters.ts';
+import { startDisruptionController } from './disruption.ts';
+import { EvictionHooks, type EvictionHook } from './eviction.ts';
 import { Faults } from './faults.ts';
 import { GarbageCollector } from './garbage-collector.ts';
 import { createHandler } from './http-handler.ts';
@@ -26,6 +28,8 @@ export type { AuditEntry, AuditQuery, AuditLog } from './audit.ts';
 export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
 export type { FaultCode, FaultMatch, Faults } from './faults.ts';
 export type { KubeObject } from './types.ts';
+export type { EvictionHook, EvictionRequest } from './eviction.ts';
+export { ApiError } from './errors.ts';
 
 /** Options of {@link startApiServer}. */
 export interface ApiServerOptions {
@@ -64,7 +68,18 @@ export interface ApiServer {
   clock: Clock;
   /** Test hooks beyond the HTTP API. */
   control: ApiServerControl;
+  /** Admission extension points. */
+  admission: ApiServerAdmission;
   close(): Promise<void>;
+}
+
+/** Admission extension points (in-process, like compiled-in admission plugins). */
+export interface ApiServerAdmission {
+  /**
+   * Adds a hook run on every `pods/eviction` before budgets are checked; it refuses the
+   * eviction by throwing an ApiError (e.g. 429). Returns the function that removes it.
+   */
+  onEviction(hook: EvictionHook): () => void;
 }
 
 /** Test hooks. */
@@ -93,6 +108,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const hub = new WatchHub(store, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, tooLargeWaitMs, tooLargeAsGone: opts.tooLargeAsGone ?? false });
   const counters = new RequestCounters();
   const audit = new AuditLog(store, clock);
+  const evictionHooks = new EvictionHooks();
+  const stopDisruption = startDisruptionController(core);
   const faults = new Faults(() => hub.dropAll(), () => store.currentRv());
 
   const nsRes = registry.byPath('', 'v1', 'namespaces')!;
@@ -102,7 +119,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   let url = '';
   const server = createServer(
-    createHandler({ core, hub, counters, faults, audit, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
+    createHandler({ core, hub, counters, faults, audit, evictionHooks, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
   );
   // client-node builds a new undici dispatcher for every request, so its connections are never
   // reused; each would stay open until undici's 4 s idle timeout, i.e. thousands of sockets (and
@@ -130,7 +147,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       settle: () => gc.settle(),
       openWatches: () => hub.size,
     },
+    admission: { onEviction: (hook) => evictionHooks.add(hook) },
     async close() {
+      stopDisruption();
       hub.dropAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

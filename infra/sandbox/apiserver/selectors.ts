@@ -133,3 +133,21 @@ export function parseFieldSelector(raw: string | undefined | null, res: Resource
     },
   };
 }
+
+/**
+ * Whether a `metav1.LabelSelector` object (`matchLabels` + `matchExpressions`) selects `labels`.
+ * An empty selector selects everything; a missing one (undefined/null) selects nothing.
+ */
+export function selectorObjectMatches(selector: unknown, labels: Record<string, string> | undefined): boolean {
+  if (typeof selector !== 'object' || selector === null) return false;
+  const sel = selector as { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> };
+  const have = labels ?? {};
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (have[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const present = Object.hasOwn(have, e.key);
+    const inValues = present && (e.values ?? []).includes(have[e.key]!);
+    const ok = e.operator === 'In' ? inValues : e.operator === 'NotIn' ? !inValues : e.operator === 'Exists' ? present : e.operator === 'DoesNotExist' ? !present : false;
+    if (!ok) return false;
+  }
+  return true;
+}

@@ -1,0 +1,55 @@
+/**
+ * Reading request bodies and writing answers: JSON out (with Warning headers when a request
+ * earned some), JSON or protobuf (DeleteOptions, Eviction) in, 3 MiB request limit as upstream.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, badRequest } from './errors.ts';
+import { decodeProtobufBody } from './protobuf.ts';
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+/** A decoded request body; `text` is the JSON text as sent (duplicate-field checks need it). */
+export interface RequestBody {
+  value: unknown;
+  text?: string;
+}
+
+/** Sends `body` as JSON. */
+export function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Sends an ApiError as its Status body (Retry-After when it has one). */
+export function sendError(res: ServerResponse, err: ApiError): void {
+  const headers: Record<string, string> = {};
+  if (err.details?.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.details.retryAfterSeconds);
+  send(res, err.code, err.toStatus(), headers);
+}
+
+/** `299 - "message"` warning header values. */
+export function warningHeaders(warnings: readonly string[]): Record<string, string[]> {
+  return warnings.length ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {};
+}
+
+/** Reads and decodes the body: protobuf by content type, otherwise JSON (empty → undefined). */
+export async function readBody(req: IncomingMessage): Promise<RequestBody> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(c as Buffer);
+  }
+  const raw = Buffer.concat(chunks);
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/vnd.kubernetes.protobuf' && raw.length > 0) return { value: decodeProtobufBody(raw) };
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return { value: undefined };
+  try {
+    return { value: JSON.parse(text), text };
+  } catch (err) {
+    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`);
+  }
+}
