@@ -1,8 +1,9 @@
 /**
  * Node maintenance and scaling as a cluster admin types them, through the real kubectl:
  * cordon, drain of a node whose pods are covered by a PodDisruptionBudget (refused while the
- * budget would break, done once it allows), uncordon, and `kubectl scale` on a KubeVirt kind
- * with a `/scale` subresource (VirtualMachineInstanceReplicaSet).
+ * budget would break, done once it allows; `--ignore-daemonsets` for virt-handler, as KubeVirt
+ * users drain), uncordon, and `kubectl scale` on a KubeVirt kind with a `/scale` subresource
+ * (VirtualMachineInstanceReplicaSet).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -57,7 +58,7 @@ describe('kubectl node maintenance and scale', { skip: SKIP_WITHOUT_KUBECTL }, (
     assert.deepEqual(rowOf(pdb.stdout, 'web')!.slice(1, 4), ['2', 'N/A', '1']);
 
     // act: the budget allows one of node01's two pods to go
-    const refused = await cluster().kubectl(['drain', 'node01', '--force', '--timeout=8s']);
+    const refused = await cluster().kubectl(['drain', 'node01', '--ignore-daemonsets', '--force', '--timeout=8s']);
     // assert
     assert.notEqual(refused.code, 0);
     assert.match(refused.stdout, /node\/node01 cordoned/);
@@ -68,7 +69,7 @@ describe('kubectl node maintenance and scale', { skip: SKIP_WITHOUT_KUBECTL }, (
 
     // act: relax the budget; drain again
     assert.equal((await cluster().kubectl(['patch', 'pdb', 'web', '--type=merge', '-p', '{"spec":{"minAvailable":1}}'])).code, 0);
-    const drained = await cluster().kubectl(['drain', 'node01', '--force', '--timeout=60s']);
+    const drained = await cluster().kubectl(['drain', 'node01', '--ignore-daemonsets', '--force', '--timeout=60s']);
     // assert
     assert.equal(drained.code, 0, drained.stderr);
     assert.match(drained.stdout, /node\/node01 drained/);
