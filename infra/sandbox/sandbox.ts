@@ -18,6 +18,7 @@ import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
+import { startStorageAgents, type StorageAgents, type StorageAgentsOptions } from './storage/index.ts';
 
 /** The identity the node side uses (bearer token), visible in the server's counters and audit. */
 export const NODE_SIM_IDENTITY = 'node-sim';
@@ -52,6 +53,12 @@ export interface SandboxOptions {
   random?: () => number;
   /** Told about errors the node side recovered from (watch drops, conflicts…); default silent. */
   onError?: (what: string, err: unknown) => void;
+  /**
+   * Run the storage side too (CSI snapshotter, provisioner, CDI, export server, backup agent,
+   * operator CAs, virt-api subresources: storage/index.ts). Off by default: tests that play CDI
+   * by hand must not race an agent doing it.
+   */
+  storage?: boolean | StorageAgentsOptions;
 }
 
 /** A running sandbox cluster. */
@@ -68,6 +75,8 @@ export interface Sandbox {
   virtHandlers: VirtHandlerFleet;
   /** Fault: the node is deleted and its pods force-deleted. */
   deleteNode(name: string): Promise<void>;
+  /** The storage side, when `storage` was asked for. */
+  storage?: StorageAgents;
   /** Stops the node side, then the API server. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -148,13 +157,19 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       ...(onError ? { onError } : {}),
     });
     started.push(virtHandler);
+    // Storage side: a separate, optional layer over the same API (see storage/index.ts).
+    let storage: StorageAgents | undefined;
+    if (opts.storage) {
+      storage = await startStorageAgents({ api, clock, ...(onError ? { onError } : {}) }, opts.storage === true ? {} : opts.storage);
+      started.push(storage);
+    }
     const kubeconfigPath = opts.kubeconfigOut ?? join(await mkdtemp(join(tmpdir(), 'virt-reconciler-sandbox-')), 'kubeconfig');
     await apiServer.writeKubeconfig(kubeconfigPath);
     let stopping: Promise<void> | undefined;
     const deleteNode = async (name: string) => {
       await deleteNodeWithPods(api, name);
     };
-    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, stop: () => (stopping ??= stopAll()) };
+    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

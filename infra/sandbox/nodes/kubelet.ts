@@ -9,8 +9,9 @@ import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes,
 import { KeyWorker } from './key-worker.ts';
 import { isLauncherPod, launcherExit, owningVmi } from './launcher-exit.ts';
 import { finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
-import { WatchedCache } from './watched-cache.ts';
-import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
+import { missingSecretsOf, secretNamesOf } from './secret-volumes.ts';
+import { WatchedCache, type RawList } from './watched-cache.ts';
+import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
 export interface KubeletOptions {
@@ -75,6 +76,18 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     onEvent: (_event, vmi) => {
       const uid = vmi.metadata?.uid;
       for (const p of pods.list(vmi.metadata?.namespace)) if (owningVmi(p)?.uid === uid) worker.add(keyOf(p));
+    },
+  });
+
+  // A pod whose secret volumes name Secrets that do not exist yet stays in ContainerCreating
+  // (Pending), as a real kubelet keeps it; a Secret appearing wakes the pods that wait for it.
+  const secrets: WatchedCache<KubeObject> = new WatchedCache<KubeObject>({
+    kc: api.kc,
+    path: '/api/v1/secrets',
+    list: async () => plain<RawList<KubeObject>>(await api.core.listSecretForAllNamespaces({})),
+    onError: (e) => opts.onError?.('kubelet secret informer', e),
+    onEvent: (_event, secret) => {
+      for (const p of pods.list(secret.metadata?.namespace)) if (secretNamesOf(p).includes(secret.metadata?.name ?? '')) worker.add(keyOf(p));
     },
   });
 
@@ -153,6 +166,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (!node || isTerminalPhase(phase)) return;
     if (phase === 'Pending' || phase === undefined) {
       if (deletion !== undefined) return;
+      if (missingSecretsOf(pod, (n) => secrets.get(pod.metadata?.namespace ?? '', n) !== undefined).length > 0) return;
       // Containers take startupMs (simulated) from the moment this kubelet first sees the pod bound.
       let startAt = startAts.get(uid);
       if (startAt === undefined) startAts.set(uid, (startAt = clock.nowMs() + startupMs));
@@ -177,6 +191,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const worker = new KeyWorker(handle, { concurrency: 4, onError: (k, e) => opts.onError?.(`kubelet ${k}`, e) });
   await nodes.start();
   await vmis.start();
+  await secrets.start();
   await pods.start();
 
   return {
@@ -184,12 +199,12 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       const pod = plain<Pod>(await api.core.readNamespacedPod({ namespace, name }));
       await patchStatus(pod, finishedStatus(pod, phase, reason ?? (phase === 'Succeeded' ? 'Completed' : 'Error'), clock.isoNow()));
     },
-    restarts: () => pods.restarts + nodes.restarts + vmis.restarts,
+    restarts: () => pods.restarts + nodes.restarts + vmis.restarts + secrets.restarts,
     async stop() {
       await worker.stop();
       for (const t of timers.values()) clock.clearTimeout(t.timer);
       timers.clear();
-      await Promise.all([pods.stop(), nodes.stop(), vmis.stop()]);
+      await Promise.all([pods.stop(), nodes.stop(), vmis.stop(), secrets.stop()]);
     },
   };
 }

@@ -5,6 +5,7 @@
  * controller refuses to build a target pod while it is empty), LiveMigratable.
  */
 import { createHash } from 'node:crypto';
+import { NO_GUEST_AGENT_ANNOTATION } from './guest-agent.ts';
 import { withCondition, type Condition, type Pod, type Vmi } from './objects.ts';
 
 /** Volume sources that live on the node, making a migration a block migration. */
@@ -43,7 +44,8 @@ export function runningVmiStatus(vmi: Vmi, launcher: Pod, nowIso: string): Recor
   let conditions = status.conditions ?? [];
   conditions = withCondition(conditions, cond('LiveMigratable', 'True'));
   conditions = withCondition(conditions, cond('StorageLiveMigratable', 'True'));
-  conditions = withCondition(conditions, cond('AgentConnected', 'True'));
+  // A guest without an agent never reports AgentConnected (snapshots then say NoGuestAgent).
+  if (vmi.metadata?.annotations?.[NO_GUEST_AGENT_ANNOTATION] !== 'true') conditions = withCondition(conditions, cond('AgentConnected', 'True'));
   // Ready mirrors the launcher pod's Ready condition, exactly as the VMI controller computes it,
   // so the two writers never flap.
   const podReady = launcher.status?.conditions?.find((c) => c.type === 'Ready');
