@@ -5,18 +5,14 @@
  * when the descheduler asked for the eviction.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { migrationFor } from '../../shared/api/migration-for.ts';
 import { EVACUATION_MIGRATION_ANNOTATION, EVICTION_SOURCE_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
 
 export function renderEvacuationMigration(vmi: VirtualMachineInstance, nodeName: string): VirtualMachineInstanceMigration {
   const fromDescheduler = vmi.metadata?.annotations?.[EVICTION_SOURCE_ANNOTATION] === 'descheduler';
-  return {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstanceMigration',
-    metadata: {
-      generateName: 'kubevirt-evacuation-',
-      namespace: vmi.metadata?.namespace ?? '',
-      annotations: { [EVACUATION_MIGRATION_ANNOTATION]: nodeName },
-    },
-    spec: { vmiName: vmi.metadata?.name ?? '', priority: fromDescheduler ? 'system-maintenance' : 'system-critical' },
-  } as VirtualMachineInstanceMigration;
+  return migrationFor(vmi, {
+    generateName: 'kubevirt-evacuation-',
+    annotations: { [EVACUATION_MIGRATION_ANNOTATION]: nodeName },
+    priority: fromDescheduler ? 'system-maintenance' : 'system-critical',
+  });
 }

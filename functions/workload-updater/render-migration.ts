@@ -5,6 +5,7 @@
  * user-triggered for hot-plug/volume changes, system-critical for a launcher update.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { migrationFor } from '../../shared/api/migration-for.ts';
 import { VOLUME_UPDATE_MIGRATION_LABEL, WORKLOAD_UPDATE_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
 import { isHotplugInProgress, isVolumeUpdateInProgress } from './classify.ts';
 
@@ -12,16 +13,11 @@ export function renderWorkloadUpdateMigration(vmi: VirtualMachineInstance): Virt
   const name = vmi.metadata?.name ?? '';
   const volumes = isVolumeUpdateInProgress(vmi);
   const change = volumes || isHotplugInProgress(vmi);
-  return {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstanceMigration',
-    metadata: {
-      generateName: 'kubevirt-workload-update-',
-      namespace: vmi.metadata?.namespace ?? '',
-      annotations: { [WORKLOAD_UPDATE_MIGRATION_ANNOTATION]: '' },
-      // A label value is at most 63 characters: long names fall back to the UID.
-      ...(volumes ? { labels: { [VOLUME_UPDATE_MIGRATION_LABEL]: name.length > 63 ? vmi.metadata?.uid ?? '' : name } } : {}),
-    },
-    spec: { vmiName: name, priority: change ? 'user-triggered' : 'system-critical' },
-  } as VirtualMachineInstanceMigration;
+  return migrationFor(vmi, {
+    generateName: 'kubevirt-workload-update-',
+    annotations: { [WORKLOAD_UPDATE_MIGRATION_ANNOTATION]: '' },
+    // A label value is at most 63 characters: long names fall back to the UID.
+    labels: volumes ? { [VOLUME_UPDATE_MIGRATION_LABEL]: name.length > 63 ? vmi.metadata?.uid ?? '' : name } : undefined,
+    priority: change ? 'user-triggered' : 'system-critical',
+  });
 }
