@@ -50,6 +50,10 @@ export const ROOT_DEFINITIONS: readonly string[] = [
   'v1.KubeVirtList',
   'v1alpha1.MigrationPolicy',
   'v1alpha1.MigrationPolicyList',
+  'v1.VirtualMachineInstanceReplicaSet',
+  'v1.VirtualMachineInstanceReplicaSetList',
+  'v1beta1.VirtualMachinePool',
+  'v1beta1.VirtualMachinePoolList',
   // The spec has no CDI `v1beta1.DataVolume` envelope (only its spec and sources), so the
   // envelope and its status are written by hand in shared/api/data-volume.ts.
   'v1beta1.DataVolumeSpec',

@@ -6,7 +6,7 @@ import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
 export type MigrationKube = Pick<
   KubeClient,
-  'getMigration' | 'getVMI' | 'getNode' | 'listPods' | 'listMigrations' | 'createPod' | 'deletePod' | 'patchVMI' | 'updateMigration' | 'deleteMigration' | 'createEvent'
+  'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'createEvent'
 >;
 
 export interface Logger {

@@ -10,12 +10,13 @@
 import type { MigrationPolicy } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { PolicySource } from './deps.ts';
+import { MIGRATION_POLICIES, NAMESPACES } from '../../shared/api/resources.ts';
 
 /** No policies, no namespace labels: the cluster's `migrations` config applies as is. */
 export const NO_POLICIES: PolicySource = { policies: async () => [], namespaceLabels: async () => ({}) };
 
 /** The reads a policy source makes. */
-export type PolicyKube = Pick<KubeClient, 'listMigrationPolicies' | 'getNamespace'>;
+export type PolicyKube = Pick<KubeClient, 'list' | 'get'>;
 
 /** Default cache lifetime (ms). */
 export const POLICY_CACHE_TTL_MS = 5000;
@@ -43,7 +44,7 @@ function cached<T>(ttlMs: number, now: () => number, read: () => Promise<T>, fal
  * outlives single reconciles; its reads are therefore not in a reconcile's API call counter.
  */
 export function cachedPolicySource(kube: PolicyKube, ttlMs = POLICY_CACHE_TTL_MS, now: () => number = Date.now): PolicySource {
-  const policies = cached<readonly MigrationPolicy[]>(ttlMs, now, async () => (await kube.listMigrationPolicies()).items, []);
+  const policies = cached<readonly MigrationPolicy[]>(ttlMs, now, async () => (await kube.list(MIGRATION_POLICIES, undefined)).items, []);
   const namespaces = new Map<string, () => Promise<Readonly<Record<string, string>>>>();
   return {
     policies,
@@ -51,7 +52,7 @@ export function cachedPolicySource(kube: PolicyKube, ttlMs = POLICY_CACHE_TTL_MS
       let read = namespaces.get(namespace);
       if (!read) {
         // A missing namespace has no labels (its VMIs are going away anyway).
-        read = cached(ttlMs, now, async () => (await kube.getNamespace(namespace))?.metadata?.labels ?? {}, {});
+        read = cached(ttlMs, now, async () => (await kube.get(NAMESPACES, undefined, namespace))?.metadata?.labels ?? {}, {});
         namespaces.set(namespace, read);
       }
       return read();

@@ -23,6 +23,7 @@ import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { computeMigration, planWrites } from './update-status.ts';
+import { MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -30,7 +31,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   const rv = ctx.minResourceVersion;
 
   // observe
-  const migration = await deps.kube.getMigration(namespace, name, { resourceVersion: rv });
+  const migration = await deps.kube.get(MIGRATIONS, namespace, name, { resourceVersion: rv });
   if (!migration) {
     // Gone (the finalizer normally lets us see it final first): drop what it may still hold.
     await deps.expectations.delete(POD_EXPECTATIONS, key);
@@ -38,7 +39,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     return done;
   }
   const vmiName = migration.spec.vmiName ?? '';
-  const vmi = vmiName ? await deps.kube.getVMI(namespace, vmiName, { resourceVersion: rv }) : undefined;
+  const vmi = vmiName ? await deps.kube.get(VMIS, namespace, vmiName, { resourceVersion: rv }) : undefined;
   if (!vmi) return vmiGone(key, migration, deps);
   let observed = await observe(migration, vmi, deps, rv);
 
@@ -91,14 +92,14 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
 
 async function observe(migration: VirtualMachineInstanceMigration, vmi: VirtualMachineInstance, deps: MigrationDeps, rv: string | undefined): Promise<Observed> {
   const namespace = vmi.metadata?.namespace ?? '';
-  const list = await deps.kube.listPods(namespace, { labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata?.uid ?? ''}`, resourceVersion: rv });
+  const list = await deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata?.uid ?? ''}`, resourceVersion: rv });
   const pods = list.items;
   const targets = targetPodsOf(pods, migration).sort((a, b) => Number(a.metadata?.deletionTimestamp !== undefined) - Number(b.metadata?.deletionTimestamp !== undefined));
   // The VMI's other migrations matter only for the backoff, before the target pod exists.
   const annotations = migration.metadata?.annotations ?? {};
   const phase = migration.status?.phase ?? '';
   const needMigrations = (phase === '' || phase === 'Pending') && targets.length === 0 && (EVACUATION_ANNOTATION in annotations || WORKLOAD_UPDATE_ANNOTATION in annotations);
-  const vmiMigrations = needMigrations ? (await deps.kube.listMigrations(namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === migration.spec.vmiName) : [];
+  const vmiMigrations = needMigrations ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === migration.spec.vmiName) : [];
   return { migration, vmi, pods, targetPod: targets[0], sourcePod: sourcePodOf(vmi, pods, migration), vmiMigrations };
 }
 
@@ -128,7 +129,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const k = podKey(action.pod);
       await deps.expectations.expectDeletions(POD_EXPECTATIONS, key, [k], deps.now());
       try {
-        await deps.kube.deletePod(namespace, action.pod.metadata?.name ?? '');
+        await deps.kube.delete(PODS, namespace, action.pod.metadata?.name ?? '');
       } catch (err) {
         await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
         await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedDelete', `failed to delete pod ${k}`);
@@ -145,7 +146,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const ops = handoffPatch({ vmi, migration, targetPod: action.pod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
       let patched: VirtualMachineInstance;
       try {
-        patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops });
+        patched = await deps.kube.patch(VMIS, namespace, vmiName, { type: 'json', ops });
       } catch (err) {
         await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedHandOver', `Failed to hand off migration target pod: ${message(err)}`);
         throw err;
@@ -154,13 +155,13 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       return { observed: { ...o, vmi: patched } };
     }
     case 'mark-target-down': {
-      const patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops: targetDownPatch(vmi, new Date(deps.now()).toISOString()) });
+      const patched = await deps.kube.patch(VMIS, namespace, vmiName, { type: 'json', ops: targetDownPatch(vmi, new Date(deps.now()).toISOString()) });
       await event(deps, vmi, KIND_VMI, 'Warning', 'FailedMigration', 'Migration target pod is down');
       return { observed: { ...o, vmi: patched } };
     }
     case 'request-abort': {
       try {
-        const patched = await deps.kube.patchVMI(namespace, vmiName, { type: 'json', ops: abortPatch(vmi) });
+        const patched = await deps.kube.patch(VMIS, namespace, vmiName, { type: 'json', ops: abortPatch(vmi) });
         await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulAbortMigration', `Requested abort of migration ${key}`);
         return { observed: { ...o, vmi: patched } };
       } catch (err) {
@@ -187,7 +188,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   // The source node's labels give the host-model CPU and vendor selectors (reference §b.8). One
   // read per target pod, after the slots: a refused migration polls often and must not pay it.
   // A node that is gone has no labels to copy; the target pod is rendered without them.
-  const sourceNodeLabels = sourceNode ? ((await deps.kube.getNode(sourceNode))?.metadata?.labels ?? {}) : {};
+  const sourceNodeLabels = sourceNode ? ((await deps.kube.get(NODES, undefined, sourceNode))?.metadata?.labels ?? {}) : {};
   let pod: V1Pod;
   try {
     pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, config, sourceNodeLabels);
@@ -203,7 +204,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   }
   let created: V1Pod;
   try {
-    created = await deps.kube.createPod(vmi.metadata?.namespace ?? '', pod);
+    created = await deps.kube.create(PODS, pod);
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${message(err)}`);
@@ -220,7 +221,7 @@ async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, 
   if (result.steps.length > 0) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
   const desired = computeMigration({ migration, vmi: undefined, result, sourcePod: undefined, now: new Date(deps.now()).toISOString() });
   await writeMigration(migration, desired, deps, () => releaseSlots(deps.leases, key, migration.status?.migrationState?.sourceNode));
-  if (!migration.metadata?.deletionTimestamp) await deps.kube.deleteMigration(migration.metadata?.namespace ?? '', migration.metadata?.name ?? '');
+  if (!migration.metadata?.deletionTimestamp) await deps.kube.delete(MIGRATIONS, migration.metadata?.namespace ?? '', migration.metadata?.name ?? '');
   return done;
 }
 
@@ -228,20 +229,20 @@ async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, 
 async function writeMigration(before: VirtualMachineInstanceMigration, after: VirtualMachineInstanceMigration, deps: MigrationDeps, between?: () => Promise<void>): Promise<void> {
   const plan = planWrites(before, after);
   let current = before;
-  if (plan.status) current = await deps.kube.updateMigration({ ...before, status: after.status ?? {} }, { subresource: 'status' });
+  if (plan.status) current = await deps.kube.update(MIGRATIONS, { ...before, status: after.status ?? {} }, { subresource: 'status' });
   await between?.();
   if (plan.metadata) {
     const meta = { ...current.metadata, labels: after.metadata?.labels ?? {}, annotations: after.metadata?.annotations ?? {}, finalizers: after.metadata?.finalizers ?? [] };
-    await deps.kube.updateMigration({ ...current, metadata: meta });
+    await deps.kube.update(MIGRATIONS, { ...current, metadata: meta });
   }
 }
 
 /** Keeps the newest finished migrations of the VMI; deletes the rest with the pods they left behind. */
 async function garbageCollect(namespace: string, vmiName: string, deps: MigrationDeps): Promise<void> {
-  const all = (await deps.kube.listMigrations(namespace)).items.filter((m) => m.spec.vmiName === vmiName);
+  const all = (await deps.kube.list(MIGRATIONS, namespace)).items.filter((m) => m.spec.vmiName === vmiName);
   for (const { migration, pod } of collectGarbage(all)) {
-    await deps.kube.deleteMigration(namespace, migration.metadata?.name ?? '');
-    if (pod) await deps.kube.deletePod(namespace, pod);
+    await deps.kube.delete(MIGRATIONS, namespace, migration.metadata?.name ?? '');
+    if (pod) await deps.kube.delete(PODS, namespace, pod);
   }
 }
 

@@ -7,7 +7,7 @@ export type { Logger };
 
 export type VmKube = Pick<
   KubeClient,
-  'getVM' | 'getVMI' | 'getDataVolume' | 'createVMI' | 'deleteVMI' | 'patchVMI' | 'patchVM' | 'createDataVolume' | 'createEvent'
+  'get' | 'create' | 'patch' | 'delete' | 'createEvent'
 >;
 
 export interface VmDeps {

@@ -24,6 +24,7 @@ import { computeVmStatus } from './update-status.ts';
 import { vmiFromVm } from './vmi-from-vm.ts';
 import { START_REQUEST } from './well-known.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
+import { DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
 const LOST_RACE_REQUEUE_SECONDS = 5;
@@ -34,7 +35,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const rv = ctx.minResourceVersion;
 
   // observe
-  const vm = await deps.kube.getVM(namespace, name, { resourceVersion: rv });
+  const vm = await deps.kube.get(VMS, namespace, name, { resourceVersion: rv });
   if (!vm) {
     // Gone: nothing left to wait for. Its VMI and DataVolumes go by garbage collection.
     await deps.expectations.delete(VMI_EXPECTATIONS, key);
@@ -104,7 +105,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
-      await deps.kube.patchVM(namespace, name, { type: 'json', ops }, { subresource: 'status' });
+      await deps.kube.patch(VMS, namespace, name, { type: 'json', ops }, { subresource: 'status' });
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       return done;
@@ -128,8 +129,8 @@ async function observe(vm: VirtualMachine, deps: VmDeps, rv: string | undefined)
   const namespace = vm.metadata?.namespace ?? '';
   const names = templateNames(vm);
   const [vmi, ...dvs] = await Promise.all([
-    deps.kube.getVMI(namespace, vm.metadata?.name ?? '', { resourceVersion: rv }),
-    ...names.map((n) => deps.kube.getDataVolume(namespace, n, { resourceVersion: rv })),
+    deps.kube.get(VMIS, namespace, vm.metadata?.name ?? '', { resourceVersion: rv }),
+    ...names.map((n) => deps.kube.get(DATA_VOLUMES, namespace, n, { resourceVersion: rv })),
   ]);
   const dataVolumes = new Map<string, DataVolume>();
   names.forEach((n, i) => {
@@ -172,7 +173,7 @@ async function syncVmMetadata(o: Observed, deps: VmDeps): Promise<VirtualMachine
   const ops = metadataPatch(before.resourceVersion, before, after, ['finalizers', 'annotations']);
   if (ops.length === 0) return vm;
   try {
-    const written = await deps.kube.patchVM(before.namespace ?? '', before.name ?? '', { type: 'json', ops });
+    const written = await deps.kube.patch(VMS, before.namespace ?? '', before.name ?? '', { type: 'json', ops });
     return want ? written : 'gone';
   } catch (err) {
     if (err instanceof NotFoundError) return 'gone';
@@ -193,7 +194,7 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
   for (const dv of dvs) {
     const dvName = dv.metadata?.name ?? '';
     try {
-      dataVolumes.set(dvName, await deps.kube.createDataVolume(dv));
+      dataVolumes.set(dvName, await deps.kube.create(DATA_VOLUMES, dv));
       await event(deps, o.vm, 'Normal', 'SuccessfulDataVolumeCreate', `Created DataVolume ${dvName}`);
     } catch (err) {
       await deps.expectations.creationObserved(DV_EXPECTATIONS, key);
@@ -214,7 +215,7 @@ async function startVmi(key: string, vm: VirtualMachine, deps: VmDeps): Promise<
   // Of N workers racing on this key (duplicate delivery, a crash between create and record), one wins.
   if (!(await deps.expectations.tryExpectCreations(VMI_EXPECTATIONS, key, 1, deps.now()))) return { kind: 'lost-race' };
   try {
-    const created = await deps.kube.createVMI(vmi);
+    const created = await deps.kube.create(VMIS, vmi);
     await event(deps, vm, 'Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${created.metadata?.name ?? ''}`);
     return { kind: 'created', vmi: created };
   } catch (err) {
@@ -234,13 +235,13 @@ async function stopVmi(key: string, o: Observed, restartAfter: boolean, deps: Vm
     // (the next pass sees a terminating VMI and nothing asking for a new one).
     const next = [...(requests ?? []), { action: START_REQUEST }];
     const ops = vm.status === undefined ? [{ op: 'add' as const, path: '/status', value: { stateChangeRequests: next } }] : fieldPatch('/status', vm.status, { ...vm.status, stateChangeRequests: next }, ['stateChangeRequests']);
-    vm = await deps.kube.patchVM(vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }, { subresource: 'status' });
+    vm = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }, { subresource: 'status' });
   }
   const deleteKey = vmiDeletionKey(vmi);
   await deps.expectations.expectDeletions(VMI_EXPECTATIONS, key, [deleteKey], deps.now());
   try {
     // The UID precondition: never delete a newer VMI of the same name than the one we judged.
-    const existed = await deps.kube.deleteVMI(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { preconditions: { uid: vmi.metadata?.uid } });
+    const existed = await deps.kube.delete(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { preconditions: { uid: vmi.metadata?.uid } });
     if (!existed) await deps.expectations.deletionObserved(VMI_EXPECTATIONS, key, deleteKey);
     await event(deps, vm, 'Normal', 'SuccessfulDelete', `Stopped the virtual machine by deleting the virtual machine instance ${vmi.metadata?.uid ?? ''}`);
     return { observed: { ...o, vm } };
@@ -266,7 +267,7 @@ async function switchToAlways(vm: VirtualMachine, deps: VmDeps): Promise<SyncErr
       : [{ op: 'test' as const, path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion }, { op: 'add' as const, path: '/spec/runStrategy', value: 'Always' }];
   let why = 'VM was halted, switching its run strategy to Always';
   try {
-    await deps.kube.patchVM(vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
+    await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
   } catch (err) {
     why = errorMessage(err);
     await event(deps, vm, 'Warning', 'FailedUpdate', `Error updating the run strategy: ${why}`);
@@ -286,7 +287,7 @@ async function releaseFinalVmi(vmi: VirtualMachineInstance | undefined, deps: Vm
   if (!isFinal(vmi) && !waitingAndDeleting) return;
   const ops = fieldPatch('/metadata', vmi.metadata, { ...vmi.metadata, finalizers: finalizers.filter((f) => f !== VM_CONTROLLER_FINALIZER) }, ['finalizers']);
   try {
-    await deps.kube.patchVMI(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops });
+    await deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops });
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }

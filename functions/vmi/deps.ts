@@ -5,7 +5,7 @@ import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
 export type VmiKube = Pick<
   KubeClient,
-  'getVMI' | 'getVM' | 'getPVC' | 'getDataVolume' | 'listPods' | 'listMigrations' | 'createPod' | 'deletePod' | 'patchPod' | 'updateVMI' | 'patchVMI' | 'createEvent'
+  'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'createEvent'
 >;
 
 export interface Logger {

@@ -19,6 +19,7 @@ import { computeVmi } from './update-status.ts';
 import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { planVmiWrite } from './write-status.ts';
+import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -26,7 +27,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const rv = ctx.minResourceVersion;
 
   // observe
-  const vmi = await deps.kube.getVMI(namespace, name, { resourceVersion: rv });
+  const vmi = await deps.kube.get(VMIS, namespace, name, { resourceVersion: rv });
   if (!vmi) {
     // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference).
     await deps.expectations.delete(POD_EXPECTATIONS, key);
@@ -64,8 +65,8 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     ownerVmLive,
   });
   const write = planVmiWrite(vmi, desired);
-  if (write.kind === 'update') await deps.kube.updateVMI(write.vmi);
-  else if (write.kind === 'patch') await deps.kube.patchVMI(namespace, name, { type: 'json', ops: write.ops });
+  if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
+  else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });
   await syncUnpausedGate(observed, now, deps);
 
   // A requeue-type sync error is retried with backoff like any transient error.
@@ -76,7 +77,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
 async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<Observed> {
   const namespace = vmi.metadata?.namespace ?? '';
   const uid = vmi.metadata?.uid ?? '';
-  const podList = await deps.kube.listPods(namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+  const podList = await deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
   const pods = podList.items.filter((p) => isControlledBy(p, vmi));
 
   // Only what the spec references, and only while it can still matter (before hand-off).
@@ -87,17 +88,17 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
     const claims = claimNames(vmi);
     await Promise.all([
       ...[...claims.pvcs, ...claims.dataVolumes].map(async (c) => {
-        const pvc = await deps.kube.getPVC(namespace, c, { resourceVersion: rv });
+        const pvc = await deps.kube.get(PVCS, namespace, c, { resourceVersion: rv });
         if (pvc) pvcs.set(c, pvc);
       }),
       ...claims.dataVolumes.map(async (d) => {
-        const dv = await deps.kube.getDataVolume(namespace, d, { resourceVersion: rv });
+        const dv = await deps.kube.get(DATA_VOLUMES, namespace, d, { resourceVersion: rv });
         if (dv) dataVolumes.set(d, dv);
       }),
     ]);
   }
   const migrations = vmi.status?.migrationState
-    ? (await deps.kube.listMigrations(namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
+    ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
     : [];
   return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes: volumesReady(vmi, pvcs, dataVolumes), migrations };
 }
@@ -162,7 +163,7 @@ async function createLauncherPod(key: string, o: Observed, deps: VmiDeps): Promi
     return { kind: 'failed', error: { reason: 'FailedCreate', message: 'another worker is creating the launcher pod', requeue: true } };
   }
   try {
-    const created = await deps.kube.createPod(namespace, pod);
+    const created = await deps.kube.create(PODS, pod);
     await event(deps, vmi, 'Normal', 'SuccessfulCreate', `Created virtual machine pod ${created.metadata?.name ?? ''}`);
     return { kind: 'created', pod: created };
   } catch (err) {
@@ -179,7 +180,7 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
     const k = podKey(pod);
     await deps.expectations.expectDeletions(POD_EXPECTATIONS, key, [k], deps.now());
     try {
-      await deps.kube.deletePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+      await deps.kube.delete(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
       await event(deps, vmi, 'Normal', 'SuccessfulDelete', `Deleted virtual machine pod ${pod.metadata?.name ?? ''}`);
     } catch (err) {
       await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
@@ -199,7 +200,7 @@ async function syncUnpausedGate(o: Observed, now: string, deps: VmiDeps): Promis
   const patch = unpausedConditionPatch(o.vmi, pod, now);
   if (!pod || !patch) return;
   try {
-    await deps.kube.patchPod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', patch, { subresource: 'status' });
+    await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', patch, { subresource: 'status' });
   } catch (err) {
     // Deleted since we listed it: its readiness no longer matters (the next pass sees it gone).
     if (!(err instanceof NotFoundError)) throw err;
@@ -219,7 +220,7 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
   if (!vmi.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER)) return true;
   const ref = vmi.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND_VM);
   if (!ref) return false;
-  const vm = await deps.kube.getVM(vmi.metadata.namespace ?? '', ref.name);
+  const vm = await deps.kube.get(VMS, vmi.metadata.namespace ?? '', ref.name);
   return vm !== undefined && vm.metadata?.uid === ref.uid && vm.metadata.deletionTimestamp === undefined;
 }
 

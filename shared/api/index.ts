@@ -16,18 +16,27 @@ export type * from './kubevirt.gen.ts';
 export type { DataVolume, DataVolumeCondition, DataVolumePhase, DataVolumeStatus } from './data-volume.ts';
 export type { MigrationPhase, VirtualMachineInstancePhase, VirtualMachinePrintableStatus } from './phases.ts';
 export { MIGRATION_FINAL_PHASES, VMI_FINAL_PHASES } from './phases.ts';
-export type { ResourceCoordinates } from './resources.ts';
+export type { Resource, ResourceCoordinates, Subresource } from './resources.ts';
 export {
   CDI_GROUP,
+  CONFIG_MAPS,
+  CONTROLLER_REVISIONS,
   DATA_VOLUMES,
+  defineResource,
   EVENTS,
   KUBEVIRTS,
   KUBEVIRT_GROUP,
   MIGRATIONS,
   MIGRATIONS_GROUP,
   MIGRATION_POLICIES,
+  NAMESPACES,
+  NODES,
   PODS,
+  POOL_GROUP,
   PVCS,
+  SECRETS,
+  VM_POOLS,
+  VMI_REPLICA_SETS,
   VMIS,
   VMS,
   apiVersionOf,

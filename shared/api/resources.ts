@@ -1,8 +1,30 @@
 /**
- * Coordinates of the resources the reconciler reads and writes: API group, version, plural (the
- * URL segment), kind, and whether it is namespaced. One table, so URLs, RBAC, watches and call
- * counters all spell a resource the same way.
+ * Descriptors of the resources the reconciler reads and writes: API group, version, plural (the
+ * URL segment), kind, scope and subresources, typed by the object they hold. One table, so URLs,
+ * RBAC, watches and call counters all spell a resource the same way, and the generic client
+ * (shared/kube/client.ts) serves any resource named here without a method of its own.
+ *
+ * Adding a resource is one entry here (with its object type); nothing in the transports changes.
  */
+import type {
+  V1ConfigMap,
+  V1ControllerRevision,
+  V1Namespace,
+  V1Node,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Secret,
+} from '@kubernetes/client-node';
+import type { DataVolume } from './data-volume.ts';
+import type {
+  KubeVirt,
+  MigrationPolicy,
+  VirtualMachine,
+  VirtualMachineInstance,
+  VirtualMachineInstanceMigration,
+  VirtualMachineInstanceReplicaSet,
+  VirtualMachinePool,
+} from './kubevirt.gen.ts';
 
 /** Where a resource lives in the API. `group` is `''` for the core group (`/api/v1`). */
 export interface ResourceCoordinates {
@@ -10,7 +32,27 @@ export interface ResourceCoordinates {
   readonly version: string;
   readonly plural: string;
   readonly kind: string;
+  /** `false` for cluster-scoped resources (Node, Namespace, MigrationPolicy): no namespace in keys or URLs. */
   readonly namespaced: boolean;
+}
+
+/** The subresources the generic client writes: `status`, and `scale` for resources with replicas. */
+export type Subresource = 'status' | 'scale';
+
+/**
+ * A resource and the type of its objects (`T` is only carried in the type: `Resource<V1Pod>`
+ * makes `kube.get(PODS, …)` answer a `V1Pod`). `subresources` lists what the API serves, so
+ * asking for a `/scale` a resource does not have is an error before any request.
+ */
+export interface Resource<T = unknown> extends ResourceCoordinates {
+  readonly subresources: readonly Subresource[];
+  /** Phantom: never set; ties the descriptor to its object type. */
+  readonly __object?: T;
+}
+
+/** Declares a resource descriptor of object type `T`. */
+export function defineResource<T>(r: ResourceCoordinates & { readonly subresources?: readonly Subresource[] }): Resource<T> {
+  return Object.freeze({ ...r, subresources: Object.freeze([...(r.subresources ?? [])]) }) as Resource<T>;
 }
 
 /** `kubevirt.io` */
@@ -19,67 +61,115 @@ export const KUBEVIRT_GROUP = 'kubevirt.io';
 export const MIGRATIONS_GROUP = 'migrations.kubevirt.io';
 /** `cdi.kubevirt.io` (DataVolume) */
 export const CDI_GROUP = 'cdi.kubevirt.io';
+/** `pool.kubevirt.io` (VirtualMachinePool) */
+export const POOL_GROUP = 'pool.kubevirt.io';
 
-export const VMIS = {
+/** No `/status`: KubeVirt's VMI CRD declares none (status, labels and finalizers are written in one update). */
+export const VMIS = defineResource<VirtualMachineInstance>({
   group: KUBEVIRT_GROUP,
   version: 'v1',
   plural: 'virtualmachineinstances',
   kind: 'VirtualMachineInstance',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+});
 
-export const VMS = {
+export const VMS = defineResource<VirtualMachine>({
   group: KUBEVIRT_GROUP,
   version: 'v1',
   plural: 'virtualmachines',
   kind: 'VirtualMachine',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
-export const MIGRATIONS = {
+export const MIGRATIONS = defineResource<VirtualMachineInstanceMigration>({
   group: KUBEVIRT_GROUP,
   version: 'v1',
   plural: 'virtualmachineinstancemigrations',
   kind: 'VirtualMachineInstanceMigration',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
-export const KUBEVIRTS = {
+/** VirtualMachineInstanceReplicaSet (`kubevirt.io/v1`), with `/status` and `/scale` as KubeVirt's CRD declares. */
+export const VMI_REPLICA_SETS = defineResource<VirtualMachineInstanceReplicaSet>({
+  group: KUBEVIRT_GROUP,
+  version: 'v1',
+  plural: 'virtualmachineinstancereplicasets',
+  kind: 'VirtualMachineInstanceReplicaSet',
+  namespaced: true,
+  subresources: ['status', 'scale'],
+});
+
+/** VirtualMachinePool (`pool.kubevirt.io/v1beta1`), with `/status` and `/scale`. */
+export const VM_POOLS = defineResource<VirtualMachinePool>({
+  group: POOL_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachinepools',
+  kind: 'VirtualMachinePool',
+  namespaced: true,
+  subresources: ['status', 'scale'],
+});
+
+export const KUBEVIRTS = defineResource<KubeVirt>({
   group: KUBEVIRT_GROUP,
   version: 'v1',
   plural: 'kubevirts',
   kind: 'KubeVirt',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
 /** Cluster-scoped. */
-export const MIGRATION_POLICIES = {
+export const MIGRATION_POLICIES = defineResource<MigrationPolicy>({
   group: MIGRATIONS_GROUP,
   version: 'v1alpha1',
   plural: 'migrationpolicies',
   kind: 'MigrationPolicy',
   namespaced: false,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
-export const DATA_VOLUMES = {
+export const DATA_VOLUMES = defineResource<DataVolume>({
   group: CDI_GROUP,
   version: 'v1beta1',
   plural: 'datavolumes',
   kind: 'DataVolume',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
-export const PODS = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true } as const satisfies ResourceCoordinates;
+export const PODS = defineResource<V1Pod>({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, subresources: ['status'] });
 
-export const PVCS = {
+export const PVCS = defineResource<V1PersistentVolumeClaim>({
   group: '',
   version: 'v1',
   plural: 'persistentvolumeclaims',
   kind: 'PersistentVolumeClaim',
   namespaced: true,
-} as const satisfies ResourceCoordinates;
+  subresources: ['status'],
+});
 
-export const EVENTS = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true } as const satisfies ResourceCoordinates;
+export const CONFIG_MAPS = defineResource<V1ConfigMap>({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true });
+
+export const SECRETS = defineResource<V1Secret>({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true });
+
+export const EVENTS = defineResource<unknown>({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true });
+
+/** Cluster-scoped; migration policies match on a namespace's labels. */
+export const NAMESPACES = defineResource<V1Namespace>({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] });
+
+/** Cluster-scoped; a migration target's host-model CPU selectors come from the source node's labels. */
+export const NODES = defineResource<V1Node>({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, subresources: ['status'] });
+
+/** `apps/v1` ControllerRevision: a pool's snapshot of its VM template per revision. */
+export const CONTROLLER_REVISIONS = defineResource<V1ControllerRevision>({
+  group: 'apps',
+  version: 'v1',
+  plural: 'controllerrevisions',
+  kind: 'ControllerRevision',
+  namespaced: true,
+});
 
 /** `group/version` as written in `apiVersion` (`v1` for the core group). */
 export function apiVersionOf(r: ResourceCoordinates): string {

@@ -4,11 +4,10 @@
  * and logs/exports `counter.total()` and `counter.byCall()` when it is done. Failed calls count
  * too: they cost the apiserver as much.
  */
-import { VMIS, VMS, MIGRATIONS, KUBEVIRTS, DATA_VOLUMES, PODS, PVCS, EVENTS, MIGRATION_POLICIES } from '../api/resources.ts';
-import type { KubeClient } from './client.ts';
+import { EVENTS, type Resource } from '../api/resources.ts';
+import { KUBE_VERBS, type KubeClient } from './client.ts';
 import type { Verb } from './errors.ts';
 import { apiWriteOf, WRITE_VERBS, type ApiWrite } from './api-write.ts';
-import { NAMESPACES, NODES } from './requests.ts';
 
 /** Counts requests by verb and plural resource, and keeps the writes in order (for the reconcile's trace). */
 export class ApiCallCounter {
@@ -51,59 +50,49 @@ export class ApiCallCounter {
   }
 }
 
-/** Which verb and resource each facade method is; checked complete against KubeClient at compile time. */
-export const CALLS = {
-  getVMI: ['get', VMIS.plural],
-  getVM: ['get', VMS.plural],
-  getMigration: ['get', MIGRATIONS.plural],
-  getKubeVirt: ['get', KUBEVIRTS.plural],
-  getDataVolume: ['get', DATA_VOLUMES.plural],
-  getPod: ['get', PODS.plural],
-  getPVC: ['get', PVCS.plural],
-  getNamespace: ['get', NAMESPACES.plural],
-  getNode: ['get', NODES.plural],
-  listPods: ['list', PODS.plural],
-  listMigrations: ['list', MIGRATIONS.plural],
-  listKubeVirts: ['list', KUBEVIRTS.plural],
-  listMigrationPolicies: ['list', MIGRATION_POLICIES.plural],
-  createPod: ['create', PODS.plural],
-  deletePod: ['delete', PODS.plural],
-  patchPod: ['patch', PODS.plural],
-  createVMI: ['create', VMIS.plural],
-  updateVMI: ['update', VMIS.plural],
-  patchVMI: ['patch', VMIS.plural],
-  deleteVMI: ['delete', VMIS.plural],
-  createVM: ['create', VMS.plural],
-  updateVM: ['update', VMS.plural],
-  patchVM: ['patch', VMS.plural],
-  createMigration: ['create', MIGRATIONS.plural],
-  updateMigration: ['update', MIGRATIONS.plural],
-  patchMigration: ['patch', MIGRATIONS.plural],
-  deleteMigration: ['delete', MIGRATIONS.plural],
-  createDataVolume: ['create', DATA_VOLUMES.plural],
-  createEvent: ['create', EVENTS.plural],
-} as const satisfies Record<keyof KubeClient, readonly [Verb, string]>;
+/**
+ * The counter key of one call: its verb and the resource's plural (`…/scale` for the scale
+ * subresource; status writes count as writes of the resource, as the apiserver's audit does).
+ */
+export function callOf(method: keyof KubeClient, args: readonly unknown[]): readonly [Verb, string] {
+  if (method === 'createEvent') return ['create', EVENTS.plural];
+  const res = args[0] as Resource;
+  if (method === 'getScale') return ['get', `${res.plural}/scale`];
+  if (method === 'updateScale') return ['patch', `${res.plural}/scale`];
+  return [method, res.plural];
+}
 
 /** `inner` with every call counted in `counter`. The wrapper holds no other state. */
 export function countingKubeClient(inner: KubeClient, counter: ApiCallCounter): KubeClient {
+  return decorateKubeClient(inner, (method, args, call) => {
+    const [verb, resource] = callOf(method, args);
+    counter.count(verb, resource);
+    if (!WRITE_VERBS.has(verb)) return call();
+    return call().then(
+      (result) => {
+        counter.recordWrite(apiWriteOf(verb, resource, args, { result }));
+        return result;
+      },
+      (error: unknown) => {
+        counter.recordWrite(apiWriteOf(verb, resource, args, { error }));
+        throw error;
+      },
+    );
+  });
+}
+
+/**
+ * `inner` with every verb passed through `around(method, args, call)`: the one place wrappers
+ * (counters, timers, the chaos suite's killer) hook into a client.
+ */
+export function decorateKubeClient(
+  inner: KubeClient,
+  around: (method: keyof KubeClient, args: readonly unknown[], call: () => Promise<unknown>) => Promise<unknown>,
+): KubeClient {
   const wrapped: Partial<Record<keyof KubeClient, unknown>> = {};
-  for (const method of Object.keys(CALLS) as Array<keyof KubeClient>) {
-    const [verb, resource] = CALLS[method];
+  for (const method of KUBE_VERBS) {
     const fn = inner[method] as (...args: unknown[]) => Promise<unknown>;
-    wrapped[method] = (...args: unknown[]) => {
-      counter.count(verb, resource);
-      if (!WRITE_VERBS.has(verb)) return fn.apply(inner, args);
-      return fn.apply(inner, args).then(
-        (result) => {
-          counter.recordWrite(apiWriteOf(verb, resource, args, { result }));
-          return result;
-        },
-        (error: unknown) => {
-          counter.recordWrite(apiWriteOf(verb, resource, args, { error }));
-          throw error;
-        },
-      );
-    };
+    wrapped[method] = (...args: unknown[]) => around(method, args, () => fn.apply(inner, args));
   }
   return wrapped as KubeClient;
 }

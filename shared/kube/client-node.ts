@@ -1,178 +1,89 @@
 /**
- * {@link KubeClient} over `@kubernetes/client-node` 2.0.1. Create one per process (cold start)
- * and share it; wrap it per reconcile with `countingKubeClient`.
+ * {@link KubeClient} over `@kubernetes/client-node` 2.0.1: the relay, the local runtime and the
+ * tools use it (the Lambda functions use http-client.ts). Create one per process (cold start) and
+ * share it; wrap it per reconcile with `countingKubeClient`.
  *
- * Protocol notes (kube-api.md Part 1):
+ * The verbs are requests.ts's {@link genericKubeClient}; this file is only the transport, and it
+ * has no per-resource code: every request goes through client-node's `CustomObjectsApi`, whose
+ * methods take the group, version and plural as arguments and answer raw JSON — so any resource
+ * of shared/api/resources.ts, custom or core, namespaced or cluster-scoped, with or without a
+ * subresource, is the same call. Protocol notes (kube-api.md Part 1):
+ * - the core group lives at `/api/v1`, not `/apis/<group>/v1`: `CustomObjectsApi` would build
+ *   `/apis//v1/…` for group `''`, so a request middleware rewrites that prefix;
+ * - client-node's generated methods lack some query parameters (`resourceVersionMatch`, `limit` on
+ *   some verbs…), so the operation's query is set by a middleware too, the same for every verb;
  * - client-node sends every patch as `application/json-patch+json` unless told otherwise, so each
- *   patch call sets the Content-Type from the patch type;
- * - its GET methods have no `resourceVersion` parameter, so "not older than" reads add the query
- *   parameter through a request middleware;
- * - custom objects come back as raw JSON; core objects as models (Date timestamps, unknown fields
- *   dropped).
+ *   patch sets the Content-Type from the patch type.
  */
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  Observable,
-  setHeaderOptions,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
-import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATION_POLICIES, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
-import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
-import type { ApiRequest } from './errors.ts';
-import {
-  apiRequest,
-  call,
-  DEFAULT_EVENT_COMPONENT,
-  deleteBody,
-  deleted,
-  deleteParams,
-  eventFor,
-  getOrUndefined,
-  identity,
-  kubeClientFrom,
-  listOf,
-  listParams,
-  NAMESPACES,
-  NODES,
-  patchBody,
-  patchContentType,
-  type KubeClientOptions,
-  type ResourceCalls,
-} from './requests.ts';
+import { CustomObjectsApi, Observable, setHeaderOptions, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
+import type { KubeClient } from './client.ts';
+import { genericKubeClient, type KubeClientOptions, type Operation, type Query } from './requests.ts';
 
-// Moved to requests.ts (shared with http-client.ts); re-exported for existing importers.
 export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './requests.ts';
 
 type Options = ConfigurationOptions<ObservableMiddleware>;
 
-/** Adds query parameters the generated method does not expose. */
-function withQuery(params: Readonly<Record<string, string | undefined>>, base?: Options): Options | undefined {
-  const entries = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '');
-  if (entries.length === 0) return base;
+/** Rewrites the core group's path and sets the operation's query parameters. */
+function requestOptions(query: Query, contentType: string | undefined): Options {
   const middleware: ObservableMiddleware = {
     pre: (ctx) => {
-      for (const [k, v] of entries) ctx.setQueryParam(k, v);
+      const url = ctx.getUrl();
+      if (url.includes('/apis//')) ctx.setUrl(url.replace('/apis//', '/api/'));
+      for (const [k, v] of Object.entries(query)) ctx.setQueryParam(k, String(v));
       return new Observable(Promise.resolve(ctx));
     },
     post: (res) => new Observable(Promise.resolve(res)),
   };
-  return { ...base, middleware: [...(base?.middleware ?? []), middleware], middlewareMergeStrategy: 'append' };
+  const base = contentType ? setHeaderOptions('Content-Type', contentType) : {};
+  return { ...base, middleware: [...(base.middleware ?? []), middleware], middlewareMergeStrategy: 'append' };
 }
 
-function patchOptions(patch: Patch): Options {
-  return setHeaderOptions('Content-Type', patchContentType(patch));
-}
-
-/** The CRUD a custom resource needs, over CustomObjectsApi (raw JSON in and out). */
-function customResource<T extends { metadata?: { namespace?: string; name?: string } }>(api: CustomObjectsApi, res: ResourceCoordinates): ResourceCalls<T> {
-  const at = { group: res.group, version: res.version, plural: res.plural };
-  const req = (verb: ApiRequest['verb'], namespace?: string, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
-  return {
-    get: (namespace: string, name: string, options?: ReadOptions): Promise<T | undefined> =>
-      getOrUndefined(req('get', namespace, name), () =>
-        api.getNamespacedCustomObject({ ...at, namespace, name }, withQuery({ resourceVersion: options?.resourceVersion })),
-      ) as Promise<T | undefined>,
-    list: (namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>> =>
-      call(req('list', namespace), () =>
-        namespace === undefined
-          ? api.listClusterCustomObject({ ...at, ...listParams(options) })
-          : api.listNamespacedCustomObject({ ...at, namespace, ...listParams(options) }),
-      ).then((list: { items?: T[]; metadata?: { resourceVersion?: string } }) => listOf(list)),
-    create: (obj: T): Promise<T> => {
-      const { namespace, name } = identity(obj, res.kind, false);
-      return call(req('create', namespace, name), () => api.createNamespacedCustomObject({ ...at, namespace, body: obj }));
-    },
-    update: (obj: T, options?: WriteOptions): Promise<T> => {
-      const { namespace, name } = identity(obj, res.kind, true);
-      const params = { ...at, namespace, name, body: obj };
-      return call(req('update', namespace, name), () =>
-        options?.subresource === 'status' ? api.replaceNamespacedCustomObjectStatus(params) : api.replaceNamespacedCustomObject(params),
-      );
-    },
-    patch: (namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<T> => {
-      const params = { ...at, namespace, name, body: patchBody(patch) };
-      return call(req('patch', namespace, name), () =>
-        options?.subresource === 'status'
-          ? api.patchNamespacedCustomObjectStatus(params, patchOptions(patch))
-          : api.patchNamespacedCustomObject(params, patchOptions(patch)),
-      );
-    },
-    delete: (namespace: string, name: string, options?: DeleteOptions): Promise<boolean> =>
-      deleted(req('delete', namespace, name), () =>
-        api.deleteNamespacedCustomObject({
-          ...at,
-          namespace,
-          name,
-          ...deleteParams(options),
-          ...(deleteBody(options) ? { body: deleteBody(options) } : {}),
-        }),
-      ),
-  };
+/** The `CustomObjectsApi` call of one operation: by verb, scope and subresource, never by resource. */
+function dispatch(api: CustomObjectsApi, o: Operation): Promise<unknown> {
+  const at = { group: o.res.group, version: o.res.version, plural: o.res.plural };
+  const opts = requestOptions(o.query, o.contentType);
+  const ns = o.namespace;
+  const name = o.name ?? '';
+  const body = o.body as object;
+  const sub = o.subresource;
+  switch (o.verb) {
+    case 'get':
+      if (ns === undefined) {
+        const p = { ...at, name };
+        return sub === 'status' ? api.getClusterCustomObjectStatus(p, opts) : sub === 'scale' ? api.getClusterCustomObjectScale(p, opts) : api.getClusterCustomObject(p, opts);
+      } else {
+        const p = { ...at, namespace: ns, name };
+        return sub === 'status' ? api.getNamespacedCustomObjectStatus(p, opts) : sub === 'scale' ? api.getNamespacedCustomObjectScale(p, opts) : api.getNamespacedCustomObject(p, opts);
+      }
+    case 'list':
+      return ns === undefined ? api.listClusterCustomObject(at, opts) : api.listNamespacedCustomObject({ ...at, namespace: ns }, opts);
+    case 'create':
+      return ns === undefined ? api.createClusterCustomObject({ ...at, body }, opts) : api.createNamespacedCustomObject({ ...at, namespace: ns, body }, opts);
+    case 'update':
+      if (ns === undefined) {
+        const p = { ...at, name, body };
+        return sub === 'status' ? api.replaceClusterCustomObjectStatus(p, opts) : sub === 'scale' ? api.replaceClusterCustomObjectScale(p, opts) : api.replaceClusterCustomObject(p, opts);
+      } else {
+        const p = { ...at, namespace: ns, name, body };
+        return sub === 'status' ? api.replaceNamespacedCustomObjectStatus(p, opts) : sub === 'scale' ? api.replaceNamespacedCustomObjectScale(p, opts) : api.replaceNamespacedCustomObject(p, opts);
+      }
+    case 'patch':
+      if (ns === undefined) {
+        const p = { ...at, name, body };
+        return sub === 'status' ? api.patchClusterCustomObjectStatus(p, opts) : sub === 'scale' ? api.patchClusterCustomObjectScale(p, opts) : api.patchClusterCustomObject(p, opts);
+      } else {
+        const p = { ...at, namespace: ns, name, body };
+        return sub === 'status' ? api.patchNamespacedCustomObjectStatus(p, opts) : sub === 'scale' ? api.patchNamespacedCustomObjectScale(p, opts) : api.patchNamespacedCustomObject(p, opts);
+      }
+    case 'delete': {
+      const withBody = o.body !== undefined ? { body } : {};
+      return ns === undefined ? api.deleteClusterCustomObject({ ...at, name, ...withBody }, opts) : api.deleteNamespacedCustomObject({ ...at, namespace: ns, name, ...withBody }, opts);
+    }
+  }
 }
 
 /** The client-node implementation of {@link KubeClient}. */
 export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOptions = {}): KubeClient {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const now = options.now ?? (() => new Date());
-  const component = options.component ?? DEFAULT_EVENT_COMPONENT;
-  const vmis = customResource<VirtualMachineInstance>(custom, VMIS);
-  const vms = customResource<VirtualMachine>(custom, VMS);
-  const migrations = customResource<VirtualMachineInstanceMigration>(custom, MIGRATIONS);
-  const kubevirts = customResource<KubeVirt>(custom, KUBEVIRTS);
-  const dataVolumes = customResource<DataVolume>(custom, DATA_VOLUMES);
-  const migrationPolicies = customResource<MigrationPolicy>(custom, MIGRATION_POLICIES);
-  const coreReq = (res: ResourceCoordinates, verb: ApiRequest['verb'], namespace: string | undefined, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
-
-  return kubeClientFrom({
-    vmis,
-    vms,
-    migrations,
-    kubevirts,
-    dataVolumes,
-    pods: {
-      get: (namespace, name, opts) =>
-        getOrUndefined(coreReq(PODS, 'get', namespace, name), () =>
-          core.readNamespacedPod({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
-        ),
-      list: async (namespace, opts) =>
-        listOf(await call(coreReq(PODS, 'list', namespace), () => core.listNamespacedPod({ namespace, ...listParams(opts) }))),
-      create: (namespace, pod: V1Pod) =>
-        call(coreReq(PODS, 'create', namespace, pod.metadata?.name), () => core.createNamespacedPod({ namespace, body: pod })),
-      delete: (namespace, name, opts) =>
-        deleted(coreReq(PODS, 'delete', namespace, name), () =>
-          core.deleteNamespacedPod({ namespace, name, ...deleteParams(opts), ...(deleteBody(opts) ? { body: deleteBody(opts) } : {}) }),
-        ),
-      patch: (namespace, name, patch, opts) =>
-        call(coreReq(PODS, 'patch', namespace, name), () =>
-          opts?.subresource === 'status'
-            ? core.patchNamespacedPodStatus({ namespace, name, body: patchBody(patch) }, patchOptions(patch))
-            : core.patchNamespacedPod({ namespace, name, body: patchBody(patch) }, patchOptions(patch)),
-        ),
-    },
-    pvcs: {
-      get: (namespace, name, opts) =>
-        getOrUndefined(coreReq(PVCS, 'get', namespace, name), () =>
-          core.readNamespacedPersistentVolumeClaim({ namespace, name }, withQuery({ resourceVersion: opts?.resourceVersion })),
-        ),
-    },
-    migrationPolicies,
-    namespaces: {
-      get: (name, opts) =>
-        getOrUndefined(coreReq(NAMESPACES, 'get', undefined, name), () => core.readNamespace({ name }, withQuery({ resourceVersion: opts?.resourceVersion }))),
-    },
-    nodes: {
-      get: (name, opts) => getOrUndefined(coreReq(NODES, 'get', undefined, name), () => core.readNode({ name }, withQuery({ resourceVersion: opts?.resourceVersion }))),
-    },
-    createEvent: async (input: EventInput) => {
-      const namespace = input.involvedObject.namespace ?? 'default';
-      const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
-      await call(coreReq(EVENTS, 'create', namespace, body.metadata.generateName), () => core.createNamespacedEvent({ namespace, body }));
-    },
-  });
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  return genericKubeClient({ send: (o) => dispatch(api, o) }, options);
 }

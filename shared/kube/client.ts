@@ -1,27 +1,31 @@
 /**
- * The Kubernetes operations a reconcile may perform, declared narrowly (STYLE.md §5). Controllers
- * depend on {@link KubeClient}; {@link createKubeClient} (client-node.ts) implements it over
- * `@kubernetes/client-node`, and {@link countingKubeClient} (call-counter.ts) wraps any
- * implementation to count calls per reconcile.
+ * The generic Kubernetes client every controller and the relay use (STYLE.md §5). A controller
+ * names resources — descriptors in shared/api/resources.ts such as `VMIS`, `PODS`, `NODES` — and
+ * calls the same verbs on all of them; adding a resource never adds a method here or in a
+ * transport. {@link createKubeClient} (client-node.ts) implements it over
+ * `@kubernetes/client-node`, {@link createHttpKubeClient} (http-client.ts) over `node:http`, and
+ * {@link countingKubeClient} (call-counter.ts) wraps either to count calls per reconcile.
  *
- * Every method is exactly one HTTP request. Failures arrive as the classes in errors.ts:
- * gets answer `undefined` for a missing object, deletes answer `false`; writes throw
- * `NotFoundError`, `AlreadyExistsError`, `KubeTransientError` (Conflict / TooManyRequests /
- * ServerError), `KubeInvalidError` or `KubeRequestError`.
+ * ```ts
+ * const vmi = await kube.get(VMIS, 'default', 'testvmi', { resourceVersion });
+ * const pods = await kube.list(PODS, 'default', { labelSelector: 'kubevirt.io=virt-launcher' });
+ * const node = await kube.get(NODES, undefined, 'node01');            // cluster-scoped: no namespace
+ * await kube.patch(VMIS, 'default', 'testvmi', { type: 'merge', body: { status: { phase } } }, { subresource: 'status' });
+ * await kube.updateScale(VMI_REPLICA_SETS, 'default', 'rs', 3);
+ * ```
  *
- * KubeVirt objects are raw JSON (string timestamps, unknown fields kept). Pods, PVCs, namespaces
- * and nodes are client-node models (`V1Pod`): timestamps are `Date`s and fields the model does not know are
- * dropped (kube-api.md §1.5) — never read-modify-write a pod through them.
+ * Every call is exactly one HTTP request. `namespace` is required for namespaced resources and
+ * must be `undefined` for cluster-scoped ones (an {@link InvalidInputError} before any request
+ * otherwise); `list` with `namespace` undefined lists across all namespaces. Failures arrive as
+ * the classes in errors.ts: gets answer `undefined` for a missing object, deletes answer `false`;
+ * writes throw `NotFoundError`, `AlreadyExistsError`, `KubeTransientError` (Conflict /
+ * TooManyRequests / ServerError), `KubeInvalidError` or `KubeRequestError`.
+ *
+ * Objects are raw JSON (unknown fields kept), the same from both transports. Core objects whose
+ * client-node models type timestamps as `Date` (pods, PVCs, namespaces, nodes) arrive with `Date`s
+ * there (core-dates.ts), as code written against client-node's models expects.
  */
-import type { V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type {
-  DataVolume,
-  KubeVirt,
-  MigrationPolicy,
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-} from '../api/index.ts';
+import type { Resource, Subresource } from '../api/resources.ts';
 
 /**
  * Read "not older than" a resourceVersion (DESIGN.md §3): the apiserver may answer from its watch
@@ -31,16 +35,22 @@ export interface ReadOptions {
   readonly resourceVersion?: string | undefined;
 }
 
-/** A list by selectors; with `resourceVersion`, sent with `resourceVersionMatch=NotOlderThan`. */
+/**
+ * A list by selectors; with `resourceVersion`, sent with `resourceVersionMatch=NotOlderThan`.
+ * `limit` and `continue` page through a large collection (the relay's relists).
+ */
 export interface ListOptions extends ReadOptions {
   readonly labelSelector?: string | undefined;
   readonly fieldSelector?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly continue?: string | undefined;
 }
 
-/** A list's items and the collection's resourceVersion. */
+/** A list's items, the collection's resourceVersion, and the token of the next page if any. */
 export interface ListResult<T> {
   readonly items: T[];
   readonly resourceVersion: string | undefined;
+  readonly continueToken?: string | undefined;
 }
 
 /** One RFC 6902 operation. `test` ops make a patch conditional on what was read. */
@@ -69,7 +79,7 @@ export type Patch =
 
 /** Write to the object or to its `/status` subresource (spec and metadata ignored there). */
 export interface WriteOptions {
-  readonly subresource?: 'status' | undefined;
+  readonly subresource?: Extract<Subresource, 'status'> | undefined;
 }
 
 /** Delete options. Preconditions make the delete fail with a Conflict if the object changed. */
@@ -97,57 +107,43 @@ export interface EventInput {
   readonly message: string;
 }
 
-/** The Kubernetes operations the controllers need. */
+/** Any object the client writes: it is addressed by its metadata. */
+export interface KubeObject {
+  metadata?: { name?: string; namespace?: string; generateName?: string; resourceVersion?: string } | undefined;
+}
+
+/** An `autoscaling/v1` Scale, as a resource's `/scale` subresource serves it. */
+export interface Scale {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+  spec?: { replicas?: number };
+  status?: { replicas?: number; selector?: string };
+}
+
+/** The verbs, on any resource. */
 export interface KubeClient {
-  getVMI(namespace: string, name: string, options?: ReadOptions): Promise<VirtualMachineInstance | undefined>;
-  getVM(namespace: string, name: string, options?: ReadOptions): Promise<VirtualMachine | undefined>;
-  getMigration(namespace: string, name: string, options?: ReadOptions): Promise<VirtualMachineInstanceMigration | undefined>;
-  getKubeVirt(namespace: string, name: string, options?: ReadOptions): Promise<KubeVirt | undefined>;
-  getDataVolume(namespace: string, name: string, options?: ReadOptions): Promise<DataVolume | undefined>;
-  getPod(namespace: string, name: string, options?: ReadOptions): Promise<V1Pod | undefined>;
-  getPVC(namespace: string, name: string, options?: ReadOptions): Promise<V1PersistentVolumeClaim | undefined>;
-  /** A namespace (cluster-scoped); migration policies match on its labels. */
-  getNamespace(name: string, options?: ReadOptions): Promise<V1Namespace | undefined>;
-  /** A node (cluster-scoped); a migration target's host-model CPU selectors come from the source node's labels. */
-  getNode(name: string, options?: ReadOptions): Promise<V1Node | undefined>;
-
-  /** Pods in one namespace, e.g. `kubevirt.io=virt-launcher,kubevirt.io/created-by=<vmi uid>`. */
-  listPods(namespace: string, options?: ListOptions): Promise<ListResult<V1Pod>>;
-  /** Migrations in one namespace, or in all namespaces when `namespace` is undefined. */
-  listMigrations(namespace: string | undefined, options?: ListOptions): Promise<ListResult<VirtualMachineInstanceMigration>>;
-  /** KubeVirt CRs (there is one per cluster, in KubeVirt's install namespace) in one or all namespaces. */
-  listKubeVirts(namespace: string | undefined, options?: ListOptions): Promise<ListResult<KubeVirt>>;
-  /** MigrationPolicies (`migrations.kubevirt.io/v1alpha1`, cluster-scoped). */
-  listMigrationPolicies(options?: ListOptions): Promise<ListResult<MigrationPolicy>>;
-
-  createPod(namespace: string, pod: V1Pod): Promise<V1Pod>;
-  /** `false` when the pod was already gone (KubeVirt counts that as success). */
-  deletePod(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
-  /**
-   * Patches a pod or (`subresource: 'status'`) its status, e.g. a readiness-gate condition with a
-   * `strategic` patch. The answer is a model like {@link getPod}'s.
-   */
-  patchPod(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<V1Pod>;
-
-  createVMI(vmi: VirtualMachineInstance): Promise<VirtualMachineInstance>;
+  /** GET one object (or, with `subresource: 'status'`, its status view). */
+  get<T>(res: Resource<T>, namespace: string | undefined, name: string, options?: ReadOptions): Promise<T | undefined>;
+  /** LIST in one namespace, across all namespaces (`namespace` undefined), or of a cluster-scoped resource. */
+  list<T>(res: Resource<T>, namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>>;
+  /** POST; the namespace is the object's own `metadata.namespace` (required for namespaced resources). */
+  create<T extends KubeObject>(res: Resource<T>, obj: T): Promise<T>;
   /** PUT; `metadata.resourceVersion` must be set (optimistic concurrency → Conflict). */
-  updateVMI(vmi: VirtualMachineInstance, options?: WriteOptions): Promise<VirtualMachineInstance>;
-  patchVMI(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<VirtualMachineInstance>;
-  /** `false` when the VMI was already gone. */
-  deleteVMI(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
-
-  createVM(vm: VirtualMachine): Promise<VirtualMachine>;
-  updateVM(vm: VirtualMachine, options?: WriteOptions): Promise<VirtualMachine>;
-  patchVM(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<VirtualMachine>;
-
-  createMigration(migration: VirtualMachineInstanceMigration): Promise<VirtualMachineInstanceMigration>;
-  updateMigration(migration: VirtualMachineInstanceMigration, options?: WriteOptions): Promise<VirtualMachineInstanceMigration>;
-  patchMigration(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<VirtualMachineInstanceMigration>;
-  /** `false` when the migration was already gone. */
-  deleteMigration(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
-
-  createDataVolume(dataVolume: DataVolume): Promise<DataVolume>;
-
+  update<T extends KubeObject>(res: Resource<T>, obj: T, options?: WriteOptions): Promise<T>;
+  /** PATCH the object or its `/status`. */
+  patch<T>(res: Resource<T>, namespace: string | undefined, name: string, patch: Patch, options?: WriteOptions): Promise<T>;
+  /** DELETE; `false` when the object was already gone (KubeVirt counts that as success). */
+  delete<T>(res: Resource<T>, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<boolean>;
+  /** GET `/scale` (resources whose descriptor lists `scale`). */
+  getScale(res: Resource, namespace: string | undefined, name: string, options?: ReadOptions): Promise<Scale | undefined>;
+  /** Sets `spec.replicas` through `/scale` (a merge patch, as `kubectl scale` does). */
+  updateScale(res: Resource, namespace: string | undefined, name: string, replicas: number): Promise<Scale>;
   /** Records a core v1 Event in the involved object's namespace. */
   createEvent(event: EventInput): Promise<void>;
 }
+
+/** The verbs of {@link KubeClient}, for wrappers that decorate every call (counters, timers, chaos). */
+export const KUBE_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'getScale', 'updateScale', 'createEvent'] as const satisfies readonly (keyof KubeClient)[];
+
+export type { Resource, Subresource };

@@ -10,38 +10,14 @@
  * classes. A failure before any answer (refused, reset, TLS, timeout) is a `KubeTransientError`
  * `ServerError`, as client-node's `fetch failed` is.
  *
- * Pods and PVCs come back with `Date` timestamps, like client-node's models (core-dates.ts).
+ * The verbs themselves are requests.ts's {@link genericKubeClient}; this file is only the transport.
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
-import { DATA_VOLUMES, EVENTS, KUBEVIRTS, MIGRATION_POLICIES, MIGRATIONS, PODS, PVCS, VMIS, VMS, type ResourceCoordinates } from '../api/resources.ts';
-import type { DeleteOptions, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
+import type { KubeClient } from './client.ts';
 import { caPem, validateConnection, type KubeConnection } from './connection.ts';
-import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
 import { KubeTransientError, type ApiRequest } from './errors.ts';
-import {
-  apiRequest,
-  call,
-  DEFAULT_EVENT_COMPONENT,
-  deleteBody,
-  deleted,
-  deleteParams,
-  eventFor,
-  getOrUndefined,
-  identity,
-  kubeClientFrom,
-  listOf,
-  listParams,
-  NAMESPACES,
-  NODES,
-  patchBody,
-  patchContentType,
-  readParams,
-  resourcePath,
-  type KubeClientOptions,
-} from './requests.ts';
+import { apiRequest, genericKubeClient, operationPath, type KubeClientOptions, type Operation } from './requests.ts';
 
 /** Settings of {@link createHttpKubeClient}. */
 export interface HttpKubeClientOptions extends KubeClientOptions {
@@ -166,86 +142,18 @@ function transport(connection: KubeConnection, options: HttpKubeClientOptions): 
   return { send, close: () => agent.destroy() };
 }
 
-/** The CRUD of one resource, in the shape of client-node.ts's `customResource`. */
-function resource<T extends { metadata?: { namespace?: string; name?: string } }>(send: Send, res: ResourceCoordinates, revive: (o: T) => T = (o) => o) {
-  const req = (verb: ApiRequest['verb'], namespace?: string, name?: string): ApiRequest => apiRequest(res, verb, namespace, name);
-  const one = (o: unknown): T => revive(o as T);
-  return {
-    get: (namespace: string, name: string, options?: ReadOptions): Promise<T | undefined> =>
-      getOrUndefined(req('get', namespace, name), async () =>
-        one(await send({ method: 'GET', path: resourcePath(res, namespace, name), query: readParams(options) }, req('get', namespace, name))),
-      ),
-    /** GET of a cluster-scoped object (nodes, namespaces). */
-    getCluster: (name: string, options?: ReadOptions): Promise<T | undefined> =>
-      getOrUndefined(req('get', undefined, name), async () =>
-        one(await send({ method: 'GET', path: resourcePath(res, undefined, name), query: readParams(options) }, req('get', undefined, name))),
-      ),
-    list: async (namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>> => {
-      const r = req('list', namespace);
-      const list = await call(r, () => send({ method: 'GET', path: resourcePath(res, namespace), query: listParams(options) }, r));
-      const result = listOf((list ?? {}) as { items?: T[]; metadata?: { resourceVersion?: string } });
-      return { items: result.items.map(one), resourceVersion: result.resourceVersion };
-    },
-    /** POST into `namespace` (the object's own namespace for custom resources). */
-    createIn: async (namespace: string, obj: T): Promise<T> => {
-      const r = req('create', namespace, obj.metadata?.name);
-      return one(await call(r, () => send({ method: 'POST', path: resourcePath(res, namespace), body: obj }, r)));
-    },
-    create: (obj: T): Promise<T> => {
-      const { namespace, name } = identity(obj, res.kind, false);
-      const r = req('create', namespace, name);
-      return call(r, async () => one(await send({ method: 'POST', path: resourcePath(res, namespace), body: obj }, r)));
-    },
-    update: (obj: T, options?: WriteOptions): Promise<T> => {
-      const { namespace, name } = identity(obj, res.kind, true);
-      const r = req('update', namespace, name);
-      return call(r, async () => one(await send({ method: 'PUT', path: resourcePath(res, namespace, name, options?.subresource), body: obj }, r)));
-    },
-    patch: (namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<T> => {
-      const r = req('patch', namespace, name);
-      const out: Outgoing = { method: 'PATCH', path: resourcePath(res, namespace, name, options?.subresource), body: patchBody(patch), contentType: patchContentType(patch) };
-      return call(r, async () => one(await send(out, r)));
-    },
-    delete: (namespace: string, name: string, options?: DeleteOptions): Promise<boolean> => {
-      const r = req('delete', namespace, name);
-      const body = deleteBody(options);
-      return deleted(r, () => send({ method: 'DELETE', path: resourcePath(res, namespace, name), query: deleteParams(options), ...(body ? { body } : {}) }, r));
-    },
-  };
-}
-
 /** The node:http implementation of {@link KubeClient}. Create one per process (cold start). */
 export function createHttpKubeClient(connection: KubeConnection, options: HttpKubeClientOptions = {}): HttpKubeClient {
   const { send, close } = transport(connection, options);
-  const now = options.now ?? (() => new Date());
-  const component = options.component ?? DEFAULT_EVENT_COMPONENT;
-  const vmis = resource<VirtualMachineInstance>(send, VMIS);
-  const vms = resource<VirtualMachine>(send, VMS);
-  const migrations = resource<VirtualMachineInstanceMigration>(send, MIGRATIONS);
-  const kubevirts = resource<KubeVirt>(send, KUBEVIRTS);
-  const dataVolumes = resource<DataVolume>(send, DATA_VOLUMES);
-  const pods = resource<V1Pod>(send, PODS, revivePodDates);
-  const pvcs = resource<V1PersistentVolumeClaim>(send, PVCS, revivePvcDates);
-  const namespaces = resource<V1Namespace>(send, NAMESPACES, reviveNamespaceDates);
-  const nodes = resource<V1Node>(send, NODES, reviveNodeDates);
-
-  const client = kubeClientFrom({
-    vmis,
-    vms,
-    migrations,
-    kubevirts,
-    dataVolumes,
-    pods: { get: pods.get, list: pods.list, create: pods.createIn, delete: pods.delete, patch: pods.patch },
-    pvcs,
-    migrationPolicies: resource<MigrationPolicy>(send, MIGRATION_POLICIES),
-    namespaces: { get: namespaces.getCluster },
-    nodes: { get: nodes.getCluster },
-    createEvent: async (input) => {
-      const namespace = input.involvedObject.namespace ?? 'default';
-      const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
-      const r = apiRequest(EVENTS, 'create', namespace, body.metadata.generateName);
-      await call(r, () => send({ method: 'POST', path: resourcePath(EVENTS, namespace), body }, r));
+  const client = genericKubeClient(
+    {
+      send: (o: Operation) =>
+        send(
+          { method: o.method, path: operationPath(o), query: o.query, ...(o.body !== undefined ? { body: o.body } : {}), ...(o.contentType ? { contentType: o.contentType } : {}) },
+          apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource),
+        ),
     },
-  });
+    options,
+  );
   return { ...client, close };
 }

@@ -1,18 +1,20 @@
 /**
- * The pure parts of a {@link KubeClient} call that do not depend on the transport, shared by both
+ * Everything of a {@link KubeClient} call that does not depend on the transport, shared by both
  * implementations (client-node.ts over `@kubernetes/client-node`, http-client.ts over `node:http`)
- * so that they send the same requests and answer the same way: URL paths, query parameters,
- * delete and patch bodies, the Event body, and the "missing is an answer" wrappers.
+ * so that they send the same requests and answer the same way: scope checks, URL paths, query
+ * parameters, delete and patch bodies, the Event body, the "missing is an answer" wrappers — and
+ * {@link genericKubeClient}, the verbs themselves. A transport implements one function,
+ * {@link Transport.send}: an {@link Operation} in, the parsed JSON answer out.
  *
  * Nothing here imports `@kubernetes/client-node` at runtime (type imports only): this module is
  * bundled into every Lambda function.
  */
-import type { CoreV1Event, V1DeleteOptions, V1Namespace, V1Node, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/index.ts';
-import type { ResourceCoordinates } from '../api/resources.ts';
+import type { CoreV1Event, V1DeleteOptions } from '@kubernetes/client-node';
+import { EVENTS, resourceName, type Resource, type ResourceCoordinates, type Subresource } from '../api/resources.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { DeleteOptions, EventInput, KubeClient, ListOptions, ListResult, Patch, ReadOptions, WriteOptions } from './client.ts';
-import { NotFoundError, toKubeError, type ApiRequest } from './errors.ts';
+import type { DeleteOptions, EventInput, KubeClient, KubeObject, ListOptions, ListResult, Patch, ReadOptions, Scale } from './client.ts';
+import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
+import { NotFoundError, toKubeError, type ApiRequest, type Verb } from './errors.ts';
 
 /** Settings shared by both {@link KubeClient} factories. */
 export interface KubeClientOptions {
@@ -33,16 +35,11 @@ export const JSON_PATCH = 'application/json-patch+json';
 /** Core types only: custom resources answer 415. */
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-/** Namespaces (cluster-scoped, core). Not in shared/api/resources.ts: only the client reads them. */
-export const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false } as const satisfies ResourceCoordinates;
-/** Nodes (cluster-scoped, core). */
-export const NODES = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false } as const satisfies ResourceCoordinates;
-
 /**
  * `/api/v1/namespaces/<ns>/pods/<name>[/status]` or `/apis/<group>/<version>/…`; without a
  * namespace, the all-namespaces collection.
  */
-export function resourcePath(res: ResourceCoordinates, namespace?: string, name?: string, subresource?: 'status'): string {
+export function resourcePath(res: ResourceCoordinates, namespace?: string, name?: string, subresource?: Subresource): string {
   const parts = [res.group === '' ? `/api/${res.version}` : `/apis/${res.group}/${res.version}`];
   if (namespace !== undefined) parts.push('namespaces', encodeURIComponent(namespace));
   parts.push(res.plural);
@@ -51,26 +48,23 @@ export function resourcePath(res: ResourceCoordinates, namespace?: string, name?
   return parts.join('/');
 }
 
-/** The request description errors and the call counter use. */
-export function apiRequest(res: ResourceCoordinates, verb: ApiRequest['verb'], namespace?: string, name?: string): ApiRequest {
-  return { verb, resource: res.plural, namespace, name };
+/** The request description errors and the call counter use (`virtualmachineinstancereplicasets/scale` for a subresource other than status). */
+export function apiRequest(res: ResourceCoordinates, verb: ApiRequest['verb'], namespace?: string, name?: string, subresource?: Subresource): ApiRequest {
+  return { verb, resource: subresource === 'scale' ? `${res.plural}/scale` : res.plural, namespace, name };
 }
 
 /** Query of a GET: `resourceVersion` for a "not older than" read (DESIGN.md §3). */
-export function readParams(options: ReadOptions | undefined): { resourceVersion?: string } {
+export function readParams(options: ReadOptions | undefined): Query {
   return options?.resourceVersion ? { resourceVersion: options.resourceVersion } : {};
 }
 
-/** Query of a LIST: selectors, and NotOlderThan when a resourceVersion is given (DESIGN.md §3). */
-export function listParams(options: ListOptions | undefined): {
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-} {
-  const p: { labelSelector?: string; fieldSelector?: string; resourceVersion?: string; resourceVersionMatch?: string } = {};
+/** Query of a LIST: selectors, paging, and NotOlderThan when a resourceVersion is given (DESIGN.md §3). */
+export function listParams(options: ListOptions | undefined): Query {
+  const p: Record<string, string | number> = {};
   if (options?.labelSelector) p.labelSelector = options.labelSelector;
   if (options?.fieldSelector) p.fieldSelector = options.fieldSelector;
+  if (options?.limit !== undefined) p.limit = options.limit;
+  if (options?.continue) p.continue = options.continue;
   if (options?.resourceVersion) {
     p.resourceVersion = options.resourceVersion;
     p.resourceVersionMatch = 'NotOlderThan';
@@ -79,7 +73,7 @@ export function listParams(options: ListOptions | undefined): {
 }
 
 /** Query of a DELETE. */
-export function deleteParams(options: DeleteOptions | undefined): { gracePeriodSeconds?: number } {
+export function deleteParams(options: DeleteOptions | undefined): Query {
   return options?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {};
 }
 
@@ -109,17 +103,53 @@ export function patchBody(patch: Patch): object {
   return patch.type === 'json' ? patch.ops : patch.body;
 }
 
-/** Namespace and name of an object about to be written; both must be set. */
-export function identity(
-  obj: { metadata?: { namespace?: string; name?: string; generateName?: string } },
-  kind: string,
-  needName: boolean,
-): { namespace: string; name: string } {
-  const namespace = obj.metadata?.namespace;
+/**
+ * Checks `namespace` against the resource's scope before any request: a namespaced resource
+ * needs one (except to list across namespaces), a cluster-scoped one must have none.
+ */
+export function checkScope(res: ResourceCoordinates, namespace: string | undefined, allNamespaces = false): string | undefined {
+  if (res.namespaced && (namespace === undefined || namespace === '') && !allNamespaces) {
+    throw new InvalidInputError(`${res.kind}.metadata.namespace`, `${resourceName(res)} is namespaced: a namespace is required`);
+  }
+  if (!res.namespaced && namespace !== undefined && namespace !== '') {
+    throw new InvalidInputError(`${res.kind}.metadata.namespace`, `${resourceName(res)} is cluster-scoped: no namespace, got '${namespace}'`);
+  }
+  return namespace === '' ? undefined : namespace;
+}
+
+/** Checks that the resource serves `subresource` (from its descriptor) before any request. */
+export function checkSubresource(res: Resource, subresource: Subresource | undefined): void {
+  if (subresource !== undefined && !res.subresources.includes(subresource)) {
+    throw new InvalidInputError(`${res.kind}/${subresource}`, `${resourceName(res)} has no /${subresource} subresource`);
+  }
+}
+
+/** Namespace and name of an object about to be written, checked against the resource's scope. */
+export function identity(obj: KubeObject, res: ResourceCoordinates, needName: boolean): { namespace: string | undefined; name: string } {
+  const namespace = checkScope(res, obj.metadata?.namespace);
   const name = obj.metadata?.name ?? '';
-  if (!namespace) throw new InvalidInputError(`${kind}.metadata.namespace`, 'must be set to write the object');
-  if (needName && !name) throw new InvalidInputError(`${kind}.metadata.name`, 'must be set to update the object');
+  if (needName && !name) throw new InvalidInputError(`${res.kind}.metadata.name`, 'must be set to update the object');
   return { namespace, name };
+}
+
+/**
+ * Turns the timestamps of core objects into `Date`s, as client-node's models have them (kube-api.md
+ * §1.5); every other object is left as the JSON it came as.
+ */
+export function reviverFor(res: ResourceCoordinates): (o: unknown) => unknown {
+  if (res.group !== '') return (o) => o;
+  switch (res.kind) {
+    case 'Pod':
+      return revivePodDates;
+    case 'PersistentVolumeClaim':
+      return revivePvcDates;
+    case 'Namespace':
+      return reviveNamespaceDates;
+    case 'Node':
+      return reviveNodeDates;
+    default:
+      return (o) => o;
+  }
 }
 
 /** Runs one request; whatever it throws comes out as the errors.ts hierarchy. */
@@ -146,8 +176,10 @@ export async function deleted(request: ApiRequest, send: () => Promise<unknown>)
   return (await getOrUndefined(request, send)) !== undefined;
 }
 
-export function listOf<T>(list: { items?: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> {
-  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion };
+export function listOf<T>(list: RawList<T>): ListResult<T> {
+  // Losing the token would end a relist after its first page and report every later object as deleted.
+  const continueToken = list.metadata?.continue || list.metadata?._continue || undefined;
+  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion, ...(continueToken ? { continueToken } : {}) };
 }
 
 /** The core v1 Event for an input, as client-go's recorder shapes it (count 1, first = last time). */
@@ -178,74 +210,105 @@ export function eventFor(
   return event;
 }
 
-/** The calls one resource offers; each implementation builds these per resource. */
-export interface ResourceCalls<T> {
-  get(namespace: string, name: string, options?: ReadOptions): Promise<T | undefined>;
-  list(namespace: string | undefined, options?: ListOptions): Promise<ListResult<T>>;
-  create(obj: T): Promise<T>;
-  update(obj: T, options?: WriteOptions): Promise<T>;
-  patch(namespace: string, name: string, patch: Patch, options?: WriteOptions): Promise<T>;
-  delete(namespace: string, name: string, options?: DeleteOptions): Promise<boolean>;
+/** Query parameters of a request. */
+export type Query = Readonly<Record<string, string | number>>;
+
+/**
+ * One request, transport-neutral: what to do (`verb`, and the HTTP method it is), to which
+ * resource and object, with which query and body. {@link resourcePath} makes its URL path.
+ */
+export interface Operation {
+  readonly verb: Verb;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly res: ResourceCoordinates;
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+  readonly subresource?: Subresource | undefined;
+  readonly query: Query;
+  readonly body?: unknown;
+  /** Of the body; `application/json` unless a patch says otherwise. */
+  readonly contentType?: string | undefined;
 }
 
-/** A GET of a cluster-scoped object. */
-export interface ClusterGet<T> {
-  get(name: string, options?: ReadOptions): Promise<T | undefined>;
+/** The URL path of an operation: creates and lists address the collection. */
+export function operationPath(o: Operation): string {
+  const collection = o.verb === 'create' || o.verb === 'list';
+  return resourcePath(o.res, o.namespace, collection ? undefined : o.name, collection ? undefined : o.subresource);
 }
 
-/** Pods are created into a namespace argument rather than their own metadata's. */
-export interface PodCalls extends Pick<ResourceCalls<V1Pod>, 'get' | 'delete' | 'patch'> {
-  list(namespace: string, options?: ListOptions): Promise<ListResult<V1Pod>>;
-  create(namespace: string, pod: V1Pod): Promise<V1Pod>;
+/** What a transport provides: one request sent, its 2xx answer parsed (or thrown as it came). */
+export interface Transport {
+  send(op: Operation): Promise<unknown>;
 }
 
-/** What an implementation provides; {@link kubeClientFrom} names it as the {@link KubeClient}. */
-export interface KubeClientParts {
-  readonly vmis: ResourceCalls<VirtualMachineInstance>;
-  readonly vms: ResourceCalls<VirtualMachine>;
-  readonly migrations: ResourceCalls<VirtualMachineInstanceMigration>;
-  readonly kubevirts: Pick<ResourceCalls<KubeVirt>, 'get' | 'list'>;
-  readonly dataVolumes: Pick<ResourceCalls<DataVolume>, 'get' | 'create'>;
-  readonly pods: PodCalls;
-  readonly pvcs: Pick<ResourceCalls<V1PersistentVolumeClaim>, 'get'>;
-  /** Cluster-scoped: listed with `namespace` undefined. */
-  readonly migrationPolicies: Pick<ResourceCalls<MigrationPolicy>, 'list'>;
-  readonly namespaces: ClusterGet<V1Namespace>;
-  readonly nodes: ClusterGet<V1Node>;
-  createEvent(input: EventInput): Promise<void>;
+function op(verb: Verb, res: ResourceCoordinates, fields: Omit<Operation, 'verb' | 'method' | 'res' | 'query'> & { query?: Query }): Operation {
+  const method = ({ get: 'GET', list: 'GET', create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE' } as const)[verb];
+  return { verb, method, res, query: {}, ...fields };
 }
 
-/** The one mapping from per-resource calls to the {@link KubeClient} methods. */
-export function kubeClientFrom(p: KubeClientParts): KubeClient {
+/**
+ * The {@link KubeClient} over a transport: scope and subresource checks, the request, error
+ * mapping (errors.ts), "missing is an answer", and core dates. Both implementations are this.
+ */
+export function genericKubeClient(transport: Transport, options: KubeClientOptions = {}): KubeClient {
+  const now = options.now ?? (() => new Date());
+  const component = options.component ?? DEFAULT_EVENT_COMPONENT;
+  const req = (o: Operation): ApiRequest => apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource);
+  const run = (o: Operation): Promise<unknown> => call(req(o), () => transport.send(o));
   return {
-    getVMI: p.vmis.get,
-    getVM: p.vms.get,
-    getMigration: p.migrations.get,
-    getKubeVirt: p.kubevirts.get,
-    getDataVolume: p.dataVolumes.get,
-    getPod: p.pods.get,
-    getPVC: p.pvcs.get,
-    getNamespace: p.namespaces.get,
-    getNode: p.nodes.get,
-    listPods: p.pods.list,
-    listMigrations: p.migrations.list,
-    listKubeVirts: p.kubevirts.list,
-    listMigrationPolicies: (options) => p.migrationPolicies.list(undefined, options),
-    createPod: p.pods.create,
-    deletePod: p.pods.delete,
-    patchPod: p.pods.patch,
-    createVMI: p.vmis.create,
-    updateVMI: p.vmis.update,
-    patchVMI: p.vmis.patch,
-    deleteVMI: p.vmis.delete,
-    createVM: p.vms.create,
-    updateVM: p.vms.update,
-    patchVM: p.vms.patch,
-    createMigration: p.migrations.create,
-    updateMigration: p.migrations.update,
-    patchMigration: p.migrations.patch,
-    deleteMigration: p.migrations.delete,
-    createDataVolume: p.dataVolumes.create,
-    createEvent: p.createEvent,
+    get: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: ReadOptions) => {
+      const o = op('get', res, { namespace: checkScope(res, namespace), name, query: readParams(opts) });
+      const got = await getOrUndefined(req(o), () => transport.send(o));
+      return got === undefined ? undefined : (reviverFor(res)(got) as T);
+    },
+    list: async <T>(res: Resource<T>, namespace: string | undefined, opts?: ListOptions) => {
+      const o = op('list', res, { namespace: checkScope(res, namespace, true), query: listParams(opts) });
+      const list = listOf(((await run(o)) ?? {}) as RawList<T>);
+      const revive = reviverFor(res);
+      return { ...list, items: list.items.map((i) => revive(i) as T) };
+    },
+    create: async <T extends KubeObject>(res: Resource<T>, obj: T) => {
+      const { namespace, name } = identity(obj, res, false);
+      // The name is for error messages only: a POST goes to the collection (generateName works too).
+      return reviverFor(res)(await run(op('create', res, { namespace, name: name || obj.metadata?.generateName, body: obj }))) as T;
+    },
+    update: async <T extends KubeObject>(res: Resource<T>, obj: T, opts?: { subresource?: 'status' | undefined }) => {
+      checkSubresource(res, opts?.subresource);
+      const { namespace, name } = identity(obj, res, true);
+      return reviverFor(res)(await run(op('update', res, { namespace, name, subresource: opts?.subresource, body: obj }))) as T;
+    },
+    patch: async <T>(res: Resource<T>, namespace: string | undefined, name: string, patch: Patch, opts?: { subresource?: 'status' | undefined }) => {
+      checkSubresource(res, opts?.subresource);
+      const o = op('patch', res, { namespace: checkScope(res, namespace), name, subresource: opts?.subresource, body: patchBody(patch), contentType: patchContentType(patch) });
+      return reviverFor(res)(await run(o)) as T;
+    },
+    delete: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: DeleteOptions) => {
+      const body = deleteBody(opts);
+      const o = op('delete', res, { namespace: checkScope(res, namespace), name, query: deleteParams(opts), ...(body ? { body } : {}) });
+      return deleted(req(o), () => transport.send(o));
+    },
+    getScale: async (res: Resource, namespace: string | undefined, name: string, opts?: ReadOptions) => {
+      checkSubresource(res, 'scale');
+      const o = op('get', res, { namespace: checkScope(res, namespace), name, subresource: 'scale', query: readParams(opts) });
+      return (await getOrUndefined(req(o), () => transport.send(o))) as Scale | undefined;
+    },
+    updateScale: async (res: Resource, namespace: string | undefined, name: string, replicas: number) => {
+      checkSubresource(res, 'scale');
+      if (!Number.isInteger(replicas) || replicas < 0) throw new InvalidInputError(`${res.kind}/scale.spec.replicas`, `must be a whole number ≥ 0, got ${replicas}`);
+      const patch: Patch = { type: 'merge', body: { spec: { replicas } } };
+      const o = op('patch', res, { namespace: checkScope(res, namespace), name, subresource: 'scale', body: patchBody(patch), contentType: patchContentType(patch) });
+      return (await run(o)) as Scale;
+    },
+    createEvent: async (input: EventInput) => {
+      const namespace = input.involvedObject.namespace ?? 'default';
+      const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
+      await run(op('create', EVENTS, { namespace, name: body.metadata.generateName, body }));
+    },
   };
+}
+
+interface RawList<T> {
+  items?: T[];
+  /** Raw JSON says `continue`; client-node's typed models (V1ListMeta) say `_continue`. */
+  metadata?: { resourceVersion?: string; continue?: string; _continue?: string };
 }

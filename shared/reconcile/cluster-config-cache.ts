@@ -4,8 +4,9 @@
  */
 import type { KubeClient } from '../kube/client.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../template/cluster-config.ts';
+import { KUBEVIRTS } from '../api/resources.ts';
 
-export function cachedClusterConfig(kube: Pick<KubeClient, 'listKubeVirts'>, ttlMs = 5000, now: () => number = Date.now): () => Promise<ClusterConfig> {
+export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now): () => Promise<ClusterConfig> {
   let value: ClusterConfig | undefined;
   let readAt = 0;
   let inflight: Promise<ClusterConfig> | undefined;
@@ -13,7 +14,7 @@ export function cachedClusterConfig(kube: Pick<KubeClient, 'listKubeVirts'>, ttl
     if (value && now() - readAt < ttlMs) return value;
     inflight ??= (async () => {
       try {
-        const list = await kube.listKubeVirts(undefined);
+        const list = await kube.list(KUBEVIRTS, undefined);
         value = clusterConfigFromKubeVirt(list.items[0]);
         readAt = now();
       } catch (err) {

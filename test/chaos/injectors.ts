@@ -4,7 +4,8 @@
  * queue, a relay whose every message is delivered up to 5 times, and poisoned keys.
  */
 import { InvalidInputError } from '../../shared/errors.ts';
-import { CALLS } from '../../shared/kube/call-counter.ts';
+import { VMIS } from '../../shared/api/resources.ts';
+import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { KeyQueue } from '../../shared/queue/port.ts';
@@ -66,13 +67,12 @@ function killable<T extends object>(target: T, methods: readonly string[], kille
  * whose name is in `poisoned` fails permanently (a reconcile that can never succeed).
  */
 export function chaosKube(inner: KubeClient, killer: Killer, poisoned: ReadonlySet<string>): KubeClient {
-  const wrapped = killable(inner, Object.keys(CALLS), killer, 'kube');
-  const getVMI = wrapped.getVMI;
-  wrapped.getVMI = async (namespace, name, options) => {
-    if (poisoned.has(name)) throw new InvalidInputError('metadata.name', `${name} is poisoned by the chaos suite`, 'PoisonKey');
-    return getVMI(namespace, name, options);
-  };
-  return wrapped;
+  return decorateKubeClient(inner, (method, args, call) => {
+    if (method === 'get' && args[0] === VMIS && poisoned.has(args[2] as string)) {
+      throw new InvalidInputError('metadata.name', `${String(args[2])} is poisoned by the chaos suite`, 'PoisonKey');
+    }
+    return killer.around(`kube.${method}`, call);
+  });
 }
 
 const EXPECTATION_METHODS = ['expectCreations', 'expectDeletions', 'setExpectations', 'creationObserved', 'deletionObserved', 'satisfied', 'get', 'delete', 'pendingCreations', 'tryExpectCreations'] as const;

@@ -25,6 +25,7 @@ import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../infra/local/workers.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom, slowQueue } from './injectors.ts';
+import { PODS } from '../../shared/api/resources.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
 
@@ -153,7 +154,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // Duplicates: from the audit log, and from what the API server holds now.
     const dup = new Set<string>();
     for (const [name, m] of tracker.vmis) if (m.podCreates > 1) dup.add(name);
-    const pods = await kube.listPods('default', { labelSelector: 'kubevirt.io=virt-launcher' });
+    const pods = await kube.list(PODS, 'default', { labelSelector: 'kubevirt.io=virt-launcher' });
     const perVmi = new Map<string, number>();
     for (const p of pods.items) {
       const owner = p.metadata?.ownerReferences?.find((r) => r.controller)?.name ?? '';

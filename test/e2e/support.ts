@@ -12,6 +12,7 @@ import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { Controller } from '../../shared/queue/message.ts';
+import { PODS, VMIS } from '../../shared/api/resources.ts';
 
 export const NS = 'default';
 /** The runtime's identity (bearer token): what the API server's counters are read by. */
@@ -110,13 +111,13 @@ export const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
 /** The phase of each named VMI (undefined when gone). */
 export async function phases(kube: KubeClient, names: readonly string[]): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
-  await Promise.all(names.map(async (n) => out.set(n, (await kube.getVMI(NS, n))?.status?.phase)));
+  await Promise.all(names.map(async (n) => out.set(n, (await kube.get(VMIS, NS, n))?.status?.phase)));
   return out;
 }
 
 /** Names of the launcher pods created for the VMI with this UID. */
 export async function launcherPods(kube: KubeClient, uid: string): Promise<string[]> {
-  const pods = await kube.listPods(NS, { labelSelector: `kubevirt.io/created-by=${uid}` });
+  const pods = await kube.list(PODS, NS, { labelSelector: `kubevirt.io/created-by=${uid}` });
   return pods.items.map((p) => p.metadata?.name ?? '');
 }
 

@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { HANDED_OFF, launcherPods, newRuntime, NS, phases, queueIdle, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
+import { DATA_VOLUMES, PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 
 const SPEED = 20;
 /** Simulated ms: with SPEED 20 each is 50 real ms. */
@@ -25,7 +26,7 @@ type Spec = Partial<VirtualMachine['spec']>;
 type Printable = 'Running' | 'Stopped';
 
 async function getVm(s: Slice, name: string): Promise<VirtualMachine> {
-  const vm = await s.kube.getVM(NS, name);
+  const vm = await s.kube.get(VMS, NS, name);
   assert.ok(vm, `VM ${name} is gone`);
   return vm;
 }
@@ -38,11 +39,11 @@ async function requestStateChange(s: Slice, name: string, requests: { action: 'S
   const ops = current
     ? [{ op: 'test' as const, path: '/status/stateChangeRequests', value: current }, { op: 'replace' as const, path: '/status/stateChangeRequests', value: [...current, ...requests] }]
     : [{ op: 'test' as const, path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion }, { op: 'add' as const, path: '/status/stateChangeRequests', value: requests }];
-  await s.kube.patchVM(NS, name, { type: 'json', ops }, { subresource: 'status' });
+  await s.kube.patch(VMS, NS, name, { type: 'json', ops }, { subresource: 'status' });
 }
 
 async function setSpec(s: Slice, name: string, spec: Spec): Promise<void> {
-  await s.kube.patchVM(NS, name, { type: 'merge', body: { spec } });
+  await s.kube.patch(VMS, NS, name, { type: 'merge', body: { spec } });
 }
 
 /**
@@ -52,7 +53,7 @@ async function setSpec(s: Slice, name: string, spec: Spec): Promise<void> {
  */
 async function virtctl(s: Slice, name: string, verb: 'start' | 'stop' | 'restart'): Promise<void> {
   const vm = await getVm(s, name);
-  const uid = (await s.kube.getVMI(NS, name))?.metadata?.uid;
+  const uid = (await s.kube.get(VMIS, NS, name))?.metadata?.uid;
   const strategy = vm.spec.runStrategy;
   if (verb === 'restart') return requestStateChange(s, name, [{ action: 'Stop', ...(uid ? { uid } : {}) }, { action: 'Start' }]);
   if (vm.spec.running !== undefined) return setSpec(s, name, { running: verb === 'start' });
@@ -74,7 +75,7 @@ async function untilVm(s: Slice, name: string, want: Printable, oldUids: Readonl
     await until(
       what,
       async () => {
-        const [vm, vmi] = await Promise.all([s.kube.getVM(NS, name), s.kube.getVMI(NS, name)]);
+        const [vm, vmi] = await Promise.all([s.kube.get(VMS, NS, name), s.kube.get(VMIS, NS, name)]);
         const st = vm?.status?.printableStatus;
         if (st && seen.at(-1) !== st) seen.push(st);
         uid = vmi?.metadata?.uid ?? '';
@@ -127,7 +128,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
       for (const [i, step] of steps.entries()) {
         // arrange: the previous step's state (checked by the previous iteration)
         // act
-        if (step.act === 'create') await s.kube.createVM(vmManifest(vmName, spec));
+        if (step.act === 'create') await s.kube.create(VMS, vmManifest(vmName, spec));
         else if (step.act === 'Start request') await requestStateChange(s, vmName, [{ action: 'Start' }]);
         else await virtctl(s, vmName, step.act);
         // assert
@@ -135,11 +136,11 @@ describe('VM run strategies through the runtime and the sandbox', () => {
         if (step.then === 'Stopped') {
           // No VMI now; and none comes once the controllers have nothing left to do.
           await settled(s);
-          assert.equal(await s.kube.getVMI(NS, vmName), undefined, `step ${i + 1} (${step.act}): a VMI appeared after the VM settled Stopped`);
+          assert.equal(await s.kube.get(VMIS, NS, vmName), undefined, `step ${i + 1} (${step.act}): a VMI appeared after the VM settled Stopped`);
           continue;
         }
         uids.add(uid);
-        const vmi = await s.kube.getVMI(NS, vmName);
+        const vmi = await s.kube.get(VMIS, NS, vmName);
         const ref = vmi?.metadata?.ownerReferences?.find((r) => r.controller);
         assert.deepEqual([ref?.kind, ref?.name], ['VirtualMachine', vmName], `step ${i + 1}: VMI controlled by its VM`);
         assert.equal((await launcherPods(s.kube, uid)).length, 1, `step ${i + 1}: one launcher pod for VMI ${uid}`);
@@ -167,7 +168,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
     test(`${JSON.stringify(spec)}: ${how} → ${recreated ? 'a new VMI runs' : 'stays stopped, no new VMI'}`, async () => {
       // arrange
       const vmName = `ends-${i}`;
-      await s.kube.createVM(vmManifest(vmName, spec));
+      await s.kube.create(VMS, vmManifest(vmName, spec));
       if (spec.runStrategy === 'Manual') {
         await until(`${vmName} has a status`, async () => (await getVm(s, vmName)).status !== undefined);
         await virtctl(s, vmName, 'start');
@@ -178,7 +179,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
       await s.sandbox.kubelet.finishPod(NS, pod ?? '', ends);
       // assert
       await until(`${vmName}: virt-handler reports the VMI ${ends}`, async () => {
-        const vmi = await s.kube.getVMI(NS, vmName);
+        const vmi = await s.kube.get(VMIS, NS, vmName);
         return vmi?.metadata?.uid !== first || vmi?.status?.phase === ends;
       }, { problems: s.problems });
       if (recreated) {
@@ -190,7 +191,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
       }
       await until(`${vmName} Stopped`, async () => (await getVm(s, vmName)).status?.printableStatus === 'Stopped', { problems: s.problems });
       await settled(s);
-      const vmi = await s.kube.getVMI(NS, vmName);
+      const vmi = await s.kube.get(VMIS, NS, vmName);
       assert.ok(vmi === undefined || vmi.metadata?.uid === first, `a new VMI ${vmi?.metadata?.uid} was started`);
       assert.equal((await getVm(s, vmName)).status?.printableStatus, 'Stopped');
     });
@@ -206,10 +207,10 @@ describe('VM run strategies through the runtime and the sandbox', () => {
     });
     vm.spec.template.spec!.volumes = [{ name: 'containerdisk', dataVolume: { name: dvName } }];
     // act
-    await s.kube.createVM(vm);
+    await s.kube.create(VMS, vm);
     await until(`${vmName} Provisioning`, async () => (await getVm(s, vmName)).status?.printableStatus === 'Provisioning', { problems: s.problems });
     await settled(s);
-    const waiting = { dv: await s.kube.getDataVolume(NS, dvName), vmi: await s.kube.getVMI(NS, vmName) };
+    const waiting = { dv: await s.kube.get(DATA_VOLUMES, NS, dvName), vmi: await s.kube.get(VMIS, NS, vmName) };
     // CDI's part, by hand: the claim exists and the import finished
     await cdiImported(s, dvName);
     const uid = await untilVm(s, vmName, 'Running');
@@ -218,7 +219,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
     assert.deepEqual(waiting.dv.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['VirtualMachine', vmName, true]]);
     assert.equal(waiting.vmi, undefined, 'no VMI while the DataVolume was provisioning');
     const [podName] = await launcherPods(s.kube, uid);
-    const pod = await s.kube.getPod(NS, podName ?? '');
+    const pod = await s.kube.get(PODS, NS, podName ?? '');
     assert.ok(pod?.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === dvName), 'the launcher pod mounts the DataVolume\'s claim');
   });
 });
@@ -227,7 +228,7 @@ describe('VM run strategies through the runtime and the sandbox', () => {
 async function cdiImported(s: Slice, dvName: string): Promise<void> {
   const url = s.sandbox.apiServer.url;
   const headers = { authorization: 'Bearer test' };
-  const dv = await s.kube.getDataVolume(NS, dvName);
+  const dv = await s.kube.get(DATA_VOLUMES, NS, dvName);
   const pvc = {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -256,14 +257,14 @@ describe('VM crash loop: a VMI that fails before it ever runs', () => {
   test('Always: each failed start is counted, the VM shows CrashLoopBackOff and the next VMI waits out the backoff', async () => {
     // arrange
     const vmName = 'crashloop';
-    await s.kube.createVM(vmManifest(vmName, { runStrategy: 'Always' }));
+    await s.kube.create(VMS, vmManifest(vmName, { runStrategy: 'Always' }));
     const failures: { uid: string; count: number; retryAfter: string }[] = [];
     const statuses: string[] = [];
     const uids: string[] = [];
     for (let round = 1; round <= 2; round++) {
       let uid = '';
       await until(`${vmName}: VMI #${round} Scheduled`, async () => {
-        const vmi = await s.kube.getVMI(NS, vmName);
+        const vmi = await s.kube.get(VMIS, NS, vmName);
         uid = vmi?.metadata?.uid ?? '';
         return vmi?.status?.phase === 'Scheduled' && !uids.includes(uid);
       }, { problems: s.problems });
@@ -284,7 +285,7 @@ describe('VM crash loop: a VMI that fails before it ever runs', () => {
     let third: VirtualMachine['status'] | undefined;
     let thirdCreated = '';
     await until(`${vmName}: VMI #3 created`, async () => {
-      const [vm, vmi] = await Promise.all([getVm(s, vmName), s.kube.getVMI(NS, vmName)]);
+      const [vm, vmi] = await Promise.all([getVm(s, vmName), s.kube.get(VMIS, NS, vmName)]);
       const st = vm.status?.printableStatus;
       if (st && statuses.at(-1) !== st) statuses.push(st);
       third = vm.status;
@@ -328,7 +329,7 @@ describe('nothing lost across a restart of the embedded queue', () => {
     runtimes.push(first);
     first.start();
     await until('relay ready', () => first.relay.ready);
-    for (const n of names) await s.kube.createVMI(vmiManifest(n));
+    for (const n of names) await s.kube.create(VMIS, vmiManifest(n));
     await until('some VMIs Scheduled', async () => [...(await phases(s.kube, names)).values()].some((p) => p === 'Scheduled'), { problems: s.problems });
     // act
     await runtimes.pop()?.stop();
@@ -342,7 +343,7 @@ describe('nothing lost across a restart of the embedded queue', () => {
     console.log(`runtime stopped with ${scheduledAtStop}/${names.length} VMIs Scheduled; phases: ${JSON.stringify(Object.fromEntries(atStop))}`);
     assert.ok(scheduledAtStop > 0 && scheduledAtStop < names.length, `the runtime was stopped mid-way: ${scheduledAtStop}/${names.length} Scheduled`);
     for (const n of names) {
-      const uid = (await s.kube.getVMI(NS, n))?.metadata?.uid ?? '';
+      const uid = (await s.kube.get(VMIS, NS, n))?.metadata?.uid ?? '';
       assert.equal((await launcherPods(s.kube, uid)).length, 1, `${n}: launcher pods`);
     }
   });

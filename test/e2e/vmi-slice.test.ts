@@ -9,20 +9,21 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { reconcileVmi } from '../../functions/vmi/reconcile.ts';
 import { isPermanent } from '../../shared/errors.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
+import type { KubeClient, KubeObject, Resource } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { ReceivedKey } from '../../shared/queue/port.ts';
 import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { HANDED_OFF, launcherPods, NS, phases, queueIdle, startSlice, until, vmiManifest, type Slice } from './support.ts';
+import { PODS, VMIS } from '../../shared/api/resources.ts';
 
 function keyMessage(name: string, rv: string, uid = 'test'): KeyMessage {
   return { v: 1, controller: 'vmi', key: `${NS}/${name}`, cause: { kind: 'VirtualMachineInstance', namespace: NS, name, uid, resourceVersion: rv, event: 'MODIFIED', seenAt: Date.now() } };
 }
 
 async function phaseOf(s: Slice, name: string): Promise<string | undefined> {
-  return (await s.kube.getVMI(NS, name))?.status?.phase;
+  return (await s.kube.get(VMIS, NS, name))?.status?.phase;
 }
 
 describe('VMI slice: lifecycle', () => {
@@ -38,7 +39,7 @@ describe('VMI slice: lifecycle', () => {
     // arrange
     const seen: string[] = [];
     // act
-    const vmi = await s.kube.createVMI(vmiManifest('life-1'));
+    const vmi = await s.kube.create(VMIS, vmiManifest('life-1'));
     await until(
       'life-1 Running',
       async () => {
@@ -51,7 +52,7 @@ describe('VMI slice: lifecycle', () => {
     // assert
     const pods = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
     assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}`);
-    const got = await s.kube.getVMI(NS, 'life-1');
+    const got = await s.kube.get(VMIS, NS, 'life-1');
     assert.ok(got?.status?.nodeName, 'handed off to a node');
     assert.equal(got?.metadata?.annotations?.['kubevirt.io/latest-observed-api-version'], 'v1');
     for (const p of ['Scheduling', 'Scheduled']) {
@@ -61,27 +62,27 @@ describe('VMI slice: lifecycle', () => {
 
   test('a Running VMI turns Ready=True: the launcher pod\'s readiness gate is set, the kubelet marks it Ready', async () => {
     // arrange
-    const vmi = await s.kube.createVMI(vmiManifest('ready-1'));
+    const vmi = await s.kube.create(VMIS, vmiManifest('ready-1'));
     // act
     await until(
       'ready-1 Ready=True',
-      async () => (await s.kube.getVMI(NS, 'ready-1'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      async () => (await s.kube.get(VMIS, NS, 'ready-1'))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
       { problems: s.problems },
     );
     // assert: the pod carries the gate condition, and is Ready because of it
     const [podName] = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
-    const pod = await s.kube.getPod(NS, podName ?? '');
+    const pod = await s.kube.get(PODS, NS, podName ?? '');
     const cond = (type: string) => pod?.status?.conditions?.find((c) => c.type === type);
     assert.deepEqual([cond('kubevirt.io/virtual-machine-unpaused')?.status, cond('kubevirt.io/virtual-machine-unpaused')?.reason], ['True', 'NotPaused']);
     assert.equal(cond('Ready')?.status, 'True', 'the kubelet honours the readiness gate');
-    assert.equal((await s.kube.getVMI(NS, 'ready-1'))?.status?.phase, 'Running');
+    assert.equal((await s.kube.get(VMIS, NS, 'ready-1'))?.status?.phase, 'Running');
   });
 
   test('the same key 5× at once through the instrumented handler (racing the runtime) → one launcher pod', async () => {
     // arrange
     const { rt } = s;
     const handle = instrumented(vmiController({ expectations: rt.state.expectations, clusterConfig: cachedClusterConfig(rt.kube), log: silentLogger }), { kube: rt.kube, metrics: rt.metrics, log: silentLogger });
-    const vmi = await s.kube.createVMI(vmiManifest('dup-direct'));
+    const vmi = await s.kube.create(VMIS, vmiManifest('dup-direct'));
     const rk = (i: number): ReceivedKey => ({ message: keyMessage('dup-direct', vmi.metadata?.resourceVersion ?? '', vmi.metadata?.uid), receipt: `direct.${i}`, attempt: 1, enqueuedAt: Date.now(), coalesced: 1 });
     // act
     const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => handle(rk(i))));
@@ -97,7 +98,7 @@ describe('VMI slice: lifecycle', () => {
 
   test('the same key delivered 5× at once through the runtime queue → one launcher pod', async () => {
     // arrange
-    const vmi = await s.kube.createVMI(vmiManifest('dup-queue'));
+    const vmi = await s.kube.create(VMIS, vmiManifest('dup-queue'));
     // act: five distinct causes (distinct dedup ids) for the one key, on top of the relay's own
     await s.rt.queue.send([1, 2, 3, 4, 5].map((i) => keyMessage('dup-queue', `${vmi.metadata?.resourceVersion}-${i}`, vmi.metadata?.uid)));
     await until('dup-queue handed off', async () => HANDED_OFF.has((await phaseOf(s, 'dup-queue')) ?? ''), { problems: s.problems });
@@ -109,12 +110,12 @@ describe('VMI slice: lifecycle', () => {
 
   test('launcher pod deleted before hand-off → VMI Failed, no second pod', async () => {
     // arrange: a nodeSelector no node matches keeps the pod Pending
-    const vmi = await s.kube.createVMI(vmiManifest('lost-pod', { nodeSelector: { 'example.com/no-such-node': 'true' } }));
+    const vmi = await s.kube.create(VMIS, vmiManifest('lost-pod', { nodeSelector: { 'example.com/no-such-node': 'true' } }));
     const uid = vmi.metadata?.uid ?? '';
     await until('lost-pod Scheduling with a pod', async () => (await phaseOf(s, 'lost-pod')) === 'Scheduling' && (await launcherPods(s.kube, uid)).length === 1, { problems: s.problems });
     const [podName] = await launcherPods(s.kube, uid);
     // act
-    await s.kube.deletePod(NS, podName ?? '', { gracePeriodSeconds: 0 });
+    await s.kube.delete(PODS, NS, podName ?? '', { gracePeriodSeconds: 0 });
     await until('lost-pod Failed', async () => (await phaseOf(s, 'lost-pod')) === 'Failed', { problems: s.problems });
     await until('queue idle', () => queueIdle(s));
     // assert
@@ -124,14 +125,14 @@ describe('VMI slice: lifecycle', () => {
 
   test('VMI deleted → its launcher pod goes', async () => {
     // arrange
-    const vmi = await s.kube.createVMI(vmiManifest('to-delete'));
+    const vmi = await s.kube.create(VMIS, vmiManifest('to-delete'));
     const uid = vmi.metadata?.uid ?? '';
     await until('to-delete Running', async () => (await phaseOf(s, 'to-delete')) === 'Running', { problems: s.problems });
     assert.equal((await launcherPods(s.kube, uid)).length, 1);
     // act
-    await s.kube.deleteVMI(NS, 'to-delete');
+    await s.kube.delete(VMIS, NS, 'to-delete');
     // assert
-    await until('to-delete and its pod gone', async () => (await s.kube.getVMI(NS, 'to-delete')) === undefined && (await launcherPods(s.kube, uid)).length === 0, { problems: s.problems });
+    await until('to-delete and its pod gone', async () => (await s.kube.get(VMIS, NS, 'to-delete')) === undefined && (await launcherPods(s.kube, uid)).length === 0, { problems: s.problems });
   });
 
   test('a malformed queue message is dead-lettered (MalformedMessage); other keys go on', async () => {
@@ -139,7 +140,7 @@ describe('VMI slice: lifecycle', () => {
     await s.rt.queue.sendRaw('vmi', '{"v":1,"controller":"vmi","key":');
     await s.rt.queue.sendRaw('vmi', JSON.stringify({ v: 2, controller: 'vmi', key: 'default/x' }));
     // act
-    await s.kube.createVMI(vmiManifest('after-malformed'));
+    await s.kube.create(VMIS, vmiManifest('after-malformed'));
     await until('after-malformed handed off', async () => HANDED_OFF.has((await phaseOf(s, 'after-malformed')) ?? ''), { problems: s.problems });
     // assert
     const dead = await s.rt.queue.listDeadLetters({ controller: 'vmi' });
@@ -169,7 +170,7 @@ describe('VMI slice: a worker crashes between "create pod" and the status write'
     // arrange
     const names = CRASHES.map((_, i) => `crash-${i}`);
     const uids = new Map<string, string>();
-    for (const name of names) uids.set(name, (await s.kube.createVMI(vmiManifest(name))).metadata?.uid ?? '');
+    for (const name of names) uids.set(name, (await s.kube.create(VMIS, vmiManifest(name))).metadata?.uid ?? '');
     // act: be the crashed workers — take each key off the runtime's queue, create the pod, die
     const taken = new Map<string, ReceivedKey>();
     await until('both keys received', async () => {
@@ -179,11 +180,12 @@ describe('VMI slice: a worker crashes between "create pod" and the status write'
     const created = new Set<string>();
     for (const [i, c] of CRASHES.entries()) {
       const crashing: KubeClient = Object.create(s.rt.kube, {
-        createPod: {
-          value: async (ns: string, pod: V1Pod) => {
-            const made = await s.rt.kube.createPod(ns, pod);
+        create: {
+          value: async <T extends KubeObject>(res: Resource<T>, obj: T) => {
+            const made = await s.rt.kube.create(res, obj);
+            if (res !== PODS) return made;
             created.add(names[i]!);
-            return c.crash(made);
+            return c.crash(made as V1Pod);
           },
         },
       }) as KubeClient;
@@ -219,7 +221,7 @@ describe('VMI slice: scale and API budget', () => {
     const counters = s.sandbox.apiServer.counters;
     const before = counters.snapshot().filter((c) => c.identity === 'runtime');
     // act
-    for (const n of names) await s.kube.createVMI(vmiManifest(n));
+    for (const n of names) await s.kube.create(VMIS, vmiManifest(n));
     await until('all Scheduled', async () => [...(await phases(s.kube, names)).values()].every((p) => p === 'Scheduled'), { problems: s.problems });
     await until('queue idle', () => queueIdle(s));
     const after = counters.snapshot().filter((c) => c.identity === 'runtime');
@@ -249,7 +251,7 @@ describe('VMI slice: scale and API budget', () => {
     const api = s.sandbox.apiServer;
     // act
     for (const [i, n] of names.entries()) {
-      await s.kube.createVMI(vmiManifest(n));
+      await s.kube.create(VMIS, vmiManifest(n));
       if (i % 25 === 10) api.faults.dropWatches();
       if (i % 25 === 20) {
         api.control.compactHistory();
@@ -265,7 +267,7 @@ describe('VMI slice: scale and API budget', () => {
     const stuck = [...(await phases(s.kube, names))].filter(([, p]) => !HANDED_OFF.has(p ?? ''));
     assert.deepEqual(stuck, []);
     assert.ok(s.rt.metrics.total('relay_watch_restarts_total', { why: 'relist' }) > 7, 'the 410s did not cause relists');
-    const pods = (await s.kube.listPods(NS, { labelSelector: 'kubevirt.io=virt-launcher' })).items.filter((p) => p.metadata?.name?.startsWith('virt-launcher-burst-'));
+    const pods = (await s.kube.list(PODS, NS, { labelSelector: 'kubevirt.io=virt-launcher' })).items.filter((p) => p.metadata?.name?.startsWith('virt-launcher-burst-'));
     assert.equal(pods.length, 100, `launcher pods for 100 VMIs: ${pods.length}`);
   });
 });

@@ -35,6 +35,7 @@ import { startLocalSqs, type LocalSqs } from '../queue/fauxqs.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.ts';
 import { projectRoot } from '../support/reference.ts';
 import { sqsRecord } from '../support/sqs-event.ts';
+import { PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 
 const run = promisify(execFile);
 const PREFIX = 'smoke';
@@ -170,19 +171,19 @@ describe('the Lambda bundles, run as Lambda would run them', () => {
 
   test('an SQS event with a VMI key creates its launcher pod; a malformed record is dead-lettered', async () => {
     // arrange
-    const vmi = await kube.createVMI({ ...vmiFixture(), metadata: { name: 'smoke', namespace: 'default' } });
+    const vmi = await kube.create(VMIS, { ...vmiFixture(), metadata: { name: 'smoke', namespace: 'default' } });
     const selector = `kubevirt.io=virt-launcher,kubevirt.io/created-by=${vmi.metadata?.uid}`;
     await queue.sendRaw('vmi', '{"v":1,"controller":"vmi"', 'garbage');
     // act: a reconcile may take a pass before it creates the pod (one kind of mutation a pass),
     // so deliver the key again, with a newer cause, until it does (bounded)
     const responses: SQSBatchResponse[] = [];
-    for (let rv = 1; rv <= 3 && (await kube.listPods('default', { labelSelector: selector })).items.length === 0; rv++) {
+    for (let rv = 1; rv <= 3 && (await kube.list(PODS, 'default', { labelSelector: selector })).items.length === 0; rv++) {
       // (rv 1, 2, 3: distinct dedup ids, all older than the VMI, so every read sees it)
       await queue.send([keyMessage('default/smoke', rv)]);
       responses.push(await invokeBundle('vmi', await triggerEvent('vmi')));
     }
     // assert
-    const pods = (await kube.listPods('default', { labelSelector: selector })).items;
+    const pods = (await kube.list(PODS, 'default', { labelSelector: selector })).items;
     assert.equal(pods.length, 1, `one launcher pod; responses ${JSON.stringify(responses)}`);
     assert.ok(apiServer.audit.query({ identity: TOKEN.vmi, resource: 'pods', verb: 'create' }).length === 1, 'the pod was created by the bundle, through KUBE_API_SERVER');
     assert.deepEqual(responses.flatMap((r) => r.batchItemFailures), [], 'no record fails the batch');
@@ -193,7 +194,7 @@ describe('the Lambda bundles, run as Lambda would run them', () => {
   test('an SQS event with the key of a runStrategy: Always VM creates its VMI', async () => {
     // arrange
     const { spec, metadata } = vmiFixture();
-    await kube.createVM({
+    await kube.create(VMS, {
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachine',
       metadata: { name: 'smoke-vm', namespace: 'default' },
@@ -201,12 +202,12 @@ describe('the Lambda bundles, run as Lambda would run them', () => {
     });
     // act: as for the VMI, a pass may do something else first (e.g. its finalizer); bounded
     const responses: SQSBatchResponse[] = [];
-    for (let rv = 1; rv <= 3 && (await kube.getVMI('default', 'smoke-vm')) === undefined; rv++) {
+    for (let rv = 1; rv <= 3 && (await kube.get(VMIS, 'default', 'smoke-vm')) === undefined; rv++) {
       await queue.send([keyMessage('default/smoke-vm', rv, 'MODIFIED', 'vm')]);
       responses.push(await invokeBundle('vm', await triggerEvent('vm')));
     }
     // assert
-    assert.ok(await kube.getVMI('default', 'smoke-vm'), `the VM's VMI exists; responses ${JSON.stringify(responses)}`);
+    assert.ok(await kube.get(VMIS, 'default', 'smoke-vm'), `the VM's VMI exists; responses ${JSON.stringify(responses)}`);
     assert.equal(apiServer.audit.query({ identity: TOKEN.vm, resource: 'virtualmachineinstances', verb: 'create' }).length, 1, 'the VMI was created by the vm bundle, through KUBE_API_SERVER');
     assert.deepEqual(responses.flatMap((r) => r.batchItemFailures), [], 'no record fails the batch');
   });

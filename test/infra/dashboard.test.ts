@@ -81,7 +81,7 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
   const idle = await chart();
 
   // act 1: a burst of VMIs
-  await Promise.all(Array.from({ length: BURST }, (_, i) => kube.createVMI(vmiManifest(`burst-${i}`))));
+  await Promise.all(Array.from({ length: BURST }, (_, i) => kube.create(VMIS, vmiManifest(`burst-${i}`))));
   // (page-side expressions as strings: this project compiles without the DOM typings)
   await page.waitForFunction(`Number(document.getElementById('depth-chart').dataset.max) > 0`, undefined, { timeout: 60_000 });
   await page.waitForFunction(

@@ -11,6 +11,7 @@ import { sandboxKubeConfig } from '../../infra/sandbox/apiserver/kubeconfig.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { eventFor } from '../../shared/kube/requests.ts';
 import type { KubeClientFactory } from './client-contract.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, MIGRATION_POLICIES, NAMESPACES, NODES, PODS, VMI_REPLICA_SETS, VM_POOLS, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** One request as the server saw it. */
 export interface SeenRequest {
@@ -69,13 +70,38 @@ interface WireCase {
 
 const CASES: readonly WireCase[] = [
   {
+    name: 'GET of a replica set\'s /scale',
+    call: (k) => k.getScale(VMI_REPLICA_SETS, NS, 'rs'),
+    want: { method: 'GET', path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancereplicasets/rs/scale', body: undefined },
+  },
+  {
+    name: 'scaling a pool is a merge patch of /scale',
+    call: (k) => k.updateScale(VM_POOLS, NS, 'pool', 3),
+    want: { method: 'PATCH', path: '/apis/pool.kubevirt.io/v1beta1/namespaces/default/virtualmachinepools/pool/scale', contentType: 'application/merge-patch+json', body: { spec: { replicas: 3 } } },
+  },
+  {
+    name: 'LIST of ControllerRevisions (apps/v1) by label, one page',
+    call: (k) => k.list(CONTROLLER_REVISIONS, NS, { labelSelector: 'a=b', limit: 10, continue: 'tok' }),
+    want: { method: 'GET', path: '/apis/apps/v1/namespaces/default/controllerrevisions', query: { labelSelector: 'a=b', limit: '10', continue: 'tok' } },
+  },
+  {
+    name: 'PATCH of a node (cluster-scoped: no namespace in the path)',
+    call: (k) => k.patch(NODES, undefined, 'node1', { type: 'merge', body: { spec: { unschedulable: true } } }),
+    want: { method: 'PATCH', path: '/api/v1/nodes/node1', contentType: 'application/merge-patch+json', body: { spec: { unschedulable: true } } },
+  },
+  {
+    name: 'DELETE of a cluster-scoped MigrationPolicy',
+    call: (k) => k.delete(MIGRATION_POLICIES, undefined, 'p'),
+    want: { method: 'DELETE', path: '/apis/migrations.kubevirt.io/v1alpha1/migrationpolicies/p', body: undefined },
+  },
+  {
     name: 'GET of a VMI "not older than" a version',
-    call: (k) => k.getVMI(NS, 'a', { resourceVersion: '5' }),
+    call: (k) => k.get(VMIS, NS, 'a', { resourceVersion: '5' }),
     want: { method: 'GET', path: `${VMI_PATH}/a`, query: { resourceVersion: '5' }, body: undefined },
   },
   {
     name: 'LIST of pods by selectors, NotOlderThan, form-encoded as client-node does',
-    call: (k) => k.listPods(NS, { labelSelector: SELECTOR, fieldSelector: 'spec.nodeName=node1', resourceVersion: '7' }),
+    call: (k) => k.list(PODS, NS, { labelSelector: SELECTOR, fieldSelector: 'spec.nodeName=node1', resourceVersion: '7' }),
     want: {
       method: 'GET',
       path: '/api/v1/namespaces/default/pods',
@@ -84,22 +110,22 @@ const CASES: readonly WireCase[] = [
   },
   {
     name: 'LIST of migrations in all namespaces',
-    call: (k) => k.listMigrations(undefined),
+    call: (k) => k.list(MIGRATIONS, undefined),
     want: { method: 'GET', path: '/apis/kubevirt.io/v1/virtualmachineinstancemigrations', query: {} },
   },
   {
     name: 'LIST of KubeVirt CRs in one namespace',
-    call: (k) => k.listKubeVirts('kubevirt'),
+    call: (k) => k.list(KUBEVIRTS, 'kubevirt'),
     want: { method: 'GET', path: '/apis/kubevirt.io/v1/namespaces/kubevirt/kubevirts', query: {} },
   },
   {
     name: 'merge patch of a VMI',
-    call: (k) => k.patchVMI(NS, 'a', { type: 'merge', body: { metadata: { labels: { x: 'y' } } } }),
+    call: (k) => k.patch(VMIS, NS, 'a', { type: 'merge', body: { metadata: { labels: { x: 'y' } } } }),
     want: { method: 'PATCH', path: `${VMI_PATH}/a`, contentType: 'application/merge-patch+json', body: { metadata: { labels: { x: 'y' } } } },
   },
   {
     name: 'JSON patch of a VM status',
-    call: (k) => k.patchVM(NS, 'v', { type: 'json', ops: [{ op: 'test', path: '/status/ready', value: false }] }, { subresource: 'status' }),
+    call: (k) => k.patch(VMS, NS, 'v', { type: 'json', ops: [{ op: 'test', path: '/status/ready', value: false }] }, { subresource: 'status' }),
     want: {
       method: 'PATCH',
       path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachines/v/status',
@@ -110,7 +136,7 @@ const CASES: readonly WireCase[] = [
   {
     name: 'strategic merge patch of a pod status (one readiness-gate condition)',
     call: (k) =>
-      k.patchPod(NS, 'p', { type: 'strategic', body: { status: { conditions: [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'True' }] } } }, { subresource: 'status' }),
+      k.patch(PODS, NS, 'p', { type: 'strategic', body: { status: { conditions: [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'True' }] } } }, { subresource: 'status' }),
     want: {
       method: 'PATCH',
       path: '/api/v1/namespaces/default/pods/p/status',
@@ -120,27 +146,27 @@ const CASES: readonly WireCase[] = [
   },
   {
     name: 'merge patch of a pod',
-    call: (k) => k.patchPod(NS, 'p', { type: 'merge', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } }),
+    call: (k) => k.patch(PODS, NS, 'p', { type: 'merge', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } }),
     want: { method: 'PATCH', path: '/api/v1/namespaces/default/pods/p', contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'kubevirt.io/nodeName': 'node1' } } } },
   },
   {
     name: 'LIST of MigrationPolicies (cluster-scoped)',
-    call: (k) => k.listMigrationPolicies(),
+    call: (k) => k.list(MIGRATION_POLICIES, undefined),
     want: { method: 'GET', path: '/apis/migrations.kubevirt.io/v1alpha1/migrationpolicies', query: {}, body: undefined },
   },
   {
     name: 'GET of a namespace (cluster-scoped)',
-    call: (k) => k.getNamespace('team-a'),
+    call: (k) => k.get(NAMESPACES, undefined, 'team-a'),
     want: { method: 'GET', path: '/api/v1/namespaces/team-a', query: {}, body: undefined },
   },
   {
     name: 'GET of a node "not older than" a version',
-    call: (k) => k.getNode('node1', { resourceVersion: '9' }),
+    call: (k) => k.get(NODES, undefined, 'node1', { resourceVersion: '9' }),
     want: { method: 'GET', path: '/api/v1/nodes/node1', query: { resourceVersion: '9' }, body: undefined },
   },
   {
     name: 'PUT of a migration status',
-    call: (k) => k.updateMigration({ metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } }, { subresource: 'status' }),
+    call: (k) => k.update(MIGRATIONS, { metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } }, { subresource: 'status' }),
     want: {
       method: 'PUT',
       path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations/m/status',
@@ -150,22 +176,22 @@ const CASES: readonly WireCase[] = [
   },
   {
     name: 'POST of a launcher pod with generateName',
-    call: (k) => k.createPod(NS, { metadata: { generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } }),
+    call: (k) => k.create(PODS, { metadata: { namespace: NS, generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } }),
     want: {
       method: 'POST',
       path: '/api/v1/namespaces/default/pods',
       contentType: 'application/json',
-      body: { metadata: { generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } },
+      body: { metadata: { namespace: NS, generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } },
     },
   },
   {
     name: 'POST of a DataVolume',
-    call: (k) => k.createDataVolume({ metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } }),
+    call: (k) => k.create(DATA_VOLUMES, { metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } }),
     want: { method: 'POST', path: '/apis/cdi.kubevirt.io/v1beta1/namespaces/default/datavolumes', body: { metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } } },
   },
   {
     name: 'DELETE of a pod: grace period in the query, preconditions and propagation in the body',
-    call: (k) => k.deletePod(NS, 'p', { gracePeriodSeconds: 0, preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' }),
+    call: (k) => k.delete(PODS, NS, 'p', { gracePeriodSeconds: 0, preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' }),
     want: {
       method: 'DELETE',
       path: '/api/v1/namespaces/default/pods/p',
@@ -176,7 +202,7 @@ const CASES: readonly WireCase[] = [
   },
   {
     name: 'DELETE of a VMI without options has no body',
-    call: (k) => k.deleteVMI(NS, 'a'),
+    call: (k) => k.delete(VMIS, NS, 'a'),
     want: { method: 'DELETE', path: `${VMI_PATH}/a`, query: {}, body: undefined },
   },
   {
@@ -225,7 +251,7 @@ export function kubeClientWireContract(make: KubeClientFactory): void {
 
     test('query values are form-encoded (space +, comma %2C, parentheses, !)', async () => {
       // act
-      await kube.listPods(NS, { labelSelector: SELECTOR });
+      await kube.list(PODS, NS, { labelSelector: SELECTOR });
       // assert
       assert.equal(recorder.seen.at(-1)?.rawQuery, 'labelSelector=kubevirt.io%3Dvirt-launcher%2Ckubevirt.io%2Fcreated-by+in+%28u1%2Cu2%29%2C%21kubevirt.io%2Fdeleted');
     });

@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { KubeTransientError } from '../../shared/kube/errors.ts';
 import { createHttpKubeClient, type HttpKubeClient } from '../../shared/kube/http-client.ts';
 import { rejection } from './client-contract.ts';
+import { VMIS } from '../../shared/api/resources.ts';
 
 function selfSigned(): { key: string; cert: string } | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'kube-tls-'));
@@ -65,14 +66,14 @@ describe('node:http client over TLS', { skip: pair ? false : 'openssl is not ava
   ];
   for (const c of trusted) {
     test(`verifies the server with ${c.name}`, async () => {
-      const vmi = await client({ caData: c.caData() }).getVMI('default', 'a');
+      const vmi = await client({ caData: c.caData() }).get(VMIS, 'default', 'a');
       assert.equal(vmi?.metadata?.name, 'a');
     });
   }
 
   test('an untrusted certificate is a transient network error, as client-node reports it', async () => {
     // act: no CA given, verification on
-    const err = await rejection(client({}).getVMI('default', 'a'));
+    const err = await rejection(client({}).get(VMIS, 'default', 'a'));
     // assert
     assert.ok(err instanceof KubeTransientError, String(err));
     assert.equal(err.reason, 'ServerError');
@@ -80,7 +81,7 @@ describe('node:http client over TLS', { skip: pair ? false : 'openssl is not ava
   });
 
   test('skipTLSVerify accepts any certificate', async () => {
-    const vmi = await client({ skipTLSVerify: true }).getVMI('default', 'a');
+    const vmi = await client({ skipTLSVerify: true }).get(VMIS, 'default', 'a');
     assert.equal(vmi?.metadata?.name, 'a');
   });
 
@@ -89,7 +90,7 @@ describe('node:http client over TLS', { skip: pair ? false : 'openssl is not ava
     const k = client({ skipTLSVerify: true });
     const before = tlsConnections;
     // act
-    for (let i = 0; i < 3; i++) await k.getVMI('default', 'a');
+    for (let i = 0; i < 3; i++) await k.get(VMIS, 'default', 'a');
     // assert
     assert.equal(tlsConnections - before, 1, 'a warm function must not pay a TLS handshake per request');
   });

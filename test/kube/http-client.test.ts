@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { createHttpKubeClient, type HttpKubeClient } from '../../shared/kube/http-client.ts';
 import { kubeClientContract } from './client-contract.ts';
 import { startRecorder } from './client-wire-contract.ts';
+import { PODS, VMIS } from '../../shared/api/resources.ts';
 
 const open: HttpKubeClient[] = [];
 after(() => {
@@ -35,8 +36,8 @@ describe('node:http client: bearer token source', () => {
     const kube = createHttpKubeClient({ server: recorder.url, skipTLSVerify: true, token: async () => `token-${++n}` });
     open.push(kube);
     // act
-    await kube.getVMI('default', 'a');
-    await kube.getVMI('default', 'a');
+    await kube.get(VMIS, 'default', 'a');
+    await kube.get(VMIS, 'default', 'a');
     // assert
     assert.deepEqual(recorder.seen.slice(-2).map((r) => r.authorization), ['Bearer token-1', 'Bearer token-2']);
   });
@@ -44,14 +45,14 @@ describe('node:http client: bearer token source', () => {
   test('without a token source, no Authorization header is sent', async () => {
     const kube = createHttpKubeClient({ server: recorder.url, skipTLSVerify: true });
     open.push(kube);
-    await kube.listPods('default');
+    await kube.list(PODS, 'default');
     assert.equal(recorder.seen.at(-1)?.authorization, undefined);
   });
 
   test('a server URL with a path prefix (an API proxy) keeps the prefix', async () => {
     const kube = createHttpKubeClient({ server: `${recorder.url}/k8s/clusters/c-1/`, skipTLSVerify: true });
     open.push(kube);
-    await kube.getPod('default', 'p');
+    await kube.get(PODS, 'default', 'p');
     assert.equal(recorder.seen.at(-1)?.path, '/k8s/clusters/c-1/api/v1/namespaces/default/pods/p');
   });
 

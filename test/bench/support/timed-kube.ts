@@ -2,7 +2,7 @@
  * Wall time spent waiting on the Kubernetes API, summed over every call a client makes: the
  * "API server time" part of a reconcile's duration.
  */
-import { CALLS } from '../../../shared/kube/call-counter.ts';
+import { decorateKubeClient } from '../../../shared/kube/call-counter.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 
 export class CallTimer {
@@ -18,19 +18,14 @@ export class CallTimer {
 
 /** `inner` with every call's duration added to `timer`. */
 export function timedKubeClient(inner: KubeClient, timer: CallTimer): KubeClient {
-  const wrapped: Partial<Record<keyof KubeClient, unknown>> = {};
-  for (const method of Object.keys(CALLS) as Array<keyof KubeClient>) {
-    const fn = inner[method] as (...args: unknown[]) => Promise<unknown>;
-    wrapped[method] = async (...args: unknown[]) => {
-      const t0 = performance.now();
-      try {
-        return await fn.apply(inner, args);
-      } finally {
-        timer.add(performance.now() - t0);
-      }
-    };
-  }
-  return wrapped as KubeClient;
+  return decorateKubeClient(inner, async (_method, _args, call) => {
+    const t0 = performance.now();
+    try {
+      return await call();
+    } finally {
+      timer.add(performance.now() - t0);
+    }
+  });
 }
 
 /**

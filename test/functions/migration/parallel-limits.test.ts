@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import type { AuditEntry } from '../../../infra/sandbox/apiserver/audit.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { finalMigration, migrationManifest, runningVmis, startCluster, vmiManifest, type Cluster } from './support.ts';
+import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
 
 let c: Cluster;
 
@@ -70,7 +71,7 @@ test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor
   const callsBefore = c.calls.apiCalls.get('migration') ?? 0;
   const reconcilesBefore = c.calls.reconciles.get('migration') ?? 0;
   // act
-  await Promise.all(names.map((n) => c.kube.createMigration(migrationManifest(`${n}-m`, n))));
+  await Promise.all(names.map((n) => c.kube.create(MIGRATIONS, migrationManifest(`${n}-m`, n))));
   const finals = await Promise.all(names.map((n) => finalMigration(c, `${n}-m`, 120_000)));
   // assert
   const peaks = peaksFromAudit(c.sandbox.apiServer.audit.query());
@@ -83,7 +84,7 @@ test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor
   assert.ok(peaks.cluster >= 2, `migrations did run in parallel (peak ${peaks.cluster}), so the limits were exercised`);
   assert.equal(peaks.started, 20, 'one target pod per migration');
   for (const [name, source] of nodes) {
-    const vmi = await c.kube.getVMI('default', name);
+    const vmi = await c.kube.get(VMIS, 'default', name);
     assert.notEqual(vmi?.status?.nodeName, source, `${name} moved off ${source}`);
   }
 });

@@ -9,6 +9,7 @@ import { CoreV1Api, CustomObjectsApi, setHeaderOptions } from '@kubernetes/clien
 import { CREATED_BY_LABEL, MIGRATION_FINALIZER, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { CLUSTER_COUNTER } from '../../../functions/migration/limits.ts';
 import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+import { MIGRATIONS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
 
 let c: Cluster;
 
@@ -29,9 +30,9 @@ test('a MigrationPolicy matching the VMI and its namespace is applied at hand-of
     body: { apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name: 'gold' }, spec: { allowAutoConverge: true, completionTimeoutPerGiB: 123, selectors: { namespaceSelector: { tier: 'gold' }, virtualMachineInstanceSelector: { policy: 'gold' } } } },
   });
   const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' } })]);
-  const sourceNode = await c.kube.getNode(nodes.get('mig-p') ?? '');
+  const sourceNode = await c.kube.get(NODES, undefined, nodes.get('mig-p') ?? '');
   // act
-  const created = await c.kube.createMigration(migrationManifest('mig-p-1', 'mig-p'));
+  const created = await c.kube.create(MIGRATIONS, migrationManifest('mig-p-1', 'mig-p'));
   const done = await finalMigration(c, 'mig-p-1');
   // assert
   assert.equal(done.status?.phase, 'Succeeded');
@@ -52,10 +53,10 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   // arrange
   const nodes = await runningVmis(c, [vmiManifest('mig-a')]);
   const source = nodes.get('mig-a');
-  const vmi = await c.kube.getVMI(NS, 'mig-a');
+  const vmi = await c.kube.get(VMIS, NS, 'mig-a');
   const callsBefore = c.calls.apiCalls.get('migration') ?? 0;
   // act
-  const created = await c.kube.createMigration(migrationManifest('mig-a-1', 'mig-a'));
+  const created = await c.kube.create(MIGRATIONS, migrationManifest('mig-a-1', 'mig-a'));
   const done = await finalMigration(c, 'mig-a-1');
   // assert
   assert.equal(done.status?.phase, 'Succeeded', `phases: ${JSON.stringify(done.status?.phaseTransitionTimestamps?.map((p) => p.phase))}`);
@@ -63,7 +64,7 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   assert.deepEqual(phases, ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded'].filter((p) => phases.includes(p)), 'phases in KubeVirt order');
   assert.ok(phases.includes('Pending') && phases.at(-1) === 'Succeeded');
   const moved = await waitFor('VMI on the target node', async () => {
-    const v = await c.kube.getVMI(NS, 'mig-a');
+    const v = await c.kube.get(VMIS, NS, 'mig-a');
     return v?.status?.nodeName && v.status.nodeName !== source ? v : undefined;
   });
   assert.equal(moved.status?.migrationState?.migrationUid, created.metadata?.uid, 'the VMI carries this migration');
@@ -76,7 +77,7 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   assert.ok(terms.some((t) => t.labelSelector?.matchLabels?.[CREATED_BY_LABEL] === vmi?.metadata?.uid && t.topologyKey === 'kubernetes.io/hostname'), `anti-affinity to the VMI's pods: ${JSON.stringify(terms)}`);
   assert.equal(done.status?.migrationState?.sourceNode, source, 'the final migration state names the source node');
   // The finalizer goes in the write after the final phase (leases are released in between).
-  await waitFor('the finalizer gone once final', async () => ((await c.kube.getMigration(NS, 'mig-a-1'))?.metadata?.finalizers?.includes(MIGRATION_FINALIZER) ? undefined : true));
+  await waitFor('the finalizer gone once final', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-a-1'))?.metadata?.finalizers?.includes(MIGRATION_FINALIZER) ? undefined : true));
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
   const events = c.sandbox.apiServer.audit.query({ resource: 'events', identity: 'reconciler' }).map((e) => (e.object as { reason?: string }).reason);
   for (const r of ['SuccessfulCreate', 'SuccessfulHandOver', 'SuccessfulMigration']) assert.ok(events.includes(r), `event ${r} recorded`);
@@ -86,18 +87,18 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
 test('a VMI deleted mid-migration: target pod gone, migration failed and deleted, leases released', async () => {
   // arrange
   await runningVmis(c, [vmiManifest('mig-b')]);
-  const created = await c.kube.createMigration(migrationManifest('mig-b-1', 'mig-b'));
+  const created = await c.kube.create(MIGRATIONS, migrationManifest('mig-b-1', 'mig-b'));
   await waitFor('target pod created', async () => {
-    const pods = await c.kube.listPods(NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
+    const pods = await c.kube.list(PODS, NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
     return pods.items[0];
   });
   // act
-  await c.kube.deleteVMI(NS, 'mig-b');
+  await c.kube.delete(VMIS, NS, 'mig-b');
   // assert
-  await waitFor('VMI gone', async () => ((await c.kube.getVMI(NS, 'mig-b')) ? undefined : true));
-  await waitFor('migration deleted', async () => ((await c.kube.getMigration(NS, 'mig-b-1')) ? undefined : true));
+  await waitFor('VMI gone', async () => ((await c.kube.get(VMIS, NS, 'mig-b')) ? undefined : true));
+  await waitFor('migration deleted', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-b-1')) ? undefined : true));
   const left = await waitFor('pods gone', async () => {
-    const pods = await c.kube.listPods(NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
+    const pods = await c.kube.list(PODS, NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` });
     return pods.items.length === 0 ? pods.items : undefined;
   });
   assert.deepEqual(left, []);

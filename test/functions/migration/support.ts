@@ -11,6 +11,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { Logger } from '../../../shared/metrics/log.ts';
+import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
 
 export const NS = 'default';
 export const RECONCILER = 'reconciler';
@@ -119,12 +120,12 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 
 /** Creates VMIs and waits until each runs on a node; returns their nodes by name. */
 export async function runningVmis(c: Cluster, vmis: readonly VirtualMachineInstance[]): Promise<Map<string, string>> {
-  await Promise.all(vmis.map((v) => c.kube.createVMI(v)));
+  await Promise.all(vmis.map((v) => c.kube.create(VMIS, v)));
   const nodes = new Map<string, string>();
   for (const v of vmis) {
     const name = v.metadata?.name ?? '';
     const vmi = await waitFor(`VMI ${name} Running`, async () => {
-      const got = await c.kube.getVMI(NS, name);
+      const got = await c.kube.get(VMIS, NS, name);
       return got?.status?.phase === 'Running' ? got : undefined;
     });
     nodes.set(name, vmi.status?.nodeName ?? '');
@@ -135,7 +136,7 @@ export async function runningVmis(c: Cluster, vmis: readonly VirtualMachineInsta
 /** Waits until the migration reaches a final phase; returns it. */
 export async function finalMigration(c: Cluster, name: string, timeoutMs = 60_000): Promise<VirtualMachineInstanceMigration> {
   return waitFor(`migration ${name} final`, async () => {
-    const m = await c.kube.getMigration(NS, name);
+    const m = await c.kube.get(MIGRATIONS, NS, name);
     return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
   }, timeoutMs);
 }

@@ -9,6 +9,7 @@ import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { FAILURE } from '../../../functions/migration/phases.ts';
 import { UNSCHEDULABLE_TIMEOUT_SECONDS } from '../../../functions/migration/timeouts.ts';
 import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
 
 let c: Cluster;
 
@@ -31,7 +32,7 @@ test('an unschedulable target pod is deleted after 300 s (sandbox time) and the 
   // arrange: the VMI may only run on node01, and the target must avoid the source's node
   await runningVmis(c, [vmiManifest('pinned', { nodeSelector: { 'kubernetes.io/hostname': 'node01' } })]);
   // act
-  const created = await c.kube.createMigration(migrationManifest('pinned-m', 'pinned'));
+  const created = await c.kube.create(MIGRATIONS, migrationManifest('pinned-m', 'pinned'));
   const failed = await finalMigration(c, 'pinned-m', 60_000);
   // assert
   assert.equal(failed.status?.phase, 'Failed');
@@ -46,7 +47,7 @@ test('an unschedulable target pod is deleted after 300 s (sandbox time) and the 
   assert.ok(events.some((e) => e.reason === 'SuccessfulDelete' && /^unschedulable pod default\/.+ timeout period exceeded$/.test(e.message)), JSON.stringify(events));
   assert.ok(events.some((e) => e.reason === 'FailedMigration' && e.message === FAILURE.targetPodRemoved), JSON.stringify(events));
   assert.equal(failed.status?.migrationState?.failureReason, FAILURE.targetPodRemoved);
-  const vmi = await c.kube.getVMI(NS, 'pinned');
+  const vmi = await c.kube.get(VMIS, NS, 'pinned');
   assert.equal(vmi?.status?.phase, 'Running', 'the VMI keeps running on its node');
 });
 
@@ -58,19 +59,19 @@ test('finished migrations beyond the newest 5 of a VMI are garbage-collected', a
   // act
   for (let i = 1; i <= 7; i++) {
     c.sandbox.virtHandler.failMigration(NS, 'pingpong', `sandbox failure ${i}`);
-    await c.kube.createMigration(migrationManifest(`pingpong-${i}`, 'pingpong'));
+    await c.kube.create(MIGRATIONS, migrationManifest(`pingpong-${i}`, 'pingpong'));
     const m = await finalMigration(c, `pingpong-${i}`);
     assert.equal(m.status?.phase, 'Failed', `migration ${i}`);
     assert.equal(m.status?.migrationState?.failureReason, `sandbox failure ${i}`, 'the VMI migration state was copied to the final migration');
   }
   // assert
   const left = await waitFor('GC of the oldest two', async () => {
-    const names = (await c.kube.listMigrations(NS)).items.filter((m) => m.spec.vmiName === 'pingpong').map((m) => m.metadata?.name ?? '').sort();
+    const names = (await c.kube.list(MIGRATIONS, NS)).items.filter((m) => m.spec.vmiName === 'pingpong').map((m) => m.metadata?.name ?? '').sort();
     return names.length === 5 ? names : undefined;
   }, 10_000);
   assert.deepEqual(left, ['pingpong-3', 'pingpong-4', 'pingpong-5', 'pingpong-6', 'pingpong-7'], 'the newest 5 are kept');
   const deleted = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', verb: 'delete', identity: 'reconciler' }).map((e) => e.name);
   assert.deepEqual(deleted.sort(), ['pingpong-1', 'pingpong-2'], 'deleted by the migration function, and only those');
-  const vmi = await c.kube.getVMI(NS, 'pingpong');
+  const vmi = await c.kube.get(VMIS, NS, 'pingpong');
   assert.equal(vmi?.status?.phase, 'Running', 'the VMI keeps running after failed migrations');
 });

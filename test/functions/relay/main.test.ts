@@ -17,6 +17,7 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { queueNames, SqsKeyQueue } from '../../../shared/queue/sqs-queue.ts';
 import { startLocalSqs, type LocalSqs } from '../../queue/fauxqs.ts';
+import { VMIS } from '../../../shared/api/resources.ts';
 
 let api: ApiServer;
 let sqs: LocalSqs;
@@ -76,7 +77,7 @@ test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTER
     ready = (await fetch(`${url}/readyz`)).status;
     if (ready !== 200) await sleep(10);
   }
-  await createKubeClient(api.kubeConfig('test')).createVMI({
+  await createKubeClient(api.kubeConfig('test')).create(VMIS, {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name: 'from-main', namespace: 'default' },

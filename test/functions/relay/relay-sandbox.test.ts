@@ -16,6 +16,7 @@ import { silentLogger } from '../../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { Controller } from '../../../shared/queue/message.ts';
 import { SqliteKeyQueue } from '../../../shared/queue/sqlite-queue.ts';
+import { PODS, VMIS } from '../../../shared/api/resources.ts';
 
 const NS = 'default';
 const RELAY = 'relay';
@@ -97,9 +98,9 @@ describe('relay against the sandbox API server', () => {
     const relay = await startedRelay(q);
     const c = new Collector(q);
     // act
-    const created = await kube.createVMI(vmi('keys-a'));
-    await kube.createPod(NS, {
-      metadata: { name: 'virt-launcher-keys-b', labels: { 'kubevirt.io': 'virt-launcher' }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'keys-b', uid: 'b-uid', controller: true }] },
+    const created = await kube.create(VMIS, vmi('keys-a'));
+    await kube.create(PODS, {
+      metadata: { namespace: NS, name: 'virt-launcher-keys-b', labels: { 'kubevirt.io': 'virt-launcher' }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'keys-b', uid: 'b-uid', controller: true }] },
       spec: { containers: [{ name: 'compute', image: 'x' }] },
     });
     // assert
@@ -118,7 +119,7 @@ describe('relay against the sandbox API server', () => {
     const names = Array.from({ length: 30 }, (_, i) => `drop-${i}`);
     // act
     for (const [i, n] of names.entries()) {
-      await kube.createVMI(vmi(n));
+      await kube.create(VMIS, vmi(n));
       if (i % 5 === 0) api.faults.dropWatches();
     }
     // assert
@@ -137,7 +138,7 @@ describe('relay against the sandbox API server', () => {
     const relists = relay.metrics.total('relay_watch_restarts_total', { why: 'relist' });
     // act: changes land, history is compacted and watches dropped, so the re-watch meets 410
     for (const [i, n] of names.entries()) {
-      await kube.createVMI(vmi(n));
+      await kube.create(VMIS, vmi(n));
       if (i % 7 === 3) {
         api.control.compactHistory();
         api.faults.dropWatches();
@@ -146,7 +147,7 @@ describe('relay against the sandbox API server', () => {
     // and a 410 answered to the next watch request itself
     api.faults.failNext(410, 1, { verb: 'watch', identity: RELAY, resource: 'virtualmachineinstances' });
     api.faults.dropWatches();
-    await kube.createVMI(vmi('gone-last'));
+    await kube.create(VMIS, vmi('gone-last'));
     // assert
     await c.waitFor('vmi', [...names, 'gone-last'].map((n) => `${NS}/${n}`), 'all VMI keys after 410s');
     assert.ok(relay.metrics.total('relay_watch_restarts_total', { why: 'relist' }) > relists, 'no relist happened: the 410 did not bite');
@@ -156,7 +157,7 @@ describe('relay against the sandbox API server', () => {
 
   test('list failures (500) at start → the relay keeps trying, becomes ready and sends the keys', async () => {
     // arrange
-    await kube.createVMI(vmi('listfail-a'));
+    await kube.create(VMIS, vmi('listfail-a'));
     const q = new SqliteKeyQueue({ db: ':memory:' });
     api.faults.failNext(500, 6, { verb: 'list', identity: RELAY });
     const relay = newRelay(q);
@@ -179,7 +180,7 @@ describe('relay against the sandbox API server', () => {
     await drain(q, 'vmi'); // the initial lists' keys (each replica's RELIST carries the same dedup id)
     const names = Array.from({ length: 10 }, (_, i) => `twin-${i}`);
     // act
-    for (const n of names) await kube.createVMI(vmi(n));
+    for (const n of names) await kube.create(VMIS, vmi(n));
     await until('both replicas sent', () => r1.pending === 0 && r2.pending === 0 && r1.metrics.total('workqueue_adds_total', { name: 'vmi' }) >= 10 && r2.metrics.total('workqueue_adds_total', { name: 'vmi' }) >= 10);
     await sleep(100);
     await until('both replicas flushed', () => r1.pending === 0 && r2.pending === 0);
@@ -206,7 +207,7 @@ describe('relay against the sandbox API server', () => {
       api.faults.clear();
       await until('relay ready', () => relay.ready);
       const ready = await fetch(`${server.url}/readyz`);
-      await kube.createVMI(vmi('http-a'));
+      await kube.create(VMIS, vmi('http-a'));
       await until('sent', () => relay.metrics.total('workqueue_adds_total', { name: 'vmi' }) > 0);
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       const missing = await fetch(`${server.url}/nope`);

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { watchedResources } from '../../../functions/relay/resources.ts';
 import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { PODS } from '../../../shared/api/resources.ts';
 
 let api: ApiServer;
 
@@ -14,7 +15,7 @@ before(async () => {
   api = await startApiServer();
   const kube = createKubeClient(api.kubeConfig('test'));
   for (let i = 0; i < 3; i++) {
-    await kube.createPod('default', { metadata: { name: `page-${i}`, labels: { 'kubevirt.io': 'virt-launcher' } }, spec: { containers: [{ name: 'compute', image: 'x' }] } });
+    await kube.create(PODS, { metadata: { namespace: 'default', name: `page-${i}`, labels: { 'kubevirt.io': 'virt-launcher' } }, spec: { containers: [{ name: 'compute', image: 'x' }] } });
   }
 });
 after(async () => {

@@ -5,6 +5,7 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
 
 let server: ApiServer;
 let h: Harness;
@@ -24,20 +25,20 @@ beforeEach(() => {
 
 /** Plays virt-handler (and the VMI controller) by writing the VMI's status by hand (VMIs have no /status). */
 async function setVmiStatus(name: string, status: NonNullable<VirtualMachineInstance['status']>): Promise<void> {
-  await h.kube.patchVMI(NS, name, { type: 'merge', body: { status } });
+  await h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status } });
 }
 
 const RAN = [{ phase: 'Running', phaseTransitionTimestamp: '2026-03-01T12:00:00Z' }];
 const READY = [{ type: 'Ready', status: 'True', reason: '', message: '' }];
 
 async function vmStatus(name: string) {
-  return (await h.kube.getVM(NS, name))?.status;
+  return (await h.kube.get(VMS, NS, name))?.status;
 }
 
 describe('VM reconcile against the sandbox API server', () => {
   test('Always: finalizer, then the VMI from the template, then status; the next pass writes nothing', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('always-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('always-1', { runStrategy: 'Always' }));
     // act
     const settled = await reconcileUntilSettled(server, h, `${NS}/always-1`);
     // assert
@@ -48,8 +49,8 @@ describe('VM reconcile against the sandbox API server', () => {
       'patch virtualmachines/status always-1',
     ]);
     assert.equal(settled.last !== 'error' && settled.last.kind, 'done');
-    const vmi = await h.kube.getVMI(NS, 'always-1');
-    const vm = await h.kube.getVM(NS, 'always-1');
+    const vmi = await h.kube.get(VMIS, NS, 'always-1');
+    const vm = await h.kube.get(VMS, NS, 'always-1');
     assert.ok(vmi, 'the VMI must exist');
     assert.equal(vmi.metadata?.labels?.app, 'demo', 'labels come from the template');
     assert.equal(vmi.metadata?.annotations?.['example.com/note'], 'from-template');
@@ -63,13 +64,13 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('Halted: a running VMI is deleted, released once final, then Stopped', async () => {
     // arrange: start it under Always, play it to Running, then halt
-    await h.kube.createVM(vmManifest('halt-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('halt-1', { runStrategy: 'Always' }));
     await reconcileUntilSettled(server, h, `${NS}/halt-1`);
     await setVmiStatus('halt-1', { phase: 'Running', phaseTransitionTimestamps: RAN, conditions: READY });
     await reconcileUntilSettled(server, h, `${NS}/halt-1`);
     assert.equal((await vmStatus('halt-1'))?.printableStatus, 'Running');
     assert.equal((await vmStatus('halt-1'))?.ready, true);
-    await h.kube.patchVM(NS, 'halt-1', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+    await h.kube.patch(VMS, NS, 'halt-1', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
     server.audit.clear();
     // act
     await reconcileUntilSettled(server, h, `${NS}/halt-1`);
@@ -85,7 +86,7 @@ describe('VM reconcile against the sandbox API server', () => {
       'patch virtualmachines/status halt-1', // created: false
     ]);
     assert.equal(stopping, 'Stopping');
-    assert.equal(await h.kube.getVMI(NS, 'halt-1'), undefined, 'the VMI is gone once released');
+    assert.equal(await h.kube.get(VMIS, NS, 'halt-1'), undefined, 'the VMI is gone once released');
     const status = await vmStatus('halt-1');
     assert.equal(status?.printableStatus, 'Stopped');
     assert.equal(status?.created, false);
@@ -93,11 +94,11 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('Manual: nothing until a Start request; the request is trimmed once the VMI lives', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('manual-1', { runStrategy: 'Manual' }));
+    await h.kube.create(VMS, vmManifest('manual-1', { runStrategy: 'Manual' }));
     await reconcileUntilSettled(server, h, `${NS}/manual-1`);
     const idle = objectActions(server);
     // act
-    await h.kube.patchVM(NS, 'manual-1', { type: 'merge', body: { status: { stateChangeRequests: [{ action: 'Start' }] } } }, { subresource: 'status' });
+    await h.kube.patch(VMS, NS, 'manual-1', { type: 'merge', body: { status: { stateChangeRequests: [{ action: 'Start' }] } } }, { subresource: 'status' });
     server.audit.clear();
     await reconcileUntilSettled(server, h, `${NS}/manual-1`);
     // assert
@@ -108,9 +109,9 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('RerunOnFailure: a Failed VMI is deleted and recreated (a Start request carries the restart)', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('rerun-1', { runStrategy: 'RerunOnFailure' }));
+    await h.kube.create(VMS, vmManifest('rerun-1', { runStrategy: 'RerunOnFailure' }));
     await reconcileUntilSettled(server, h, `${NS}/rerun-1`);
-    const firstUid = (await h.kube.getVMI(NS, 'rerun-1'))?.metadata?.uid;
+    const firstUid = (await h.kube.get(VMIS, NS, 'rerun-1'))?.metadata?.uid;
     await setVmiStatus('rerun-1', { phase: 'Failed', phaseTransitionTimestamps: RAN });
     server.audit.clear();
     // act
@@ -124,14 +125,14 @@ describe('VM reconcile against the sandbox API server', () => {
       'create virtualmachineinstances rerun-1',
       'patch virtualmachines/status rerun-1',
     ]);
-    const vmi = await h.kube.getVMI(NS, 'rerun-1');
+    const vmi = await h.kube.get(VMIS, NS, 'rerun-1');
     assert.ok(vmi && vmi.metadata?.uid !== firstUid, 'a new VMI replaced the failed one');
     assert.equal((await vmStatus('rerun-1'))?.stateChangeRequests, undefined);
   });
 
   test('RerunOnFailure: a Succeeded VMI is deleted and not recreated', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('rerun-2', { runStrategy: 'RerunOnFailure' }));
+    await h.kube.create(VMS, vmManifest('rerun-2', { runStrategy: 'RerunOnFailure' }));
     await reconcileUntilSettled(server, h, `${NS}/rerun-2`);
     await setVmiStatus('rerun-2', { phase: 'Succeeded', phaseTransitionTimestamps: RAN });
     server.audit.clear();
@@ -139,13 +140,13 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/rerun-2`);
     // assert
     assert.ok(!objectActions(server).some((a) => a.startsWith('create virtualmachineinstances')), `no new VMI: ${objectActions(server).join(', ')}`);
-    assert.equal(await h.kube.getVMI(NS, 'rerun-2'), undefined);
+    assert.equal(await h.kube.get(VMIS, NS, 'rerun-2'), undefined);
     assert.equal((await vmStatus('rerun-2'))?.printableStatus, 'Stopped');
   });
 
   test('Once: a Succeeded VMI stays and is not recreated; the VM releases it', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('once-1', { runStrategy: 'Once' }));
+    await h.kube.create(VMS, vmManifest('once-1', { runStrategy: 'Once' }));
     await reconcileUntilSettled(server, h, `${NS}/once-1`);
     await setVmiStatus('once-1', { phase: 'Succeeded', phaseTransitionTimestamps: RAN });
     server.audit.clear();
@@ -153,7 +154,7 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/once-1`);
     // assert
     assert.deepEqual(objectActions(server), ['patch virtualmachines/status once-1', 'patch virtualmachineinstances once-1']);
-    const vmi = await h.kube.getVMI(NS, 'once-1');
+    const vmi = await h.kube.get(VMIS, NS, 'once-1');
     assert.equal(vmi?.status?.phase, 'Succeeded', 'the finished VMI is kept');
     assert.deepEqual(vmi?.metadata?.finalizers ?? [], [], 'but no longer held by the VM');
     assert.equal((await vmStatus('once-1'))?.printableStatus, 'Stopped');
@@ -161,12 +162,12 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('restart request (Stop this VMI + Start): deleted, then recreated', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('restart-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('restart-1', { runStrategy: 'Always' }));
     await reconcileUntilSettled(server, h, `${NS}/restart-1`);
-    const old = await h.kube.getVMI(NS, 'restart-1');
+    const old = await h.kube.get(VMIS, NS, 'restart-1');
     await setVmiStatus('restart-1', { phase: 'Running', phaseTransitionTimestamps: RAN, conditions: READY });
     await reconcileUntilSettled(server, h, `${NS}/restart-1`);
-    await h.kube.patchVM(NS, 'restart-1', { type: 'merge', body: { status: { stateChangeRequests: [{ action: 'Stop', uid: old?.metadata?.uid }, { action: 'Start' }] } } }, { subresource: 'status' });
+    await h.kube.patch(VMS, NS, 'restart-1', { type: 'merge', body: { status: { stateChangeRequests: [{ action: 'Stop', uid: old?.metadata?.uid }, { action: 'Start' }] } } }, { subresource: 'status' });
     server.audit.clear();
     // act
     await reconcileUntilSettled(server, h, `${NS}/restart-1`);
@@ -177,7 +178,7 @@ describe('VM reconcile against the sandbox API server', () => {
     const del = did.indexOf('delete virtualmachineinstances restart-1');
     const create = did.indexOf('create virtualmachineinstances restart-1');
     assert.ok(del >= 0 && create > del, `delete then create: ${did.join(', ')}`);
-    const now = await h.kube.getVMI(NS, 'restart-1');
+    const now = await h.kube.get(VMIS, NS, 'restart-1');
     assert.ok(now && now.metadata?.uid !== old?.metadata?.uid, 'a new VMI');
     assert.equal((await vmStatus('restart-1'))?.stateChangeRequests, undefined, 'both requests done');
   });
@@ -189,11 +190,11 @@ describe('VM reconcile against the sandbox API server', () => {
       dataVolumeTemplates: [{ metadata: { name: 'dv-1-root' }, spec: { source: { blank: {} }, storage: { resources: { requests: { storage: '1Gi' } } } } }],
     });
     vm.spec.template.spec!.volumes = [{ name: 'root', dataVolume: { name: 'dv-1-root' } }];
-    await h.kube.createVM(vm);
+    await h.kube.create(VMS, vm);
     // act
     await reconcileUntilSettled(server, h, `${NS}/dv-1`);
     const waiting = { actions: actions(server), status: (await vmStatus('dv-1'))?.printableStatus };
-    const dv = await h.kube.getDataVolume(NS, 'dv-1-root');
+    const dv = await h.kube.get(DATA_VOLUMES, NS, 'dv-1-root');
     server.audit.clear();
     // CDI's part, by hand: the import finished
     await setDataVolumePhase('dv-1-root', 'Succeeded');
@@ -214,7 +215,7 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('the same key reconciled concurrently 5× creates exactly one VMI', async () => {
     // arrange: the finalizer is already there, so all five reach the start decision
-    await h.kube.createVM(vmManifest('race-1', { runStrategy: 'Always' }, [VM_CONTROLLER_FINALIZER]));
+    await h.kube.create(VMS, vmManifest('race-1', { runStrategy: 'Always' }, [VM_CONTROLLER_FINALIZER]));
     // act
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => reconcileVm(`${NS}/race-1`, h.deps)));
     // assert
@@ -224,13 +225,13 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('start failures back off: CrashLoopBackOff, a requeue-after, then a new VMI once the time has passed', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('crash-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('crash-1', { runStrategy: 'Always' }));
     await reconcileUntilSettled(server, h, `${NS}/crash-1`);
     await setVmiStatus('crash-1', { phase: 'Failed' }); // failed before ever running
     // act
     const settled = await reconcileUntilSettled(server, h, `${NS}/crash-1`);
     const status = await vmStatus('crash-1');
-    const vmiWhileBackingOff = await h.kube.getVMI(NS, 'crash-1');
+    const vmiWhileBackingOff = await h.kube.get(VMIS, NS, 'crash-1');
     h.advance(11_000);
     server.audit.clear();
     await reconcileUntilSettled(server, h, `${NS}/crash-1`);
@@ -244,21 +245,21 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('legacy running: true behaves as Always; running together with runStrategy is a Failure', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('legacy-1', { running: true }));
-    await h.kube.createVM(vmManifest('both-1', { running: true, runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('legacy-1', { running: true }));
+    await h.kube.create(VMS, vmManifest('both-1', { running: true, runStrategy: 'Always' }));
     // act
     await reconcileUntilSettled(server, h, `${NS}/legacy-1`);
     await reconcileUntilSettled(server, h, `${NS}/both-1`);
     // assert
-    assert.ok(await h.kube.getVMI(NS, 'legacy-1'), 'running: true starts a VMI');
-    assert.equal(await h.kube.getVMI(NS, 'both-1'), undefined);
+    assert.ok(await h.kube.get(VMIS, NS, 'legacy-1'), 'running: true starts a VMI');
+    assert.equal(await h.kube.get(VMIS, NS, 'both-1'), undefined);
     const failure = (await vmStatus('both-1'))?.conditions?.find((c) => c.type === 'Failure');
     assert.deepEqual([failure?.status, failure?.reason], ['True', 'FailedCreate']);
   });
 
   test('API calls per VM start (Always, no DataVolumes): 2 reads and 4 writes, then 2 reads to confirm', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('calls-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('calls-1', { runStrategy: 'Always' }));
     server.counters.reset();
     // act
     const settled = await reconcileUntilSettled(server, h, `${NS}/calls-1`);
@@ -272,7 +273,7 @@ describe('VM reconcile against the sandbox API server', () => {
 
   test('VM deletion: its VMI is stopped first, then the VM finalizer goes', async () => {
     // arrange
-    await h.kube.createVM(vmManifest('del-1', { runStrategy: 'Always' }));
+    await h.kube.create(VMS, vmManifest('del-1', { runStrategy: 'Always' }));
     await reconcileUntilSettled(server, h, `${NS}/del-1`);
     await setVmiStatus('del-1', { phase: 'Running', phaseTransitionTimestamps: RAN });
     await deleteVm('del-1');
@@ -285,8 +286,8 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/del-1`);
     // assert
     assert.equal(terminating, 'Terminating');
-    assert.equal(await h.kube.getVMI(NS, 'del-1'), undefined);
-    assert.equal(await h.kube.getVM(NS, 'del-1'), undefined, 'the VM went once its finalizer was removed');
+    assert.equal(await h.kube.get(VMIS, NS, 'del-1'), undefined);
+    assert.equal(await h.kube.get(VMS, NS, 'del-1'), undefined, 'the VM went once its finalizer was removed');
     assert.equal(objectActions(server)[0], 'delete virtualmachineinstances del-1');
   });
 });

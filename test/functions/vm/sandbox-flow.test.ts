@@ -15,6 +15,7 @@ import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import { NS, vmManifest } from './support.ts';
+import { VMIS, VMS } from '../../../shared/api/resources.ts';
 
 let sandbox: Sandbox;
 
@@ -32,26 +33,26 @@ test('Always → Running through the VMI function and the simulated node; Halted
   const log = { info: () => undefined, warn: () => undefined };
   const vmDeps: VmDeps = { kube, expectations: state.expectations, now: Date.now, log };
   const vmiDeps: VmiDeps = { kube, expectations: state.expectations, now: Date.now, log, clusterConfig: async () => clusterConfigFromKubeVirt() };
-  await kube.createVM(vmManifest('flow-1', { runStrategy: 'Always' }));
+  await kube.create(VMS, vmManifest('flow-1', { runStrategy: 'Always' }));
   const seen: string[] = [];
   // Both controllers, as the queue would call them; bounded so a stuck flow fails instead of hanging.
   const runUntil = async (want: (s: string | undefined) => boolean): Promise<string | undefined> => {
     for (let i = 0; i < 200; i++) {
       await reconcileVm(`${NS}/flow-1`, vmDeps).catch(() => undefined);
       await reconcileVmi(`${NS}/flow-1`, vmiDeps).catch(() => undefined);
-      const s = (await kube.getVM(NS, 'flow-1'))?.status?.printableStatus;
+      const s = (await kube.get(VMS, NS, 'flow-1'))?.status?.printableStatus;
       if (s && seen.at(-1) !== s) seen.push(s);
       if (want(s)) return s;
       await sleep(10);
     }
-    return (await kube.getVM(NS, 'flow-1'))?.status?.printableStatus;
+    return (await kube.get(VMS, NS, 'flow-1'))?.status?.printableStatus;
   };
   // act
   const running = await runUntil((s) => s === 'Running');
-  const vmi = await kube.getVMI(NS, 'flow-1');
-  await kube.patchVM(NS, 'flow-1', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+  const vmi = await kube.get(VMIS, NS, 'flow-1');
+  await kube.patch(VMS, NS, 'flow-1', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
   const stopped = await runUntil((s) => s === 'Stopped');
-  const gone = await kube.getVMI(NS, 'flow-1');
+  const gone = await kube.get(VMIS, NS, 'flow-1');
   // assert
   assert.equal(running, 'Running', `statuses seen: ${seen.join(' → ')}`);
   assert.ok(vmi?.status?.nodeName, 'the VMI was handed off to a node');
