@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { isBuiltin } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { build, type BuildOptions as EsbuildOptions, type Plugin } from 'esbuild';
+import { CONTROLLERS } from '../shared/controllers.ts';
 
 /** A deployable entry: `dist/<name>/index.mjs` is built from `entry` (relative to the root). */
 export interface BundleEntry {
@@ -22,11 +23,12 @@ export interface BundleEntry {
   readonly lambda: boolean;
 }
 
-/** Every entry of the project. The Lambda ones are what infra/aws deploys. */
+/**
+ * Every entry of the project. The Lambda ones are what infra/aws deploys: one per registered
+ * controller (`functions/<name>/handler.ts`, shared/controllers.ts), then the timer forwarder.
+ */
 export const ENTRIES: readonly BundleEntry[] = [
-  { name: 'vmi', entry: 'functions/vmi/handler.ts', lambda: true },
-  { name: 'vm', entry: 'functions/vm/handler.ts', lambda: true },
-  { name: 'migration', entry: 'functions/migration/handler.ts', lambda: true },
+  ...CONTROLLERS.map((name) => ({ name, entry: `functions/${name}/handler.ts`, lambda: true })),
   // The requeue-after forwarder (docs/queue.md): its Lambda entry lives beside the queue code.
   { name: 'timer-forwarder', entry: 'shared/queue/timer-forwarder.ts', lambda: true },
   { name: 'relay', entry: 'functions/relay/main.ts', lambda: false },

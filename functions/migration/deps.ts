@@ -1,6 +1,7 @@
 /** What the migration reconcile needs from the outside world, declared narrowly where it is used. */
 import type { MigrationPolicy } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
@@ -9,10 +10,8 @@ export type MigrationKube = Pick<
   'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'createEvent'
 >;
 
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-}
+/** What a reconcile logs through (shared by every controller). */
+export type Logger = ReconcileLogger;
 
 /** Migration policies and namespace labels, read rarely and cached by the caller (like the cluster config). */
 export interface PolicySource {

@@ -6,7 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
-import { podKey } from '../vmi/pods.ts';
+import { podKey } from '../../shared/predicates/pods.ts';
 import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 
 export type Gate = { readonly kind: 'pass'; readonly fresh: boolean } | { readonly kind: 'wait'; readonly seconds: number };

@@ -10,7 +10,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
-import { isPodDownOrGoingDown, isPodFinal, isPodReady } from '../vmi/pods.ts';
+import { isPodDownOrGoingDown, isPodFinal, isPodReady } from '../../shared/predicates/pods.ts';
 
 /** Phases in which KubeVirt counts a migration as "running" (`IsRunning`): from Scheduling on. */
 const RUNNING_PHASES: ReadonlySet<MigrationPhase> = new Set(['Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running']);

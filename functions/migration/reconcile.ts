@@ -11,7 +11,7 @@ import { InvalidInputError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
-import { podKey } from '../vmi/pods.ts';
+import { podKey } from '../../shared/predicates/pods.ts';
 import { EVACUATION_ANNOTATION, WORKLOAD_UPDATE_ANNOTATION } from './backoff.ts';
 import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 import { podExpectationsGate } from './expectations-gate.ts';

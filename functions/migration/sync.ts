@@ -5,7 +5,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { isPodDownOrGoingDown, isPodReady } from '../vmi/pods.ts';
+import { isPodDownOrGoingDown, isPodReady } from '../../shared/predicates/pods.ts';
 import { backoffSeconds } from './backoff.ts';
 import { handedOff, isFinal } from './phases.ts';
 import { liveVmiPods } from './target-pod.ts';

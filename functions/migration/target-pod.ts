@@ -20,7 +20,7 @@ import {
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
 import { renderVolumesImageNames } from '../../shared/template/render-volumes.ts';
-import { currentVmiPod, isPodFinal } from '../vmi/pods.ts';
+import { currentVmiPod, isPodFinal } from '../../shared/predicates/pods.ts';
 
 /** This migration's target pods (normally one): launcher pods labelled with its UID. */
 export function targetPodsOf(pods: readonly V1Pod[], migration: VirtualMachineInstanceMigration): V1Pod[] {

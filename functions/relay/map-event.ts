@@ -1,9 +1,9 @@
 /**
- * Maps a watch event to the controller keys it affects (reference.md §a.1, §c, §d.1): the
- * controller-runtime "handlers only map events to keys" rule. Pure apart from the indexes it
- * maintains.
+ * Maps a watch event to the keys of the VMI, VM and migration controllers (reference.md §a.1,
+ * §c, §d.1): the controller-runtime "handlers only map events to keys" rule. Pure apart from the
+ * indexes it maintains. The three share one mapper because they share its indexes (a VMI's
+ * claims, a migration's VMI); other controllers bring their own (functions/registry.ts).
  */
-import type { Controller } from '../../shared/queue/message.ts';
 import {
   KIND_VM,
   KIND_VMI,
@@ -12,31 +12,15 @@ import {
   SKIP_BACKUP_HOOKS_ANNOTATION,
 } from '../../shared/api/well-known.ts';
 import type { RelayIndexes } from './indexes.ts';
+import { controllerRefName, type EventMapper, type EventType, type KeyTarget, type WatchedKind, type WatchedObject } from '../../shared/relay/route.ts';
+import { RelayIndexes as Indexes } from './indexes.ts';
 
-/** The kinds the relay watches. */
-export type WatchedKind = 'VirtualMachineInstance' | 'VirtualMachine' | 'VirtualMachineInstanceMigration' | 'Pod' | 'PersistentVolumeClaim' | 'DataVolume' | 'KubeVirt';
+export type { EventType, KeyTarget, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 
-export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RELIST';
-
-/** The minimum the mapping reads of an object (raw JSON from the watch). */
-export interface WatchedObject {
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    ownerReferences?: { kind?: string; name?: string; uid?: string; controller?: boolean }[];
-    deletionTimestamp?: unknown;
-  };
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown>;
-}
-
-export interface KeyTarget {
-  readonly controller: Controller;
-  readonly key: string;
+/** The VMI/VM/migration mapper with its own indexes (the factory the three routes share). */
+export function coreMapper(): EventMapper {
+  const idx = new Indexes();
+  return (kind, type, obj, old) => mapEvent(kind, type, obj, idx, old);
 }
 
 const FINAL_MIGRATION = new Set(['Succeeded', 'Failed']);
@@ -115,6 +99,8 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
       if ((type === 'MODIFIED' || type === 'RELIST') && old !== undefined && before !== after) out.push(...[...idx.vmis].map((k) => ({ controller: 'vmi' as const, key: k })));
       return out;
     }
+    default:
+      return [];
   }
 }
 
@@ -147,9 +133,7 @@ function mapPod(obj: WatchedObject, idx: RelayIndexes, deleted: boolean, old?: W
   return out;
 }
 
-function controllerRef(obj: WatchedObject, kind: string): string | undefined {
-  return obj.metadata?.ownerReferences?.find((r) => r.controller && r.kind === kind)?.name;
-}
+const controllerRef = controllerRefName;
 
 interface VolumeLike {
   persistentVolumeClaim?: { claimName?: string };

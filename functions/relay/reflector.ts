@@ -7,7 +7,7 @@
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/metrics/log.ts';
-import type { EventType, WatchedKind, WatchedObject } from './map-event.ts';
+import type { EventType, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 
 /** One page of a list. */
 export interface ListPage {

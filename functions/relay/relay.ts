@@ -8,11 +8,11 @@ import type { KeyQueue } from '../../shared/queue/port.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import { RelayIndexes } from './indexes.ts';
-import { mapEvent, type EventType, type WatchedKind, type WatchedObject } from './map-event.ts';
+import { relayRoutes } from '../registry.ts';
 import { Outbox } from './outbox.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { watchedResources } from './resources.ts';
+import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 
 export interface RelayOptions {
   readonly kubeConfig: KubeConfig;
@@ -21,6 +21,8 @@ export interface RelayOptions {
   readonly metrics?: MetricsRegistry;
   /** Prefix keys with a cluster id when one deployment serves several clusters. */
   readonly clusterId?: string;
+  /** What each controller watches and how its events map to keys; default: the registry's (functions/registry.ts). */
+  readonly routes?: readonly RelayRoute[];
   /** Override the watched resources (tests). */
   readonly resources?: ResourceWatch[];
   readonly batchSize?: number;
@@ -29,13 +31,16 @@ export interface RelayOptions {
 
 export class Relay {
   readonly metrics: MetricsRegistry;
-  readonly indexes = new RelayIndexes();
   readonly #reflectors: Reflector[];
   readonly #outbox: Outbox;
   readonly #opts: RelayOptions;
+  readonly #mappers: readonly EventMapper[];
 
   constructor(opts: RelayOptions) {
     this.#opts = opts;
+    const routes = opts.routes ?? relayRoutes();
+    // A mapper shared by several controllers (the VMI/VM/migration one) is made, and runs, once.
+    this.#mappers = [...new Set(routes.map((r) => r.mapper))].map((make) => make());
     this.metrics = opts.metrics ?? new MetricsRegistry();
     this.#outbox = new Outbox(opts.queue, {
       log: opts.log,
@@ -45,7 +50,7 @@ export class Relay {
       },
       onSendError: () => this.metrics.inc('relay_send_errors_total', 'Failed batch sends (retried)'),
     });
-    const resources = opts.resources ?? watchedResources(opts.kubeConfig);
+    const resources = opts.resources ?? watchedResources(opts.kubeConfig, routes);
     this.#reflectors = resources.map(
       (res) =>
         new Reflector(opts.kubeConfig, res, (type, obj, old) => this.#onEvent(res.kind, type, obj, old), {
@@ -97,13 +102,14 @@ export class Relay {
 
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
     this.metrics.inc('relay_events_total', 'Watch events seen', { kind, type });
-    let targets;
-    try {
-      targets = mapEvent(kind, type, obj, this.indexes, old);
-    } catch (err) {
-      // A malformed object must never stop the relay: log it and carry on.
-      this.#opts.log.error('could not map event', { kind, type, name: obj?.metadata?.name, error: err instanceof Error ? err.message : String(err) });
-      return;
+    const targets: KeyTarget[] = [];
+    for (const map of this.#mappers) {
+      try {
+        targets.push(...map(kind, type, obj, old));
+      } catch (err) {
+        // A malformed object must never stop the relay (nor another controller's mapping): log it and carry on.
+        this.#opts.log.error('could not map event', { kind, type, name: obj?.metadata?.name, error: err instanceof Error ? err.message : String(err) });
+      }
     }
     const now = (this.#opts.now ?? Date.now)();
     const prefix = this.#opts.clusterId ? `${this.#opts.clusterId}:` : '';

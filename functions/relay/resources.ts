@@ -1,47 +1,39 @@
-/** The resources the relay lists and watches, and how each is listed with client-node. */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { APP_LABEL } from '../../shared/api/well-known.ts';
-import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, VMIS, VMS } from '../../shared/api/index.ts';
-import type { WatchedObject } from './map-event.ts';
+/**
+ * The resources the relay lists and watches: the union of every controller's watches
+ * (functions/registry.ts), each listed page by page through the generic Kubernetes client, so a
+ * new controller's resource needs no relay code.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { resourceName } from '../../shared/api/resources.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import { resourcePath } from '../../shared/kube/requests.ts';
 import type { ListPage, ResourceWatch } from './reflector.ts';
+import type { RelayRoute, WatchedObject, WatchSpec } from '../../shared/relay/route.ts';
 
-interface RawList {
-  items?: WatchedObject[];
-  /** Raw JSON says `continue`; client-node's typed models (V1ListMeta) say `_continue`. */
-  metadata?: { resourceVersion?: string; continue?: string; _continue?: string };
+/** Every watch of `routes`, once each (by resource and selector); a resource watched with two selectors is watched unfiltered. */
+export function unionOfWatches(routes: readonly RelayRoute[]): WatchSpec[] {
+  const byResource = new Map<string, WatchSpec>();
+  for (const w of routes.flatMap((r) => r.watches)) {
+    const name = resourceName(w.res);
+    const seen = byResource.get(name);
+    if (!seen) byResource.set(name, w);
+    else if (seen.labelSelector !== w.labelSelector) byResource.set(name, { res: w.res });
+  }
+  return [...byResource.values()];
 }
 
-function page(list: RawList): ListPage {
-  // Losing the token would end a relist after its first page and report every later object as deleted.
-  return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?.continue ?? list.metadata?._continue };
-}
-
-/** Every resource the relay watches (DESIGN.md §1). Launcher pods: any pod with the `kubevirt.io` label key. */
-export function watchedResources(kc: KubeConfig): ResourceWatch[] {
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const cr = (kind: ResourceWatch['kind'], c: { group: string; version: string; plural: string }): ResourceWatch => ({
-    kind,
-    path: `/apis/${c.group}/${c.version}/${c.plural}`,
-    list: async (limit, cont) =>
-      page((await custom.listClusterCustomObject({ group: c.group, version: c.version, plural: c.plural, limit, ...(cont ? { _continue: cont } : {}) })) as RawList),
-  });
-  return [
-    cr('VirtualMachineInstance', VMIS),
-    cr('VirtualMachine', VMS),
-    cr('VirtualMachineInstanceMigration', MIGRATIONS),
-    cr('KubeVirt', KUBEVIRTS),
-    cr('DataVolume', DATA_VOLUMES),
-    {
-      kind: 'Pod',
-      path: '/api/v1/pods',
-      labelSelector: APP_LABEL,
-      list: async (limit, cont) => page((await core.listPodForAllNamespaces({ labelSelector: APP_LABEL, limit, ...(cont ? { _continue: cont } : {}) })) as unknown as RawList),
-    },
-    {
-      kind: 'PersistentVolumeClaim',
-      path: '/api/v1/persistentvolumeclaims',
-      list: async (limit, cont) => page((await core.listPersistentVolumeClaimForAllNamespaces({ limit, ...(cont ? { _continue: cont } : {}) })) as unknown as RawList),
-    },
-  ];
+/** The list + watch of each watched resource, across all namespaces. */
+export function watchedResources(kc: KubeConfig, routes: readonly RelayRoute[]): ResourceWatch[] {
+  const kube = createKubeClient(kc);
+  return unionOfWatches(routes).map(
+    (w): ResourceWatch => ({
+      kind: w.res.kind,
+      path: resourcePath(w.res),
+      ...(w.labelSelector ? { labelSelector: w.labelSelector } : {}),
+      list: async (limit, cont): Promise<ListPage> => {
+        const page = await kube.list(w.res, undefined, { labelSelector: w.labelSelector, limit, continue: cont });
+        return { items: page.items as WatchedObject[], resourceVersion: page.resourceVersion ?? '', continueToken: page.continueToken };
+      },
+    }),
+  );
 }

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import type { WatchedKind } from './map-event.ts';
+import type { WatchedKind } from '../../shared/relay/route.ts';
 
 /** What the server reads from the relay (declared narrowly, where it is used). */
 export interface RelayStatus {

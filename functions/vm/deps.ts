@@ -1,9 +1,10 @@
 /** What the VM reconcile needs from the outside world, declared narrowly where it is used. */
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Expectations } from '../../shared/state/port.ts';
-import type { Logger } from '../vmi/deps.ts';
+import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 
-export type { Logger };
+/** What a reconcile logs through (shared by every controller). */
+export type Logger = ReconcileLogger;
 
 export type VmKube = Pick<
   KubeClient,

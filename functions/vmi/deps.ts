@@ -1,5 +1,6 @@
 /** What the VMI reconcile needs from the outside world, declared narrowly where it is used. */
 import type { KubeClient } from '../../shared/kube/client.ts';
+import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
@@ -8,10 +9,8 @@ export type VmiKube = Pick<
   'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'createEvent'
 >;
 
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-}
+/** What a reconcile logs through (shared by every controller). */
+export type Logger = ReconcileLogger;
 
 export interface VmiDeps {
   readonly kube: VmiKube;

@@ -13,7 +13,7 @@ import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/st
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
-import { currentVmiPod, isControlledBy, podKey } from './pods.ts';
+import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
 import { decideSync, type Observed, type SyncError } from './sync.ts';
 import { computeVmi } from './update-status.ts';
 import { unpausedConditionPatch } from './unpaused-gate.ts';

@@ -4,7 +4,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { isPodDownOrGoingDown, isPodFinal } from './pods.ts';
+import { isPodDownOrGoingDown, isPodFinal } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
 
 /** What the observe step found. */

@@ -10,7 +10,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { VIRTUAL_MACHINE_UNPAUSED_CONDITION, VMI_CONDITION } from '../../shared/api/well-known.ts';
 import type { Patch } from '../../shared/kube/client.ts';
-import { isPodDownOrGoingDown, isTempPod } from './pods.ts';
+import { isPodDownOrGoingDown, isTempPod } from '../../shared/predicates/pods.ts';
 
 /** The condition the pod should carry for this VMI. */
 export function desiredUnpaused(vmi: VirtualMachineInstance): { status: 'True' | 'False'; reason: 'NotPaused' | 'Paused' } {

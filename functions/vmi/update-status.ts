@@ -17,7 +17,7 @@ import {
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
 import { condition, findCondition, removeCondition, setCondition } from './conditions.ts';
-import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from './pods.ts';
+import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { Observed, SyncError } from './sync.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';

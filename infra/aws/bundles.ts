@@ -4,10 +4,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { CONTROLLERS, type Controller } from '../../shared/controllers.ts';
 
-/** The Lambda bundle names (scripts/build.ts ENTRIES with `lambda: true`). */
-export const LAMBDA_BUNDLES = ['vmi', 'vm', 'migration', 'timer-forwarder'] as const;
-export type LambdaBundle = (typeof LAMBDA_BUNDLES)[number];
+/** A Lambda bundle name (scripts/build.ts ENTRIES with `lambda: true`): a controller's, or the timer forwarder's. */
+export type LambdaBundle = Controller | 'timer-forwarder';
+
+/** The Lambda bundle names: one per registered controller, then the timer forwarder. */
+export const LAMBDA_BUNDLES: readonly LambdaBundle[] = [...CONTROLLERS, 'timer-forwarder'];
 
 export interface ResolvedBundle {
   readonly dir: string;

@@ -3,6 +3,7 @@
  * validated at this edge, plus the apiserver budget arithmetic that sizes each function's
  * `maxConcurrency` (docs/deploy-aws.md, "Concurrency and the apiserver budget").
  */
+import { controllerInfo, perController } from '../../shared/controllers.ts';
 import { CONTROLLERS, type Controller } from '../../shared/queue/message.ts';
 
 /** Where the functions reach the cluster (all three, or none: then functions use loadKubeConfig). */
@@ -67,8 +68,8 @@ export const DEFAULT_BUDGET: BudgetSettings = {
   reconcileSeconds: 0.175,
 };
 
-/** Share of the in-flight budget by controller (VMIs are the most numerous keys). */
-const WEIGHTS: Readonly<Record<Controller, number>> = { vmi: 3, vm: 2, migration: 2 };
+/** Share of the in-flight budget by controller, from the registry (VMIs are the most numerous keys). */
+const WEIGHTS: Readonly<Record<Controller, number>> = perController((c) => controllerInfo(c).weight);
 
 export interface ConcurrencyPlan {
   readonly perReconcileQps: number;

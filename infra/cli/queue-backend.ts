@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { controllerInfo, isController } from '../../shared/controllers.ts';
 import { CONTROLLERS, isKey, type Controller } from '../../shared/queue/message.ts';
 import type { KeyQueue } from '../../shared/queue/port.ts';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
@@ -85,14 +86,21 @@ export function openQueueBackend(flags: BackendFlags, env: NodeJS.ProcessEnv = p
 /** Validates `--controller`: one of the controllers, or undefined for all. */
 export function controllerFlag(value: string | undefined): Controller | undefined {
   if (value === undefined) return undefined;
-  if (!(CONTROLLERS as readonly string[]).includes(value)) throw new CliError(`--controller must be one of ${CONTROLLERS.join(', ')}, got '${value}'`);
-  return value as Controller;
+  if (!isController(value)) throw new CliError(`--controller must be one of ${CONTROLLERS.join(', ')}, got '${value}'`);
+  return value;
 }
 
-/** Validates `--key`: `namespace/name`. */
-export function keyFlag(value: string | undefined): string | undefined {
+/**
+ * Validates `--key`: `namespace/name`, or a bare `name` for a controller of cluster-scoped
+ * objects; with `--controller`, the form that controller's keys have (shared/controllers.ts).
+ */
+export function keyFlag(value: string | undefined, controller?: Controller): string | undefined {
   if (value === undefined) return undefined;
-  if (!isKey(value)) throw new CliError(`--key must be namespace/name (lower-case DNS names), got '${value}'`);
+  const scope = controller === undefined ? undefined : controllerInfo(controller).keyScope;
+  if (!isKey(value, scope)) {
+    const form = scope === 'cluster' ? 'a name' : scope === 'namespaced' ? 'namespace/name' : 'namespace/name, or a name for cluster-scoped keys';
+    throw new CliError(`--key must be ${form} (lower-case DNS names), got '${value}'`);
+  }
   return value;
 }
 

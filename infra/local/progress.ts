@@ -2,6 +2,7 @@
  * The terminal view of a running `up`: keys queued, reconciles, VMIs by phase — one line a
  * second, rewritten in place on a terminal, printed every few seconds otherwise.
  */
+import { CONTROLLERS } from '../../shared/controllers.ts';
 import type { LocalRuntime } from './runtime.ts';
 
 export interface Snapshot {
@@ -18,7 +19,7 @@ export async function snapshot(rt: LocalRuntime, vmiPhases: () => Promise<Record
   let queued = 0;
   let inFlight = 0;
   let deadLettered = 0;
-  for (const c of ['vmi', 'vm', 'migration'] as const) {
+  for (const c of CONTROLLERS) {
     const d = await rt.queue.depth(c);
     queued += d.visible + d.delayed;
     inFlight += d.inFlight;

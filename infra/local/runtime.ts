@@ -15,13 +15,11 @@ import type { Controller } from '../../shared/queue/message.ts';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../../shared/queue/port.ts';
 import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
-import { instrumented, type ControllerSpec } from '../../shared/reconcile/instrument.ts';
+import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
 import { Relay } from '../../functions/relay/relay.ts';
-import { vmiController } from '../../functions/vmi/controller.ts';
-import { vmController } from '../../functions/vm/controller.ts';
-import { migrationController } from '../../functions/migration/controller.ts';
-import { cachedPolicySource } from '../../functions/migration/policy-source.ts';
+import { controllerSpecs } from '../../functions/registry.ts';
+import { controllerInfo, perController } from '../../shared/controllers.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { WorkerPool } from './workers.ts';
 
@@ -30,7 +28,7 @@ export interface LocalRuntimeOptions {
   /** SQLite file for the queue and table; `:memory:` for tests. */
   readonly dbPath: string;
   readonly log: Logger;
-  /** Workers per controller (KubeVirt: vmi 10, vm 3, migration 3). */
+  /** Workers per controller; default each registry entry's `workers` (KubeVirt: vmi 10, vm 3, migration 3). */
   readonly workers?: Partial<Record<Controller, number>>;
   readonly retry?: RetryPolicy;
   /** Lease of a received key before it is delivered again (a crashed worker). */
@@ -42,7 +40,7 @@ export interface LocalRuntimeOptions {
   readonly clockSpeed?: number;
 }
 
-export const DEFAULT_WORKERS: Record<Controller, number> = { vmi: 10, vm: 3, migration: 3 };
+export const DEFAULT_WORKERS: Record<Controller, number> = perController((c) => controllerInfo(c).workers);
 
 export class LocalRuntime {
   readonly metrics = new MetricsRegistry();
@@ -70,11 +68,16 @@ export class LocalRuntime {
     this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
     const clusterConfig = cachedClusterConfig(this.kube);
     const now = opts.now ?? Date.now;
-    const specs: ControllerSpec<unknown>[] = [
-      vmiController({ expectations: this.state.expectations, clusterConfig, log: opts.log, now, ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
-      vmController({ expectations: this.state.expectations, log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { takeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
-      migrationController({ expectations: this.state.expectations, leases: this.state.leases, clusterConfig, policySource: cachedPolicySource(this.kube), log: opts.log, now, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}), ...(opts.createTakeoverMs !== undefined ? { createTakeoverMs: opts.createTakeoverMs } : {}) }) as ControllerSpec<unknown>,
-    ];
+    const specs = controllerSpecs({
+      kube: this.kube,
+      expectations: this.state.expectations,
+      leases: this.state.leases,
+      clusterConfig,
+      log: opts.log,
+      now,
+      clockSpeed: opts.clockSpeed,
+      takeoverMs: opts.createTakeoverMs,
+    });
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(
       (spec) =>

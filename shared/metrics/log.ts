@@ -12,6 +12,9 @@ export interface Logger {
   with(fields: Fields): Logger;
 }
 
+/** The part of a {@link Logger} a reconcile writes to: controllers' deps declare this one. */
+export type ReconcileLogger = Pick<Logger, 'info' | 'warn'>;
+
 export interface LoggerOptions {
   /** Where lines go; default stderr. */
   readonly write?: (line: string) => void;

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import { CONTROLLERS, controllerInfo, isController, type Controller } from '../controllers.ts';
 import { InvalidInputError } from '../errors.ts';
 
-/** The controllers that own keys. One queue (and one DLQ) each. */
-export const CONTROLLERS = ['vmi', 'vm', 'migration'] as const;
-export type Controller = (typeof CONTROLLERS)[number];
+// The controllers that own keys live in the registry (shared/controllers.ts); re-exported here
+// because every queue module speaks of them.
+export { CONTROLLERS, type Controller };
 
 /** What made the relay send a key: the watched object and event, never its contents. */
 export interface Cause {
@@ -22,7 +23,10 @@ export interface Cause {
 export interface KeyMessage {
   readonly v: 1;
   readonly controller: Controller;
-  /** `namespace/name` (optionally prefixed `clusterId:`). */
+  /**
+   * `namespace/name`, or a bare `name` for a controller of cluster-scoped objects (a node);
+   * optionally prefixed `clusterId:`.
+   */
   readonly key: string;
   readonly cause: Cause;
 }
@@ -39,21 +43,41 @@ export function dedupId(msg: KeyMessage): string {
     .digest('hex');
 }
 
-const KEY_RE = /^(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?:)?[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const CLUSTER = '(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?:)?';
+const NAMESPACE = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const NAME = '[a-z0-9]([-a-z0-9.]*[a-z0-9])?';
+const NAMESPACED_KEY_RE = new RegExp(`^${CLUSTER}${NAMESPACE}\\/${NAME}$`);
+const CLUSTER_KEY_RE = new RegExp(`^${CLUSTER}${NAME}$`);
 
-/** True when `key` is a well-formed `namespace/name` key. */
-export function isKey(key: string): boolean {
-  return key.length <= 320 && KEY_RE.test(key);
+/** `namespace/name` (namespaced objects) or `name` (cluster-scoped objects), or either when undefined. */
+export type KeyScope = 'namespaced' | 'cluster';
+
+/**
+ * True when `key` is a well-formed key: `namespace/name`, or a bare `name` of a cluster-scoped
+ * object (a node). With `scope`, only that form.
+ */
+export function isKey(key: string, scope?: KeyScope): boolean {
+  if (key.length > 320) return false;
+  if (scope !== 'cluster' && NAMESPACED_KEY_RE.test(key)) return true;
+  return scope !== 'namespaced' && CLUSTER_KEY_RE.test(key);
 }
 
-/** Splits a key into namespace and name (a cluster prefix, if any, is returned separately). */
+/**
+ * Splits a key into namespace and name (a cluster prefix, if any, is returned separately). A
+ * cluster-scoped key has namespace `''`, which the Kubernetes client reads as "no namespace".
+ */
 export function splitKey(key: string): { cluster?: string; namespace: string; name: string } {
   const colon = key.indexOf(':');
   const cluster = colon >= 0 ? key.slice(0, colon) : undefined;
   const rest = colon >= 0 ? key.slice(colon + 1) : key;
   const slash = rest.indexOf('/');
-  const out = { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  const out = slash < 0 ? { namespace: '', name: rest } : { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
   return cluster === undefined ? out : { cluster, ...out };
+}
+
+/** The key of an object: `namespace/name`, or `name` when it has no namespace. */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
 }
 
 /**
@@ -70,10 +94,9 @@ export function parseKeyMessage(body: string): KeyMessage {
   if (typeof raw !== 'object' || raw === null) throw bad('body', 'not an object');
   const m = raw as Record<string, unknown>;
   if (m.v !== 1) throw bad('v', `unsupported message version ${JSON.stringify(m.v)}`);
-  if (typeof m.controller !== 'string' || !(CONTROLLERS as readonly string[]).includes(m.controller)) {
-    throw bad('controller', `must be one of ${CONTROLLERS.join(', ')}`);
-  }
-  if (typeof m.key !== 'string' || !isKey(m.key)) throw bad('key', 'must be namespace/name');
+  if (!isController(m.controller)) throw bad('controller', `must be one of ${CONTROLLERS.join(', ')}`);
+  const scope = controllerInfo(m.controller).keyScope;
+  if (typeof m.key !== 'string' || !isKey(m.key, scope)) throw bad('key', scope === 'cluster' ? 'must be a name (cluster-scoped)' : 'must be namespace/name');
   const c = m.cause;
   if (typeof c !== 'object' || c === null) throw bad('cause', 'missing');
   const cause = c as Record<string, unknown>;

@@ -3,6 +3,7 @@
  * handler, manifests and the CLI. Every input either works or gets a clear, typed error — never
  * a crash, never a stack trace.
  */
+import { CONTROLLERS } from '../../shared/controllers.ts';
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const validMessage = fc.record({
   v: fc.constantFrom(1, 2, '1', null),
-  controller: fc.constantFrom('vmi', 'vm', 'migration', 'nope', ''),
+  controller: fc.constantFrom(...CONTROLLERS, 'nope', ''),
   key: fc.oneof(fc.constantFrom('default/a', 'ns/vmi-1', 'c1:ns/x', '/x', 'a/', 'A/B'), fc.string()),
   cause: fc.oneof(
     fc.record({ kind: fc.string(), namespace: fc.string(), name: fc.string(), uid: fc.string(), resourceVersion: fc.string(), event: fc.string(), seenAt: fc.oneof(fc.integer(), fc.double(), fc.string()) }, { requiredKeys: [] }),

@@ -11,6 +11,8 @@
  * timer-forwarder + migration: a due timer is forwarded to the migration queue, and the migration
  * bundle settles that key (no such migration) without failing the batch.
  */
+import { LAMBDA_BUNDLES, type LambdaBundle } from '../../infra/aws/bundles.ts';
+import { CONTROLLERS, type Controller } from '../../shared/controllers.ts';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,13 +42,11 @@ import { PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 const run = promisify(execFile);
 const PREFIX = 'smoke';
 const TABLE = 'smoke-state';
-/** The bundles built and run here. */
-const FUNCTIONS = ['vmi', 'vm', 'migration', 'timer-forwarder'] as const;
-type Fn = (typeof FUNCTIONS)[number];
-/** The controllers whose queues the functions use. */
-const CONTROLLERS = ['vmi', 'vm', 'migration'] as const;
+/** The bundles built and checked here: every Lambda of the registry (shared/controllers.ts). */
+const FUNCTIONS = LAMBDA_BUNDLES;
+type Fn = LambdaBundle;
 /** Each bundle's bearer token: the sandbox audits requests by it. */
-const TOKEN: Record<Fn, string> = { vmi: 'vmi-lambda', vm: 'vm-lambda', migration: 'migration-lambda', 'timer-forwarder': 'timer-lambda' };
+const TOKEN = Object.fromEntries(FUNCTIONS.map((f) => [f, f === 'timer-forwarder' ? 'timer-lambda' : `${f}-lambda`])) as Record<Fn, string>;
 
 let outDir: string;
 let apiServer: ApiServer;
@@ -97,7 +97,7 @@ function bundleUrl(fn: Fn): string {
 }
 
 /** What the Lambda trigger would hand over: everything visible on a queue (default: the controller's key queue). */
-async function triggerEvent(c: (typeof CONTROLLERS)[number], which: 'queue' | 'timers' = 'queue'): Promise<SQSEvent> {
+async function triggerEvent(c: Controller, which: 'queue' | 'timers' = 'queue'): Promise<SQSEvent> {
   const client = sqs.client();
   const QueueName = queueNames(PREFIX, c)[which];
   const QueueUrl = (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl;

@@ -4,6 +4,7 @@
  * a dead-lettered key is replayed with a click and the DLQ empties. Leaves a screenshot at
  * test-output/dashboard.png.
  */
+import { CONTROLLERS } from '../../shared/controllers.ts';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -110,11 +111,11 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
 
   // assert
   assert.equal(title, 'virt-reconciler · local');
-  assert.deepEqual(queueRows, ['vmi', 'vm', 'migration'], 'one queue row per controller');
+  assert.deepEqual(queueRows, [...CONTROLLERS], 'one queue row per controller');
   assert.equal(idle.max, 0, 'nothing queued before the burst');
   assert.ok(busy.max > 0, `the chart shows the burst (max depth ${busy.max})`);
   assert.ok(busy.points > idle.points, `the chart gained points (${idle.points} → ${busy.points})`);
-  assert.deepEqual(lines, ['vmi', 'vm', 'migration'], 'one line per controller');
+  assert.deepEqual(lines, [...CONTROLLERS], 'one line per controller');
   assert.equal(reasonShown, 'PoisonKey');
   assert.equal(resultText, 'replayed 1');
   assert.deepEqual(left, [], 'the DLQ is empty after the replay');

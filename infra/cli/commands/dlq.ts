@@ -36,7 +36,7 @@ export const command: Command = {
     if (sub !== 'list') throw new CliError(sub === undefined ? "missing subcommand: 'dlq list'" : `unknown subcommand '${sub}' (only 'list'; to put keys back: 'virt-reconciler replay')`);
     if (extra.length > 0) throw new CliError(`unexpected argument '${extra[0]}'`);
     const controller = controllerFlag(values.controller);
-    const key = keyFlag(values.key);
+    const key = keyFlag(values.key, controller);
     return withQueueBackend(values, async (b) => {
       const letters = await b.queue.listDeadLetters({ ...(controller ? { controller } : {}), ...(key ? { key } : {}) });
       if (values.json) {

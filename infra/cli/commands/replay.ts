@@ -41,7 +41,7 @@ export const command: Command = {
     if (values.key === undefined && values.all !== true) throw new CliError('say what to replay: --key ns/name or --all');
     if (values.key !== undefined && values.all === true) throw new CliError('--key and --all exclude each other');
     const controller = controllerFlag(values.controller);
-    const key = keyFlag(values.key);
+    const key = keyFlag(values.key, controller);
     const max = values.max === undefined ? undefined : intFlag('max', values.max, 0, 1);
     const dryRun = values['dry-run'] === true;
     return withQueueBackend(values, async (b) => {

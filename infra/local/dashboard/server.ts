@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { controllerInfo, isController } from '../../../shared/controllers.ts';
 import { CONTROLLERS, isKey, type Controller } from '../../../shared/queue/message.ts';
 import type { ReplayFilter } from '../../../shared/queue/port.ts';
 import { RecentErrors } from './recent-errors.ts';
@@ -174,13 +175,11 @@ export function replayFilter(body: unknown): ReplayFilter {
   const b = body as Record<string, unknown>;
   let controller: Controller | undefined;
   if (b.controller !== undefined) {
-    if (typeof b.controller !== 'string' || !(CONTROLLERS as readonly string[]).includes(b.controller)) {
-      throw new HttpError(400, `controller must be one of ${CONTROLLERS.join(', ')}`);
-    }
-    controller = b.controller as Controller;
+    if (!isController(b.controller)) throw new HttpError(400, `controller must be one of ${CONTROLLERS.join(', ')}`);
+    controller = b.controller;
   }
   if (b.all === true && b.key !== undefined) throw new HttpError(400, 'key and all exclude each other');
   if (b.all === true) return controller ? { controller } : {};
-  if (typeof b.key !== 'string' || !isKey(b.key)) throw new HttpError(400, 'expected {"key": "ns/name"} or {"all": true}');
+  if (typeof b.key !== 'string' || !isKey(b.key, controller ? controllerInfo(controller).keyScope : undefined)) throw new HttpError(400, 'expected {"key": "ns/name"} or {"all": true}');
   return { key: b.key, ...(controller ? { controller } : {}) };
 }

@@ -16,6 +16,7 @@ import { instrumented } from '../../../shared/reconcile/instrument.ts';
 import { RelayIndexes } from '../../../functions/relay/indexes.ts';
 import { mapEvent } from '../../../functions/relay/map-event.ts';
 import { Reflector } from '../../../functions/relay/reflector.ts';
+import { relayRoutes } from '../../../functions/registry.ts';
 import { watchedResources } from '../../../functions/relay/resources.ts';
 import { vmiController } from '../../../functions/vmi/controller.ts';
 import { MemoryExpectations } from './memory-expectations.ts';
@@ -43,7 +44,7 @@ export class BaselineController {
     this.#opts = opts;
     const spec = vmiController({ expectations: new MemoryExpectations(), clusterConfig: cachedClusterConfig(opts.kube), log: opts.log });
     this.#handle = instrumented(spec, { kube: opts.kube, metrics: this.metrics, log: opts.log });
-    this.#reflectors = watchedResources(opts.kubeConfig).map(
+    this.#reflectors = watchedResources(opts.kubeConfig, relayRoutes()).map(
       (res) =>
         new Reflector(
           opts.kubeConfig,

@@ -3,6 +3,7 @@
  * (the sandbox API server), queue URLs from the environment (fauxqs, a local SQS), PORT and
  * CLUSTER_ID; keys reach SQS, the probes answer, SIGTERM flushes and exits 0.
  */
+import { CONTROLLERS } from '../../../shared/controllers.ts';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -41,7 +42,7 @@ test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTER
   const client = sqs.client();
   const urls = Object.fromEntries(
     await Promise.all(
-      (['vmi', 'vm', 'migration'] as const).map(async (c) => [`QUEUE_URL_${c.toUpperCase()}`, (await client.send(new GetQueueUrlCommand({ QueueName: queueNames(prefix, c).queue }))).QueueUrl ?? ''] as const),
+      CONTROLLERS.map(async (c) => [`QUEUE_URL_${c.toUpperCase()}`, (await client.send(new GetQueueUrlCommand({ QueueName: queueNames(prefix, c).queue }))).QueueUrl ?? ''] as const),
     ),
   );
   const kubeconfig = await api.writeKubeconfig(join(await mkdtemp(join(tmpdir(), 'relay-main-')), 'kubeconfig'), 'relay');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { LAMBDA_BUNDLES } from '../../../infra/aws/bundles.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,7 +88,7 @@ describe('bundles', () => {
     // arrange
     const out = mkdtempSync(join(tmpdir(), 'vr-dist-'));
     cleanup.push(out);
-    const built = await buildBundles({ outDir: out, only: ['vmi', 'vm', 'migration', 'timer-forwarder'], log: () => {} });
+    const built = await buildBundles({ outDir: out, only: [...LAMBDA_BUNDLES], log: () => {} });
     assert.deepEqual(built.built.map((b) => b.name).sort(), ['migration', 'timer-forwarder', 'vm', 'vmi'], 'every Lambda entry exists and builds');
     // act
     const { app, template } = buildStack({ bundle: bundleResolver(out) });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CONTROLLERS } from '../../../shared/controllers.ts';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
@@ -20,7 +21,7 @@ after(() => {
 
 describe('ReconcilerStack: queues', () => {
   test('per controller a FIFO key queue and a FIFO DLQ (dedup ids from the relay, so no content-based dedup), SSE, names as sqs-queue.ts', () => {
-    for (const c of ['vmi', 'vm', 'migration']) {
+    for (const c of CONTROLLERS) {
       template.hasResourceProperties('AWS::SQS::Queue', {
         QueueName: `virt-reconciler-${c}.fifo`,
         FifoQueue: true,
@@ -58,7 +59,7 @@ describe('ReconcilerStack: queues', () => {
 
 describe('ReconcilerStack: functions', () => {
   test('reconcile functions: Node 24 on arm64, index.handler, 512 MB, 60 s, JSON logs, queue/table env by the documented names', () => {
-    for (const c of ['vmi', 'vm', 'migration']) {
+    for (const c of CONTROLLERS) {
       const C = c.toUpperCase();
       template.hasResourceProperties('AWS::Lambda::Function', {
         FunctionName: `virt-reconciler-${c}`,
@@ -109,7 +110,7 @@ describe('ReconcilerStack: functions', () => {
     const relayStatements = (relay.props.PolicyDocument as { Statement: Statement[] }).Statement;
     assert.deepEqual(relayStatements.map((s) => s.Action), ['sqs:SendMessage'], 'the relay only sends keys');
     assert.equal(JSON.stringify(relayStatements[0]!.Resource).match(/Queue\w+?Queue/g)?.length, 3, 'to the three FIFO key queues');
-    for (const c of ['vmi', 'vm', 'migration']) {
+    for (const c of CONTROLLERS) {
       const policy = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith(`Reconcile${c}Bundled`))!;
       const statements = (policy.props.PolicyDocument as { Statement: Statement[] }).Statement;
       const receive = statements.filter((s) => ([] as string[]).concat(s.Action).includes('sqs:ReceiveMessage'));
@@ -139,7 +140,7 @@ describe('ReconcilerStack: table, alarms, dashboard', () => {
 
   test('alarms: DLQ not empty, timer DLQ not empty and oldest key age, per controller', () => {
     template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
-    for (const c of ['vmi', 'vm', 'migration']) {
+    for (const c of CONTROLLERS) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
       template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-timers-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible' });
       template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-oldest-key-age`, MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300, EvaluationPeriods: 3 });

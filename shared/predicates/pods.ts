@@ -3,8 +3,8 @@
  * (reference.md §a.2 `CurrentVMIPod`, §a.3 `IsPodReady`, pod down / going down).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../../shared/api/index.ts';
-import { COMPUTE_CONTAINER, EPHEMERAL_PROVISIONING_ANNOTATION, KIND_VMI } from '../../shared/api/well-known.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
+import { COMPUTE_CONTAINER, EPHEMERAL_PROVISIONING_ANNOTATION, KIND_VMI } from '../api/well-known.ts';
 
 /** True when `pod` has a controller reference to this VMI (by UID). */
 export function isControlledBy(pod: V1Pod, vmi: VirtualMachineInstance): boolean {

@@ -1,0 +1,86 @@
+/**
+ * The controllers' wiring, one entry per controller of the registry (shared/controllers.ts):
+ * how the local runtime builds its reconcile and deps, and what the relay watches and maps for
+ * it. Keyed by {@link Controller}, so registering a controller without wiring it (or the
+ * reverse) does not compile. The Lambda functions do not read this file: each
+ * `functions/<name>/handler.ts` builds its own controller, and its bundle holds only that one.
+ *
+ * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
+ * and the dashboards all iterate the registry.
+ */
+import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../shared/api/resources.ts';
+import { APP_LABEL } from '../shared/api/well-known.ts';
+import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
+import type { KubeClient } from '../shared/kube/client.ts';
+import type { Logger } from '../shared/metrics/log.ts';
+import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
+import type { Expectations, Leases } from '../shared/state/port.ts';
+import type { ClusterConfig } from '../shared/template/cluster-config.ts';
+import { migrationController } from './migration/controller.ts';
+import { cachedPolicySource } from './migration/policy-source.ts';
+import { coreMapper } from './relay/map-event.ts';
+import type { RelayRoute } from '../shared/relay/route.ts';
+import { vmController } from './vm/controller.ts';
+import { vmiController } from './vmi/controller.ts';
+
+/** What every controller may draw on in the local runtime. */
+export interface ControllerContext {
+  /** The shared client (caches such as the migration policy source read through it). */
+  readonly kube: KubeClient;
+  readonly expectations: Expectations;
+  readonly leases: Leases;
+  readonly clusterConfig: () => Promise<ClusterConfig>;
+  readonly log: Logger;
+  readonly now: () => number;
+  /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock). */
+  readonly clockSpeed?: number | undefined;
+  /** After how long an unsatisfied expectation may be taken over (VmiDeps.createTakeoverMs and the like). */
+  readonly takeoverMs?: number | undefined;
+}
+
+/** One controller's wiring. */
+export interface ControllerWiring {
+  readonly spec: (ctx: ControllerContext) => ControllerSpec<unknown>;
+  readonly relay: RelayRoute;
+}
+
+const opt = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+
+/** Launcher, target and attachment pods: anything with the `kubevirt.io` label key. */
+const LAUNCHER_PODS = { res: PODS, labelSelector: APP_LABEL };
+
+/** Every controller's wiring. */
+export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
+  vmi: {
+    spec: (c) => vmiController({ expectations: c.expectations, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('createTakeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VMIS }, LAUNCHER_PODS, { res: PVCS }, { res: DATA_VOLUMES }, { res: KUBEVIRTS }, { res: MIGRATIONS }], mapper: coreMapper },
+  },
+  vm: {
+    spec: (c) => vmController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: coreMapper },
+  },
+  migration: {
+    spec: (c) =>
+      migrationController({
+        expectations: c.expectations,
+        leases: c.leases,
+        clusterConfig: c.clusterConfig,
+        policySource: cachedPolicySource(c.kube),
+        log: c.log,
+        now: c.now,
+        ...opt('clockSpeed', c.clockSpeed),
+        ...opt('createTakeoverMs', c.takeoverMs),
+      }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }], mapper: coreMapper },
+  },
+};
+
+/** Every controller's spec, in registry order. */
+export function controllerSpecs(ctx: ControllerContext): ControllerSpec<unknown>[] {
+  return CONTROLLERS.map((c) => WIRING[c].spec(ctx));
+}
+
+/** Every controller's relay route, in registry order. */
+export function relayRoutes(): RelayRoute[] {
+  return CONTROLLERS.map((c) => WIRING[c].relay);
+}

@@ -1,0 +1,57 @@
+/**
+ * The controller registry: every controller virt-reconciler runs, as data. The queue names
+ * (`Controller`), message validation, the CDK stack (a queue, DLQ, timer queue, Lambda, alarms
+ * and dashboard row per entry), the Lambda bundles, the local runtime's worker pools, the CLI's
+ * `--controller` and both dashboards all read this list; none of them names a controller.
+ *
+ * Adding a controller (docs/controllers.md): its folder `functions/<name>/` (reconcile.ts,
+ * deps.ts, controller.ts, handler.ts, …), one entry here, and its wiring in
+ * functions/registry.ts — the compiler asks for that one because it is keyed by {@link Controller}.
+ *
+ * Nothing here imports a controller: this module is bundled into every Lambda function.
+ */
+
+/** What the runtime and the infrastructure need to know about one controller. */
+export interface ControllerInfo {
+  /** Queue and key owner name: lower case, `[a-z][a-z0-9-]*`. The folder is `functions/<name>/`. */
+  readonly name: string;
+  /** Human name for dashboards and docs. */
+  readonly title: string;
+  /** Workers in the local runtime (KubeVirt's threadiness for this controller). */
+  readonly workers: number;
+  /** Share of the apiserver's in-flight budget on AWS (infra/aws/settings.ts planConcurrency). */
+  readonly weight: number;
+  /** `namespaced` keys are `namespace/name`; `cluster` keys are a bare `name` (a node, a policy). */
+  readonly keyScope: 'namespaced' | 'cluster';
+}
+
+/**
+ * Every controller, in the order dashboards and tables list them. `as const` so that
+ * {@link Controller} is the union of the names.
+ */
+export const CONTROLLER_REGISTRY = [
+  { name: 'vmi', title: 'VirtualMachineInstance', workers: 10, weight: 3, keyScope: 'namespaced' },
+  { name: 'vm', title: 'VirtualMachine', workers: 3, weight: 2, keyScope: 'namespaced' },
+  { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
+] as const satisfies readonly ControllerInfo[];
+
+/** A controller's name: one queue (and one DLQ and timer queue) each. */
+export type Controller = (typeof CONTROLLER_REGISTRY)[number]['name'];
+
+/** The controller names, in registry order. */
+export const CONTROLLERS: readonly Controller[] = CONTROLLER_REGISTRY.map((c) => c.name);
+
+/** The registry entry of `name`. */
+export function controllerInfo(name: Controller): ControllerInfo {
+  return CONTROLLER_REGISTRY.find((c) => c.name === name)!;
+}
+
+/** True when `value` names a registered controller. */
+export function isController(value: unknown): value is Controller {
+  return typeof value === 'string' && (CONTROLLERS as readonly string[]).includes(value);
+}
+
+/** A value of `f(controller)` for every controller. */
+export function perController<T>(f: (c: Controller) => T): Record<Controller, T> {
+  return Object.fromEntries(CONTROLLERS.map((c) => [c, f(c)])) as Record<Controller, T>;
+}
