@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
+import { PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
@@ -54,14 +55,14 @@ describe('trace recording in the shared reconcile path', () => {
   test('a reconcile that creates a pod and loses a status write: every write with its code, outcome retry Conflict', async () => {
     // arrange
     // A VM, because KubeVirt's VMI has no /status subresource.
-    const vm = await kube.createVM({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'a', namespace: 'default' }, spec: { template: { spec: { domain: { devices: {} } } } } } as VirtualMachine);
+    const vm = await kube.create(VMS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'a', namespace: 'default' }, spec: { template: { spec: { domain: { devices: {} } } } } } as VirtualMachine);
     server.faults.failNext(409, 1, { verb: 'update', resource: 'virtualmachines/status' });
     // act
     await assert.rejects(
       run(async (k) => {
-        await k.getVM('default', 'a');
-        await k.createPod('default', { metadata: { generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'x' }] } } as V1Pod);
-        await k.updateVM({ ...vm, status: { printableStatus: 'Starting' } }, { subresource: 'status' });
+        await k.get(VMS, 'default', 'a');
+        await k.create(PODS, { metadata: { generateName: 'virt-launcher-a-', namespace: 'default' }, spec: { containers: [{ name: 'compute', image: 'x' }] } } as V1Pod);
+        await k.update(VMS, { ...vm, status: { printableStatus: 'Starting' } }, { subresource: 'status' });
         return done;
       }, received('a')),
     );
@@ -83,7 +84,7 @@ describe('trace recording in the shared reconcile path', () => {
   test('requeue-after and a delete of a missing pod (404) are recorded as they happened', async () => {
     // act
     const outcome = await run(async (k) => {
-      await k.deletePod('default', 'gone');
+      await k.delete(PODS, 'default', 'gone');
       return requeueAfter(30, 'waiting on pod expectations');
     }, received('b'));
     // assert
@@ -96,7 +97,7 @@ describe('trace recording in the shared reconcile path', () => {
   test('a transient failure on the last attempt is recorded as dead-lettered, as the queue will settle it', async () => {
     // act
     await assert.rejects(run(async (k) => {
-      await k.getVMI('default', 'c');
+      await k.get(VMIS, 'default', 'c');
       throw new Error('boom');
     }, received('c', 4)));
     // assert
