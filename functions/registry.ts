@@ -75,9 +75,12 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   },
 };
 
-/** Every controller's spec, in registry order. */
-export function controllerSpecs(ctx: ControllerContext): ControllerSpec<unknown>[] {
-  return CONTROLLERS.map((c) => WIRING[c].spec(ctx));
+/**
+ * Every controller's spec, in registry order. `ctx` is one context for all, or one per
+ * controller (the real lane gives each controller its own identity, as each Lambda has its own role).
+ */
+export function controllerSpecs(ctx: ControllerContext | ((c: Controller) => ControllerContext)): ControllerSpec<unknown>[] {
+  return CONTROLLERS.map((c) => WIRING[c].spec(typeof ctx === 'function' ? ctx(c) : ctx));
 }
 
 /** Every controller's relay route, in registry order. */

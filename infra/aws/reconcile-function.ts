@@ -86,8 +86,9 @@ export class ReconcileFunction extends Construct {
     props.state.grantStateAccess(this.role);
 
     if (settings.cluster !== undefined && settings.createAccessEntries) {
-      // EKS access entry: the apiserver maps this role to a user in the functions' group, which
-      // infra/kubernetes/functions-rbac.yaml binds and the FlowSchema rate-limits.
+      // EKS access entry: the apiserver maps this role to the user virt-reconciler:<controller>,
+      // which infra/kubernetes/<controller>-controller-rbac.yaml binds, in the functions' group,
+      // which the FlowSchema rate-limits.
       new eks.CfnAccessEntry(this, 'AccessEntry', {
         clusterName: settings.cluster.name,
         principalArn: this.role.roleArn,

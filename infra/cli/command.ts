@@ -38,3 +38,10 @@ export function intFlag(name: string, value: string | undefined, fallback: numbe
   if (!Number.isInteger(n) || n < min) throw new CliError(`--${name} takes a whole number >= ${min}, got '${value}'`);
   return n;
 }
+
+/** `--control-plane emulator|real` (default: VR_CONTROL_PLANE, else the emulator). */
+export function controlPlaneFlag(value: string | undefined): 'emulator' | 'real' | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'emulator' || value === 'real') return value;
+  throw new CliError(`--control-plane takes 'emulator' or 'real', got '${value}'`);
+}

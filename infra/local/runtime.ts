@@ -23,8 +23,17 @@ import { controllerInfo, perController } from '../../shared/controllers.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { WorkerPool } from './workers.ts';
 
+/** The runtime's parts that talk to the cluster, each of which may have its own identity. */
+export type RuntimePart = 'relay' | Controller;
+
 export interface LocalRuntimeOptions {
   readonly kubeConfig: KubeConfig;
+  /**
+   * A part's own kubeconfig (default `kubeConfig` for all): on the real control plane the
+   * suites run the relay and each controller under its own identity, so RBAC holds each to
+   * its own role, as on AWS (one Lambda, one role each).
+   */
+  readonly kubeConfigFor?: (part: RuntimePart) => KubeConfig;
   /** SQLite file for the queue and table; `:memory:` for tests. */
   readonly dbPath: string;
   readonly log: Logger;
@@ -66,18 +75,21 @@ export class LocalRuntime {
     this.queue = new SqliteKeyQueue({ db: this.#db, retry: opts.retry ?? DEFAULT_RETRY, ...(opts.visibilityTimeoutMs ? { visibilityTimeoutMs: opts.visibilityTimeoutMs } : {}) });
     this.state = openSqliteState({ db: this.#db });
     this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
-    const clusterConfig = cachedClusterConfig(this.kube);
+    // On the real control plane each part has its own identity (as each Lambda has its own
+    // role), so each controller gets its own client and reads the cluster configuration itself.
+    const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
+    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube);
     const now = opts.now ?? Date.now;
-    const specs = controllerSpecs({
-      kube: this.kube,
+    const specs = controllerSpecs((c) => ({
+      kube: kubes[c],
       expectations: this.state.expectations,
       leases: this.state.leases,
-      clusterConfig,
+      clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[c]),
       log: opts.log,
       now,
       clockSpeed: opts.clockSpeed,
       takeoverMs: opts.createTakeoverMs,
-    });
+    }));
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(
       (spec) =>
@@ -85,12 +97,12 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: this.kube, metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY }),
+          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY }),
           metrics: this.metrics,
           log: opts.log,
         }),
     );
-    this.relay = new Relay({ kubeConfig: opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics });
+    this.relay = new Relay({ kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics });
   }
 
   start(): void {

@@ -1,8 +1,14 @@
 /**
- * The sandbox cluster in one call: the API server emulator plus the simulated node side
- * (nodes, scheduler, kubelet, virt-handler), all sharing one controllable clock. The node side
- * talks to the API server only over HTTP through client-node, as identity `node-sim`, so the
- * server's request counters keep its traffic apart from the controllers'.
+ * The sandbox cluster in one call: an API server plus the simulated node side (nodes,
+ * scheduler, kubelet, virt-handler), all sharing one controllable clock. The node side talks to
+ * the API server only over HTTP through client-node, as identity `node-sim`, so the server's
+ * request counters keep its traffic apart from the controllers'.
+ *
+ * Two control planes (`controlPlane`, default from VR_CONTROL_PLANE): `emulator`, our own API
+ * server (apiserver/), or `real`, the upstream kube-apiserver, kube-controller-manager and
+ * kube-scheduler (real/, docs/control-plane.md). On the real one the real scheduler binds pods
+ * (ours does not run), the node side renews node Leases so the node lifecycle controller keeps
+ * the nodes Ready, and every identity is held to its RBAC roles.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +19,8 @@ import { KUBEVIRT, MERGE_PATCH, nodeSideApi, statusCodeOf, type NodeSideApi } fr
 import { startKubelet, type Kubelet } from './nodes/kubelet.ts';
 import { createNodes, DEFAULT_NODE_SHAPE, type NodeShape } from './nodes/node-pool.ts';
 import { startScheduler, type Scheduler } from './nodes/scheduler.ts';
+import { startNodeLeases } from './nodes/node-lease.ts';
+import { controlPlaneFromEnv, startRealApiServer, type ControlPlane } from './real/control-plane.ts';
 import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
@@ -59,15 +67,22 @@ export interface SandboxOptions {
    * by hand must not race an agent doing it.
    */
   storage?: boolean | StorageAgentsOptions;
+  /** Which API server: our emulator or the real control plane; default VR_CONTROL_PLANE (emulator). */
+  controlPlane?: ControlPlane;
+  /** Told about the real control plane's start steps (its build, each component); default silent. */
+  log?: (line: string) => void;
 }
 
 /** A running sandbox cluster. */
 export interface Sandbox {
   apiServer: ApiServer;
+  /** Which API server this sandbox runs on. */
+  controlPlane: ControlPlane;
   /** A kubeconfig for the cluster (identity `admin`). */
   kubeconfigPath: string;
   clock: Clock;
   nodeNames: string[];
+  /** Our scheduler (emulator); on the real control plane kube-scheduler binds pods and this is inert. */
   scheduler: Scheduler;
   kubelet: Kubelet;
   virtHandler: VirtHandler;
@@ -121,11 +136,52 @@ async function ensureNamespace(api: NodeSideApi, name: string): Promise<void> {
   }
 }
 
+/**
+ * Waits until the node lifecycle controller has seen the nodes Ready and lifted the not-ready
+ * taint the API server puts on every new Node (TaintNodesByCondition): only then can the real
+ * scheduler place pods on them.
+ */
+async function waitNodesSchedulable(api: NodeSideApi, names: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const nodes = (await api.core.listNode({})).items.filter((n) => names.includes(n.metadata?.name ?? ''));
+    const blocked = nodes.filter((n) => (n.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/')));
+    if (nodes.length === names.length && blocked.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`nodes still tainted after 2 minutes: ${blocked.map((n) => `${n.metadata?.name} ${JSON.stringify(n.spec?.taints)}`).join('; ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Waits for a namespace's `default` ServiceAccount (pods are refused until the controller made it). */
+async function waitServiceAccount(api: NodeSideApi, namespace: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await api.core.readNamespacedServiceAccount({ namespace, name: 'default' });
+      return;
+    } catch (err) {
+      if (statusCodeOf(err) !== 404 || Date.now() > deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Starts the API server and the node side; see {@link Sandbox}. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
-  const clock = opts.clock ?? createClock({ speed: opts.speed ?? 1 });
+  const controlPlane = opts.controlPlane ?? controlPlaneFromEnv();
+  const real = controlPlane === 'real';
+  const speed = opts.speed ?? 1;
+  // The real API server stamps objects with the wall clock: our clock is held still while the
+  // cluster starts (tens of seconds, which a sped-up clock would turn into a large lead) and then
+  // set to the wall clock, so simulated and server time start out together.
+  const clock = opts.clock ?? createClock({ speed: real ? 0 : speed });
   // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
-  const apiServer = await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
+  const apiServer = real
+    ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}) })
+    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
+
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {
     for (const c of started.splice(0).reverse()) await c.stop();
@@ -140,8 +196,16 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     await createKubeVirtCr(api);
     const nodeNames = await createNodes(api, opts.nodes ?? 3, clock.isoNow(), { ...DEFAULT_NODE_SHAPE, ...opts.nodeShape });
     const onError = opts.onError;
-    const scheduler = await startScheduler({ api, clock, ...(onError ? { onError } : {}) });
-    started.push(scheduler);
+    let scheduler: Scheduler;
+    if (real) {
+      started.push(await startNodeLeases(api, nodeNames, onError));
+      await waitNodesSchedulable(api, nodeNames);
+      await waitServiceAccount(api, 'default');
+      scheduler = { restarts: () => 0, stop: async () => undefined };
+    } else {
+      scheduler = await startScheduler({ api, clock, ...(onError ? { onError } : {}) });
+      started.push(scheduler);
+    }
     const kubelet = await startKubelet({ api, clock, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
     started.push(kubelet);
     const virtHandlers = await startVirtHandlerFleet({ api, clock, ...(opts.random ? { random: opts.random } : {}), ...(onError ? { onError } : {}) });
@@ -165,11 +229,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     const kubeconfigPath = opts.kubeconfigOut ?? join(await mkdtemp(join(tmpdir(), 'virt-reconciler-sandbox-')), 'kubeconfig');
     await apiServer.writeKubeconfig(kubeconfigPath);
+    if (real && !opts.clock) {
+      clock.advance(Math.max(0, Date.now() - clock.nowMs()));
+      clock.setSpeed(speed);
+    }
     let stopping: Promise<void> | undefined;
     const deleteNode = async (name: string) => {
       await deleteNodeWithPods(api, name);
     };
-    return { apiServer, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), stop: () => (stopping ??= stopAll()) };
+    return { apiServer, controlPlane, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

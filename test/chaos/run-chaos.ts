@@ -23,11 +23,21 @@ import { openSqliteState } from '../../shared/state/sqlite-state.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../infra/local/workers.ts';
+import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
+import { REAL } from '../support/lanes.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom, slowQueue } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
+/**
+ * On the real control plane (VR_CONTROL_PLANE=real) the relay and the VMI controller run under
+ * their own identities and RBAC roles, and the server-side faults (watch drops, 410, injected
+ * 429/500/409) are not injected: kube-apiserver has no such hooks. The runtime-side chaos (worker
+ * kills, duplicate deliveries, a slow queue, poison, malformed messages) runs on both lanes.
+ */
+const relayIdentity = REAL ? PART_IDENTITY.relay : RELAY_IDENTITY;
+const controllerIdentity = REAL ? PART_IDENTITY.vmi : CONTROLLER_IDENTITY;
 
 export interface ChaosOptions {
   readonly vmis: number;
@@ -80,18 +90,18 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const killer = new Killer(random, opts.killRate ?? 0.03);
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY));
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity));
   // A key whose pod-create expectation was recorded by a worker that then died is taken over
   // after this long: more than a lease, as the function timeout would be in production.
   const spec = vmiController({ expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, createTakeoverMs: 4000 });
   const pool = new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(spec, { kube: chaosKube(kube, killer, poisoned), metrics, log: quiet }), metrics, log: quiet });
   const sender = new DuplicatingSender(slow, random);
-  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(RELAY_IDENTITY), queue: sender, log: quiet, metrics });
+  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
   const injected: Record<string, number> = { watchDrops: 0, watch410: 0, http429: 0, http500: 0, http409: 0, relayListErrors: 0, malformed: 0 };
-  const faults = sandbox.apiServer.faults;
-  let chaosOn = true;
+  let chaosOn = !REAL;
+  const faults = REAL ? undefined : sandbox.apiServer.faults;
   const faultLoop = (async () => {
-    while (chaosOn) {
+    while (chaosOn && faults) {
       await new Promise((r) => setTimeout(r, 300 + random() * 700));
       if (!chaosOn) break;
       const pick = random();
@@ -138,7 +148,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
     chaosOn = false;
     await faultLoop;
-    faults.clear();
+    faults?.clear();
     killer.armed = false;
     const dlqReady = async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((d) => d.key === `default/${POISON_VMI}`);
     for (let i = 0; i < 100 && !(await dlqReady()); i++) await new Promise((r) => setTimeout(r, 100));

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime.ts';
+import { LocalRuntime, type LocalRuntimeOptions, type RuntimePart } from '../../infra/local/runtime.ts';
+import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
 import { startSandbox, type Sandbox, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
@@ -17,6 +18,11 @@ import { PODS, VMIS } from '../../shared/api/resources.ts';
 export const NS = 'default';
 /** The runtime's identity (bearer token): what the API server's counters are read by. */
 export const RUNTIME = 'runtime';
+/**
+ * The identities the runtime's requests carry: `runtime` on the emulator; on the real control
+ * plane the relay and each controller have their own (held to their own RBAC role).
+ */
+export const RUNTIME_IDENTITIES: ReadonlySet<string> = new Set([RUNTIME, ...Object.values(PART_IDENTITY)]);
 
 export interface Slice {
   readonly sandbox: Sandbox;
@@ -52,7 +58,8 @@ function keepingLogger(into: string[], base: Record<string, unknown> = {}): Logg
 export function newRuntime(sandbox: Sandbox, problems: string[], opts: SliceOptions['runtime'] = {}): LocalRuntime {
   const speed = sandbox.clock.speed;
   const clock = speed !== 1 ? { now: () => sandbox.clock.nowMs(), clockSpeed: speed } : {};
-  return new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(RUNTIME), dbPath: ':memory:', log: keepingLogger(problems), ...clock, ...opts });
+  const perPart = sandbox.controlPlane === 'real' ? { kubeConfigFor: (part: RuntimePart) => sandbox.apiServer.kubeConfig(PART_IDENTITY[part]) } : {};
+  return new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(RUNTIME), dbPath: ':memory:', log: keepingLogger(problems), ...clock, ...perPart, ...opts });
 }
 
 export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {

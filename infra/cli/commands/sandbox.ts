@@ -1,14 +1,18 @@
 /**
  * `virt-reconciler sandbox`: runs the sandbox cluster standalone on 127.0.0.1 — the API server
- * emulator with simulated nodes, scheduler, kubelet and virt-handler — until Ctrl-C or SIGTERM.
+ * emulator (or the real control plane) with simulated nodes, scheduler, kubelet and
+ * virt-handler — until Ctrl-C or SIGTERM.
  */
-import { CliError, intFlag, parseFlags, type Command } from '../command.ts';
+import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
 
-const HELP = `usage: virt-reconciler sandbox [--nodes N] [--port P] [--speed X] [--kubeconfig-out FILE]
+const HELP = `usage: virt-reconciler sandbox [--nodes N] [--port P] [--speed X] [--kubeconfig-out FILE] [--control-plane emulator|real]
 
 Runs a local Kubernetes API server emulator with N simulated KubeVirt nodes (default 3) on
 127.0.0.1:P (default any free port). --speed X runs simulated time X times faster (default 1).
 Writes a kubeconfig to FILE (default a new temporary directory) and prints its path.
+--control-plane real runs the real kube-apiserver, kube-controller-manager and kube-scheduler
+(built from the Kubernetes Go modules on first use: long the first time; see
+docs/control-plane.md) instead of the emulator; --port is then ignored (a free port is used).
 Ctrl-C or SIGTERM stops it.`;
 
 function speedFlag(value: string | undefined): number {
@@ -25,6 +29,7 @@ export const command: Command = {
       port: { type: 'string' },
       speed: { type: 'string' },
       'kubeconfig-out': { type: 'string' },
+      'control-plane': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
     if (values.help) {
@@ -36,6 +41,7 @@ export const command: Command = {
     if (port > 65535) throw new CliError(`--port takes a whole number <= 65535, got '${values.port}'`);
     const speed = speedFlag(values.speed);
     const kubeconfigOut = values['kubeconfig-out'];
+    const controlPlane = controlPlaneFlag(values['control-plane']);
 
     const { startSandbox } = await import('../../sandbox/sandbox.ts');
     const sandbox = await startSandbox({
@@ -43,11 +49,13 @@ export const command: Command = {
       port,
       speed,
       ...(kubeconfigOut ? { kubeconfigOut } : {}),
+      ...(controlPlane ? { controlPlane } : {}),
+      log: (line) => process.stderr.write(`${line}\n`),
       onError: (what, err) => process.stderr.write(`sandbox: ${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}\n`),
     });
     process.stdout.write(
       [
-        `sandbox cluster running at ${sandbox.apiServer.url} with ${sandbox.nodeNames.length} node(s): ${sandbox.nodeNames.join(', ')}`,
+        `sandbox cluster (${sandbox.controlPlane === 'real' ? 'real Kubernetes control plane' : 'API server emulator'}) running at ${sandbox.apiServer.url} with ${sandbox.nodeNames.length} node(s): ${sandbox.nodeNames.join(', ')}`,
         `kubeconfig: ${sandbox.kubeconfigPath}`,
         `use it:     export KUBECONFIG=${sandbox.kubeconfigPath}   (or virt-reconciler up --kubeconfig ${sandbox.kubeconfigPath})`,
         `stop:       Ctrl-C`,

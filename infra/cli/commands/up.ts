@@ -15,7 +15,7 @@ import { RecentErrors } from '../../local/dashboard/recent-errors.ts';
 import { DEFAULT_DASHBOARD_PORT, startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
-import { CliError, intFlag, parseFlags, type Command } from '../command.ts';
+import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -33,6 +33,8 @@ Runs the relay and the controllers in one process over an embedded SQLite queue 
   --kubeconfig FILE     use this cluster (default: $KUBECONFIG or ~/.kube/config, else the sandbox)
   --sandbox             always start the built-in sandbox cluster
   --nodes N             sandbox nodes (default 3)
+  --control-plane CP    the sandbox's API server: emulator (default) or real (kube-apiserver,
+                        kube-controller-manager, kube-scheduler; built on first use)
   --examples DIR        manifests to apply at start (default: ./examples on the sandbox, none otherwise)
   --no-examples         apply nothing
   --data-dir DIR        where the queue/table database and the log live (default .data)
@@ -50,6 +52,7 @@ export const command: Command = {
       kubeconfig: { type: 'string' },
       sandbox: { type: 'boolean' },
       nodes: { type: 'string' },
+      'control-plane': { type: 'string' },
       examples: { type: 'string' },
       'no-examples': { type: 'boolean' },
       'data-dir': { type: 'string' },
@@ -65,6 +68,8 @@ export const command: Command = {
       return 0;
     }
     const nodes = intFlag('nodes', values.nodes, 3, 1);
+    const controlPlane = controlPlaneFlag(values['control-plane']);
+    if (controlPlane && values.kubeconfig) throw new CliError('--control-plane picks the sandbox\'s API server; it cannot be used with --kubeconfig');
     const timeoutSeconds = intFlag('timeout', values.timeout, 120, 1);
     const dashboardPort = intFlag('dashboard-port', values['dashboard-port'], DEFAULT_DASHBOARD_PORT, 0);
     if (dashboardPort > 65535) throw new CliError(`--dashboard-port takes a port number 0-65535, got '${dashboardPort}'`);
@@ -72,7 +77,7 @@ export const command: Command = {
     if (values.examples && !existsSync(values.examples)) throw new CliError(`--examples: no such folder '${values.examples}'`);
 
     // The cluster: given, found, or our own sandbox.
-    const useKubeconfig = Boolean(values.kubeconfig || (!values.sandbox && (process.env.KUBECONFIG || existsSync(join(process.env.HOME ?? '', '.kube', 'config')))));
+    const useKubeconfig = Boolean(values.kubeconfig || (!values.sandbox && !controlPlane && (process.env.KUBECONFIG || existsSync(join(process.env.HOME ?? '', '.kube', 'config')))));
     // Read (and so validate) the manifests before starting anything: a broken file is a one-line
     // error, not a half-started runtime.
     const exampleDir = values['no-examples'] ? undefined : (values.examples ?? (useKubeconfig ? undefined : 'examples'));
@@ -94,9 +99,9 @@ export const command: Command = {
         throw new CliError(err instanceof Error ? err.message : String(err));
       }
     } else {
-      sandbox = await startSandbox({ nodes });
+      sandbox = await startSandbox({ nodes, ...(controlPlane ? { controlPlane } : {}), log: (line) => process.stderr.write(`${line}\n`) });
       kubeConfig = sandbox.apiServer.kubeConfig('admin');
-      process.stdout.write(`cluster: sandbox at ${sandbox.apiServer.url} with ${nodes} nodes (kubeconfig ${sandbox.kubeconfigPath})\n`);
+      process.stdout.write(`cluster: sandbox at ${sandbox.apiServer.url} with ${nodes} nodes, ${sandbox.controlPlane === 'real' ? 'real Kubernetes control plane' : 'API server emulator'} (kubeconfig ${sandbox.kubeconfigPath})\n`);
     }
 
     const logStream = values['log-stderr'] ? undefined : createWriteStream(join(dataDir, 'virt-reconciler.log'), { flags: 'a' });

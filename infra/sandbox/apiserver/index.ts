@@ -64,7 +64,8 @@ export interface ApiServer {
   writeKubeconfig(path: string, identity?: string): Promise<string>;
   faults: Faults;
   counters: RequestCounters;
-  audit: AuditLog;
+  /** The committed writes (on the real control plane: read from kube-apiserver's audit log). */
+  audit: Pick<AuditLog, 'query' | 'subscribe' | 'clear' | 'limit'>;
   clock: Clock;
   /** Test hooks beyond the HTTP API. */
   control: ApiServerControl;

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { CREATED_BY_LABEL, MIGRATION_FINALIZER, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { CLUSTER_COUNTER } from '../../../functions/migration/limits.ts';
-import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+import { finalMigration, MIGRATION_IDENTITY, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
 import { MIGRATIONS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
 
 let c: Cluster;
@@ -40,7 +40,7 @@ test('a MigrationPolicy matching the VMI and its namespace is applied at hand-of
   assert.equal(state?.migrationPolicyName, 'gold', 'the policy was matched on the VMI\'s and the namespace\'s labels');
   assert.equal(state?.migrationConfiguration?.allowAutoConverge, true);
   assert.equal(state?.migrationConfiguration?.completionTimeoutPerGiB, 123);
-  const target = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: 'reconciler' })
+  const target = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: MIGRATION_IDENTITY })
     .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
   const selector = (target?.object.spec as { nodeSelector?: Record<string, string> } | undefined)?.nodeSelector ?? {};
   const model = Object.keys(sourceNode?.metadata?.labels ?? {}).find((k) => k.startsWith('host-model-cpu.node.kubevirt.io/'))?.split('/')[1];
@@ -69,7 +69,7 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   });
   assert.equal(moved.status?.migrationState?.migrationUid, created.metadata?.uid, 'the VMI carries this migration');
   assert.equal(moved.status?.migrationState?.completed, true);
-  const targetCreate = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: 'reconciler' })
+  const targetCreate = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: MIGRATION_IDENTITY })
     .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
   assert.ok(targetCreate, 'the migration function created a target pod labelled with the migration UID');
   const spec = targetCreate.object.spec as { affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { labelSelector?: { matchLabels?: Record<string, string> }; topologyKey?: string }[] } } };
@@ -79,7 +79,7 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   // The finalizer goes in the write after the final phase (leases are released in between).
   await waitFor('the finalizer gone once final', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-a-1'))?.metadata?.finalizers?.includes(MIGRATION_FINALIZER) ? undefined : true));
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
-  const events = c.sandbox.apiServer.audit.query({ resource: 'events', identity: 'reconciler' }).map((e) => (e.object as { reason?: string }).reason);
+  const events = c.sandbox.apiServer.audit.query({ resource: 'events', identity: MIGRATION_IDENTITY }).map((e) => (e.object as { reason?: string }).reason);
   for (const r of ['SuccessfulCreate', 'SuccessfulHandOver', 'SuccessfulMigration']) assert.ok(events.includes(r), `event ${r} recorded`);
   process.stdout.write(`# API calls by migration reconciles for one migration: ${(c.calls.apiCalls.get('migration') ?? 0) - callsBefore}\n`);
 });

@@ -6,6 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { PART_IDENTITY } from '../../../infra/sandbox/real/identities.ts';
+import { REAL } from '../../support/lanes.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../../infra/sandbox/sandbox.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
@@ -15,6 +17,11 @@ import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
 
 export const NS = 'default';
 export const RECONCILER = 'reconciler';
+/**
+ * The identity the migration controller's requests carry: the runtime's `reconciler` on the
+ * emulator; its own (`migration-controller`, held to its own RBAC role) on the real control plane.
+ */
+export const MIGRATION_IDENTITY: string = REAL ? PART_IDENTITY.migration : RECONCILER;
 
 /** Sums what the instrumented reconciles log (`apiCalls` per reconcile) by controller. */
 export class CallLog {
@@ -60,6 +67,7 @@ export async function startCluster(opts: SandboxOptions & { speed: number; migra
   const calls = new CallLog();
   const runtime = new LocalRuntime({
     kubeConfig: sandbox.apiServer.kubeConfig(RECONCILER),
+    ...(sandbox.controlPlane === 'real' ? { kubeConfigFor: (part: keyof typeof PART_IDENTITY) => sandbox.apiServer.kubeConfig(PART_IDENTITY[part]) } : {}),
     dbPath: ':memory:',
     log: calls.logger(),
     workers: { vmi: 4, vm: 1, migration: opts.migrationWorkers ?? 4 },

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { FAILURE } from '../../../functions/migration/phases.ts';
 import { UNSCHEDULABLE_TIMEOUT_SECONDS } from '../../../functions/migration/timeouts.ts';
-import { finalMigration, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
+import { finalMigration, MIGRATION_IDENTITY, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
 import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
 
 let c: Cluster;
@@ -22,7 +22,7 @@ after(async () => {
 
 function eventsOf(name: string): { reason: string; message: string }[] {
   return c.sandbox.apiServer.audit
-    .query({ resource: 'events', identity: 'reconciler' })
+    .query({ resource: 'events', identity: MIGRATION_IDENTITY })
     .map((e) => e.object as { reason?: string; message?: string; involvedObject?: { name?: string } })
     .filter((e) => e.involvedObject?.name === name)
     .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
@@ -38,7 +38,7 @@ test('an unschedulable target pod is deleted after 300 s (sandbox time) and the 
   assert.equal(failed.status?.phase, 'Failed');
   const podEntries = c.sandbox.apiServer.audit.query({ resource: 'pods' }).filter((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
   const createdAt = podEntries.find((e) => e.type === 'ADDED')?.time;
-  const deleted = podEntries.find((e) => e.verb === 'delete' && e.identity === 'reconciler');
+  const deleted = podEntries.find((e) => e.verb === 'delete' && e.identity === MIGRATION_IDENTITY);
   assert.ok(createdAt !== undefined && deleted, 'the target pod was created, then deleted by the migration function');
   assert.ok(deleted.time - createdAt >= UNSCHEDULABLE_TIMEOUT_SECONDS * 1000, `deleted after ${(deleted.time - createdAt) / 1000} s of sandbox time`);
   assert.ok(deleted.time - createdAt < 900_000, 'by the unschedulable timeout, not the catch-all one');
@@ -70,7 +70,7 @@ test('finished migrations beyond the newest 5 of a VMI are garbage-collected', a
     return names.length === 5 ? names : undefined;
   }, 10_000);
   assert.deepEqual(left, ['pingpong-3', 'pingpong-4', 'pingpong-5', 'pingpong-6', 'pingpong-7'], 'the newest 5 are kept');
-  const deleted = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', verb: 'delete', identity: 'reconciler' }).map((e) => e.name);
+  const deleted = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', verb: 'delete', identity: MIGRATION_IDENTITY }).map((e) => e.name);
   assert.deepEqual(deleted.sort(), ['pingpong-1', 'pingpong-2'], 'deleted by the migration function, and only those');
   const vmi = await c.kube.get(VMIS, NS, 'pingpong');
   assert.equal(vmi?.status?.phase, 'Running', 'the VMI keeps running after failed migrations');

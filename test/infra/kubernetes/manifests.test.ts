@@ -5,6 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { controllerRbacFile, controllerRole, controllerUser } from '../../../infra/sandbox/real/identities.ts';
+import { CONTROLLERS, type Controller } from '../../../shared/controllers.ts';
 
 const DIR = join(import.meta.dirname, '..', '..', '..', 'infra', 'kubernetes');
 
@@ -42,7 +44,7 @@ const find = (kind: string, name: string): Manifest => {
 
 describe('infra/kubernetes: manifests', () => {
   test('every document parses and has apiVersion, kind and a name', () => {
-    assert.ok(manifests.length >= 12, `found ${manifests.length} objects`);
+    assert.ok(manifests.length >= 14, `found ${manifests.length} objects`);
     for (const { file, obj } of manifests) {
       assert.ok(obj.apiVersion && obj.kind && obj.metadata?.name, `${file}: ${JSON.stringify(obj).slice(0, 80)}`);
     }
@@ -66,23 +68,62 @@ describe('infra/kubernetes: manifests', () => {
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'virt-reconciler-relay', namespace: 'virt-reconciler' }]);
   });
 
-  test('functions RBAC: no wildcards, no watch, writes only where a controller writes', () => {
-    const rules = find('ClusterRole', 'virt-reconciler-functions').rules as Rule[];
-    const verbs = (group: string, res: string): string[] => rules.filter((r) => r.apiGroups.includes(group) && r.resources.includes(res)).flatMap((r) => r.verbs).sort();
-    for (const r of rules) {
-      assert.ok(![...r.verbs, ...r.resources, ...r.apiGroups].includes('*'), `wildcard in ${JSON.stringify(r)}`);
-      assert.ok(!r.verbs.includes('watch'), 'functions do not watch (the relay does)');
-    }
-    assert.deepEqual(verbs('', 'pods'), ['create', 'delete', 'get', 'list', 'patch']);
-    assert.deepEqual(verbs('', 'events'), ['create', 'patch']);
-    assert.deepEqual(verbs('', 'persistentvolumeclaims'), ['get', 'list'], 'PVCs are read, never written');
-    assert.ok(verbs('kubevirt.io', 'virtualmachineinstances/status').includes('patch'));
-    assert.ok(verbs('cdi.kubevirt.io', 'datavolumes').includes('create'), 'VM dataVolumeTemplates');
-    assert.deepEqual(verbs('coordination.k8s.io', 'leases'), [], 'leases are namespaced: in a Role, not the ClusterRole');
-    const leases = find('Role', 'virt-reconciler-functions-leases').rules as Rule[];
-    assert.deepEqual(leases[0]?.resources, ['leases']);
-    const binding = find('ClusterRoleBinding', 'virt-reconciler-functions') as unknown as { subjects: Array<{ kind: string; name: string }> };
-    assert.deepEqual(binding.subjects.map((s) => `${s.kind}:${s.name}`), ['Group:virt-reconciler:functions'], 'the group the EKS access entries map the Lambda roles to');
+  // One ClusterRole per registered controller (shared/controllers.ts), holding exactly what its
+  // KubeClient calls (functions/*/deps.ts); keyed by Controller so a new registry entry needs its rules here.
+  const CONTROLLER_RULES: Record<Controller, string[]> = {
+    vmi: [
+      '/events create',
+      '/persistentvolumeclaims get',
+      '/pods create,delete,list',
+      '/pods/status patch',
+      'cdi.kubevirt.io/datavolumes get',
+      'kubevirt.io/kubevirts list',
+      'kubevirt.io/virtualmachineinstancemigrations list',
+      'kubevirt.io/virtualmachineinstances get,patch,update',
+      'kubevirt.io/virtualmachines get',
+    ],
+    vm: [
+      '/events create',
+      'cdi.kubevirt.io/datavolumes create,get',
+      'kubevirt.io/virtualmachineinstances create,delete,get,patch',
+      'kubevirt.io/virtualmachines get,patch',
+      'kubevirt.io/virtualmachines/status patch',
+    ],
+    migration: [
+      '/events create',
+      '/namespaces get',
+      '/nodes get',
+      '/pods create,delete,list',
+      'kubevirt.io/kubevirts list',
+      'kubevirt.io/virtualmachineinstancemigrations delete,get,list,update',
+      'kubevirt.io/virtualmachineinstancemigrations/status update',
+      'kubevirt.io/virtualmachineinstances get,patch',
+      'migrations.kubevirt.io/migrationpolicies list',
+    ],
+  };
+  for (const controller of CONTROLLERS) {
+    const expected = CONTROLLER_RULES[controller];
+    test(`${controller} controller RBAC: its own ClusterRole in ${controllerRbacFile(controller)} with exactly the verbs it uses, bound to user ${controllerUser(controller)}`, () => {
+      const role = manifests.find((m) => m.obj.kind === 'ClusterRole' && m.obj.metadata.name === controllerRole(controller));
+      assert.equal(role?.file, controllerRbacFile(controller), 'one file per registered controller');
+      const rules = find('ClusterRole', controllerRole(controller)).rules as Rule[];
+      const granted = new Map<string, Set<string>>();
+      for (const r of rules) {
+        assert.ok(![...r.verbs, ...r.resources, ...r.apiGroups].includes('*'), `wildcard in ${JSON.stringify(r)}`);
+        assert.ok(!r.verbs.includes('watch'), 'functions do not watch (the relay does)');
+        for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) granted.set(`${g}/${res}`, (granted.get(`${g}/${res}`) ?? new Set()).add(v));
+      }
+      const got = [...granted].map(([k, v]) => `${k} ${[...v].sort().join(',')}`).sort();
+      assert.deepEqual(got, expected);
+      const binding = find('ClusterRoleBinding', controllerRole(controller)) as unknown as { roleRef: { name: string }; subjects: Array<{ kind: string; name: string }> };
+      assert.equal(binding.roleRef.name, controllerRole(controller));
+      assert.deepEqual(binding.subjects.map((s) => `${s.kind}:${s.name}`), [`User:${controllerUser(controller)}`], 'the user the EKS access entry maps the Lambda role to');
+    });
+  }
+
+  test('no controller RBAC file without a registered controller', () => {
+    const files = readdirSync(DIR).filter((f) => f.endsWith('-controller-rbac.yaml')).sort();
+    assert.deepEqual(files, CONTROLLERS.map(controllerRbacFile).sort());
   });
 
   test('relay Deployment: 2 replicas, probes on /healthz and /readyz, a metrics port, its ServiceAccount, a documented placeholder image', () => {

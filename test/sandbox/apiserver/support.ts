@@ -1,9 +1,16 @@
 /**
- * Helpers for the API server conformance suite: a started emulator with client-node clients,
- * Status-body extraction from ApiException, and a watch collector.
+ * Helpers for the API server conformance suite: a started API server with client-node clients,
+ * Status-body extraction from ApiException, and a watch collector. The suite runs against the
+ * emulator, or with VR_CONTROL_PLANE=real against the real kube-apiserver (docs/control-plane.md):
+ * what only the emulator has (its knobs, fault injection, the controllable clock) is marked with
+ * {@link emulatorOnly} and skipped there, saying why.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../../infra/sandbox/apiserver/index.ts';
+import { startRealApiServer } from '../../../infra/sandbox/real/control-plane.ts';
+import { REAL } from '../../support/lanes.ts';
+
+export { emulatorOnly, REAL } from '../../support/lanes.ts';
 
 /** An emulator plus typed and custom-object clients as "admin". */
 export interface Sandbox {
@@ -13,8 +20,9 @@ export interface Sandbox {
   co: CustomObjectsApi;
 }
 
+/** The emulator with `opts`, or (VR_CONTROL_PLANE=real) the real control plane, which has no such knobs. */
 export async function startSandbox(opts: ApiServerOptions = {}): Promise<Sandbox> {
-  const server = await startApiServer(opts);
+  const server = REAL ? await startRealApiServer(opts.clock ? { clock: opts.clock } : {}) : await startApiServer(opts);
   const kc = server.kubeConfig();
   return { server, kc, core: kc.makeApiClient(CoreV1Api), co: kc.makeApiClient(CustomObjectsApi) };
 }
