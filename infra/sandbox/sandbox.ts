@@ -154,20 +154,6 @@ async function waitNodesSchedulable(api: NodeSideApi, names: readonly string[]):
   }
 }
 
-/** Waits for a namespace's `default` ServiceAccount (pods are refused until the controller made it). */
-async function waitServiceAccount(api: NodeSideApi, namespace: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await api.core.readNamespacedServiceAccount({ namespace, name: 'default' });
-      return;
-    } catch (err) {
-      if (statusCodeOf(err) !== 404 || Date.now() > deadline) throw err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 /** Starts the API server and the node side; see {@link Sandbox}. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const controlPlane = opts.controlPlane ?? controlPlaneFromEnv();
@@ -200,7 +186,6 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (real) {
       started.push(await startNodeLeases(api, nodeNames, onError));
       await waitNodesSchedulable(api, nodeNames);
-      await waitServiceAccount(api, 'default');
       scheduler = { restarts: () => 0, stop: async () => undefined };
     } else {
       scheduler = await startScheduler({ api, clock, ...(onError ? { onError } : {}) });
@@ -208,7 +193,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     const kubelet = await startKubelet({ api, clock, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
     started.push(kubelet);
-    const virtHandlers = await startVirtHandlerFleet({ api, clock, ...(opts.random ? { random: opts.random } : {}), ...(onError ? { onError } : {}) });
+    // On the real control plane kube-controller-manager's DaemonSet controller makes the handler pods.
+    const virtHandlers = await startVirtHandlerFleet({ api, clock, emulateDaemonSetController: !real, ...(opts.random ? { random: opts.random } : {}), ...(onError ? { onError } : {}) });
     started.push(virtHandlers);
     started.push(await startVirtOperator({ api, clock, ...(t.kubevirtDeployMs !== undefined ? { deployMs: t.kubevirtDeployMs } : {}), ...(onError ? { onError } : {}) }));
     const virtHandler = await startVirtHandler({

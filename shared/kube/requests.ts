@@ -72,15 +72,21 @@ export function listParams(options: ListOptions | undefined): Query {
   return p;
 }
 
-/** Query of a DELETE. */
+/**
+ * Query of a DELETE: the grace period, but only when there is no body — kube-apiserver reads
+ * DeleteOptions from the body when there is one and then ignores the query (a grace period of 0
+ * in the query beside preconditions in the body is silently dropped).
+ */
 export function deleteParams(options: DeleteOptions | undefined): Query {
+  if (deleteBody(options) !== undefined) return {};
   return options?.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {};
 }
 
-/** Body of a DELETE: only when there are preconditions or a propagation policy (else no body). */
+/** Body of a DELETE: only when there are preconditions or a propagation policy (else no body); it then carries the grace period too. */
 export function deleteBody(options: DeleteOptions | undefined): V1DeleteOptions | undefined {
   if (!options?.preconditions && !options?.propagationPolicy) return undefined;
   const body: V1DeleteOptions = {};
+  if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
   if (options.preconditions) body.preconditions = { ...options.preconditions };
   if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
   return body;
@@ -241,6 +247,15 @@ export interface Transport {
   send(op: Operation): Promise<unknown>;
 }
 
+/**
+ * The object with the descriptor's apiVersion and kind, as client-go's typed clients send it: a
+ * custom resource body without them is refused by kube-apiserver (400 "Object 'Kind' is
+ * missing"), since CRs decode as unstructured objects that carry their own type.
+ */
+export function typed<T extends KubeObject>(res: ResourceCoordinates, obj: T): T {
+  return { ...obj, apiVersion: res.group ? `${res.group}/${res.version}` : res.version, kind: res.kind };
+}
+
 function op(verb: Verb, res: ResourceCoordinates, fields: Omit<Operation, 'verb' | 'method' | 'res' | 'query'> & { query?: Query }): Operation {
   const method = ({ get: 'GET', list: 'GET', create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE' } as const)[verb];
   return { verb, method, res, query: {}, ...fields };
@@ -270,12 +285,12 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
     create: async <T extends KubeObject>(res: Resource<T>, obj: T) => {
       const { namespace, name } = identity(obj, res, false);
       // The name is for error messages only: a POST goes to the collection (generateName works too).
-      return reviverFor(res)(await run(op('create', res, { namespace, name: name || obj.metadata?.generateName, body: obj }))) as T;
+      return reviverFor(res)(await run(op('create', res, { namespace, name: name || obj.metadata?.generateName, body: typed(res, obj) }))) as T;
     },
     update: async <T extends KubeObject>(res: Resource<T>, obj: T, opts?: { subresource?: 'status' | undefined }) => {
       checkSubresource(res, opts?.subresource);
       const { namespace, name } = identity(obj, res, true);
-      return reviverFor(res)(await run(op('update', res, { namespace, name, subresource: opts?.subresource, body: obj }))) as T;
+      return reviverFor(res)(await run(op('update', res, { namespace, name, subresource: opts?.subresource, body: typed(res, obj) }))) as T;
     },
     patch: async <T>(res: Resource<T>, namespace: string | undefined, name: string, patch: Patch, opts?: { subresource?: 'status' | undefined }) => {
       checkSubresource(res, opts?.subresource);

@@ -146,7 +146,7 @@ export function kubeClientContract(name: string, make: KubeClientFactory): void 
         // arrange
         const vm: VirtualMachine = { metadata: { name: 'vm-a', namespace: NS }, spec: { runStrategy: 'Halted', template: { spec: structuredClone(fixtureVmi.spec) } } };
         const mig: VirtualMachineInstanceMigration = { metadata: { name: 'mig-a', namespace: NS }, spec: { vmiName: 'vmi-a' } };
-        const kv: KubeVirt = { metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec: { configuration: { migrations: { parallelMigrationsPerCluster: 5 } } } };
+        const kv: KubeVirt = { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec: { configuration: { migrations: { parallelMigrationsPerCluster: 5 } } } };
         const dv: DataVolume = { metadata: { name: 'dv-a', namespace: NS }, spec: { source: { blank: {} }, storage: { resources: { requests: { storage: '1Gi' } } } } };
         // act
         await kube.create(VMS, vm);

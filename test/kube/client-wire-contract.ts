@@ -171,34 +171,41 @@ const CASES: readonly WireCase[] = [
       method: 'PUT',
       path: '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations/m/status',
       contentType: 'application/json',
-      body: { metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } },
+      body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'm', namespace: NS, resourceVersion: '3' }, spec: { vmiName: 'a' } },
     },
   },
   {
+    // Every create and update body carries the resource's apiVersion and kind (custom resources need them on a real server).
     name: 'POST of a launcher pod with generateName',
     call: (k) => k.create(PODS, { metadata: { namespace: NS, generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } }),
     want: {
       method: 'POST',
       path: '/api/v1/namespaces/default/pods',
       contentType: 'application/json',
-      body: { metadata: { namespace: NS, generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } },
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: NS, generateName: 'virt-launcher-a-' }, spec: { containers: [{ name: 'compute', image: 'i' }] } },
     },
   },
   {
     name: 'POST of a DataVolume',
     call: (k) => k.create(DATA_VOLUMES, { metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } }),
-    want: { method: 'POST', path: '/apis/cdi.kubevirt.io/v1beta1/namespaces/default/datavolumes', body: { metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } } },
+    want: { method: 'POST', path: '/apis/cdi.kubevirt.io/v1beta1/namespaces/default/datavolumes', body: { apiVersion: 'cdi.kubevirt.io/v1beta1', kind: 'DataVolume', metadata: { name: 'dv', namespace: NS }, spec: { source: { blank: {} } } } },
   },
   {
-    name: 'DELETE of a pod: grace period in the query, preconditions and propagation in the body',
+    // kube-apiserver reads DeleteOptions from the body when there is one and ignores the query then.
+    name: 'DELETE of a pod with preconditions: grace period, preconditions and propagation all in the body',
     call: (k) => k.delete(PODS, NS, 'p', { gracePeriodSeconds: 0, preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' }),
     want: {
       method: 'DELETE',
       path: '/api/v1/namespaces/default/pods/p',
-      query: { gracePeriodSeconds: '0' },
+      query: {},
       contentType: 'application/json',
-      body: { preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' },
+      body: { gracePeriodSeconds: 0, preconditions: { uid: 'u-9' }, propagationPolicy: 'Background' },
     },
+  },
+  {
+    name: 'DELETE of a pod with only a grace period: in the query, no body',
+    call: (k) => k.delete(PODS, NS, 'p', { gracePeriodSeconds: 0 }),
+    want: { method: 'DELETE', path: '/api/v1/namespaces/default/pods/p', query: { gracePeriodSeconds: '0' } },
   },
   {
     name: 'DELETE of a VMI without options has no body',

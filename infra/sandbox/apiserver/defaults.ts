@@ -26,6 +26,28 @@ export function validateName(res: ResourceInfo, name: string): void {
   }
 }
 
+/** Finalizer names the API server itself knows (apimachinery's standard finalizers). */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+/**
+ * ObjectMeta rules the real server checks on every write: finalizer names of built-in objects
+ * must be standard or qualified (`example.com/name`; custom resources only get a warning), and at
+ * most one ownerReference may be the controller.
+ */
+export function validateMetadata(res: ResourceInfo, name: string, md: { finalizers?: string[]; ownerReferences?: Array<{ kind?: string; name?: string; controller?: boolean }> }): void {
+  if (res.builtin) {
+    for (const [i, f] of (md.finalizers ?? []).entries()) {
+      if (STANDARD_FINALIZERS.has(f) || f.includes('/')) continue;
+      throw invalid(res, name, [{ reason: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, message: `${JSON.stringify(f)}: name is neither a standard finalizer name nor is it fully qualified` }]);
+    }
+  }
+  const controllers = (md.ownerReferences ?? []).filter((r) => r.controller === true);
+  if (controllers.length > 1) {
+    const refs = controllers.map((r) => `${r.kind}/${r.name}`).join(' and ');
+    throw invalid(res, name, [{ reason: 'FieldValueInvalid', field: 'metadata.ownerReferences', message: `${JSON.stringify(md.ownerReferences)}: Only one reference can have Controller set to true. Found "true" in references for ${refs}` }]);
+  }
+}
+
 function qosClass(spec: Record<string, unknown>): string {
   const containers = [...((spec.containers as unknown[]) ?? []), ...((spec.initContainers as unknown[]) ?? [])].filter(isObject);
   let anySet = false;

@@ -5,7 +5,7 @@
  * kubelet deletes it with grace 0 — or, in the sandbox, until its grace period expires).
  */
 import { KUBELET_GRACE_IDENTITY, writeContext, type Core, type Scope } from './core.ts';
-import { badRequest, conflict, notFound } from './errors.ts';
+import { badRequest, notFound, preconditionConflict } from './errors.ts';
 import type { ResourceInfo } from './resources.ts';
 import { clone, isObject, type KubeObject } from './types.ts';
 
@@ -22,18 +22,24 @@ export interface DeleteResult {
   object: KubeObject;
 }
 
-/** Merges query parameters over a DeleteOptions body (query wins, as upstream). */
+/**
+ * DeleteOptions of a request: from the body when there is one, else from the query — as
+ * kube-apiserver's delete handler, which decodes the query only when the body is empty (so a
+ * `gracePeriodSeconds` query beside a body is ignored).
+ */
 export function parseDeleteOptions(query: URLSearchParams, body: unknown): DeleteOptions {
-  const b = isObject(body) ? body : {};
+  const fromBody = isObject(body);
+  const b = fromBody ? body : {};
+  const q = (name: string) => (fromBody ? null : query.get(name));
   const out: DeleteOptions = {};
-  const grace = query.get('gracePeriodSeconds') ?? (b.gracePeriodSeconds === undefined || b.gracePeriodSeconds === null ? null : String(b.gracePeriodSeconds));
+  const grace = q('gracePeriodSeconds') ?? (b.gracePeriodSeconds === undefined || b.gracePeriodSeconds === null ? null : String(b.gracePeriodSeconds));
   if (grace !== null && grace !== '') {
     const n = Number(grace);
     if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${grace}`);
     out.gracePeriodSeconds = Math.max(0, n);
   }
-  const policy = query.get('propagationPolicy') ?? (typeof b.propagationPolicy === 'string' ? b.propagationPolicy : null);
-  const orphan = query.get('orphanDependents') ?? (typeof b.orphanDependents === 'boolean' ? String(b.orphanDependents) : null);
+  const policy = q('propagationPolicy') ?? (typeof b.propagationPolicy === 'string' ? b.propagationPolicy : null);
+  const orphan = q('orphanDependents') ?? (typeof b.orphanDependents === 'boolean' ? String(b.orphanDependents) : null);
   if (policy) {
     if (!['Foreground', 'Background', 'Orphan'].includes(policy)) throw badRequest(`propagationPolicy: Unsupported value: "${policy}"`);
     out.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
@@ -78,10 +84,10 @@ export function deleteObject(core: Core, scope: Scope, name: string, opts: Delet
   if (!stored) throw notFound(res, name);
   const pre = opts.preconditions;
   if (pre?.uid && pre.uid !== stored.metadata.uid) {
-    throw conflict(res, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid}`);
+    throw preconditionConflict(res, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${stored.metadata.uid}). The object might have been deleted and then recreated`);
   }
   if (pre?.resourceVersion && pre.resourceVersion !== stored.metadata.resourceVersion) {
-    throw conflict(res, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${stored.metadata.resourceVersion}`);
+    throw preconditionConflict(res, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${stored.metadata.resourceVersion}). The object might have been modified`);
   }
   const grace = res.group === '' && res.resource === 'pods' ? podGrace(stored, opts.gracePeriodSeconds) : 0;
   const md = stored.metadata;

@@ -40,6 +40,8 @@ export class ApiError extends Error {
   toStatus(): StatusBody {
     const body: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
     if (this.details) body.details = this.details;
+    // Errors the real server raises without a StatusReason (plain storage errors) carry none.
+    if (!this.reason) delete (body as Partial<StatusBody>).reason;
     return body;
   }
 }
@@ -63,6 +65,15 @@ export function alreadyExists(res: Pick<ResourceInfo, 'group' | 'resource'>, nam
 
 export function conflict(res: Pick<ResourceInfo, 'group' | 'resource'>, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError {
   return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(res)} "${name}": ${why}`, who(res, name));
+}
+
+/**
+ * 409 for failed DELETE preconditions, as the storage layer words it: the object is named by
+ * `Kind.group` (not the resource), e.g. `VirtualMachineInstance.kubevirt.io "x": the UID in the precondition …`.
+ */
+export function preconditionConflict(res: Pick<ResourceInfo, 'group' | 'resource' | 'kind'>, name: string, why: string): ApiError {
+  const kind = res.group ? `${res.kind}.${res.group}` : res.kind;
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${kind} "${name}": ${why}`, who(res, name));
 }
 
 /** 422 with field causes; message `Kind.group "name" is invalid: field: Reason: msg, ...`. */

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeContext, type Core, type Scope } from './core.ts';
-import { generateName, prepareForCreate, validateName } from './defaults.ts';
+import { generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import { applyMergePatch } from './merge-patch.ts';
@@ -18,6 +18,15 @@ const MAX_NAME_ATTEMPTS = 8;
 
 function asObject(scope: Scope, body: unknown): KubeObject {
   if (!isObject(body)) throw badRequest('the body of the request was not a JSON object');
+  // Custom resources decode as unstructured objects, which need their type in the body (built-in
+  // kinds take it from the URL): the real server refuses a CR body without kind or apiVersion.
+  if (!scope.res.builtin) {
+    const missing = typeof body.kind !== 'string' || !body.kind ? 'Kind' : typeof body.apiVersion !== 'string' || !body.apiVersion ? 'apiVersion' : undefined;
+    if (missing) {
+      const json = JSON.stringify(body);
+      throw badRequest(`the object provided is unrecognized (must be of type ${scope.res.kind}): Object '${missing}' is missing in '${json}' (${json.slice(0, 30)} ...)`);
+    }
+  }
   const obj = clone(body) as KubeObject;
   if (!isObject(obj.metadata)) obj.metadata = {};
   obj.apiVersion = apiVersionOf(scope.res);
@@ -46,6 +55,8 @@ export function createObject(core: Core, scope: Scope, body: unknown): KubeObjec
     }
     md.namespace = scope.namespace!;
   } else delete md.namespace;
+  // The storage layer refuses a create that names a resourceVersion, with a 500 (etcd3 store).
+  if (md.resourceVersion !== undefined && md.resourceVersion !== '') throw new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
   for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'] as const) delete md[k];
   if (!md.name && !md.generateName) {
     throw invalid(scope.res, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'name or generateName is required' }]);
@@ -64,6 +75,7 @@ export function createObject(core: Core, scope: Scope, body: unknown): KubeObjec
     // Upstream retries generated names on collision (apiserver ≥ 1.30: 8 attempts).
     if (explicit || attempt + 1 >= MAX_NAME_ATTEMPTS) throw alreadyExists(scope.res, md.name!);
   }
+  validateMetadata(scope.res, md.name!, md);
   if (scope.dryRun) return obj;
   return clone(core.store.put(scope.res, obj, writeContext(scope, 'create')));
 }
@@ -119,6 +131,7 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
   if (md.finalizers && md.finalizers.length === 0) delete md.finalizers;
   if (md.ownerReferences && md.ownerReferences.length === 0) delete md.ownerReferences;
 
+  validateMetadata(res, old.name!, md);
   if (old.deletionTimestamp) {
     const added = (md.finalizers ?? []).filter((f) => !(old.finalizers ?? []).includes(f));
     if (added.length > 0) {

@@ -137,7 +137,9 @@ export async function startVirtHandlerFleet(opts: VirtHandlerFleetOptions): Prom
     onEvent: () => worker.add(DS_PATH),
   });
 
-  if (emulateDs) dsUid = await ensureDaemonSet();
+  // The DaemonSet exists on both control planes (virt-operator creates it); only its pods and
+  // status are ours to play when there is no DaemonSet controller.
+  dsUid = await ensureDaemonSet();
   await handlerPods.start();
   await nodes.start();
   worker.add(DS_PATH);

@@ -138,7 +138,8 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const finalDelete = async (pod: Pod) => {
     const { namespace = '', name = '', uid } = pod.metadata ?? {};
     try {
-      await api.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+      // In the body: kube-apiserver ignores the query's gracePeriodSeconds when a body is sent.
+      await api.core.deleteNamespacedPod({ namespace, name, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { ApiServer, ApiServerAdmission, ApiServerControl } from '../apiserver/index.ts';
 import type { Faults } from '../apiserver/faults.ts';
@@ -135,6 +135,9 @@ export async function startRealApiServer(opts: RealApiServerOptions = {}): Promi
   };
   try {
     await applyRbac(kubeConfig('admin'));
+    // Pods are refused until the service account controller has made the namespace's `default`
+    // ServiceAccount: a started control plane is one that takes pods.
+    for (const ns of ['default', 'kubevirt']) await waitServiceAccount(kubeConfig('admin'), ns);
   } catch (err) {
     await stopChild();
     throw err;
@@ -166,6 +169,21 @@ export async function startRealApiServer(opts: RealApiServerOptions = {}): Promi
         if (!process.env.VR_CONTROL_PLANE_KEEP) await rm(dir, { recursive: true, force: true });
       })()),
   };
+}
+
+/** Waits (up to a minute) for a namespace's `default` ServiceAccount. */
+export async function waitServiceAccount(kc: KubeConfig, namespace: string): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await core.readNamespacedServiceAccount({ namespace, name: 'default' });
+      return;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 404 || Date.now() > deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Creates (or leaves) one object. */

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeInformer, type KubernetesObject } from '@kubernetes/client-node';
-import { createVmi, podBody, startSandbox, statusOf, VM, VMI, type RawObject, type Sandbox } from './support.ts';
+import { apiFetch, createVmi, currentResourceVersion, emulatorOnly, podBody, startSandbox, statusOf, vmBody, VM, VMI, type RawObject, type Sandbox } from './support.ts';
 
 describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', () => {
   let sb: Sandbox;
@@ -29,7 +29,7 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
   });
 
   test('E25: list shape: <Kind>List, CR items carry kind, built-in items omit it', async () => {
-    const raw = (await (await fetch(`${sb.server.url}/api/v1/namespaces/default/pods`)).json()) as { kind: string; items: Array<{ kind?: string }> };
+    const raw = (await (await apiFetch(sb, '/api/v1/namespaces/default/pods')).json()) as { kind: string; items: Array<{ kind?: string }> };
     const crs = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e' })) as { kind: string; items: RawObject[] };
     assert.equal(raw.kind, 'PodList');
     assert.equal(raw.items[0]?.kind, undefined);
@@ -37,23 +37,31 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     assert.equal(crs.items[0]?.kind, 'VirtualMachineInstance');
   });
 
-  test('E26: limit/continue pages through a consistent snapshot; continue beyond history is 410', async () => {
+  test('E26: limit/continue pages through a consistent snapshot', async () => {
     // act
     const p1 = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e', limit: 2 })) as { metadata: { continue: string; resourceVersion: string }; items: RawObject[] };
     await createVmi(sb, 'e-aa', { labels: { set: 'e' } });
     const p2 = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e', limit: 2, _continue: p1.metadata.continue })) as { metadata: { continue: string }; items: RawObject[] };
     const p3 = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e', limit: 2, _continue: p2.metadata.continue })) as { metadata: { continue?: string }; items: RawObject[] };
-    sb.server.control.compactHistory();
-    const gone = await statusOf(sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', limit: 2, _continue: p1.metadata.continue }));
     // assert
     assert.deepEqual([...p1.items, ...p2.items, ...p3.items].map((i) => i.metadata.name), ['e-a', 'e-b', 'e-c', 'e-d', 'e-e'], 'e-aa was created after the snapshot');
     assert.equal(p3.metadata.continue, undefined);
+  });
+
+  test('E26: a continue token beyond the history is 410 Expired', emulatorOnly('compacts the emulator\'s history on demand (control.compactHistory); etcd compacts on its own schedule'), async () => {
+    // arrange
+    const p1 = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e', limit: 2 })) as { metadata: { continue: string } };
+    await createVmi(sb, 'e-expire', { labels: { set: 'x' } });
+    sb.server.control.compactHistory();
+    // act
+    const gone = await statusOf(sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', limit: 2, _continue: p1.metadata.continue }));
+    // assert
     assert.deepEqual([gone.code, gone.reason], [410, 'Expired']);
   });
 
   test('E26: resourceVersionMatch=NotOlderThan serves current state; Exact serves the state at that RV', async () => {
     // arrange
-    const before = sb.server.control.resourceVersion();
+    const before = await currentResourceVersion(sb);
     await createVmi(sb, 'e26-later', { labels: { set: 'e26' } });
     // act
     const notOlder = (await sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'set=e26', resourceVersion: String(before), resourceVersionMatch: 'NotOlderThan' })) as { items: RawObject[] };
@@ -65,7 +73,7 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     assert.equal(got.metadata.name, 'e26-later');
   });
 
-  test('H41/I22: injected faults answer exact Status bodies (429 with Retry-After, 500, 409, 410) for matching requests only', async () => {
+  test('H41/I22: injected faults answer exact Status bodies (429 with Retry-After, 500, 409, 410) for matching requests only', emulatorOnly('fault injection (apiServer.faults)'), async () => {
     // arrange
     sb.server.faults.failNext(429, 1, { verb: 'get', resource: 'virtualmachineinstances' });
     sb.server.faults.failNext(500, 1, { verb: 'list', resource: 'pods' });
@@ -73,7 +81,7 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     sb.server.faults.failNext(410, 1, { verb: 'list', resource: 'virtualmachineinstances' });
     // act
     const untouched = await sb.core.listNamespacedConfigMap({ namespace: 'default' });
-    const raw = await fetch(`${sb.server.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/e-a`);
+    const raw = await apiFetch(sb, '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/e-a');
     const throttled = (await raw.json()) as { code: number; reason: string };
     const internal = await statusOf(sb.core.listNamespacedPod({ namespace: 'default' }));
     const conflict = await statusOf(createVmi(sb, 'h41'));
@@ -109,7 +117,7 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     const unsubscribe = sb.server.audit.subscribe((e) => seen.push(`${e.verb} ${e.name}`));
     // act
     // (a VirtualMachine: it has the /status subresource the entry should name; VMIs do not)
-    const v = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'audit-me' }, spec: {} } })) as RawObject;
+    const v = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: vmBody('audit-me') })) as RawObject;
     await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'audit-me', body: [{ op: 'add', path: '/status', value: { phase: 'Running' } }] });
     unsubscribe();
     // assert
@@ -120,7 +128,7 @@ describe('kube-api E, H, I: list, errors, faults, counters, audit, informers', (
     assert.deepEqual(seen, ['create audit-me', 'patch audit-me']);
   });
 
-  test('informer: relists after a 410 and after dropped watches, and keeps its cache right', async () => {
+  test('informer: relists after a 410 and after dropped watches, and keeps its cache right', emulatorOnly('drops watches and answers 410 by fault injection'), async () => {
     // arrange
     const informer = makeInformer(sb.kc, '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances', () => sb.co.listNamespacedCustomObject({ ...VMI, namespace: 'default', labelSelector: 'inf=1' }) as never, 'inf=1');
     const adds: string[] = [];

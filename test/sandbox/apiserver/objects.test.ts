@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { createVmi, getVmi, MIGRATION, podBody, startSandbox, statusOf, VM, VMI, type RawObject, type Sandbox } from './support.ts';
+import { apiFetch, createVmi, vmBody, VMI_SPEC, currentResourceVersion, emulatorOnly, getVmi, MIGRATION, podBody, REAL, startSandbox, statusOf, VM, VMI, type RawObject, type Sandbox } from './support.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const smp = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -15,10 +15,10 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('A1/A4: health, version and discovery answer like an apiserver', async () => {
     // act
-    const health = await fetch(`${sb.server.url}/healthz`);
-    const version = (await (await fetch(`${sb.server.url}/version`)).json()) as { major: string };
-    const kv = (await (await fetch(`${sb.server.url}/apis/kubevirt.io/v1`)).json()) as { kind: string; resources: Array<{ name: string; namespaced: boolean }> };
-    const groups = (await (await fetch(`${sb.server.url}/apis`)).json()) as { groups: Array<{ name: string }> };
+    const health = await apiFetch(sb, '/healthz');
+    const version = (await (await apiFetch(sb, '/version')).json()) as { major: string };
+    const kv = (await (await apiFetch(sb, '/apis/kubevirt.io/v1')).json()) as { kind: string; resources: Array<{ name: string; namespaced: boolean }> };
+    const groups = (await (await apiFetch(sb, '/apis')).json()) as { groups: Array<{ name: string }> };
     // assert
     assert.equal(await health.text(), 'ok');
     assert.equal(version.major, '1');
@@ -33,7 +33,7 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     await createVmi(sb, 'a2-one', { labels: { 'kubevirt.io/created-by': 'u1' } });
     await createVmi(sb, 'a2-two', { labels: { 'kubevirt.io/created-by': 'u3', 'kubevirt.io/deleted': 'x' } });
     // act
-    const res = await fetch(`${sb.server.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances?labelSelector=kubevirt.io%2Fcreated-by+in+%28u1%2Cu2%29%2C%21kubevirt.io%2Fdeleted`);
+    const res = await apiFetch(sb, `/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances?labelSelector=kubevirt.io%2Fcreated-by+in+%28u1%2Cu2%29%2C%21kubevirt.io%2Fdeleted`);
     const list = (await res.json()) as { items: RawObject[] };
     // assert
     assert.deepEqual(list.items.map((i) => i.metadata.name), ['a2-one']);
@@ -41,22 +41,24 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('A3: an unknown resource is a 404 Status', async () => {
     // act
-    const res = await fetch(`${sb.server.url}/apis/kubevirt.io/v1/namespaces/default/nonsense`);
+    const res = await apiFetch(sb, '/apis/kubevirt.io/v1/namespaces/default/nonsense');
     const body = (await res.json()) as { kind: string; code: number };
     // assert
     assert.equal(res.status, 404);
     assert.equal(body.kind, 'Status');
   });
 
-  test('B6: create sets uid, creationTimestamp (seconds, Z), RV and generation 1, ignoring client values', async () => {
+  test('B6: create sets uid, creationTimestamp (seconds, Z), RV and generation 1, ignoring client values; a client resourceVersion is a 500', async () => {
     // act
-    const vmi = await createVmi(sb, 'b6', { uid: 'mine', resourceVersion: '5', creationTimestamp: '2000-01-01T00:00:00.000Z' } as never);
+    const vmi = await createVmi(sb, 'b6', { uid: 'mine', creationTimestamp: '2000-01-01T00:00:00.000Z' } as never);
+    const withRv = await statusOf(createVmi(sb, 'b6-rv', { resourceVersion: '5' } as never));
     // assert
     assert.match(vmi.metadata.uid, /^[0-9a-f-]{36}$/);
     assert.notEqual(vmi.metadata.uid, 'mine');
     assert.match(String(vmi.metadata.creationTimestamp), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.notEqual(vmi.metadata.creationTimestamp, '2000-01-01T00:00:00Z');
     assert.equal(vmi.metadata.generation, 1);
-    assert.notEqual(vmi.metadata.resourceVersion, '5');
+    assert.deepEqual([withRv.code, withRv.reason, withRv.message], [500, undefined, 'resourceVersion should not be set on objects to be created'], 'the storage layer refuses it, without a reason');
   });
 
   test('B6: a body namespace different from the URL is 400', async () => {
@@ -88,13 +90,16 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     const list = await sb.core.listNamespacedConfigMap({ namespace: 'default' });
     // assert
     assert.ok(BigInt(p.metadata!.resourceVersion!) > BigInt(a.metadata.resourceVersion));
-    assert.equal(list.metadata!.resourceVersion, p.metadata!.resourceVersion, 'an empty list still reports the global RV');
+    // The real control plane's own controllers (the scheduler marking the pod unschedulable) may
+    // write in between: there the list RV is at least the pod's.
+    if (REAL) assert.ok(BigInt(list.metadata!.resourceVersion!) >= BigInt(p.metadata!.resourceVersion!), 'an empty list still reports the global RV');
+    else assert.equal(list.metadata!.resourceVersion, p.metadata!.resourceVersion, 'an empty list still reports the global RV');
   });
 
-  test('C10: resourceVersions are never reused by a restarted emulator', async () => {
+  test('C10: resourceVersions are never reused by a restarted emulator', emulatorOnly('the emulator seeds its counter above every RV it issued before; the real lane starts a fresh etcd each time'), async () => {
     // arrange
     const other = await startSandbox();
-    const before = BigInt(sb.server.control.resourceVersion());
+    const before = await currentResourceVersion(sb);
     // act
     const rv = BigInt((await other.core.listNamespace()).metadata!.resourceVersion!);
     await other.server.close();
@@ -105,9 +110,9 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
   test('C11: PUT with a stale resourceVersion is 409 Conflict; PUT without RV is 422 for CRs and allowed for pods', async () => {
     // arrange
     const v1 = await createVmi(sb, 'c11');
-    await sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, spec: { changed: true } } });
+    await sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { ...v1.metadata, labels: { changed: 'yes' } } } });
     // act
-    const stale = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, spec: { again: true } } }));
+    const stale = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { ...v1.metadata, labels: { again: 'yes' } } } }));
     const noRv = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { name: 'c11' } } }));
     await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('c11-pod') });
     const pod = await sb.core.replaceNamespacedPod({ namespace: 'default', name: 'c11-pod', body: { metadata: { name: 'c11-pod', labels: { a: 'b' } }, spec: { containers: [{ name: 'compute', image: 'virt-launcher:v1' }] } } });
@@ -140,7 +145,8 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     await sb.co.deleteNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c13', body: { preconditions: { uid: v.metadata.uid } } });
     // assert
     assert.equal(s.code, 409);
-    assert.match(s.message, /Precondition failed: UID in precondition: other/);
+    assert.equal(s.message, `Operation cannot be fulfilled on VirtualMachineInstance.kubevirt.io "c13": the UID in the precondition (other) does not match the UID in record (${v.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.match(s2.message, /: the ResourceVersion in the precondition \(1\) does not match the ResourceVersion in record \(\d+\)\. The object might have been modified$/);
     assert.equal(s2.code, 409);
     await assert.rejects(getVmi(sb, 'c13'), 'matching preconditions delete');
   });
@@ -174,13 +180,13 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     // arrange
     await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('f28', {}, { containers: [{ name: 'compute', image: 'a' }, { name: 'sidecar', image: 's' }] }) });
     // act
-    const pod = await sb.core.patchNamespacedPod({ namespace: 'default', name: 'f28', body: { metadata: { finalizers: ['f1'] }, spec: { containers: [{ name: 'sidecar', image: 's2' }, { name: 'gone', $patch: 'delete' }] } } }, smp);
+    const pod = await sb.core.patchNamespacedPod({ namespace: 'default', name: 'f28', body: { metadata: { finalizers: ['example.com/f1'] }, spec: { containers: [{ name: 'sidecar', image: 's2' }, { name: 'gone', $patch: 'delete' }] } } }, smp);
     await sb.core.patchNamespacedPodStatus({ namespace: 'default', name: 'f28', body: { status: { conditions: [{ type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }] } } }, smp);
     const st = await sb.core.patchNamespacedPodStatus({ namespace: 'default', name: 'f28', body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } } }, smp);
     const cr = await statusOf(sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f27-merge', body: { metadata: { labels: { c: '3' } } } }, smp));
     // assert
     assert.deepEqual(pod.spec!.containers.map((c) => `${c.name}:${c.image}`), ['compute:a', 'sidecar:s2']);
-    assert.deepEqual(pod.metadata!.finalizers, ['f1']);
+    assert.deepEqual(pod.metadata!.finalizers, ['example.com/f1']);
     assert.deepEqual(st.status!.conditions!.map((c) => `${c.type}=${c.status}`), ['Ready=True', 'PodScheduled=True']);
     assert.equal(cr.code, 415);
     assert.match(cr.message, /application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/);
@@ -188,21 +194,21 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('F30: status subresource (VirtualMachine): create drops status, main writes keep status, /status ignores spec and metadata', async () => {
     // arrange
-    const created = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'f30' }, spec: { a: 1 }, status: { printableStatus: 'Running' } } })) as RawObject;
+    const created = (await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: vmBody('f30', { runStrategy: 'Always' }, { status: { printableStatus: 'Running' } }) })) as RawObject;
     // act
-    const st = (await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f30', body: { metadata: { labels: { ignored: 'yes' } }, spec: { a: 2 }, status: { printableStatus: 'Starting' } } }, merge)) as RawObject;
-    const main = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f30', body: { spec: { a: 3 }, status: { printableStatus: 'Stopped' } } }, merge)) as RawObject;
+    const st = (await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f30', body: { metadata: { labels: { ignored: 'yes' } }, spec: { runStrategy: 'Halted' }, status: { printableStatus: 'Starting' } } }, merge)) as RawObject;
+    const main = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f30', body: { spec: { runStrategy: 'Manual' }, status: { printableStatus: 'Stopped' } } }, merge)) as RawObject;
     const stale = await statusOf(sb.co.replaceNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f30', body: { ...st, status: { printableStatus: 'X' } } }));
     // assert
     assert.equal(created.status, undefined, 'create drops .status');
-    assert.deepEqual([st.status?.printableStatus, st.spec?.a, st.metadata.labels], ['Starting', 1, undefined]);
-    assert.deepEqual([main.status?.printableStatus, main.spec?.a], ['Starting', 3]);
+    assert.deepEqual([st.status?.printableStatus, st.spec?.runStrategy, st.metadata.labels], ['Starting', 'Always', undefined]);
+    assert.deepEqual([main.status?.printableStatus, main.spec?.runStrategy], ['Starting', 'Manual']);
     assert.equal(stale.code, 409, 'RV conflicts apply to /status too');
   });
 
   test('F30: a VMI has no status subresource: create and main writes keep status, /status is 404', async () => {
     // arrange
-    const created = (await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f30-vmi' }, spec: { a: 1 }, status: { phase: 'Pending' } } })) as RawObject;
+    const created = (await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'f30-vmi' }, spec: VMI_SPEC, status: { phase: 'Pending' } } })) as RawObject;
     // act
     const main = (await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'f30-vmi', body: { metadata: { labels: { l: '1' } }, status: { phase: 'Scheduling' } } }, merge)) as RawObject;
     const sub = await statusOf(sb.co.patchNamespacedCustomObjectStatus({ ...VMI, namespace: 'default', name: 'f30-vmi', body: { status: { phase: 'Failed' } } }, merge));
@@ -225,12 +231,12 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('F32: generation bumps on spec change only, never on metadata or status writes (VirtualMachine)', async () => {
     // arrange
-    await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: { metadata: { name: 'f32' }, spec: {} } });
+    await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: vmBody('f32') });
     // act
     const meta = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { metadata: { labels: { a: 'b' } } } }, merge)) as RawObject;
     const status = (await sb.co.patchNamespacedCustomObjectStatus({ ...VM, namespace: 'default', name: 'f32', body: { status: { printableStatus: 'Running' } } }, merge)) as RawObject;
-    const spec = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
-    const noop = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { x: 1 } } }, merge)) as RawObject;
+    const spec = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { runStrategy: 'Halted' } } }, merge)) as RawObject;
+    const noop = (await sb.co.patchNamespacedCustomObject({ ...VM, namespace: 'default', name: 'f32', body: { spec: { runStrategy: 'Halted' } } }, merge)) as RawObject;
     // assert
     assert.deepEqual([meta.metadata.generation, status.metadata.generation, spec.metadata.generation], [1, 1, 2]);
     assert.equal(noop.metadata.resourceVersion, spec.metadata.resourceVersion, 'a no-op patch writes nothing');
@@ -248,7 +254,7 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('F33: dryRun=All validates and returns the result without persisting', async () => {
     // act
-    await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'f33' }, spec: {} }, dryRun: 'All' });
+    await sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'f33' }, spec: VMI_SPEC }, dryRun: 'All' });
     // assert
     const s = await statusOf(getVmi(sb, 'f33'));
     assert.equal(s.code, 404);
@@ -256,7 +262,7 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('F30: migrations have the status subresource too', async () => {
     // arrange
-    await sb.co.createNamespacedCustomObject({ ...MIGRATION, namespace: 'default', body: { metadata: { name: 'mig' }, spec: { vmiName: 'x' }, status: { phase: 'Running' } } });
+    await sb.co.createNamespacedCustomObject({ ...MIGRATION, namespace: 'default', body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig' }, spec: { vmiName: 'x' }, status: { phase: 'Running' } } });
     // act
     const m = (await sb.co.getNamespacedCustomObject({ ...MIGRATION, namespace: 'default', name: 'mig' })) as RawObject;
     // assert

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createVmi, collectWatch, getVmi, podBody, startSandbox, VMI, type RawObject, type Sandbox } from './support.ts';
+import { createVmi, collectWatch, currentResourceVersion, emulatorOnly, getVmi, podBody, REAL, startSandbox, VMI, type RawObject, type Sandbox } from './support.ts';
 
 const VMIS = '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances';
 
@@ -41,7 +41,7 @@ describe('kube-api D: watch', () => {
     assert.ok(BigInt(w.events[1]!.rv) > BigInt(w.events[0]!.rv), 'the DELETED event carries the deletion RV');
   });
 
-  test('D3/D15: watch from a too-old resourceVersion answers 200 + ERROR 410 Expired and closes cleanly', async () => {
+  test('D3/D15: watch from a too-old resourceVersion answers 200 + ERROR 410 Expired and closes cleanly', emulatorOnly('compacts the emulator\'s history on demand (control.compactHistory); etcd compacts on its own schedule'), async () => {
     // arrange
     const old = (await createVmi(sb, 'd15-old')).metadata.resourceVersion;
     await createVmi(sb, 'd15-newer');
@@ -59,7 +59,7 @@ describe('kube-api D: watch', () => {
     assert.equal(err, null, 'a clean end of stream, not a socket error');
   });
 
-  test('D16: the bounded history makes RVs older than watchHistory events answer 410', async () => {
+  test('D16: the bounded history makes RVs older than watchHistory events answer 410', emulatorOnly('the emulator\'s watch history is a knob (watchHistory: 50); the real watch cache holds far more'), async () => {
     // arrange
     const first = (await createVmi(sb, 'd16-first')).metadata.resourceVersion;
     for (let i = 0; i < 55; i++) await sb.co.patchNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'd16-first', body: [{ op: 'add', path: '/metadata/labels', value: { i: String(i) } }] });
@@ -73,7 +73,7 @@ describe('kube-api D: watch', () => {
   test('D17: label selector transitions: start matching → ADDED, stop matching → DELETED with previous state', async () => {
     // arrange
     await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('d17-pod', { labels: { app: 'x' } }) });
-    const w = await collectWatch(sb.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'kubevirt.io/migrationJobUID=m1', resourceVersion: String(sb.server.control.resourceVersion()) });
+    const w = await collectWatch(sb.kc, '/api/v1/namespaces/default/pods', { labelSelector: 'kubevirt.io/migrationJobUID=m1', resourceVersion: String(await currentResourceVersion(sb)) });
     // act
     await patchPod(sb, 'd17-pod', { metadata: { labels: { 'kubevirt.io/migrationJobUID': 'm1' } } });
     await patchPod(sb, 'd17-pod', { metadata: { annotations: { touched: 'yes' } } });
@@ -89,7 +89,7 @@ describe('kube-api D: watch', () => {
   test('D17: field selector transitions on spec.nodeName / status.phase', async () => {
     // arrange
     await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('d17-field') });
-    const w = await collectWatch(sb.kc, '/api/v1/pods', { fieldSelector: 'spec.nodeName=node1,status.phase!=Failed', resourceVersion: String(sb.server.control.resourceVersion()) });
+    const w = await collectWatch(sb.kc, '/api/v1/pods', { fieldSelector: 'spec.nodeName=node1,status.phase!=Failed', resourceVersion: String(await currentResourceVersion(sb)) });
     // act
     await sb.core.createNamespacedPodBinding({ namespace: 'default', name: 'd17-field', body: { metadata: { name: 'd17-field' }, target: { kind: 'Node', name: 'node1' } } });
     await patchPod(sb, 'd17-field', { status: { phase: 'Failed' } }, 'status');
@@ -99,11 +99,11 @@ describe('kube-api D: watch', () => {
     assert.deepEqual(w.events.map((e) => e.type), ['ADDED', 'DELETED'], 'bound → ADDED, failed → DELETED');
   });
 
-  test('D18: BOOKMARK only when allowWatchBookmarks=true, carrying the current RV', async () => {
+  test('D18: BOOKMARK only when allowWatchBookmarks=true, carrying the current RV', emulatorOnly('the bookmark period is an emulator knob (30 ms here); kube-apiserver sends one about every minute'), async () => {
     // arrange
     const quiet = await startSandbox({ bookmarkIntervalMs: 30 });
     try {
-      const rv = String(quiet.server.control.resourceVersion());
+      const rv = String(await currentResourceVersion(quiet));
       const withBm = await collectWatch(quiet.kc, VMIS, { resourceVersion: rv, allowWatchBookmarks: true });
       const without = await collectWatch(quiet.kc, '/api/v1/namespaces/default/pods', { resourceVersion: rv });
       // act
@@ -134,7 +134,7 @@ describe('kube-api D: watch', () => {
 
   test('D19: timeoutSeconds ends the watch with a clean end of stream', async () => {
     // act
-    const w = await collectWatch(sb.kc, VMIS, { resourceVersion: String(sb.server.control.resourceVersion()), timeoutSeconds: 0.05 });
+    const w = await collectWatch(sb.kc, VMIS, { resourceVersion: String(await currentResourceVersion(sb)), timeoutSeconds: 1 });
     const err = await w.ended();
     // assert
     assert.equal(err, null, 'clean close, which client-node treats as "re-watch", not an error');
@@ -142,17 +142,18 @@ describe('kube-api D: watch', () => {
 
   test('D21: a watch from a resourceVersion newer than the server answers ERROR 504 after the wait', async () => {
     // arrange
-    const fast = await startSandbox({ tooLargeWaitMs: 20 });
+    // The emulator's wait is a knob (20 ms here); kube-apiserver waits its fixed 3 s.
+    const fast = REAL ? sb : await startSandbox({ tooLargeWaitMs: 20 });
     try {
       // act
-      const w = await collectWatch(fast.kc, VMIS, { resourceVersion: String(fast.server.control.resourceVersion() + 100) });
+      const w = await collectWatch(fast.kc, VMIS, { resourceVersion: String((await currentResourceVersion(fast)) + 100n) });
       await w.ended();
       // assert
       const status = w.events[0]!.obj as unknown as { code: number; message: string };
       assert.equal(status.code, 504);
       assert.match(status.message, /^Too large resource version/);
     } finally {
-      await fast.server.close();
+      if (fast !== sb) await fast.server.close();
     }
   });
 
