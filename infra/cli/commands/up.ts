@@ -16,6 +16,7 @@ import { DEFAULT_DASHBOARD_PORT, startDashboard, type Dashboard } from '../../lo
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
+import { SANDBOX_KUBECONFIG } from '../ops-backend.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -99,7 +100,9 @@ export const command: Command = {
         throw new CliError(err instanceof Error ? err.message : String(err));
       }
     } else {
-      sandbox = await startSandbox({ nodes, ...(controlPlane ? { controlPlane } : {}), log: (line) => process.stderr.write(`${line}\n`) });
+      // The kubeconfig goes next to the database, where `trace` and `diagnose` look for the cluster.
+      sandbox = await startSandbox({ nodes, ...(controlPlane ? { controlPlane } : {}), kubeconfigOut: join(dataDir, SANDBOX_KUBECONFIG), log: (line) => process.stderr.write(`${line}
+`) });
       kubeConfig = sandbox.apiServer.kubeConfig('admin');
       process.stdout.write(`cluster: sandbox at ${sandbox.apiServer.url} with ${nodes} nodes, ${sandbox.controlPlane === 'real' ? 'real Kubernetes control plane' : 'API server emulator'} (kubeconfig ${sandbox.kubeconfigPath})\n`);
     }
