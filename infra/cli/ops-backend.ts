@@ -13,7 +13,7 @@ import { openDynamoDbState, STATE_TABLE_ENV } from '../../shared/state/dynamodb-
 import type { StateStore } from '../../shared/state/port.ts';
 import { openSqliteState } from '../../shared/state/sqlite-state.ts';
 import { CliError } from './command.ts';
-import { BACKEND_FLAGS, BACKEND_HELP, DEFAULT_DB, openQueueBackend, type BackendFlags, type QueueBackend } from './queue-backend.ts';
+import { BACKEND_FLAGS, BACKEND_HELP, DEFAULT_DB, openQueueBackend, withBackend, type BackendFlags, type QueueBackend } from './queue-backend.ts';
 
 /** The file `up` writes the sandbox's kubeconfig to, next to its database. */
 export const SANDBOX_KUBECONFIG = 'sandbox.kubeconfig';
@@ -32,6 +32,8 @@ export interface OpsFlags extends BackendFlags {
 /** The queue, the table and how to reach the cluster. */
 export interface OpsBackend {
   readonly queue: QueueBackend;
+  /** For headings and errors: the queue's and the table's place. */
+  readonly description: string;
   readonly state: StateStore;
   /** Where the cluster comes from; throws a CliError (exit 1) when there is none. */
   kubeConfig(): KubeConfig;
@@ -57,6 +59,7 @@ export function openOpsBackend(flags: OpsFlags, env: NodeJS.ProcessEnv = process
   }
   return {
     queue,
+    description: flags.aws === true ? `${queue.description}, table ${flags.table ?? env[STATE_TABLE_ENV]}` : queue.description,
     state,
     kubeConfig: () => clusterConfig(flags, env),
     async close() {
@@ -79,19 +82,7 @@ function clusterConfig(flags: OpsFlags, env: NodeJS.ProcessEnv): KubeConfig {
   }
 }
 
-/**
- * Runs `body` with an open backend and closes it afterwards. A failure of the queue, the table
- * or the cluster is one line and exit 1, not a stack trace.
- */
-export async function withOpsBackend(flags: OpsFlags, body: (b: OpsBackend) => Promise<number>): Promise<number> {
-  const backend = openOpsBackend(flags);
-  try {
-    return await body(backend);
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    const name = err instanceof Error && err.name !== 'Error' ? `${err.name}: ` : '';
-    throw new CliError(`${backend.queue.description}: ${name}${err instanceof Error ? err.message : String(err)}`, 1);
-  } finally {
-    await backend.close();
-  }
+/** Runs `body` with the backend the flags name (see withBackend: backend failures are exit 1). */
+export function withOpsBackend(flags: OpsFlags, body: (b: OpsBackend) => Promise<number>): Promise<number> {
+  return withBackend(() => openOpsBackend(flags), body);
 }

@@ -105,11 +105,12 @@ export function keyFlag(value: string | undefined, controller?: Controller): str
 }
 
 /**
- * Runs `body` with an open backend and closes it afterwards. A failure of the queue itself (SQS
- * unreachable, queue missing, database locked) is one line and exit 1, not a stack trace.
+ * Runs `body` with what `open` opens and closes it afterwards. A failure of the backend itself
+ * (SQS unreachable, queue missing, database locked, cluster unreachable) is one line naming it and
+ * exit 1, not a stack trace.
  */
-export async function withQueueBackend(flags: BackendFlags, body: (b: QueueBackend) => Promise<number>): Promise<number> {
-  const backend = openQueueBackend(flags);
+export async function withBackend<B extends { readonly description: string; close(): Promise<void> }>(open: () => B, body: (b: B) => Promise<number>): Promise<number> {
+  const backend = open();
   try {
     return await body(backend);
   } catch (err) {
@@ -119,4 +120,9 @@ export async function withQueueBackend(flags: BackendFlags, body: (b: QueueBacke
   } finally {
     await backend.close();
   }
+}
+
+/** {@link withBackend} over the queue the flags name. */
+export function withQueueBackend(flags: BackendFlags, body: (b: QueueBackend) => Promise<number>): Promise<number> {
+  return withBackend(() => openQueueBackend(flags), body);
 }

@@ -10,6 +10,7 @@
 import type { DeadLetter } from '../../../shared/queue/port.ts';
 import { EXPECTATIONS_TIMEOUT_MS, type ExpectationRecord } from '../../../shared/state/port.ts';
 import type { TraceEntry } from '../../../shared/state/traces.ts';
+import { outcomeText } from '../trace/timeline.ts';
 import { deadLetterFinding, diagnosis, humanSeconds, problem, type Diagnosis, type Finding } from './finding.ts';
 
 /** A condition as the verdicts read it. */
@@ -169,7 +170,7 @@ function expectationFinding(e: VmiEvidence, prefix: string): Finding | undefined
   const age = e.now - x.setAt;
   if (age > EXPECTATIONS_TIMEOUT_MS) return undefined;
   const setter = e.traces.filter((t) => t.receivedAt <= x.setAt + 1000 && t.receivedAt + t.durationMs >= x.setAt - 1000).at(-1);
-  const by = setter ? `by a reconcile that ended ${outcomeText(setter)}` : 'by a reconcile that left no trace (it timed out or crashed)';
+  const by = setter ? `by a reconcile that ended ${outcomeText(setter.outcome)}` : 'by a reconcile that left no trace (it timed out or crashed)';
   return problem(
     'expectation',
     `${prefix}waiting on a pod expectation set ${humanSeconds(age / 1000)} ago ${by}; it expires in ${humanSeconds((EXPECTATIONS_TIMEOUT_MS - age) / 1000)}`,
@@ -184,7 +185,7 @@ function stuckFinding(e: VmiEvidence, prefix: string): Finding {
   if (last.outcome.kind === 'retry') {
     return problem('failing', `${prefix}reconciles keep failing: ${last.outcome.reason}: ${last.outcome.message} (attempt ${last.attempt})`, [traceLine(last, e.now)]);
   }
-  return problem('no-pod', `${prefix}the last reconcile (${humanSeconds((e.now - last.receivedAt) / 1000)} ago) ended ${outcomeText(last)} and created none`, [traceLine(last, e.now)]);
+  return problem('no-pod', `${prefix}the last reconcile (${humanSeconds((e.now - last.receivedAt) / 1000)} ago) ended ${outcomeText(last.outcome)} and created none`, [traceLine(last, e.now)]);
 }
 
 /** Symptom 3: the status is off. */
@@ -221,22 +222,7 @@ function relayLag(e: VmiEvidence, vmi: VmiView): Finding | undefined {
   );
 }
 
-/** "done", "requeue after 30 s (why)", "retry (Conflict: …)", "dead-lettered (reason)". */
-export function outcomeText(t: TraceEntry): string {
-  const o = t.outcome;
-  switch (o.kind) {
-    case 'done':
-      return 'done';
-    case 'requeue':
-      return `requeue after ${o.afterSeconds} s (${o.why})`;
-    case 'retry':
-      return `retry (${o.reason}: ${o.message})`;
-    case 'dead-lettered':
-      return `dead-lettered (${o.reason}: ${o.message})`;
-  }
-}
-
 function traceLine(t: TraceEntry, now: number): string {
-  return `last reconcile ${humanSeconds((now - t.receivedAt) / 1000)} ago, attempt ${t.attempt}, caused by ${t.cause.kind} ${t.cause.name} ${t.cause.event}: ${outcomeText(t)}`;
+  return `last reconcile ${humanSeconds((now - t.receivedAt) / 1000)} ago, attempt ${t.attempt}, caused by ${t.cause.kind} ${t.cause.name} ${t.cause.event}: ${outcomeText(t.outcome)}`;
 }
 

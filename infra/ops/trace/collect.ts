@@ -1,0 +1,88 @@
+/**
+ * Which keys a trace follows and what they recorded: the object's own controller key, then its
+ * children — a VM's VMI (same key in the VMI controller), a VMI's migrations (from the cluster
+ * when it can be read, and from the migrations the traced reconciles created) — and the launcher
+ * and target pods the reconciles wrote (pods have no controller of their own: their story is the
+ * writes of the VMI and migration controllers). Reads only.
+ */
+import type { TraceEntry, Traces } from '../../../shared/state/traces.ts';
+import { showTarget, type Target } from '../target.ts';
+import { byTime, timeline, type TimelineStep } from './timeline.ts';
+
+const VMIS = 'virtualmachineinstances';
+const MIGRATIONS = 'virtualmachineinstancemigrations';
+
+export interface TraceSources {
+  readonly traces: Pick<Traces, 'recent'>;
+  /** The names of a VMI's migrations in the cluster; without it, only those the traces created. */
+  readonly migrationsOf?: (namespace: string, vmiName: string) => Promise<string[]>;
+  readonly now: number;
+}
+
+/** One key the trace followed, and why. */
+export interface TraceLink {
+  readonly controller: string;
+  readonly key: string;
+  /** "the object", "the VM's VMI", "a migration of VMI default/x", … */
+  readonly why: string;
+  /** Entries it contributed. */
+  readonly reconciles: number;
+}
+
+/** The answer of `virt-reconciler trace`. */
+export interface ObjectTrace {
+  /** `vm/default/testvm`. */
+  readonly target: string;
+  readonly links: readonly TraceLink[];
+  /** Pods the traced reconciles wrote (`namespace/name`), in order of first write. */
+  readonly pods: readonly string[];
+  /** Every entry, oldest reconcile first. */
+  readonly entries: readonly TraceEntry[];
+  readonly timeline: readonly TimelineStep[];
+}
+
+/** Reads the chain of `target` (see the module comment). */
+export async function collectTrace(target: Target, src: TraceSources): Promise<ObjectTrace> {
+  const links: { controller: string; key: string; why: string; entries: TraceEntry[] }[] = [];
+  const seen = new Set<string>();
+  const follow = async (controller: string, key: string, why: string, keep: (e: TraceEntry) => boolean = () => true) => {
+    if (seen.has(`${controller} ${key}`)) return;
+    seen.add(`${controller} ${key}`);
+    const entries = (await src.traces.recent(controller, key, src.now)).filter(keep);
+    links.push({ controller, key, why, entries });
+  };
+  const { namespace, name, key } = target;
+  if (target.kind === 'migration') {
+    await follow('migration', key, 'the object');
+  } else {
+    if (target.kind === 'vm') {
+      await follow('vm', key, 'the object');
+      await follow('vmi', key, "the VM's VMI");
+    } else {
+      await follow('vmi', key, 'the object');
+      // The VM controller of the same key touched the VMI only if it wrote it (created, deleted it).
+      await follow('vm', key, 'the owning VM, where it wrote the VMI', (e) => e.writes.some((w) => w.resource.startsWith(VMIS) && w.name === name));
+    }
+    const fromCluster = src.migrationsOf ? await src.migrationsOf(namespace, name) : [];
+    for (const m of fromCluster) await follow('migration', `${namespace}/${m}`, `a migration of VMI ${key}`);
+  }
+  // Migrations the followed reconciles created (an evacuation, a workload update), even if gone since.
+  for (let i = 0; i < links.length; i++) {
+    for (const w of links[i]!.entries.flatMap((e) => e.writes)) {
+      if (w.verb === 'create' && w.resource === MIGRATIONS && w.code < 300) await follow('migration', `${w.namespace ?? namespace}/${w.name}`, `created by ${links[i]!.controller} ${links[i]!.key}`);
+    }
+  }
+  const entries = byTime(links.flatMap((l) => l.entries));
+  const pods: string[] = [];
+  for (const w of entries.flatMap((e) => e.writes)) {
+    const pod = `${w.namespace ?? namespace}/${w.name}`;
+    if (w.resource.split('/')[0] === 'pods' && !pods.includes(pod)) pods.push(pod);
+  }
+  return {
+    target: showTarget(target),
+    links: links.map((l) => ({ controller: l.controller, key: l.key, why: l.why, reconciles: l.entries.length })),
+    pods,
+    entries,
+    timeline: timeline(entries),
+  };
+}
