@@ -46,9 +46,16 @@ export function costInputs(results: Json): CostInputs | undefined {
     coldInitMs: num(results['test/bench/bundles.bench.ts'], 'functions.vmi.coldImportMedianMs') ?? 400,
     keysSentPerReconcile: num(s, 'keysSentPerReconcile') ?? 1,
     tableReadsPerReconcile: num(s, 'tableReadsPerReconcile') ?? 1,
-    tableWritesPerReconcile: num(s, 'tableWritesPerReconcile') ?? 1,
+    // Expectations writes plus the reconcile's trace entry (one PutItem, billed per started KB).
+    tableWritesPerReconcile: (num(s, 'tableWritesPerReconcile') ?? 1) + traceWrus(results['test/bench/traces.bench.ts']),
     requeuesPerReconcile: num(s, 'requeuesPerReconcile') ?? 0,
   };
+}
+
+/** WRUs the trace entry of one reconcile costs: writes per reconcile × KB per entry, rounded up (defaults: 1 write of < 1 KB). */
+function traceWrus(traces: unknown): number {
+  const writes = num(traces, 'traceWritesPerReconcile') ?? 1;
+  return writes * Math.max(1, Math.ceil((num(traces, 'traceEntryAvgBytes') ?? 0) / 1024));
 }
 
 /** Every figure next to its target. */
@@ -57,6 +64,7 @@ export function summaryRows(results: Json): Row[] {
   const bundles = results['test/bench/bundles.bench.ts'];
   const relay = results['test/bench/relay-memory.bench.ts'];
   const cost = results['cost-model'];
+  const traces = results['test/bench/traces.bench.ts'];
   const rows: Row[] = [
     row('event → launcher pod p50, serverless / baseline', num(e2e, 'ratios.eventToPodP50'), '×', '≤ 1.3×', (v) => v <= 1.3),
     row('event → launcher pod p99, serverless / baseline', num(e2e, 'ratios.eventToPodP99'), '×', '≤ 1.3×', (v) => v <= 1.3),
@@ -75,6 +83,9 @@ export function summaryRows(results: Json): Row[] {
     else rows.push({ figure: `bundle ${name} (minified; not a Lambda function)`, measured: `${kb(num(f, 'bytes'))} KB`, target: '–', met: undefined });
     if (num(f, 'coldImportMedianMs') !== undefined) rows.push(row(`cold import ${name} (median)`, num(f, 'coldImportMedianMs'), ' ms', '≤ 150 ms', (v) => v <= 150));
   }
+  rows.push(row('trace recording time, % of reconcile time', num(traces, 'recordCostPctOfReconcile'), ' %', '≤ 5 %', (v) => v <= 5));
+  rows.push(row('trace table writes per reconcile', num(traces, 'traceWritesPerReconcile'), '', '≤ 1', (v) => v <= 1));
+  rows.push(info('reconcile avg ms, traces off / on (side by side)', num(traces, 'reconcileAvgMsOff'), ` / ${num(traces, 'reconcileAvgMsOn')} ms`, `entry ${num(traces, 'traceEntryAvgBytes')} bytes avg`));
   rows.push(row(`relay memory per watched object (${num(relay, 'watched') ?? '?'} objects)`, num(relay, 'perObjectKB'), ' KB', '≤ 20 KB', (v) => v <= 20));
   rows.push(row('cost per million reconciles ($)', num(cost, 'breakdown.total'), '', '≤ 2', (v) => v <= 2));
   rows.push(info('cost per million reconciles, SQS batch 10 ($)', num(cost, 'batch10.total'), '', 'what-if: 10 keys per invocation'));

@@ -1,0 +1,115 @@
+/**
+ * What per-key trace recording (issue 18) costs, side by side in one run: the same burst of VMIs
+ * on a fresh sandbox with the local runtime (file-backed SQLite, as `up` runs it) with the trace
+ * store on, and with it off (its `record` a no-op), alternating off/on (then on/off) for ROUNDS rounds so a
+ * loaded machine slows both alike.
+ *
+ * Figures: reconcile time per reconcile (all controllers) off vs on; the time spent recording
+ * (measured around each `record` call, on) against the reconcile time it follows; trace table
+ * writes per reconcile (one `record` = one write: an insert and its prune in one SQLite
+ * transaction, one PutItem on DynamoDB) and an entry's size (DynamoDB bills 1 WRU per KB); and the wall time until every VMI is Running.
+ *
+ * N = BENCH_TRACE_VMIS (default 150), ROUNDS = BENCH_TRACE_ROUNDS (default 2). Never a test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalRuntime } from '../../infra/local/runtime.ts';
+import { silentLogger } from '../../shared/metrics/log.ts';
+import type { Traces } from '../../shared/state/traces.ts';
+import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
+
+const N = Number(process.env.BENCH_TRACE_VMIS ?? 150);
+const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 2);
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+interface RoundFigures {
+  reconciles: number;
+  reconcileMsTotal: number;
+  records: number;
+  recordMsTotal: number;
+  entryBytesTotal: number;
+  secondsToAllRunning: number;
+  allRunning: boolean;
+}
+
+/** Replaces `record` on the store object the runtime hands its workers: timed (on) or a no-op (off). */
+function hookRecord(traces: Traces, on: boolean, into: { records: number; recordMsTotal: number; entryBytesTotal: number }): void {
+  const real = traces.record.bind(traces);
+  (traces as { record: Traces['record'] }).record = async (entry, now) => {
+    if (!on) return;
+    const t0 = performance.now();
+    try {
+      await real(entry, now);
+    } finally {
+      into.records++;
+      into.recordMsTotal += performance.now() - t0;
+    }
+    // Outside the timing: the item's size is what DynamoDB bills a write by (1 WRU per KB).
+    into.entryBytesTotal += Buffer.byteLength(JSON.stringify(entry));
+  };
+}
+
+async function oneRound(on: boolean, index: number): Promise<RoundFigures> {
+  const sandbox = await sandboxFor(N);
+  const tracker = new VmiTracker(sandbox);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-traces-'));
+  const rt = new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY), dbPath: join(dir, 'queue.db'), log: silentLogger });
+  const rec = { records: 0, recordMsTotal: 0, entryBytesTotal: 0 };
+  hookRecord(rt.state.traces, on, rec);
+  rt.start();
+  try {
+    while (!rt.relay.ready) await new Promise((r) => setTimeout(r, 50));
+    const t0 = sandbox.clock.nowMs();
+    await createVmis(sandbox, tracker, vmiNames(`tr${index}`, N), { concurrency: 25 });
+    const allRunning = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000);
+    const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
+    // Trailing status reconciles settle before counting.
+    await new Promise((r) => setTimeout(r, 1000));
+    return {
+      reconciles: rt.metrics.total('reconcile_time_seconds'),
+      reconcileMsTotal: rt.metrics.sum('reconcile_time_seconds') * 1000,
+      ...rec,
+      secondsToAllRunning: (lastRunning - t0) / 1000,
+      allRunning,
+    };
+  } finally {
+    await rt.stop();
+    tracker.stop();
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const sums = { off: [] as RoundFigures[], on: [] as RoundFigures[] };
+  for (let i = 0; i < ROUNDS; i++) {
+    // Alternate which goes first: the first run of a process also pays for warming up.
+    for (const on of i % 2 === 0 ? [false, true] : [true, false]) {
+      const f = await oneRound(on, i * 2 + (on ? 1 : 0));
+      (on ? sums.on : sums.off).push(f);
+      process.stdout.write(`  round ${i + 1} traces ${on ? 'on ' : 'off'}: ${f.reconciles} reconciles, ${round(f.reconcileMsTotal / f.reconciles, 1)} ms avg, record ${round(f.recordMsTotal / Math.max(1, f.records), 2)} ms avg, all Running in ${round(f.secondsToAllRunning, 1)} s\n`);
+    }
+  }
+  const total = (rs: RoundFigures[], k: keyof RoundFigures) => rs.reduce((n, r) => n + Number(r[k]), 0);
+  const avgReconcile = (rs: RoundFigures[]) => total(rs, 'reconcileMsTotal') / Math.max(1, total(rs, 'reconciles'));
+  const offMs = avgReconcile(sums.off);
+  const onMs = avgReconcile(sums.on);
+  const recordMs = total(sums.on, 'recordMsTotal') / Math.max(1, total(sums.on, 'records'));
+  return {
+    vmis: N,
+    rounds: ROUNDS,
+    allRunning: [...sums.off, ...sums.on].every((r) => r.allRunning),
+    reconcileAvgMsOff: round(offMs, 2),
+    reconcileAvgMsOn: round(onMs, 2),
+    recordAvgMs: round(recordMs, 3),
+    // The cost that matters: what recording adds after each reconcile, against the reconcile itself.
+    recordCostPctOfReconcile: round((recordMs / onMs) * 100, 2),
+    reconcileOnVsOffPct: round(((onMs - offMs) / offMs) * 100, 1),
+    traceWritesPerReconcile: round(total(sums.on, 'records') / Math.max(1, total(sums.on, 'reconciles')), 3),
+    traceEntryAvgBytes: Math.round(total(sums.on, 'entryBytesTotal') / Math.max(1, total(sums.on, 'records'))),
+    secondsToAllRunningOff: round(total(sums.off, 'secondsToAllRunning') / ROUNDS, 2),
+    secondsToAllRunningOn: round(total(sums.on, 'secondsToAllRunning') / ROUNDS, 2),
+  };
+}
