@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ObjectTrace } from '../../infra/ops/trace/collect.ts';
+import { VMIS, VMS } from '../../shared/api/resources.ts';
 import { projectRoot } from '../support/reference.ts';
 import { NS, queueIdle, startSlice, until, vmManifest, type Slice } from './support.ts';
 
@@ -34,8 +35,8 @@ describe('virt-reconciler trace on the sandbox', () => {
   let s: Slice;
   before(async () => {
     s = await startSlice({ runtime: { dbPath: db } });
-    await s.kube.createVM(vmManifest('tvm', { runStrategy: 'Always' }));
-    await until('VMI tvm Running', async () => (await s.kube.getVMI(NS, 'tvm'))?.status?.phase === 'Running', { problems: s.problems });
+    await s.kube.create(VMS, vmManifest('tvm', { runStrategy: 'Always' }));
+    await until('VMI tvm Running', async () => (await s.kube.get(VMIS, NS, 'tvm'))?.status?.phase === 'Running', { problems: s.problems });
     await until('queues idle', () => queueIdle(s, ['vm', 'vmi']));
   });
   after(async () => {
