@@ -8,7 +8,7 @@
  * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
  * and the dashboards all iterate the registry.
  */
-import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VM_POOLS, VMIS, VMS } from '../shared/api/resources.ts';
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
@@ -18,6 +18,8 @@ import type { Expectations, Leases } from '../shared/state/port.ts';
 import type { ClusterConfig } from '../shared/template/cluster-config.ts';
 import { migrationController } from './migration/controller.ts';
 import { cachedPolicySource } from './migration/policy-source.ts';
+import { poolController } from './pool/controller.ts';
+import { poolMapper } from './pool/relay-map.ts';
 import { coreMapper } from './relay/map-event.ts';
 import type { RelayRoute } from '../shared/relay/route.ts';
 import { vmController } from './vm/controller.ts';
@@ -72,6 +74,10 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
         ...opt('createTakeoverMs', c.takeoverMs),
       }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }], mapper: coreMapper },
+  },
+  pool: {
+    spec: (c) => poolController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VM_POOLS }, { res: VMS }, { res: VMIS }, { res: CONTROLLER_REVISIONS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: poolMapper },
   },
 };
 

@@ -33,6 +33,7 @@ export const CONTROLLER_REGISTRY = [
   { name: 'vmi', title: 'VirtualMachineInstance', workers: 10, weight: 3, keyScope: 'namespaced' },
   { name: 'vm', title: 'VirtualMachine', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
+  { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

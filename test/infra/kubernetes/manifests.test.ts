@@ -57,12 +57,14 @@ describe('infra/kubernetes: manifests', () => {
     assert.deepEqual(granted, [
       '/persistentvolumeclaims',
       '/pods',
+      'apps/controllerrevisions',
       'cdi.kubevirt.io/datavolumes',
       'kubevirt.io/kubevirts',
       'kubevirt.io/virtualmachineinstancemigrations',
       'kubevirt.io/virtualmachineinstances',
       'kubevirt.io/virtualmachines',
       'migrations.kubevirt.io/migrationpolicies',
+      'pool.kubevirt.io/virtualmachinepools',
     ]);
     const binding = find('ClusterRoleBinding', 'virt-reconciler-relay') as unknown as { subjects: Array<{ kind: string; name: string; namespace: string }> };
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'virt-reconciler-relay', namespace: 'virt-reconciler' }]);
@@ -99,6 +101,16 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachineinstancemigrations/status update',
       'kubevirt.io/virtualmachineinstances get,patch',
       'migrations.kubevirt.io/migrationpolicies list',
+    ],
+    pool: [
+      '/events create',
+      '/persistentvolumeclaims get,patch',
+      'apps/controllerrevisions create,delete,list',
+      'cdi.kubevirt.io/datavolumes get,patch',
+      'kubevirt.io/virtualmachineinstances delete,list,patch',
+      'kubevirt.io/virtualmachines create,delete,get,list,patch,update',
+      'pool.kubevirt.io/virtualmachinepools get,patch',
+      'pool.kubevirt.io/virtualmachinepools/status update',
     ],
   };
   for (const controller of CONTROLLERS) {

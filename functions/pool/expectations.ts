@@ -1,0 +1,100 @@
+/**
+ * The pool's expectations (reference §0), in the state table: VM creations and deletions per pool
+ * key. KubeVirt lowers them from informer events; a stateless function lowers them from what its
+ * reads show — a VM we created is observed once a read lists it, one we deleted once a read shows
+ * it gone or terminating (it then counts as a removal in `diff`, so the pool cannot delete a
+ * second VM in its place). A pass whose read lags behind its own earlier writes therefore waits
+ * (after one quorum re-read) instead of acting twice.
+ */
+import type { VirtualMachine } from '../../shared/api/index.ts';
+import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired, type ExpectationRecord } from '../../shared/state/port.ts';
+import { isDeleting } from './delete-selection.ts';
+import { CREATION_EXPECTATIONS, DELETION_EXPECTATIONS, type PoolDeps } from './deps.ts';
+
+/** The key a VM deletion is tracked by: `namespace/name/uid`. */
+export function deletionKey(vm: VirtualMachine): string {
+  return `${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}/${vm.metadata?.uid ?? ''}`;
+}
+
+function pending(r: ExpectationRecord | undefined, now: number): r is ExpectationRecord {
+  return r !== undefined && !isExpectationExpired(r, now) && (r.add > 0 || r.del > 0);
+}
+
+/** Lowers what `vms` (every VM of the namespace) shows was done; true when nothing is left to see. */
+async function lower(key: string, vms: readonly VirtualMachine[], deps: PoolDeps, now: number): Promise<boolean> {
+  const e = deps.expectations;
+  const byName = new Map(vms.map((vm) => [`${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}`, vm]));
+  const creations = await e.get(CREATION_EXPECTATIONS, key);
+  if (pending(creations, now)) {
+    for (const k of creations.deleteKeys) if (byName.has(k)) await e.deletionObserved(CREATION_EXPECTATIONS, key, k);
+  }
+  const deletions = await e.get(DELETION_EXPECTATIONS, key);
+  if (pending(deletions, now)) {
+    for (const k of deletions.deleteKeys) {
+      const vm = byName.get(k.slice(0, k.lastIndexOf('/')));
+      if (!vm || deletionKey(vm) !== k || isDeleting(vm)) await e.deletionObserved(DELETION_EXPECTATIONS, key, k);
+    }
+  }
+  return (await e.satisfied(CREATION_EXPECTATIONS, key, now)) && (await e.satisfied(DELETION_EXPECTATIONS, key, now));
+}
+
+export interface GateResult<O> {
+  readonly observed: O;
+  readonly satisfied: boolean;
+  /** When unsatisfied: seconds (on `now`'s clock) until the records may be taken over. */
+  readonly waitSeconds: number;
+}
+
+/** Gates the pass; `reobserve` makes a quorum read when the first read leaves doubt. */
+export async function expectationsGate<O extends { readonly allVms: readonly VirtualMachine[] }>(key: string, observed: O, deps: PoolDeps, reobserve: () => Promise<O>): Promise<GateResult<O>> {
+  const now = deps.now();
+  let o = observed;
+  let satisfied = await lower(key, o.allVms, deps, now);
+  if (!satisfied) {
+    o = await reobserve();
+    satisfied = await lower(key, o.allVms, deps, now);
+  }
+  if (satisfied) return { observed: o, satisfied, waitSeconds: 0 };
+  const records = [await deps.expectations.get(CREATION_EXPECTATIONS, key), await deps.expectations.get(DELETION_EXPECTATIONS, key)].filter((r) => pending(r, now));
+  const setAt = Math.max(0, ...records.map((r) => r.setAt));
+  const takeoverMs = deps.takeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
+  if (now - setAt >= takeoverMs) {
+    deps.log.warn('taking over a pool expectation that was never observed', { key, setAt });
+    await forget(key, deps);
+    return { observed: o, satisfied: true, waitSeconds: 0 };
+  }
+  return { observed: o, satisfied: false, waitSeconds: Math.max(1, Math.ceil((setAt + takeoverMs - now) / 1000)) };
+}
+
+/** Records VMs about to be created (added to what is still pending). */
+export async function expectCreations(key: string, names: readonly string[], deps: PoolDeps): Promise<void> {
+  await expectKeys(CREATION_EXPECTATIONS, key, names, deps);
+}
+
+/** Records VMs about to be deleted (added to what is still pending). */
+export async function expectDeletions(key: string, vms: readonly VirtualMachine[], deps: PoolDeps): Promise<void> {
+  await expectKeys(DELETION_EXPECTATIONS, key, vms.map(deletionKey), deps);
+}
+
+async function expectKeys(scope: string, key: string, keys: readonly string[], deps: PoolDeps): Promise<void> {
+  const now = deps.now();
+  const current = await deps.expectations.get(scope, key);
+  // Kept, not replaced: autohealing may record deletions while a scale-in's are still pending.
+  const still = pending(current, now) ? current.deleteKeys : [];
+  await deps.expectations.expectDeletions(scope, key, [...new Set([...still, ...keys])], now);
+}
+
+/** A write that failed will never be observed: stop waiting for it. */
+export async function creationFailed(key: string, name: string, deps: PoolDeps): Promise<void> {
+  await deps.expectations.deletionObserved(CREATION_EXPECTATIONS, key, name);
+}
+
+export async function deletionFailed(key: string, vm: VirtualMachine, deps: PoolDeps): Promise<void> {
+  await deps.expectations.deletionObserved(DELETION_EXPECTATIONS, key, deletionKey(vm));
+}
+
+/** Drops both records (the pool is gone). */
+export async function forget(key: string, deps: PoolDeps): Promise<void> {
+  await deps.expectations.delete(CREATION_EXPECTATIONS, key);
+  await deps.expectations.delete(DELETION_EXPECTATIONS, key);
+}
