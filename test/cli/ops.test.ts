@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CONTROLLERS } from '../../shared/controllers.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import type { DeadLetter, KeyQueue, QueueDepth } from '../../shared/queue/port.ts';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
@@ -212,7 +213,7 @@ describe('embedded queue (--db)', () => {
   const badFlags: { args: string[]; stderr: RegExp; code: number }[] = [
     { args: ['queues', '--frobnicate'], stderr: /^virt-reconciler queues: unknown flag '--frobnicate'\n$/, code: 2 },
     { args: ['queues', '--db'], stderr: /^virt-reconciler queues: .*--db.*\n$/, code: 2 },
-    { args: ['dlq', 'list', '--controller', 'pods'], stderr: /^virt-reconciler dlq: --controller must be one of vmi, vm, migration, got 'pods'\n$/, code: 2 },
+    { args: ['dlq', 'list', '--controller', 'pods'], stderr: new RegExp(`^virt-reconciler dlq: --controller must be one of ${CONTROLLERS.join(', ')}, got 'pods'\n$`), code: 2 },
     { args: ['dlq'], stderr: /^virt-reconciler dlq: missing subcommand: 'dlq list'\n$/, code: 2 },
     { args: ['dlq', 'purge'], stderr: /^virt-reconciler dlq: unknown subcommand 'purge'/, code: 2 },
     { args: ['replay', '--all', '--max', '0'], stderr: /^virt-reconciler replay: --max takes a whole number >= 1, got '0'\n$/, code: 2 },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { LAMBDA_BUNDLES } from '../../../infra/aws/bundles.ts';
+import { CONTROLLERS } from '../../../shared/controllers.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +21,10 @@ after(() => {
 
 describe('apiserver budget → maxConcurrency', () => {
   const cases = [
-    { why: 'default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 3, vm: 2, migration: 2 }, over: false },
-    { why: 'a bigger budget is split 3:2:2', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 12, vm: 8, migration: 8 }, over: false },
-    { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, want: { vmi: 2, vm: 2, migration: 2 }, over: true },
+    // 7 in flight, but four functions at the Lambda floor of 2 need 8: flagged (the FlowSchema holds the line).
+    { why: 'default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight < 4 × the floor of 2: over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 3, vm: 2, migration: 2, pool: 2 }, over: true },
+    { why: 'a bigger budget is split 3:2:2:1', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 11, vm: 7, migration: 7, pool: 3 }, over: false },
+    { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, want: { vmi: 2, vm: 2, migration: 2, pool: 2 }, over: true },
   ];
   for (const c of cases) {
     test(c.why, () => {
@@ -54,7 +56,7 @@ describe('cluster access and VPC placement', () => {
     // act
     const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist) });
     // assert
-    template.resourceCountIs('AWS::EKS::AccessEntry', 3);
+    template.resourceCountIs('AWS::EKS::AccessEntry', CONTROLLERS.length);
     template.hasResourceProperties('AWS::EKS::AccessEntry', { ClusterName: 'prod', Type: 'STANDARD', Username: 'virt-reconciler:vmi', KubernetesGroups: ['virt-reconciler:functions'] });
     template.hasResourceProperties('AWS::Lambda::Function', {
       FunctionName: 'virt-reconciler-vmi',
@@ -89,7 +91,7 @@ describe('bundles', () => {
     const out = mkdtempSync(join(tmpdir(), 'vr-dist-'));
     cleanup.push(out);
     const built = await buildBundles({ outDir: out, only: [...LAMBDA_BUNDLES], log: () => {} });
-    assert.deepEqual(built.built.map((b) => b.name).sort(), ['migration', 'timer-forwarder', 'vm', 'vmi'], 'every Lambda entry exists and builds');
+    assert.deepEqual(built.built.map((b) => b.name).sort(), [...CONTROLLERS, 'timer-forwarder'].sort(), 'every Lambda entry exists and builds');
     // act
     const { app, template } = buildStack({ bundle: bundleResolver(out) });
     const assembly = app.synth();
