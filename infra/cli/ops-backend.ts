@@ -12,7 +12,8 @@ import { loadKubeConfig } from '../../shared/kube/config.ts';
 import { openDynamoDbState, STATE_TABLE_ENV } from '../../shared/state/dynamodb-state.ts';
 import type { StateStore } from '../../shared/state/port.ts';
 import { openSqliteState } from '../../shared/state/sqlite-state.ts';
-import { CliError } from './command.ts';
+import { BadTargetError, parseTarget, type Target } from '../ops/target.ts';
+import { CliError, parseFlags, type Command } from './command.ts';
 import { BACKEND_FLAGS, BACKEND_HELP, DEFAULT_DB, openQueueBackend, withBackend, type BackendFlags, type QueueBackend } from './queue-backend.ts';
 
 /** The file `up` writes the sandbox's kubeconfig to, next to its database. */
@@ -85,4 +86,33 @@ function clusterConfig(flags: OpsFlags, env: NodeJS.ProcessEnv): KubeConfig {
 /** Runs `body` with the backend the flags name (see withBackend: backend failures are exit 1). */
 export function withOpsBackend(flags: OpsFlags, body: (b: OpsBackend) => Promise<number>): Promise<number> {
   return withBackend(() => openOpsBackend(flags), body);
+}
+
+/** The one positional argument `trace` and `diagnose` take: `<kind>/<ns>/<name>` (bad input: exit 2). */
+export function targetArgument(positionals: readonly string[]): Target {
+  if (positionals.length > 1) throw new CliError(`unexpected argument '${positionals[1]}'`);
+  try {
+    return parseTarget(positionals[0]);
+  } catch (err) {
+    if (err instanceof BadTargetError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * A `<command> <kind>/<ns>/<name> [--json] [backend flags]` command (`trace`, `diagnose`): parses
+ * the flags and the target, prints `help` for --help, and runs `body` with the open backend.
+ */
+export function targetCommand(help: string, body: (target: Target, opts: { json: boolean }, b: OpsBackend) => Promise<number>): Command {
+  return {
+    async run(argv) {
+      const { values, positionals } = parseFlags(argv, { ...OPS_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
+      if (values.help) {
+        process.stdout.write(help + '\n');
+        return 0;
+      }
+      const target = targetArgument(positionals);
+      return withOpsBackend(values, (b) => body(target, { json: values.json === true }, b));
+    },
+  };
 }

@@ -5,29 +5,17 @@
  * in the order it was made.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ObjectTrace } from '../../infra/ops/trace/collect.ts';
 import { VMIS, VMS } from '../../shared/api/resources.ts';
-import { projectRoot } from '../support/reference.ts';
+import { runCli } from '../support/cli.ts';
 import { NS, queueIdle, startSlice, until, vmManifest, type Slice } from './support.ts';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/virt-reconciler.js', ...args], { cwd: projectRoot, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
-    );
-  });
-}
+/** The CLI with no $KUBECONFIG of the machine's: the cluster is the sandbox's, passed by flag. */
+const cli = (args: readonly string[]) => runCli(args, { KUBECONFIG: '' });
 
 describe('virt-reconciler trace on the sandbox', () => {
   const dir = mkdtempSync(join(tmpdir(), 'trace-e2e-'));

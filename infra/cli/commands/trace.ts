@@ -3,12 +3,11 @@
  * of every controller that touched the object and its children (infra/ops/trace/). Reads the
  * state table's traces and, for a VMI's migrations, the cluster; never writes.
  */
+import { MIGRATIONS } from '../../../shared/api/resources.ts';
 import { clusterReader } from '../../ops/cluster-reader.ts';
-import { BadTargetError, parseTarget } from '../../ops/target.ts';
 import { collectTrace } from '../../ops/trace/collect.ts';
 import { renderTrace } from '../../ops/trace/render.ts';
-import { CliError, parseFlags, type Command } from '../command.ts';
-import { OPS_FLAGS, OPS_HELP, withOpsBackend, type OpsBackend } from '../ops-backend.ts';
+import { OPS_HELP, targetCommand, type OpsBackend } from '../ops-backend.ts';
 
 const HELP = `usage: virt-reconciler trace <vm|vmi|migration>/<namespace>/<name> [--json] [--db FILE | --aws …]
 
@@ -21,43 +20,25 @@ Reads only.
   --json                the trace as JSON: target, links, pods, entries, timeline
 ${OPS_HELP}`;
 
-export const command: Command = {
-  async run(argv) {
-    const { values, positionals } = parseFlags(argv, { ...OPS_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
-    if (values.help) {
-      process.stdout.write(HELP + '\n');
-      return 0;
-    }
-    if (positionals.length > 1) throw new CliError(`unexpected argument '${positionals[1]}'`);
-    let target;
-    try {
-      target = parseTarget(positionals[0]);
-    } catch (err) {
-      if (err instanceof BadTargetError) throw new CliError(err.message);
-      throw err;
-    }
-    const t = target;
-    return withOpsBackend(values, async (b) => {
-      const cluster = migrationsLookup(b);
-      const trace = await collectTrace(t, { traces: b.state.traces, now: Date.now(), migrationsOf: cluster.lookup });
-      if (values.json) {
-        process.stdout.write(JSON.stringify(trace, null, 2) + '\n');
-        return 0;
-      }
-      process.stdout.write(renderTrace(trace, b.description));
-      if (cluster.note) process.stdout.write(`note: ${cluster.note}\n`);
-      return 0;
-    });
-  },
-};
+export const command = targetCommand(HELP, async (target, { json }, b) => {
+  const cluster = migrationsLookup(b);
+  const trace = await collectTrace(target, { traces: b.state.traces, now: Date.now(), migrationsOf: cluster.lookup });
+  if (json) {
+    process.stdout.write(JSON.stringify(trace, null, 2) + '\n');
+    return 0;
+  }
+  process.stdout.write(renderTrace(trace, b.description));
+  if (cluster.note) process.stdout.write(`note: ${cluster.note}\n`);
+  return 0;
+});
 
 /** A VMI's migrations from the cluster, when there is one to read; else why not (the trace still works). */
 function migrationsLookup(b: OpsBackend): { lookup: (ns: string, vmi: string) => Promise<string[]>; note?: string } {
   const out: { lookup: (ns: string, vmi: string) => Promise<string[]>; note?: string } = {
     lookup: async (ns, vmi) => {
       try {
-        const list = await clusterReader(b.kubeConfig()).customList('migration', ns);
-        return list.filter((m) => (m.spec as { vmiName?: string } | undefined)?.vmiName === vmi).map((m) => m.metadata?.name ?? '').filter(Boolean);
+        const list = await clusterReader(b.kubeConfig()).list(MIGRATIONS, ns);
+        return list.items.filter((m) => m.spec?.vmiName === vmi).map((m) => m.metadata?.name ?? '').filter(Boolean);
       } catch (err) {
         out.note = `migrations not looked up in the cluster (${err instanceof Error ? err.message : String(err)}); only those the traces created are shown`;
         return [];

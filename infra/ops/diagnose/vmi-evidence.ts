@@ -3,44 +3,53 @@
  * (PVC, DataVolume, StorageClass binding mode), its events — from the cluster; its dead letters
  * from the queue; its pod expectation and recent traces from the table. Reads only.
  */
+import { DATA_VOLUMES, EVENTS, PODS, PVCS, VMIS } from '../../../shared/api/resources.ts';
+import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import type { KeyQueue } from '../../../shared/queue/port.ts';
 import type { StateStore } from '../../../shared/state/port.ts';
-import type { ClusterReader, KubeRecord } from '../cluster-reader.ts';
-import type { ClaimView, ConditionView, EventView, PodView, VmiEvidence, VmiView } from './vmi-verdicts.ts';
+import { POD_EXPECTATIONS } from '../../../functions/vmi/deps.ts';
+import { STORAGE_CLASSES, type ClusterReader } from '../cluster-reader.ts';
+import { conditionView, eventView, podView, type EventView } from './views.ts';
+import type { ClaimView, VmiEvidence, VmiView } from './vmi-verdicts.ts';
 
-/** The VMI controller's pod expectation scope (functions/vmi/deps.ts POD_EXPECTATIONS). */
-const VMI_POD_EXPECTATIONS = 'vmi-pods';
-
+/** Where the evidence comes from; every source is read, none written. */
 export interface EvidenceSources {
   readonly cluster: ClusterReader;
   readonly queue: Pick<KeyQueue, 'listDeadLetters'>;
-  readonly state: Pick<StateStore, 'expectations' | 'traces'>;
+  readonly state: Pick<StateStore, 'expectations' | 'traces' | 'leases'>;
   readonly now: number;
 }
 
 export async function gatherVmiEvidence(src: EvidenceSources, namespace: string, name: string): Promise<VmiEvidence> {
   const key = `${namespace}/${name}`;
   const [raw, deadLetters, expectation, traces] = await Promise.all([
-    src.cluster.custom('vmi', namespace, name),
+    src.cluster.get(VMIS, namespace, name),
     src.queue.listDeadLetters({ key }),
-    src.state.expectations.get(VMI_POD_EXPECTATIONS, key),
+    src.state.expectations.get(POD_EXPECTATIONS, key),
     src.state.traces.recent('vmi', key, src.now),
   ]);
-  const base = { now: src.now, key, deadLetters, traces, ...(expectation ? { expectation } : {}) };
+  const base = { now: src.now, key, deadLetters: deadLetters.filter((d) => d.controller === 'vmi'), traces, ...(expectation ? { expectation } : {}) };
   if (!raw) return { ...base, pods: [], claims: [], events: [] };
   const vmi = vmiView(raw);
   const [pods, claims, events] = await Promise.all([
-    vmi.uid ? src.cluster.pods(namespace, `kubevirt.io/created-by=${vmi.uid}`) : Promise.resolve([]),
+    vmi.uid ? src.cluster.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${vmi.uid}` }).then((l) => l.items) : Promise.resolve([]),
     gatherClaims(src.cluster, raw, namespace),
-    src.cluster.events(namespace, 'VirtualMachineInstance', name),
+    eventsAbout(src.cluster, namespace, 'VirtualMachineInstance', name),
   ]);
   // Migration target pods carry the VMI's created-by label too; the launcher is the one without a migration job.
-  const launchers = pods.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']);
-  return { ...base, vmi, pods: launchers.map(podView), claims, events: events.map(eventView).sort((a, b) => a.lastAt - b.lastAt) };
+  const launchers = pods.filter((p) => !p.metadata?.labels?.[MIGRATION_JOB_UID_LABEL]);
+  return { ...base, vmi, pods: launchers.map(podView), claims, events };
 }
 
-export function vmiView(raw: KubeRecord): VmiView {
-  const status = (raw.status ?? {}) as { phase?: string; nodeName?: string; conditions?: ConditionView[] };
+/** Events about one object, oldest first. */
+export async function eventsAbout(cluster: ClusterReader, namespace: string, kind: string, name: string): Promise<EventView[]> {
+  const list = await cluster.list(EVENTS, namespace, { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
+  return list.items.map(eventView).sort((a, b) => a.lastAt - b.lastAt);
+}
+
+export function vmiView(raw: VirtualMachineInstance): VmiView {
+  const status = raw.status ?? {};
   return {
     namespace: raw.metadata?.namespace ?? '',
     name: raw.metadata?.name ?? '',
@@ -49,60 +58,31 @@ export function vmiView(raw: KubeRecord): VmiView {
     phase: status.phase ?? '',
     ...(status.nodeName ? { nodeName: status.nodeName } : {}),
     deleting: raw.metadata?.deletionTimestamp !== undefined,
-    conditions: (status.conditions ?? []).map(conditionView),
+    conditions: (status.conditions ?? []).map((c) => conditionView(c as Parameters<typeof conditionView>[0])),
   };
-}
-
-export function conditionView(c: { type?: string; status?: string; reason?: string; message?: string }): ConditionView {
-  return { type: c.type ?? '', status: c.status ?? '', ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}) };
-}
-
-export function podView(raw: KubeRecord): PodView {
-  const status = (raw.status ?? {}) as { phase?: string; conditions?: { type?: string; status?: string; reason?: string; message?: string }[] };
-  const scheduled = status.conditions?.find((c) => c.type === 'PodScheduled');
-  const nodeName = (raw.spec as { nodeName?: string } | undefined)?.nodeName;
-  return {
-    name: raw.metadata?.name ?? '',
-    phase: status.phase ?? 'Pending',
-    ...(nodeName ? { nodeName } : {}),
-    ...(scheduled ? { scheduled: conditionView(scheduled) } : {}),
-    createdAt: epoch(raw.metadata?.creationTimestamp),
-    deleting: raw.metadata?.deletionTimestamp !== undefined,
-  };
-}
-
-export function eventView(raw: KubeRecord): EventView {
-  const r = raw as { type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string | Date; eventTime?: string | Date };
-  return { type: r.type ?? 'Normal', reason: r.reason ?? '', message: r.message ?? '', count: r.count ?? 1, lastAt: epoch(r.lastTimestamp ?? r.eventTime ?? raw.metadata?.creationTimestamp) };
-}
-
-function epoch(t: string | Date | undefined): number {
-  if (t === undefined) return 0;
-  const ms = (t instanceof Date ? t : new Date(t)).getTime();
-  return Number.isFinite(ms) ? ms : 0;
 }
 
 /** Every PVC / DataVolume volume: the claim, its class's binding mode, the DataVolume's progress. */
-async function gatherClaims(cluster: ClusterReader, raw: KubeRecord, namespace: string): Promise<ClaimView[]> {
-  const volumes = ((raw.spec as { volumes?: { name?: string; persistentVolumeClaim?: { claimName?: string }; dataVolume?: { name?: string } }[] } | undefined)?.volumes ?? []);
-  const refs = volumes.flatMap((v): { volume: string; kind: ClaimView['kind']; claim: string }[] =>
-    v.persistentVolumeClaim?.claimName ? [{ volume: v.name ?? '', kind: 'pvc', claim: v.persistentVolumeClaim.claimName }]
-    : v.dataVolume?.name ? [{ volume: v.name ?? '', kind: 'dataVolume', claim: v.dataVolume.name }]
+async function gatherClaims(cluster: ClusterReader, raw: VirtualMachineInstance, namespace: string): Promise<ClaimView[]> {
+  const refs = (raw.spec?.volumes ?? []).flatMap((v): { volume: string; kind: ClaimView['kind']; claim: string }[] =>
+    v.persistentVolumeClaim?.claimName ? [{ volume: v.name, kind: 'pvc', claim: v.persistentVolumeClaim.claimName }]
+    : v.dataVolume?.name ? [{ volume: v.name, kind: 'dataVolume', claim: v.dataVolume.name }]
     : [],
   );
   return Promise.all(
     refs.map(async (r): Promise<ClaimView> => {
-      const [pvc, dv] = await Promise.all([cluster.pvc(namespace, r.claim), r.kind === 'dataVolume' ? cluster.custom('dataVolume', namespace, r.claim) : Promise.resolve(undefined)]);
-      const className = (pvc?.spec as { storageClassName?: string } | undefined)?.storageClassName;
-      const sc = className ? await cluster.storageClass(className) : undefined;
-      const bindingMode = (sc as { volumeBindingMode?: string } | undefined)?.volumeBindingMode;
+      const [pvc, dv] = await Promise.all([cluster.get(PVCS, namespace, r.claim), r.kind === 'dataVolume' ? cluster.get(DATA_VOLUMES, namespace, r.claim) : Promise.resolve(undefined)]);
+      const className = pvc?.spec?.storageClassName;
+      // A cluster that does not serve StorageClasses reads as "binding mode unknown".
+      const sc = className ? await cluster.get(STORAGE_CLASSES, undefined, className).catch(() => undefined) : undefined;
+      const bindingMode = sc?.volumeBindingMode;
       const dvStatus = dv?.status as { phase?: string; progress?: string; conditions?: { type?: string; message?: string }[] } | undefined;
       const dvMessage = dvStatus?.conditions?.find((c) => c.type === 'Running' || c.type === 'Ready')?.message;
       return {
         volume: r.volume,
         kind: r.kind,
         name: `${namespace}/${r.claim}`,
-        ...(pvc ? { pvc: { phase: ((pvc.status as { phase?: string } | undefined)?.phase ?? 'Pending'), ...(className ? { storageClass: className } : {}) } } : {}),
+        ...(pvc ? { pvc: { phase: pvc.status?.phase ?? 'Pending', ...(className ? { storageClass: className } : {}) } } : {}),
         ...(bindingMode ? { bindingMode } : {}),
         ...(dv ? { dataVolume: { phase: dvStatus?.phase ?? '', ...(dvStatus?.progress ? { progress: dvStatus.progress } : {}), ...(dvMessage ? { message: dvMessage } : {}) } } : {}),
       };

@@ -3,42 +3,16 @@
  * 1. a VMI exists but no launcher pod is created — a dead-lettered key, a missing or unready
  *    PVC / DataVolume, an invalid spec (network…) the controller reported, an unsatisfied pod
  *    expectation, reconciles that keep failing;
- * 3. the pod exists but the status is off — conflicts on the VMI's writes, a relay that has not
- *    delivered the VMI's current resourceVersion, reconciles that keep waiting on expectations.
+ * 3. the pod exists but the status is off — trace-checks.ts (conflicts, expectation waits, relay lag).
  * A launcher pod the scheduler cannot place is reported with the scheduler's message.
  */
 import type { DeadLetter } from '../../../shared/queue/port.ts';
 import { EXPECTATIONS_TIMEOUT_MS, type ExpectationRecord } from '../../../shared/state/port.ts';
 import type { TraceEntry } from '../../../shared/state/traces.ts';
 import { outcomeText } from '../trace/timeline.ts';
+import type { ConditionView, EventView, PodView } from './views.ts';
+import { traceFindings, traceLine } from './trace-checks.ts';
 import { deadLetterFinding, diagnosis, humanSeconds, problem, type Diagnosis, type Finding } from './finding.ts';
-
-/** A condition as the verdicts read it. */
-export interface ConditionView {
-  readonly type: string;
-  readonly status: string;
-  readonly reason?: string;
-  readonly message?: string;
-}
-
-export interface EventView {
-  readonly type: string;
-  readonly reason: string;
-  readonly message: string;
-  readonly count: number;
-  /** Epoch ms of the last occurrence. */
-  readonly lastAt: number;
-}
-
-export interface PodView {
-  readonly name: string;
-  readonly phase: string;
-  readonly nodeName?: string;
-  /** The PodScheduled condition, when the scheduler has said something. */
-  readonly scheduled?: ConditionView;
-  readonly createdAt: number;
-  readonly deleting: boolean;
-}
 
 /** A volume's claim: a PVC, or a DataVolume (which makes a PVC of its name). */
 export interface ClaimView {
@@ -81,13 +55,6 @@ export interface VmiEvidence {
   readonly traces: readonly TraceEntry[];
 }
 
-/** How far back "recent" conflicts and expectation waits are counted. */
-export const RECENT_MS = 5 * 60 * 1000;
-/** This many conflicts (or expectation waits) in {@link RECENT_MS} is a problem; fewer is normal optimistic concurrency. */
-export const REPEATED = 3;
-/** The relay is late when the VMI's current resourceVersion has not reached a reconcile for this long. */
-export const RELAY_LAG_MS = 10_000;
-
 const FINAL = new Set(['Succeeded', 'Failed']);
 
 /** The diagnosis of one VMI. */
@@ -97,7 +64,8 @@ export function diagnoseVmi(e: VmiEvidence): Diagnosis {
     const letters = e.deadLetters.map((d) => deadLetterFinding('', d, e.now));
     return diagnosis(target, [problem('not-found', `not found: VirtualMachineInstance ${e.key} does not exist`), ...letters], '');
   }
-  const findings = [...launcherFindings(e, e.vmi), ...statusFindings(e, e.vmi)];
+  const traced = { kind: 'VirtualMachineInstance', label: 'VMI', resource: 'virtualmachineinstances', name: e.vmi.name, resourceVersion: e.vmi.resourceVersion };
+  const findings = [...launcherFindings(e, e.vmi), ...traceFindings(e.traces, traced, e.now)];
   const pod = e.pods.find((p) => !p.deleting);
   const healthy = `vmi ${e.key} is ${e.vmi.phase || 'Pending'}${e.vmi.nodeName ? ` on ${e.vmi.nodeName}` : ''}${pod ? ` (launcher pod ${pod.name} ${pod.phase})` : ''}`;
   return diagnosis(target, findings, healthy);
@@ -187,42 +155,3 @@ function stuckFinding(e: VmiEvidence, prefix: string): Finding {
   }
   return problem('no-pod', `${prefix}the last reconcile (${humanSeconds((e.now - last.receivedAt) / 1000)} ago) ended ${outcomeText(last.outcome)} and created none`, [traceLine(last, e.now)]);
 }
-
-/** Symptom 3: the status is off. */
-function statusFindings(e: VmiEvidence, vmi: VmiView): Finding[] {
-  const out: Finding[] = [];
-  const recent = e.traces.filter((t) => e.now - t.receivedAt <= RECENT_MS);
-  const conflicts = recent.flatMap((t) => t.writes.filter((w) => w.code === 409 && w.resource.startsWith('virtualmachineinstances') && w.name === vmi.name).map(() => t));
-  if (conflicts.length >= REPEATED) {
-    out.push(problem('status-conflicts', `status writes for this VMI got ${conflicts.length} conflicts in the last ${humanSeconds(RECENT_MS / 1000)}`, [`another writer changes the VMI between the controller's read and its write; last at ${new Date(conflicts.at(-1)!.receivedAt).toISOString()}`]));
-  }
-  const waits = recent.filter((t) => t.outcome.kind === 'requeue' && /expectation/i.test(t.outcome.why));
-  if (waits.length >= REPEATED) {
-    out.push(problem('expectation-retries', `${waits.length} reconciles waited on pod expectations in the last ${humanSeconds(RECENT_MS / 1000)}`, [traceLine(waits.at(-1)!, e.now)]));
-  }
-  const lag = relayLag(e, vmi);
-  if (lag) out.push(lag);
-  return out;
-}
-
-/** The newest event for this VMI that reached a reconcile is older than the VMI's current resourceVersion. */
-function relayLag(e: VmiEvidence, vmi: VmiView): Finding | undefined {
-  const seen = e.traces.filter((t) => t.cause.kind === 'VirtualMachineInstance' && t.cause.name === vmi.name && /^\d+$/.test(t.cause.resourceVersion));
-  const last = seen.at(-1);
-  if (!last || !/^\d+$/.test(vmi.resourceVersion)) return undefined;
-  const behind = BigInt(vmi.resourceVersion) > BigInt(last.cause.resourceVersion);
-  // A change the controller itself just wrote is on its way back: only a stale gap counts.
-  const newest = Math.max(...e.traces.map((t) => t.receivedAt + t.durationMs));
-  if (!behind || e.now - newest < RELAY_LAG_MS) return undefined;
-  return problem(
-    'relay-lag',
-    `the relay's last event for this VMI (resourceVersion ${last.cause.resourceVersion}, seen ${humanSeconds((e.now - last.cause.seenAt) / 1000)} ago) is older than its current resourceVersion ${vmi.resourceVersion}`,
-    [`no reconcile since ${new Date(newest).toISOString()}: the relay (or the queue) has not delivered the change`],
-    'check the relay: its watch may be stuck; virt-reconciler queues shows whether keys wait in the queue',
-  );
-}
-
-function traceLine(t: TraceEntry, now: number): string {
-  return `last reconcile ${humanSeconds((now - t.receivedAt) / 1000)} ago, attempt ${t.attempt}, caused by ${t.cause.kind} ${t.cause.name} ${t.cause.event}: ${outcomeText(t.outcome)}`;
-}
-
