@@ -70,16 +70,23 @@ export async function expectationsGate<O extends { readonly allVms: readonly Vir
 export async function expectCreations(key: string, names: readonly string[], deps: PoolDeps): Promise<void> {
   await expectKeys(CREATION_EXPECTATIONS, key, names, deps);
 }
-
-/** Records VMs about to be deleted (added to what is still pending). */
-export async function expectDeletions(key: string, vms: readonly VirtualMachine[], deps: PoolDeps): Promise<void> {
-  await expectKeys(DELETION_EXPECTATIONS, key, vms.map(deletionKey), deps);
+/**
+ * Records VMs about to be deleted, only if no deletion is pending: of two workers racing on one
+ * pool (a redelivery while a pass still runs), one deletes. Without it, two passes reading the
+ * same four VMs under the Random policy could each delete a different two. False to the loser.
+ */
+export async function claimDeletions(key: string, vms: readonly VirtualMachine[], deps: PoolDeps): Promise<boolean> {
+  const now = deps.now();
+  // The conditional write is the claim; the key set replaces it at once.
+  if (!(await deps.expectations.tryExpectCreations(DELETION_EXPECTATIONS, key, 1, now))) return false;
+  await deps.expectations.expectDeletions(DELETION_EXPECTATIONS, key, vms.map(deletionKey), now);
+  return true;
 }
 
 async function expectKeys(scope: string, key: string, keys: readonly string[], deps: PoolDeps): Promise<void> {
   const now = deps.now();
   const current = await deps.expectations.get(scope, key);
-  // Kept, not replaced: autohealing may record deletions while a scale-in's are still pending.
+  // Kept, not replaced: names a racing pass recorded are still to be seen.
   const still = pending(current, now) ? current.deleteKeys : [];
   await deps.expectations.expectDeletions(scope, key, [...new Set([...still, ...keys])], now);
 }

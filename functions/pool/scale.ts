@@ -10,7 +10,7 @@ import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { isDeleting, selectForDeletion } from './delete-selection.ts';
 import type { PoolDeps } from './deps.ts';
 import { errorMessage, poolEvent } from './events.ts';
-import { creationFailed, deletionFailed, expectCreations, expectDeletions } from './expectations.ts';
+import { claimDeletions, creationFailed, deletionFailed, expectCreations } from './expectations.ts';
 import { nextVmNames } from './names.ts';
 import type { Observed } from './observed.ts';
 import { renderVm } from './render-vm.ts';
@@ -109,7 +109,10 @@ export async function deleteVms(key: string, pool: VirtualMachinePool, selection
   if (selection.unknownSort) deps.log.warn('unknown sort policy, using Random', { key });
   const vms = selection.vms;
   if (vms.length === 0) return;
-  await expectDeletions(key, vms, deps);
+  if (!(await claimDeletions(key, vms, deps))) {
+    deps.log.info('another pass is deleting VMs of this pool; leaving it to that one', { key });
+    return;
+  }
   const errors: unknown[] = [];
   await Promise.all(
     vms.map(async (vm) => {

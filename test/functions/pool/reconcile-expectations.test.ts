@@ -69,4 +69,46 @@ describe('pool reconcile: expectations', () => {
     assert.deepEqual(objectActions(server).filter((a) => a.startsWith('delete virtualmachines')), ['delete virtualmachines low-1'], 'exactly one deletion, never a second VM');
     assert.ok((await h.kube.get(VMS, NS, 'low-1'))?.metadata?.deletionTimestamp);
   });
+
+  const races: Array<{ name: string; from: number; to: number }> = [
+    { name: 'two passes racing a scale-in under the Random policy delete exactly the excess', from: 4, to: 2 },
+    { name: 'two passes racing a scale-out create exactly the missing VMs, without an error', from: 0, to: 3 },
+  ];
+  for (const c of races) {
+    test(c.name, async () => {
+      // arrange: the same pool, two workers with different random draws (a redelivery mid-pass)
+      const name = `race${c.from}${c.to}`;
+      await h.kube.create(VM_POOLS, poolManifest(name, { replicas: c.from }));
+      await reconcileUntilSettled(server, h, `${NS}/${name}`);
+      await h.kube.patch(VM_POOLS, NS, name, { type: 'merge', body: { spec: { replicas: c.to } } });
+      // Both passes get through the expectations gate before either acts: the race a
+      // redelivery mid-pass makes, which the gate alone cannot see.
+      let arrived = 0;
+      let release!: () => void;
+      const bothThrough = new Promise<void>((r) => (release = r));
+      const base = h.deps.expectations;
+      const expectations = {
+        ...base,
+        satisfied: async (scope: string, key: string, now: number) => {
+          const r = await base.satisfied(scope, key, now);
+          if (scope === DELETION_EXPECTATIONS) {
+            if (++arrived === 2) release();
+            await bothThrough;
+          }
+          return r;
+        },
+      };
+      const a = { ...h.deps, expectations, random: () => 0 };
+      const b = { ...h.deps, expectations, random: () => 0.99 };
+      server.audit.clear();
+      // act
+      const outcomes = await Promise.allSettled([reconcilePool(`${NS}/${name}`, a), reconcilePool(`${NS}/${name}`, b)]);
+      // assert
+      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled']);
+      const writes = objectActions(server);
+      const live = (await h.kube.list(VMS, NS)).items.filter((vm) => vm.metadata?.name?.startsWith(`${name}-`) && !vm.metadata.deletionTimestamp);
+      assert.equal(live.length, c.to, writes.join('\n'));
+      if (c.from > c.to) assert.equal(writes.filter((w) => w.startsWith('delete virtualmachines')).length, c.from - c.to);
+    });
+  }
 });
