@@ -1,8 +1,8 @@
 /**
  * The local dashboard in a real browser (Debian chromium through playwright-core) over a real
  * local runtime on the sandbox cluster: the page renders, a burst of VMIs moves the depth chart,
- * a dead-lettered key is replayed with a click and the DLQ empties. Leaves a screenshot at
- * test-output/dashboard.png.
+ * a dead-lettered key is replayed with a click and the DLQ empties, a key typed in the trace box
+ * shows its timeline. Leaves screenshots at test-output/dashboard.png and dashboard-trace.png.
  */
 import { CONTROLLERS } from '../../shared/controllers.ts';
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { RecentErrors } from '../../infra/local/dashboard/recent-errors.ts';
 import { startDashboard, type Dashboard } from '../../infra/local/dashboard/server.ts';
+import { clusterMigrations } from '../../infra/ops/trace/collect.ts';
 import { LocalRuntime } from '../../infra/local/runtime.ts';
 import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
 import { VMIS, type VirtualMachineInstance } from '../../shared/api/index.ts';
@@ -55,7 +56,7 @@ before(async () => {
     for (const v of list.items) out[v.status?.phase ?? ''] = (out[v.status?.phase ?? ''] ?? 0) + 1;
     return out;
   };
-  dashboard = await startDashboard({ source: rt, vmiPhases, recentErrors, port: 0, sampleMs: 100 });
+  dashboard = await startDashboard({ source: rt, vmiPhases, recentErrors, port: 0, sampleMs: 100, trace: { traces: rt.state.traces, migrationsOf: clusterMigrations(kube) } });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
@@ -120,6 +121,28 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
   assert.equal(resultText, 'replayed 1');
   assert.deepEqual(left, [], 'the DLQ is empty after the replay');
   assert.equal(migration.visible, 1, 'the key is back on its queue');
+});
+
+test('the dashboard: a key typed in the trace box shows its timeline, event → message → reconcile → writes', async () => {
+  // arrange: a VMI of the burst, Running (the test above created and ran them)
+  await page.waitForFunction(`[...document.querySelectorAll('#phases .bar[data-phase="Running"] .n')].some((e) => Number(e.textContent) >= 1)`, undefined, { timeout: 60_000 });
+  const running = (await kube.list(VMIS, 'default')).items.find((v) => v.status?.phase === 'Running')?.metadata?.name;
+  assert.ok(running, 'a VMI of the burst is Running');
+  // act
+  await page.fill('#trace-target', `vmi/default/${running}`);
+  await page.press('#trace-target', 'Enter');
+  await page.waitForSelector('#trace tr[data-step="write"]', { timeout: 10_000 });
+  const steps = await page.$$eval('#trace tbody tr', (rows) => rows.map((r) => `${r.getAttribute('data-step')} ${r.lastElementChild?.textContent ?? ''}`));
+  const summary = await page.textContent('#trace-summary');
+  await page.screenshot({ path: join(projectRoot, 'test-output', 'dashboard-trace.png'), fullPage: true });
+  await page.fill('#trace-target', 'pod/default/x');
+  await page.press('#trace-target', 'Enter');
+  await page.waitForFunction(`document.getElementById('trace-summary').textContent.includes('unknown kind')`, undefined, { timeout: 10_000 });
+  // assert
+  assert.match(summary ?? '', new RegExp(`^vmi/default/${running}: \\d+ reconciles, \\d+ writes — vmi default/${running} \\(\\d+\\)`));
+  assert.deepEqual(steps.slice(0, 3).map((s) => s.split(' ')[0]), ['event', 'message', 'reconcile'], 'each reconcile: its event, its message, then it');
+  const podCreate = steps.findIndex((s) => new RegExp(`^write create pods default/virt-launcher-${running}-\\w+ → 201$`).test(s));
+  assert.ok(podCreate > 0, `the launcher pod's create is on the timeline:\n${steps.join('\n')}`);
 });
 
 test('the dashboard: /metrics, /healthz and a refused replay request', async () => {

@@ -3,9 +3,8 @@
  * of every controller that touched the object and its children (infra/ops/trace/). Reads the
  * state table's traces and, for a VMI's migrations, the cluster; never writes.
  */
-import { MIGRATIONS } from '../../../shared/api/resources.ts';
 import { clusterReader } from '../../ops/cluster-reader.ts';
-import { collectTrace } from '../../ops/trace/collect.ts';
+import { clusterMigrations, collectTrace } from '../../ops/trace/collect.ts';
 import { renderTrace } from '../../ops/trace/render.ts';
 import { OPS_HELP, targetCommand, type OpsBackend } from '../ops-backend.ts';
 
@@ -37,8 +36,7 @@ function migrationsLookup(b: OpsBackend): { lookup: (ns: string, vmi: string) =>
   const out: { lookup: (ns: string, vmi: string) => Promise<string[]>; note?: string } = {
     lookup: async (ns, vmi) => {
       try {
-        const list = await clusterReader(b.kubeConfig()).list(MIGRATIONS, ns);
-        return list.items.filter((m) => m.spec?.vmiName === vmi).map((m) => m.metadata?.name ?? '').filter(Boolean);
+        return await clusterMigrations(clusterReader(b.kubeConfig()))(ns, vmi);
       } catch (err) {
         out.note = `migrations not looked up in the cluster (${err instanceof Error ? err.message : String(err)}); only those the traces created are shown`;
         return [];

@@ -17,6 +17,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
 import { SANDBOX_KUBECONFIG } from '../ops-backend.ts';
+import { clusterMigrations } from '../../ops/trace/collect.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -154,7 +155,8 @@ export const command: Command = {
 
     let dashboard: Dashboard | undefined;
     if (!values['no-dashboard']) {
-      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port });
+      const trace = { traces: rt.state.traces, migrationsOf: clusterMigrations(rt.kube) };
+      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port, trace });
       try {
         dashboard = await open(dashboardPort);
       } catch (err) {

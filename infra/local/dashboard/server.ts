@@ -7,6 +7,7 @@
  *   GET  /api/summary   queue depth now and over time, reconcile rate/latency, VMI phases, errors
  *   GET  /api/dlq       dead-lettered keys
  *   POST /api/replay    {"controller"?, "key"} or {"controller"?, "all": true} → ReplayReport
+ *   GET  /api/trace?target=vm/ns/name   the trace of `virt-reconciler trace` (ns/name alone = vm/ns/name)
  *   GET  /metrics       the metrics registry, Prometheus text format
  *   GET  /healthz       "ok"
  */
@@ -16,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import { controllerInfo, isController } from '../../../shared/controllers.ts';
 import { CONTROLLERS, isKey, type Controller } from '../../../shared/queue/message.ts';
 import type { ReplayFilter } from '../../../shared/queue/port.ts';
+import { BadTargetError, parseTarget, type Target } from '../../ops/target.ts';
+import { collectTrace, type TraceSources } from '../../ops/trace/collect.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { depths, sample, summarize, type DashboardSource, type DepthSample } from './summary.ts';
 
@@ -33,6 +36,8 @@ export interface DashboardOptions {
   /** Chart points kept (default 600: five minutes at 500 ms). */
   readonly historySize?: number;
   readonly now?: () => number;
+  /** Where `/api/trace` reads (the runtime's traces, the cluster's migrations); without it, 404. */
+  readonly trace?: Omit<TraceSources, 'now'>;
 }
 
 export interface Dashboard {
@@ -93,6 +98,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       return json(summarize({ source: opts.source, queues, history, phases, errors: errors.list(), errorsTotal: errors.total, now: now() }));
     },
     'GET /api/dlq': async () => json(await opts.source.queue.listDeadLetters()),
+    'GET /api/trace': async (req) => {
+      if (!opts.trace) throw new HttpError(404, 'traces are not available here');
+      return json(await collectTrace(traceTarget(req), { ...opts.trace, now: now() }));
+    },
     'POST /api/replay': async (req) => {
       const report = await opts.source.queue.replay(replayFilter(await readJson(req)));
       await takeSample(); // the page redraws from the next summary: let it see the move at once
@@ -166,6 +175,17 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
     throw new HttpError(400, 'body is not JSON');
+  }
+}
+
+/** `?target=vm/ns/name` (or `ns/name`, read as the VM's chain, which includes its VMI); bad input is a 400. */
+function traceTarget(req: IncomingMessage): Target {
+  const text = (new URL(req.url ?? '/', 'http://localhost').searchParams.get('target') ?? '').trim();
+  try {
+    return parseTarget(text.split('/').length === 2 ? `vm/${text}` : text);
+  } catch (err) {
+    if (err instanceof BadTargetError) throw new HttpError(400, err.message);
+    throw err;
   }
 }
 

@@ -5,7 +5,9 @@
  * and target pods the reconciles wrote (pods have no controller of their own: their story is the
  * writes of the VMI and migration controllers). Reads only.
  */
+import { MIGRATIONS as MIGRATION_RESOURCE } from '../../../shared/api/resources.ts';
 import type { TraceEntry, Traces } from '../../../shared/state/traces.ts';
+import type { ClusterReader } from '../cluster-reader.ts';
 import { showTarget, type Target } from '../target.ts';
 import { byTime, timeline, type TimelineStep } from './timeline.ts';
 
@@ -39,6 +41,14 @@ export interface ObjectTrace {
   /** Every entry, oldest reconcile first. */
   readonly entries: readonly TraceEntry[];
   readonly timeline: readonly TimelineStep[];
+}
+
+/** {@link TraceSources.migrationsOf} over the cluster: the migrations whose `spec.vmiName` is the VMI. */
+export function clusterMigrations(cluster: Pick<ClusterReader, 'list'>): (namespace: string, vmiName: string) => Promise<string[]> {
+  return async (namespace, vmiName) => {
+    const list = await cluster.list(MIGRATION_RESOURCE, namespace);
+    return list.items.filter((m) => m.spec?.vmiName === vmiName).map((m) => m.metadata?.name ?? '').filter(Boolean);
+  };
 }
 
 /** Reads the chain of `target` (see the module comment). */
