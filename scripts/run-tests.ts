@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { ensureTestPrerequisites } from './test-prerequisites.ts';
+import { missingToolchain } from '../infra/sandbox/real/build.ts';
 
 /**
  * The test runner's flags. `--test-force-exit`: a test file ends as soon as its tests have, even
@@ -36,6 +37,10 @@ function main(args: readonly string[]): number {
     stdio: 'inherit',
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });
+  // npm test is the emulator lane and needs no Go; say once where the other lane is when it cannot run here.
+  if (filters.length === 0 && !process.env.VR_CONTROL_PLANE) {
+    if (missingToolchain()) process.stdout.write(`npm test ran the emulator lane; the real lane (npm run test:real) needs the Go toolchain (go 1.26+), not found on PATH\n`);
+  }
   return result.status ?? 1;
 }
 

@@ -18,6 +18,7 @@ export const REAL_LANE_SUITES = [
   'test/functions/migration/timeouts-gc.test.ts',
   'test/functions/migration/parallel-limits.test.ts',
   'test/chaos/chaos.test.ts',
+  'test/kubectl/',
 ];
 
 const args = process.argv.slice(2);

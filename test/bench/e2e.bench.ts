@@ -12,7 +12,10 @@
  *
  * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Never a test: nothing fails on speed.
  */
+import { existsSync } from 'node:fs';
 import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
+import type { ControlPlane } from '../../infra/sandbox/real/control-plane.ts';
 import { CpuProfiler } from './support/cpu-profile.ts';
 import { startSystem, type RunningSystem, type SystemName } from './support/systems.ts';
 import { CONTROLLER_IDENTITY, createVmis, percentile, sandboxFor, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
@@ -20,6 +23,13 @@ import { CONTROLLER_IDENTITY, createVmis, percentile, sandboxFor, vmiNames, VmiT
 const N = Number(process.env.BENCH_VMIS ?? (process.env.BENCH_QUICK === '1' ? 300 : 1000));
 const RATE = Number(process.env.BENCH_RATE ?? 5);
 const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
+/**
+ * The real control plane's runs (docs/control-plane.md): the same two systems against the
+ * upstream kube-apiserver, kube-controller-manager and kube-scheduler, with fewer VMIs (a real
+ * cluster start costs tens of seconds and its components share the machine's 2 cores).
+ * BENCH_REAL=0 skips them; without a Go toolchain (and no built binary) they are skipped, saying so.
+ */
+const N_REAL = Number(process.env.BENCH_REAL_VMIS ?? 200);
 
 function say(line: string): void {
   process.stdout.write(`  ${line}\n`);
@@ -79,7 +89,7 @@ interface ApiFigures {
 
 const isRead = (call: string) => call.startsWith('get ') || call.startsWith('list ');
 
-function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>): ApiFigures {
+function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>, N: number): ApiFigures {
   const identityPerVmi: Record<string, number> = {};
   const clusterWideCalls: Record<string, number> = {};
   for (const c of sandbox.apiServer.counters.snapshot()) {
@@ -112,9 +122,9 @@ function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>): ApiFigu
   };
 }
 
-async function latencyRun(name: SystemName) {
-  say(`${name}: latency — ${N} VMIs at ${RATE}/s`);
-  const sandbox = await sandboxFor(N);
+async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator') {
+  say(`${name} (${controlPlane}): latency — ${N} VMIs at ${RATE}/s`);
+  const sandbox = await sandboxFor(N, { controlPlane });
   const tracker = new VmiTracker(sandbox);
   const sys = await startSystem(name, sandbox);
   try {
@@ -142,7 +152,7 @@ async function latencyRun(name: SystemName) {
       // Expectations calls per reconcile of any controller (the serverless path's table; 0 for the baseline's memory).
       tableReadsPerReconcile: round(sys.table.reads / Math.max(1, m.allControllersReconciles)),
       tableWritesPerReconcile: round(sys.table.writes / Math.max(1, m.allControllersReconciles)),
-      api: apiFigures(sandbox, m),
+      api: apiFigures(sandbox, m, N),
     };
     say(`${name}: p50 ${figures.eventToPodP50Ms} ms, p99 ${figures.eventToPodP99Ms} ms, ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} writes/VMI`);
     return figures;
@@ -153,9 +163,9 @@ async function latencyRun(name: SystemName) {
   }
 }
 
-async function burstRun(name: SystemName) {
-  say(`${name}: throughput — ${N} VMIs at once`);
-  const sandbox = await sandboxFor(N);
+async function burstRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator') {
+  say(`${name} (${controlPlane}): throughput — ${N} VMIs at once`);
+  const sandbox = await sandboxFor(N, { controlPlane });
   const tracker = new VmiTracker(sandbox);
   const sys = await startSystem(name, sandbox);
   const profiler = new CpuProfiler();
@@ -202,17 +212,31 @@ async function burstRun(name: SystemName) {
   }
 }
 
+/** Both systems on the real control plane, or why not. */
+async function realRuns(): Promise<Record<string, unknown>> {
+  if (process.env.BENCH_REAL === '0') return { skipped: 'BENCH_REAL=0' };
+  if (!existsSync(binaryPath()) && missingToolchain()) return { skipped: missingToolchain() };
+  await ensureBuilt((line) => say(line));
+  const latency: Record<string, Awaited<ReturnType<typeof latencyRun>>> = {};
+  for (const s of SYSTEMS) latency[s] = await latencyRun(s, N_REAL, 'real');
+  const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};
+  for (const s of SYSTEMS) throughput[s] = await burstRun(s, N_REAL, 'real');
+  return { vmis: N_REAL, kubernetes: kubernetesVersion(), latency, throughput };
+}
+
 export async function run(): Promise<Record<string, unknown>> {
   const latency: Record<string, Awaited<ReturnType<typeof latencyRun>>> = {};
-  for (const s of SYSTEMS) latency[s] = await latencyRun(s);
+  for (const s of SYSTEMS) latency[s] = await latencyRun(s, N);
   const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};
-  for (const s of SYSTEMS) throughput[s] = await burstRun(s);
+  for (const s of SYSTEMS) throughput[s] = await burstRun(s, N);
   const b = latency.baseline!;
   const s = latency.serverless!;
+  const real = await realRuns();
   return {
     vmis: N,
     latency,
     throughput,
+    real,
     ratios: {
       eventToPodP50: round(s.eventToPodP50Ms / b.eventToPodP50Ms),
       eventToPodP99: round(s.eventToPodP99Ms / b.eventToPodP99Ms),

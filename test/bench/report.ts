@@ -110,6 +110,37 @@ function table(headers: string[], rows: (string | number | undefined)[][]): stri
 }
 
 /** docs/benchmarks.md from the report written to docs/benchmarks.json. */
+const sumOf = (o: unknown): number | undefined => {
+  if (!o || typeof o !== 'object') return undefined;
+  return Math.round(Object.values(o as Record<string, number>).reduce((a, b) => a + b, 0) * 100) / 100;
+};
+
+/**
+ * The real control plane beside the emulator (e2e.real): both systems on the upstream
+ * kube-apiserver, kube-controller-manager and kube-scheduler; API calls per VMI from its audit log.
+ */
+function realControlPlaneSection(e2e: unknown): string[] {
+  const real = at(e2e, 'real') as Json | undefined;
+  if (!real) return [];
+  const out = ['## The real control plane beside the emulator', ''];
+  if (real.skipped) return [...out, `Not run: ${String(real.skipped)}.`, ''];
+  out.push(`The same runs with ${num(real, 'vmis')} VMIs (the emulator columns: ${num(e2e, 'vmis')}) against Kubernetes ${String(real.kubernetes)} — kube-apiserver with embedded etcd, kube-controller-manager, kube-scheduler (docs/control-plane.md) — with our simulated nodes; kube-scheduler binds the launcher pods. Each system on a fresh cluster. API calls per VMI are counted from the real API server's audit log (the controllers' identity, namespaced calls). The control plane's processes share the machine's 2 cores with the test process.`, '');
+  const cols: [string, string][] = [['baseline, emulator', 'baseline'], ['serverless, emulator', 'serverless'], ['baseline, real', 'real.baseline'], ['serverless, real', 'real.serverless']];
+  const lat = (c: string, k: string) => num(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.${k}` : `latency.${c}.${k}`);
+  const thr = (c: string, k: string) => num(e2e, c.startsWith('real.') ? `real.throughput.${c.slice(5)}.${k}` : `throughput.${c}.${k}`);
+  const perVmi = (c: string) => sumOf(at(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.api.identityPerVmi` : `latency.${c}.api.identityPerVmi`));
+  out.push(table(['', ...cols.map(([l]) => l)], [
+    [`event → pod p50 ms (${num(e2e, 'latency.serverless.ratePerSec')}/s)`, ...cols.map(([, c]) => lat(c, 'eventToPodP50Ms'))],
+    ['event → pod p99 ms', ...cols.map(([, c]) => lat(c, 'eventToPodP99Ms'))],
+    ['burst: VMIs/s to Scheduled', ...cols.map(([, c]) => thr(c, 'vmisPerSecondScheduled'))],
+    ['API calls per VMI (identity, namespaced)', ...cols.map(([, c]) => perVmi(c))],
+    ['VMI controller writes per VMI', ...cols.map(([, c]) => lat(c, 'api.controllerWritesPerVmi'))],
+    ['duplicate launcher pods', ...cols.map(([, c]) => lat(c, 'duplicatePods'))],
+    ['all Running', ...cols.map(([, c]) => String(at(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.allRunning` : `latency.${c}.allRunning`)))],
+  ]), '');
+  return out;
+}
+
 export function renderMarkdown(report: { generatedAt: string; node: string; cpus: number; results: Json }): string {
   const r = report.results;
   const e2e = r['test/bench/e2e.bench.ts'];
@@ -160,6 +191,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     for (const s of sys) for (const k of ['vmiControllerPerVmi', 'identityPerVmi']) for (const c of Object.keys((at(e2e, `latency.${s}.api.${k}`) as Json | undefined) ?? {})) calls.add(c);
     out.push(table(['verb resource', 'baseline: VMI controller', 'serverless: VMI controller', 'serverless: identity, namespaced'], [...calls].sort().map((c) => [c, numIn(e2e, 'latency.baseline.api.vmiControllerPerVmi', c), numIn(e2e, 'latency.serverless.api.vmiControllerPerVmi', c), numIn(e2e, 'latency.serverless.api.identityPerVmi', c)])), '');
     out.push(`Cluster-wide calls of the serverless run: \`${JSON.stringify(at(e2e, 'latency.serverless.api.clusterWideCalls'))}\`.`, '');
+    out.push(...realControlPlaneSection(e2e));
   }
 
   const bundles = r['test/bench/bundles.bench.ts'];

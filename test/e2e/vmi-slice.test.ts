@@ -114,6 +114,9 @@ describe('VMI slice: lifecycle', () => {
     const vmi = await s.kube.create(VMIS, vmiManifest('lost-pod', { nodeSelector: { 'example.com/no-such-node': 'true' } }));
     const uid = vmi.metadata?.uid ?? '';
     await until('lost-pod Scheduling with a pod', async () => (await phaseOf(s, 'lost-pod')) === 'Scheduling' && (await launcherPods(s.kube, uid)).length === 1, { problems: s.problems });
+    // The controller has seen its pod (it mirrors the scheduler's Unschedulable onto the VMI): a pod
+    // deleted before that would leave its create expectation open until the takeover timeout.
+    await until('lost-pod shows the pod Unschedulable', async () => (await s.kube.get(VMIS, NS, 'lost-pod'))?.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') === true, { problems: s.problems });
     const [podName] = await launcherPods(s.kube, uid);
     // act
     await s.kube.delete(PODS, NS, podName ?? '', { gracePeriodSeconds: 0 });

@@ -3,7 +3,7 @@
  * name validation, pod defaults and status reset, namespace and PVC initial status.
  */
 import { randomInt } from 'node:crypto';
-import { invalid } from './errors.ts';
+import { badRequest, invalid } from './errors.ts';
 import type { ResourceInfo } from './resources.ts';
 import { isObject, type KubeObject } from './types.ts';
 
@@ -23,6 +23,29 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 export function validateName(res: ResourceInfo, name: string): void {
   if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
     throw invalid(res, name, [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: `"${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` }]);
+  }
+}
+
+/** The MicroTime fields of built-in kinds, by `group/resource`: Go's RFC3339Micro wants exactly six fraction digits. */
+const MICRO_TIME_FIELDS: Record<string, readonly string[][]> = {
+  'coordination.k8s.io/leases': [['spec', 'acquireTime'], ['spec', 'renewTime']],
+  '/events': [['eventTime']],
+  'events.k8s.io/events': [['eventTime'], ['series', 'lastObservedTime']],
+};
+const RFC3339_MICRO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * Decoding as the real server does for MicroTime fields (a Lease's renewTime, an Event's
+ * eventTime): anything but six fraction digits is a 400, e.g. a JavaScript Date's milliseconds.
+ */
+export function checkMicroTimes(res: ResourceInfo, obj: Record<string, unknown>): void {
+  for (const path of MICRO_TIME_FIELDS[`${res.group}/${res.resource}`] ?? []) {
+    let v: unknown = obj;
+    for (const k of path) v = isObject(v) ? v[k] : undefined;
+    if (v === undefined || v === null || v === '' || (typeof v === 'string' && RFC3339_MICRO.test(v))) continue;
+    const text = String(v);
+    const rest = /T\d\d:\d\d:\d\d(.*)$/.exec(text)?.[1] ?? text;
+    throw badRequest(`${res.kind} in version "${res.version}" cannot be handled as a ${res.kind}: parsing time "${text}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "${rest}" as ".000000"`);
   }
 }
 

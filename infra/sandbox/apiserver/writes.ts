@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeContext, type Core, type Scope } from './core.ts';
-import { generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
+import { checkMicroTimes, generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import { applyMergePatch } from './merge-patch.ts';
@@ -76,6 +76,7 @@ export function createObject(core: Core, scope: Scope, body: unknown): KubeObjec
     if (explicit || attempt + 1 >= MAX_NAME_ATTEMPTS) throw alreadyExists(scope.res, md.name!);
   }
   validateMetadata(scope.res, md.name!, md);
+  checkMicroTimes(scope.res, obj);
   if (scope.dryRun) return obj;
   return clone(core.store.put(scope.res, obj, writeContext(scope, 'create')));
 }
@@ -132,6 +133,7 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
   if (md.ownerReferences && md.ownerReferences.length === 0) delete md.ownerReferences;
 
   validateMetadata(res, old.name!, md);
+  checkMicroTimes(res, next);
   if (old.deletionTimestamp) {
     const added = (md.finalizers ?? []).filter((f) => !(old.finalizers ?? []).includes(f));
     if (added.length > 0) {

@@ -113,6 +113,7 @@ export interface Pod extends KubeObject {
     overhead?: StringMap;
     readinessGates?: { conditionType: string }[];
     terminationGracePeriodSeconds?: number;
+    volumes?: { name?: string; persistentVolumeClaim?: { claimName?: string } }[];
   };
   status?: {
     phase?: string;

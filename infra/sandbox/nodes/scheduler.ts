@@ -9,6 +9,7 @@ import { setConditionOps } from './conditions-patch.ts';
 import { KeyWorker } from './key-worker.ts';
 import { placePod, type PlacedPod } from './placement.ts';
 import { WatchedCache } from './watched-cache.ts';
+import { preFilterMessage, SELECTED_NODE_ANNOTATION, volumeDecision, type BindingModeOf, type ClaimView } from './volume-binding.ts';
 import { conditionOf, isTerminalPhase, keyOf, splitKey, type Node, type Pod } from './objects.ts';
 import type { Clock } from '../clock.ts';
 
@@ -71,6 +72,26 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
     onEvent: () => retryUnschedulable(),
   });
 
+  // Claims and classes, for the volume-binding step (volume-binding.ts).
+  const claims: WatchedCache<ClaimView & Pod> = new WatchedCache<ClaimView & Pod>({
+    kc: api.kc,
+    path: '/api/v1/persistentvolumeclaims',
+    list: async () => (await api.core.listPersistentVolumeClaimForAllNamespaces()) as never,
+    onError: (e) => opts.onError?.('scheduler claim informer', e),
+    onEvent: () => retryUnschedulable(),
+  });
+  const classes: WatchedCache<Pod & { volumeBindingMode?: string }> = new WatchedCache<Pod & { volumeBindingMode?: string }>({
+    kc: api.kc,
+    path: '/apis/storage.k8s.io/v1/storageclasses',
+    list: async () => (await api.custom.listClusterCustomObject({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' })) as never,
+    onError: (e) => opts.onError?.('scheduler storage class informer', e),
+    onEvent: () => retryUnschedulable(),
+  });
+  const modeOf: BindingModeOf = (name) => {
+    const sc = name ? classes.get('', name) : classes.list().find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
+    return sc?.volumeBindingMode === 'WaitForFirstConsumer' ? 'WaitForFirstConsumer' : 'Immediate';
+  };
+
   const placedPods = (): PlacedPod[] => {
     const out: PlacedPod[] = [];
     for (const p of pods.list()) {
@@ -129,10 +150,27 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
       return;
     }
     if (!needsScheduling(pod) || assumed.has(key)) return;
-    const placement = placePod(pod, nodes.list(), placedPods());
+    const volumes = volumeDecision(pod, (n) => claims.get(namespace, n), modeOf);
+    if (volumes.kind === 'unschedulable') {
+      unschedulable.add(key);
+      await patchCondition(pod, 'False', 'Unschedulable', preFilterMessage(nodes.list().length, volumes.message));
+      return;
+    }
+    const pinnedTo = volumes.kind === 'ready' ? volumes.node : volumes.pinned;
+    const candidates = pinnedTo ? nodes.list().filter((n) => n.metadata?.name === pinnedTo) : nodes.list();
+    const placement = placePod(pod, candidates, placedPods());
     if (placement.nodeName === undefined) {
       unschedulable.add(key);
       await patchCondition(pod, 'False', 'Unschedulable', placement.message);
+      return;
+    }
+    if (volumes.kind === 'select-node') {
+      // WaitForFirstConsumer: the provisioner makes the volume on the chosen node; the pod is
+      // bound once its claims are (a claim event retries it).
+      unschedulable.add(key);
+      for (const claim of volumes.claims) {
+        await api.core.patchNamespacedPersistentVolumeClaim({ namespace, name: claim, body: { metadata: { annotations: { [SELECTED_NODE_ANNOTATION]: placement.nodeName } } } }, MERGE_PATCH);
+      }
       return;
     }
     unschedulable.delete(key);
@@ -148,12 +186,14 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
 
   const worker = new KeyWorker(handle, { concurrency: 1, onError: (k, e) => opts.onError?.(`scheduling ${k}`, e) });
   await nodes.start();
+  await claims.start();
+  await classes.start();
   await pods.start();
   return {
-    restarts: () => pods.restarts + nodes.restarts,
+    restarts: () => pods.restarts + nodes.restarts + claims.restarts + classes.restarts,
     async stop() {
       await worker.stop();
-      await Promise.all([pods.stop(), nodes.stop()]);
+      await Promise.all([pods.stop(), nodes.stop(), claims.stop(), classes.stop()]);
     },
   };
 }

@@ -123,11 +123,16 @@ export class AuditFile {
     return this.#entries.filter((e) => (Object.keys(q) as Array<keyof AuditQuery>).every((k) => q[k] === undefined || e[k] === q[k]));
   }
 
-  /** Calls `fn` for every new write (the file is polled every 50 ms while anyone listens). */
+  /**
+   * Calls `fn` for every new write (the file is polled every 50 ms while anyone listens). The
+   * log is written before each response (blocking mode), so unsubscribing reads it once more:
+   * every write answered before that is delivered, as the in-process emulator delivers it.
+   */
   subscribe(fn: (e: AuditEntry) => void): () => void {
     this.#listeners.add(fn);
     this.#poller ??= setInterval(() => this.sync(), 50).unref();
     return () => {
+      this.sync();
       this.#listeners.delete(fn);
       if (this.#listeners.size === 0 && this.#poller) {
         clearInterval(this.#poller);

@@ -7,6 +7,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KIND_VMI } from '../../../shared/api/well-known.ts';
 import type { AuditEntry } from '../../../infra/sandbox/apiserver/index.ts';
 import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
 
 /** The identity VMIs are created with (apart from the controllers' own). */
 export const USER_IDENTITY = 'bench-user';
@@ -14,8 +15,9 @@ export const USER_IDENTITY = 'bench-user';
 export const CONTROLLER_IDENTITY = 'virt-reconciler';
 
 /** A sandbox with room for `vmis` launcher pods (110 pods per node) and quick simulated boots. */
-export async function sandboxFor(vmis: number, opts: { podStartupMs?: number; vmiBootMs?: number } = {}): Promise<Sandbox> {
+export async function sandboxFor(vmis: number, opts: { podStartupMs?: number; vmiBootMs?: number; controlPlane?: ControlPlane } = {}): Promise<Sandbox> {
   const sandbox = await startSandbox({
+    ...(opts.controlPlane ? { controlPlane: opts.controlPlane } : {}),
     nodes: Math.ceil(vmis / 100) + 1,
     timings: { podStartupMs: opts.podStartupMs ?? 200, vmiBootMs: opts.vmiBootMs ?? 200 },
   });

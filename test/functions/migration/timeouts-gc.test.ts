@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { emulatorOnly } from '../../support/lanes.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { FAILURE } from '../../../functions/migration/phases.ts';
 import { UNSCHEDULABLE_TIMEOUT_SECONDS } from '../../../functions/migration/timeouts.ts';
@@ -28,7 +29,7 @@ function eventsOf(name: string): { reason: string; message: string }[] {
     .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
 }
 
-test('an unschedulable target pod is deleted after 300 s (sandbox time) and the migration fails with KubeVirt reason', async () => {
+test('an unschedulable target pod is deleted after 300 s (sandbox time) and the migration fails with KubeVirt reason', emulatorOnly('measures 300 s of sped-up sandbox time against pod timestamps; the real server stamps those with the wall clock'), async () => {
   // arrange: the VMI may only run on node01, and the target must avoid the source's node
   await runningVmis(c, [vmiManifest('pinned', { nodeSelector: { 'kubernetes.io/hostname': 'node01' } })]);
   // act

@@ -42,10 +42,12 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
   test('A3: an unknown resource is a 404 Status', async () => {
     // act
     const res = await apiFetch(sb, '/apis/kubevirt.io/v1/namespaces/default/nonsense');
-    const body = (await res.json()) as { kind: string; code: number };
+    const text = await res.text();
     // assert
     assert.equal(res.status, 404);
-    assert.equal(body.kind, 'Status');
+    // kube-apiserver's CRD handler answers plain text here (docs/sandbox-apiserver.md, known gaps).
+    if (REAL) assert.equal(text.trim(), '404 page not found');
+    else assert.equal((JSON.parse(text) as { kind: string }).kind, 'Status');
   });
 
   test('B6: create sets uid, creationTimestamp (seconds, Z), RV and generation 1, ignoring client values; a client resourceVersion is a 500', async () => {
@@ -64,6 +66,20 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
   test('B6: a body namespace different from the URL is 400', async () => {
     const s = await statusOf(sb.co.createNamespacedCustomObject({ ...VMI, namespace: 'default', body: { metadata: { name: 'b6-ns', namespace: 'kubevirt' }, spec: {} } }));
     assert.equal(s.code, 400);
+  });
+
+  test('B6: MicroTime fields (a Lease\'s renewTime) take exactly six fraction digits: a JavaScript Date\'s milliseconds are a 400', async () => {
+    // arrange
+    const lease = (name: string, renewTime: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'default' }, spec: { holderIdentity: 'n', leaseDurationSeconds: 40, renewTime } });
+    const post = (body: object) => apiFetch(sb, '/apis/coordination.k8s.io/v1/namespaces/default/leases', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    // act
+    const micro = await post(lease('b6-micro', '2026-01-02T03:04:05.123456Z'));
+    const milli = await post(lease('b6-milli', '2026-01-02T03:04:05.123Z'));
+    const status = (await milli.json()) as { reason: string; message: string };
+    // assert
+    assert.equal(micro.status, 201);
+    assert.deepEqual([milli.status, status.reason], [400, 'BadRequest']);
+    assert.match(status.message, /parsing time "2026-01-02T03:04:05\.123Z" as "2006-01-02T15:04:05\.000000Z07:00": cannot parse "\.123Z" as "\.000000"$/);
   });
 
   test('B7: generateName produces prefix + 5 chars of the upstream alphabet; explicit duplicates are 409 AlreadyExists', async () => {
@@ -114,8 +130,9 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     // act
     const stale = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { ...v1.metadata, labels: { again: 'yes' } } } }));
     const noRv = await statusOf(sb.co.replaceNamespacedCustomObject({ ...VMI, namespace: 'default', name: 'c11', body: { ...v1, metadata: { name: 'c11' } } }));
-    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('c11-pod') });
-    const pod = await sb.core.replaceNamespacedPod({ namespace: 'default', name: 'c11-pod', body: { metadata: { name: 'c11-pod', labels: { a: 'b' } }, spec: { containers: [{ name: 'compute', image: 'virt-launcher:v1' }] } } });
+    const created = await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('c11-pod') });
+    // The pod's spec as stored (with its defaults): a real server refuses spec changes on update.
+    const pod = await sb.core.replaceNamespacedPod({ namespace: 'default', name: 'c11-pod', body: { metadata: { name: 'c11-pod', labels: { a: 'b' } }, spec: created.spec! } });
     // assert
     assert.equal(stale.code, 409);
     assert.equal(stale.reason, 'Conflict');
