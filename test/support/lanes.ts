@@ -13,3 +13,11 @@ export const REAL = onRealControlPlane();
 export function emulatorOnly(why: string): { skip: string | false } {
   return { skip: REAL ? `emulator-only: ${why}` : false };
 }
+
+/**
+ * node:test options that skip a test on the real lane because it is known to fail there for a
+ * reason not yet fixed (listed in docs/control-plane.md); not for emulator-only machinery.
+ */
+export function knownIssueOnReal(why: string): { skip: string | false } {
+  return { skip: REAL ? `known issue on the real lane (docs/control-plane.md): ${why}` : false };
+}
