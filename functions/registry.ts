@@ -8,7 +8,7 @@
  * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
  * and the dashboards all iterate the registry.
  */
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VM_POOLS, VMIS, VMS } from '../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VM_POOLS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
@@ -21,6 +21,8 @@ import { cachedPolicySource } from './migration/policy-source.ts';
 import { poolController } from './pool/controller.ts';
 import { poolMapper } from './pool/relay-map.ts';
 import { coreMapper } from './relay/map-event.ts';
+import { replicaSetController } from './replicaset/controller.ts';
+import { replicaSetMapper } from './replicaset/relay-map.ts';
 import type { RelayRoute } from '../shared/relay/route.ts';
 import { vmController } from './vm/controller.ts';
 import { vmiController } from './vmi/controller.ts';
@@ -78,6 +80,10 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   pool: {
     spec: (c) => poolController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: VM_POOLS }, { res: VMS }, { res: VMIS }, { res: CONTROLLER_REVISIONS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: poolMapper },
+  },
+  replicaset: {
+    spec: (c) => replicaSetController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VMI_REPLICA_SETS }, { res: VMIS }], mapper: replicaSetMapper },
   },
 };
 

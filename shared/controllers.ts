@@ -34,6 +34,7 @@ export const CONTROLLER_REGISTRY = [
   { name: 'vm', title: 'VirtualMachine', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced' },
+  { name: 'replicaset', title: 'VirtualMachineInstanceReplicaSet', workers: 3, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

@@ -2,14 +2,29 @@
  * Owner references as KubeVirt's controller-ref manager reads and writes them
  * (reference-replicas-pools-clones.md §0): who controls an object, the reference a controller
  * puts on what it creates, and the adopt / release patches.
+ *
+ * Upstream's adopt patch replaces the whole `ownerReferences` list with the controller's one and
+ * its release patch empties the list, dropping owner references that other owners put there. Ours
+ * keep every reference that is not the controller's own: the list is sent whole (merge patches
+ * replace arrays), guarded by the object's `uid`.
  */
 import type { Patch } from '../kube/client.ts';
+
+/** One owner reference, as objects carry them. */
+export interface OwnerReferenceLike {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  uid?: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
 
 /** The part of an object's metadata owner references live in. */
 export interface Owned {
   metadata?: {
     uid?: string | undefined;
-    ownerReferences?: readonly { apiVersion?: string; kind?: string; name?: string; uid?: string; controller?: boolean; blockOwnerDeletion?: boolean }[] | undefined;
+    ownerReferences?: readonly OwnerReferenceLike[] | undefined;
   } | undefined;
 }
 
@@ -24,7 +39,7 @@ export interface ControllerRef {
 }
 
 /** The object's controller reference (`controller: true`), if any. */
-export function controllerOf(obj: Owned): { kind?: string; name?: string; uid?: string } | undefined {
+export function controllerOf(obj: Owned): OwnerReferenceLike | undefined {
   return obj.metadata?.ownerReferences?.find((r) => r.controller === true);
 }
 
@@ -39,14 +54,19 @@ export function controllerRef(apiVersion: string, kind: string, owner: { metadat
 }
 
 /**
- * Adoption: a merge patch that sets the owner references to just this controller, guarded by the
- * object's `uid` (a recreated object of the same name does not match and the patch fails).
+ * Adoption: a merge patch that adds the controller's reference to the object's other (non-controller)
+ * references, guarded by the object's `uid` (a recreated object of the same name does not match).
  */
-export function adoptPatch(ref: ControllerRef, objectUid: string): Patch {
-  return { type: 'merge', body: { metadata: { ownerReferences: [ref], uid: objectUid } } };
+export function adoptPatch(obj: Owned, ref: ControllerRef): Patch {
+  const others = (obj.metadata?.ownerReferences ?? []).filter((r) => r.uid !== ref.uid);
+  return { type: 'merge', body: { metadata: { ownerReferences: [...others, ref], uid: obj.metadata?.uid ?? '' } } };
 }
 
-/** Release: a merge patch that removes every owner reference, guarded by the object's `uid`. */
-export function releasePatch(objectUid: string): Patch {
-  return { type: 'merge', body: { metadata: { ownerReferences: [], uid: objectUid } } };
+/**
+ * Release: a merge patch that removes the controller's own reference (by `controllerUid`) and keeps
+ * the others, guarded by the object's `uid`.
+ */
+export function releasePatch(obj: Owned, controllerUid: string): Patch {
+  const others = (obj.metadata?.ownerReferences ?? []).filter((r) => r.uid !== controllerUid);
+  return { type: 'merge', body: { metadata: { ownerReferences: others, uid: obj.metadata?.uid ?? '' } } };
 }

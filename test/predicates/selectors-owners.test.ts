@@ -60,18 +60,20 @@ describe('owner references', () => {
     // arrange
     const owner = { metadata: { name: 'rs', uid: 'u-rs' } };
     const ref = controllerRef('kubevirt.io/v1', 'VirtualMachineInstanceReplicaSet', owner);
-    const obj = { metadata: { uid: 'u-obj', ownerReferences: [{ kind: 'Other', uid: 'x' }, ref] } };
+    const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'cm', uid: 'x' };
+    const obj = { metadata: { uid: 'u-obj', ownerReferences: [other, ref] } };
+    const orphan = { metadata: { uid: 'u-obj', ownerReferences: [other] } };
     // act
-    const adopt = adoptPatch(ref, 'u-obj');
-    const release = releasePatch('u-obj');
+    const adopt = adoptPatch(orphan, ref);
+    const release = releasePatch(obj, 'u-rs');
     // assert
     assert.deepEqual(ref, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceReplicaSet', name: 'rs', uid: 'u-rs', controller: true, blockOwnerDeletion: true });
     assert.equal(controllerOf(obj)?.uid, 'u-rs');
     assert.equal(isControlledByUid(obj, 'u-rs'), true);
     assert.equal(isControlledByUid(obj, 'x'), false, 'a non-controller reference does not control');
     assert.equal(isControlledByUid(obj, undefined), false);
-    assert.deepEqual(adopt, { type: 'merge', body: { metadata: { ownerReferences: [ref], uid: 'u-obj' } } });
-    assert.deepEqual(release, { type: 'merge', body: { metadata: { ownerReferences: [], uid: 'u-obj' } } });
+    assert.deepEqual(adopt, { type: 'merge', body: { metadata: { ownerReferences: [other, ref], uid: 'u-obj' } } }, 'other owners are kept');
+    assert.deepEqual(release, { type: 'merge', body: { metadata: { ownerReferences: [other], uid: 'u-obj' } } }, 'only our reference goes');
   });
 });
 

@@ -61,6 +61,7 @@ describe('infra/kubernetes: manifests', () => {
       'cdi.kubevirt.io/datavolumes',
       'kubevirt.io/kubevirts',
       'kubevirt.io/virtualmachineinstancemigrations',
+      'kubevirt.io/virtualmachineinstancereplicasets',
       'kubevirt.io/virtualmachineinstances',
       'kubevirt.io/virtualmachines',
       'migrations.kubevirt.io/migrationpolicies',
@@ -111,6 +112,12 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachines create,delete,get,list,patch,update',
       'pool.kubevirt.io/virtualmachinepools get,patch',
       'pool.kubevirt.io/virtualmachinepools/status update',
+    ],
+    replicaset: [
+      '/events create',
+      'kubevirt.io/virtualmachineinstancereplicasets get,update',
+      'kubevirt.io/virtualmachineinstancereplicasets/status update',
+      'kubevirt.io/virtualmachineinstances create,delete,list,patch',
     ],
   };
   for (const controller of CONTROLLERS) {
