@@ -1,7 +1,7 @@
 /**
  * KubeVirt's VirtualMachineInstanceReplicaSet controller as one stateless reconcile
  * (reference-replicas-pools-clones.md §1.2): observe → API-version annotations → spec check →
- * claim (adopt / release) → expectations gate → scale, then clean → status.
+ * expectations gate → claim (release / adopt) → scale, then clean → status.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
