@@ -1,10 +1,14 @@
 /**
  * `npm run chaos`: a 200-VMI chaos run (CHAOS_VMIS, CHAOS_SEED, CHAOS_KILL_RATE) against the
  * sandbox cluster — worker kills, duplicate deliveries, dropped watches and 410s, 429/500/409
- * from the API server, a slow queue, poison messages (see test/chaos/run-chaos.ts). Prints what
- * was injected and checked; exits 1 on any lost key, duplicate pod or unreplayable poison.
+ * from the API server, a slow queue, poison messages (see test/chaos/run-chaos.ts). Then a replica
+ * set scaled 20 → 60 → 10 → 40 under the same faults, with VMIs deleted by hand on the way
+ * (test/chaos/run-replicaset-chaos.ts; CHAOS_RS_STEPS=a,b,c overrides the steps). Prints what
+ * was injected and checked; exits 1 on any lost key, duplicate pod, unreplayable poison, or a
+ * replica set with more live VMIs than spec.replicas or not reaching it.
  */
 import { chaosViolations, runChaos } from '../test/chaos/run-chaos.ts';
+import { replicaSetChaosViolations, runReplicaSetChaos } from '../test/chaos/run-replicaset-chaos.ts';
 
 const vmis = Number(process.env.CHAOS_VMIS ?? 200);
 const seed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) : undefined;
@@ -24,4 +28,15 @@ process.stdout.write(
     violations.length ? `FAILED:\n  - ${violations.join('\n  - ')}` : 'PASSED: 0 lost keys, 0 duplicate pods, poison dead-lettered with reasons and replayed',
   ].join('\n') + '\n',
 );
-process.exitCode = violations.length ? 1 : 0;
+const steps = (process.env.CHAOS_RS_STEPS ?? '20,60,10,40').split(',').map(Number);
+process.stdout.write(`chaos: replica set scaled ${steps.join(' → ')}\n`);
+const rs = await runReplicaSetChaos({ steps, handDeletes: 3, ...(seed !== undefined ? { seed } : {}), ...(killRate !== undefined ? { killRate } : {}), progress: (l) => process.stdout.write(`  ${l}\n`) });
+const rsViolations = replicaSetChaosViolations(rs);
+process.stdout.write(
+  [
+    `seed ${rs.seed}, ${rs.seconds} s, ${rs.auditEntries} audit entries replayed`,
+    `injected: ${Object.entries(rs.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    rsViolations.length ? `FAILED:\n  - ${rsViolations.join('\n  - ')}` : 'PASSED: never more live VMIs than spec.replicas at any audit-log instant; every step reached exactly',
+  ].join('\n') + '\n',
+);
+process.exitCode = violations.length || rsViolations.length ? 1 : 0;

@@ -3,6 +3,13 @@
  * a worker that dies at any call of a reconcile (before or after the request is made), a slow
  * queue, a relay whose every message is delivered up to 5 times, and poisoned keys.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
+import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { VMIS } from '../../shared/api/resources.ts';
 import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
@@ -141,4 +148,91 @@ export class DuplicatingSender {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
   }
+}
+
+/** The fault loop's counters and its stop (which also clears pending HTTP faults). */
+export interface FaultLoop {
+  readonly injected: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every 0.3–1 s, one fault: the relay's watches dropped (15 %), dropped after compacting the
+ * history so the re-watch gets 410 and relists (15 %), the next 3 controller requests answered
+ * 429 (20 %) or 500 (20 %), the next 2 controller updates or creates 409 (20 %), the relay's next
+ * list 500 (10 %). With `enabled` false (the real lane, which has no fault injection) it injects nothing.
+ */
+export function startFaultLoop(sandbox: Sandbox, random: () => number, identities: { readonly controller: string; readonly relay: string }, enabled = true): FaultLoop {
+  const injected: Record<string, number> = { watchDrops: 0, watch410: 0, http429: 0, http500: 0, http409: 0, relayListErrors: 0 };
+  const faults = enabled ? sandbox.apiServer.faults : undefined;
+  let on = enabled;
+  const loop = (async () => {
+    while (on && faults) {
+      await new Promise((r) => setTimeout(r, 300 + random() * 700));
+      if (!on) break;
+      const pick = random();
+      // Faults are injected against work, not against the clock: while earlier HTTP faults are
+      // still waiting for requests to hit, add none. On a slow machine a time-based injector would
+      // otherwise pile up faults until every request of a retrying key fails and its retries run out.
+      if (pick >= 0.3 && faults.remaining() > 0) continue;
+      if (pick < 0.15) {
+        faults.dropWatches();
+        injected.watchDrops!++;
+      } else if (pick < 0.3) {
+        // History gone: the relay's re-watch from its last resourceVersion gets 410 and relists.
+        sandbox.apiServer.control.compactHistory();
+        faults.dropWatches();
+        injected.watch410!++;
+      } else if (pick < 0.5) {
+        faults.failNext(429, 3, { identity: identities.controller });
+        injected.http429! += 3;
+      } else if (pick < 0.7) {
+        faults.failNext(500, 3, { identity: identities.controller });
+        injected.http500! += 3;
+      } else if (pick < 0.9) {
+        faults.failNext(409, 2, { identity: identities.controller, verb: random() < 0.5 ? 'update' : 'create' });
+        injected.http409! += 2;
+      } else {
+        faults.failNext(500, 1, { identity: identities.relay, verb: 'list' });
+        injected.relayListErrors!++;
+      }
+    }
+  })();
+  return {
+    injected,
+    async stop() {
+      on = false;
+      await loop;
+      faults?.clear();
+    },
+  };
+}
+
+/** The embedded queue and table of a chaos run, on disk, and the slowed view of the queue. */
+export interface ChaosStore {
+  readonly queue: SqliteKeyQueue;
+  readonly state: SqliteStateStore;
+  /** The queue, every operation 0–20 ms slower. */
+  readonly slow: KeyQueue;
+  close(): Promise<void>;
+}
+
+/** Opens a chaos run's queue and table: short leases so abandoned keys come back quickly; retries capped at 1 s. */
+export function openChaosStore(random: () => number): ChaosStore {
+  const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
+  const db = new DatabaseSync(join(dir, 'chaos.db'));
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  const queue = new SqliteKeyQueue({ db, visibilityTimeoutMs: 1500, retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 } });
+  const state = openSqliteState({ db });
+  return {
+    queue,
+    state,
+    slow: slowQueue(queue, random, 20),
+    async close() {
+      await queue.close();
+      await state.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

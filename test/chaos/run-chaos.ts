@@ -8,25 +8,19 @@
  * that always fails permanently. Then: every VMI Scheduled, one launcher pod each, the poison in
  * the DLQ with reasons, and a replay that clears it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
-import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
-import { openSqliteState } from '../../shared/state/sqlite-state.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../infra/local/workers.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
 import { REAL } from '../support/lanes.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom, slowQueue } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
@@ -80,13 +74,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const t0 = performance.now();
   const sandbox = await sandboxFor(opts.vmis + 1, { podStartupMs: 300, vmiBootMs: 300 });
   const tracker = new VmiTracker(sandbox);
-  const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
-  const db = new DatabaseSync(join(dir, 'chaos.db'));
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-  // Short leases so that abandoned keys come back quickly; retries capped at 1 s.
-  const queue = new SqliteKeyQueue({ db, visibilityTimeoutMs: 1500, retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 } });
-  const state = openSqliteState({ db });
-  const slow = slowQueue(queue, random, 20);
+  const store = openChaosStore(random);
+  const { queue, state, slow } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
@@ -97,41 +86,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const pool = new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(spec, { kube: chaosKube(kube, killer, poisoned), metrics, log: quiet }), metrics, log: quiet });
   const sender = new DuplicatingSender(slow, random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
-  const injected: Record<string, number> = { watchDrops: 0, watch410: 0, http429: 0, http500: 0, http409: 0, relayListErrors: 0, malformed: 0 };
-  let chaosOn = !REAL;
-  const faults = REAL ? undefined : sandbox.apiServer.faults;
-  const faultLoop = (async () => {
-    while (chaosOn && faults) {
-      await new Promise((r) => setTimeout(r, 300 + random() * 700));
-      if (!chaosOn) break;
-      const pick = random();
-      // Faults are injected against work, not against the clock: while earlier HTTP faults are
-      // still waiting for requests to hit, add none. On a slow machine a time-based injector would
-      // otherwise pile up faults until every request of a retrying key fails and its retries run out.
-      if (pick >= 0.3 && faults.remaining() > 0) continue;
-      if (pick < 0.15) {
-        faults.dropWatches();
-        injected.watchDrops!++;
-      } else if (pick < 0.3) {
-        // History gone: the relay's re-watch from its last resourceVersion gets 410 and relists.
-        sandbox.apiServer.control.compactHistory();
-        faults.dropWatches();
-        injected.watch410!++;
-      } else if (pick < 0.5) {
-        faults.failNext(429, 3, { identity: CONTROLLER_IDENTITY });
-        injected.http429! += 3;
-      } else if (pick < 0.7) {
-        faults.failNext(500, 3, { identity: CONTROLLER_IDENTITY });
-        injected.http500! += 3;
-      } else if (pick < 0.9) {
-        faults.failNext(409, 2, { identity: CONTROLLER_IDENTITY, verb: random() < 0.5 ? 'update' : 'create' });
-        injected.http409! += 2;
-      } else {
-        faults.failNext(500, 1, { identity: RELAY_IDENTITY, verb: 'list' });
-        injected.relayListErrors!++;
-      }
-    }
-  })();
+  // The real lane has no fault injection: the run there checks the product's identities and RBAC.
+  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const { injected } = faultLoop;
+  injected.malformed = 0;
 
   try {
     relay.start();
@@ -146,9 +104,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const lost = names.filter((n) => tracker.vmis.get(n)?.scheduledAt === undefined);
 
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
-    chaosOn = false;
-    await faultLoop;
-    faults?.clear();
+    await faultLoop.stop();
     killer.armed = false;
     const dlqReady = async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((d) => d.key === `default/${POISON_VMI}`);
     for (let i = 0; i < 100 && !(await dlqReady()); i++) await new Promise((r) => setTimeout(r, 100));
@@ -184,17 +140,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       deadAfterReplay,
     };
   } finally {
-    chaosOn = false;
-    await faultLoop;
+    await faultLoop.stop();
     sender.stop();
     await relay.stop();
     await pool.stop();
-    await queue.close();
-    await state.close();
-    db.close();
+    await store.close();
     tracker.stop();
     await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

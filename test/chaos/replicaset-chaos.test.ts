@@ -1,0 +1,42 @@
+/**
+ * The replica set under the chaos suite's faults, small enough for CI: see
+ * run-replicaset-chaos.ts for what is injected and checked. `npm run chaos` runs a larger one.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
+import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import { checkAudit, replicaSetChaosViolations, runReplicaSetChaos } from './run-replicaset-chaos.ts';
+
+test('a replica set scaled up and down under worker kills, duplicate deliveries ×5, 409/429/500 and dropped watches: never more live VMIs than spec.replicas, and exactly spec.replicas after each step', async () => {
+  // arrange + act
+  const report = await runReplicaSetChaos({ steps: [6, 15, 4, 10], handDeletes: 2, stepTimeoutMs: 120_000 });
+  // assert
+  assert.ok(report.injected.workerKills! > 0, `no worker was killed (seed ${report.seed}): the run proved nothing`);
+  assert.ok(report.injected.duplicateDeliveries! > 0, `no duplicate delivery (seed ${report.seed})`);
+  assert.deepEqual(replicaSetChaosViolations(report), [], `seed ${report.seed}; injected ${JSON.stringify(report.injected)}`);
+});
+
+test('the audit check itself: a VMI joining beyond spec.replicas is reported', async () => {
+  // arrange: a replica set of 1 and VMIs made by hand under it
+  const server = await startApiServer({ port: 0 });
+  try {
+    const kube = createKubeClient(server.kubeConfig('test'));
+    const rs = await kube.create(VMI_REPLICA_SETS, { metadata: { name: 'audit-rs', namespace: 'default' }, spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } } } } } as VirtualMachineInstanceReplicaSet);
+    const owned = (name: string) => ({ metadata: { name, namespace: 'default', ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceReplicaSet', name: 'audit-rs', uid: rs.metadata!.uid!, controller: true }] }, spec: { domain: { devices: {} } } }) as VirtualMachineInstance;
+    await kube.create(VMIS, owned('one'));
+    const clean = checkAudit(server.audit, 'audit-rs');
+    await kube.create(VMIS, owned('two'));
+    // act
+    const over = checkAudit(server.audit, 'audit-rs');
+    // assert
+    assert.deepEqual(clean.overshoots, []);
+    assert.equal(over.overshoots.length, 1);
+    assert.match(over.overshoots[0] ?? '', /create two by test .*: 2 live, spec.replicas 1/);
+    assert.equal(over.maxExcess, 1);
+  } finally {
+    await server.close();
+  }
+});

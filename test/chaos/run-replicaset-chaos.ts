@@ -1,0 +1,198 @@
+/**
+ * A replica set under the chaos suite's faults (injectors.ts): worker kills at any API or table
+ * call of the replica set and VMI reconciles, every message delivered up to 5×, watches dropped
+ * and answered with 410, 429/500 from the API server, 409 on creates and updates, a slow queue.
+ * The replica set is scaled through `/scale` (as `kubectl scale` does) along `steps`, with VMIs
+ * deleted by hand on the way. Checked from the API server's audit log, at every instant: never
+ * more non-terminating VMIs of the replica set than `spec.replicas` — except the excess a
+ * scale-down leaves, which may only shrink (no VMI may join while it lasts); and after each step,
+ * exactly `spec.replicas` of them, with `status.replicas` agreeing.
+ */
+import type { AuditEntry } from '../../infra/sandbox/apiserver/index.ts';
+import { WorkerPool } from '../../infra/local/workers.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
+import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { instrumented } from '../../shared/reconcile/instrument.ts';
+import { Relay } from '../../functions/relay/relay.ts';
+import { replicaSetController } from '../../functions/replicaset/controller.ts';
+import { vmiController } from '../../functions/vmi/controller.ts';
+import { CONTROLLER_IDENTITY, sandboxFor, USER_IDENTITY, vmiManifest } from '../bench/support/vmi-run.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { RELAY_IDENTITY } from './run-chaos.ts';
+import { REAL } from '../support/lanes.ts';
+
+export interface ReplicaSetChaosOptions {
+  /** `spec.replicas` in turn (the first one at creation). */
+  readonly steps: readonly number[];
+  /** VMIs deleted by hand after each step is reached. */
+  readonly handDeletes?: number;
+  readonly seed?: number;
+  /** Probability per API/table call that a worker dies around it. Default 0.03. */
+  readonly killRate?: number;
+  /** Per step, ms. */
+  readonly stepTimeoutMs?: number;
+  readonly progress?: (line: string) => void;
+}
+
+export interface ReplicaSetChaosReport {
+  readonly seed: number;
+  readonly seconds: number;
+  readonly steps: readonly number[];
+  /** Steps whose count was never reached exactly (with status.replicas), as `replicas: live/status`. */
+  readonly unreached: string[];
+  /** Audit instants where the invariant broke, described. */
+  readonly overshoots: string[];
+  /** The most live VMIs seen above spec.replicas outside a scale-down's drain (0 when the invariant held). */
+  readonly maxExcess: number;
+  readonly auditEntries: number;
+  readonly injected: Record<string, number>;
+}
+
+const RS = 'chaos-rs';
+const NS = 'default';
+const quiet: Logger = { info() {}, warn() {}, error() {}, with: () => quiet };
+
+export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<ReplicaSetChaosReport> {
+  const seed = opts.seed ?? Date.now() % 1_000_000;
+  const random = seededRandom(seed);
+  const say = opts.progress ?? (() => {});
+  const t0 = performance.now();
+  const sandbox = await sandboxFor(Math.max(...opts.steps) * 2, { podStartupMs: 300, vmiBootMs: 300 });
+  const store = openChaosStore(random);
+  const { state, slow } = store;
+  const killer = new Killer(random, opts.killRate ?? 0.03);
+  const metrics = new MetricsRegistry();
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY));
+  const chaotic = chaosKube(kube, killer, new Set());
+  const expectations = chaosExpectations(state.expectations, killer);
+  // Expectations a read cannot settle are taken over after this long: more than a lease.
+  const rsSpec = replicaSetController({ expectations, log: quiet, takeoverMs: 4000 });
+  const vmiSpec = vmiController({ expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, createTakeoverMs: 4000 });
+  const pools = [
+    new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),
+    new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),
+  ];
+  const sender = new DuplicatingSender(slow, random);
+  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(RELAY_IDENTITY), queue: sender, log: quiet, metrics });
+  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
+  // The real lane has no server-side fault injection; worker kills and duplicates still happen.
+  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const unreached: string[] = [];
+
+  try {
+    relay.start();
+    for (const p of pools) p.start();
+    const template = vmiManifest('template') as { spec: VirtualMachineInstance['spec'] };
+    const labels = { app: RS };
+    await user.create(VMI_REPLICA_SETS, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstanceReplicaSet',
+      metadata: { name: RS, namespace: NS },
+      spec: { replicas: opts.steps[0] ?? 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: template.spec } },
+    } as VirtualMachineInstanceReplicaSet);
+    for (const [i, replicas] of opts.steps.entries()) {
+      if (i > 0) await user.updateScale(VMI_REPLICA_SETS, NS, RS, replicas);
+      const reached = await reachExactly(user, replicas, opts.stepTimeoutMs ?? 120_000, () => say(`step ${replicas}: ${killer.crashes} worker kills, ${sender.duplicates} duplicate deliveries so far`));
+      say(`step ${replicas}: ${reached}`);
+      if (!reached.startsWith('reached')) unreached.push(`${replicas}: ${reached}`);
+      // By hand: a few VMIs deleted, which the replica set must replace.
+      const live = await liveVmis(user);
+      for (const v of live.slice(0, opts.handDeletes ?? 0)) await user.delete(VMIS, NS, v.metadata?.name ?? '');
+    }
+    const last = opts.steps.at(-1) ?? 1;
+    const settled = await reachExactly(user, last, opts.stepTimeoutMs ?? 120_000, () => {});
+    if (!settled.startsWith('reached')) unreached.push(`${last} after the hand deletes: ${settled}`);
+  } finally {
+    await faultLoop.stop();
+    sender.stop();
+    await relay.stop();
+    await Promise.all(pools.map((p) => p.stop()));
+    await store.close();
+  }
+  const audit = checkAudit(sandbox.apiServer.audit);
+  await sandbox.stop();
+  return {
+    seed,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    steps: opts.steps,
+    unreached,
+    ...audit,
+    injected: { ...faultLoop.injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+  };
+}
+
+async function liveVmis(kube: KubeClient): Promise<VirtualMachineInstance[]> {
+  const rs = await kube.get(VMI_REPLICA_SETS, NS, RS);
+  const uid = rs?.metadata?.uid;
+  return (await kube.list(VMIS, NS)).items.filter((v) => !v.metadata?.deletionTimestamp && v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid));
+}
+
+/** Waits until exactly `replicas` live VMIs and status.replicas agree, twice 500 ms apart. */
+async function reachExactly(kube: KubeClient, replicas: number, timeoutMs: number, progress: () => void): Promise<string> {
+  const deadline = performance.now() + timeoutMs;
+  let lastReport = performance.now();
+  let seen = '';
+  let stableSince: number | undefined;
+  while (performance.now() < deadline) {
+    const live = (await liveVmis(kube)).length;
+    const status = (await kube.get(VMI_REPLICA_SETS, NS, RS))?.status?.replicas;
+    seen = `${live} live, status.replicas ${String(status)}`;
+    if (live === replicas && status === replicas) {
+      stableSince ??= performance.now();
+      if (performance.now() - stableSince >= 500) return `reached (${seen})`;
+    } else stableSince = undefined;
+    if (performance.now() - lastReport > 5000) {
+      progress();
+      lastReport = performance.now();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `not reached: ${seen}`;
+}
+
+/** Replays the audit log: the replica set's live VMIs against its spec.replicas at every write. */
+export function checkAudit(audit: { query(q: object): AuditEntry[] }, rsName = RS): { overshoots: string[]; maxExcess: number; auditEntries: number } {
+  const entries: AuditEntry[] = audit.query({});
+  let uid: string | undefined;
+  let replicas = 0;
+  let draining = false;
+  let maxExcess = 0;
+  const live = new Set<string>();
+  const overshoots: string[] = [];
+  for (const e of entries) {
+    if (e.resource === 'virtualmachineinstancereplicasets' && e.name === rsName) {
+      const rs = e.object as unknown as VirtualMachineInstanceReplicaSet;
+      uid = rs.metadata?.uid;
+      const next = rs.spec?.replicas ?? 1;
+      if (next < live.size) draining = true;
+      replicas = next;
+    } else if (e.resource === 'virtualmachineinstances' && uid) {
+      const v = e.object as unknown as VirtualMachineInstance;
+      const ours = v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid) === true;
+      const isLive = ours && e.type !== 'DELETED' && !v.metadata?.deletionTimestamp;
+      const joined = isLive && !live.has(e.name);
+      if (isLive) live.add(e.name);
+      else live.delete(e.name);
+      if (joined && (draining || live.size > replicas)) {
+        overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} live, spec.replicas ${replicas}${draining ? ' (while draining a scale-down)' : ''}`);
+      }
+    }
+    if (draining && live.size <= replicas) draining = false;
+    if (!draining) maxExcess = Math.max(maxExcess, live.size - replicas);
+  }
+  return { overshoots, maxExcess, auditEntries: entries.length };
+}
+
+/** What must hold after a run; an empty list means it passed. */
+export function replicaSetChaosViolations(r: ReplicaSetChaosReport): string[] {
+  const out: string[] = [];
+  if (r.unreached.length) out.push(`steps not reached exactly: ${r.unreached.join('; ')}`);
+  if (r.overshoots.length) out.push(`more live VMIs than spec.replicas: ${r.overshoots.slice(0, 5).join('; ')}`);
+  if (r.maxExcess > 0) out.push(`up to ${r.maxExcess} live VMIs above spec.replicas outside a scale-down`);
+  return out;
+}
