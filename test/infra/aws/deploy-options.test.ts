@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { LAMBDA_BUNDLES } from '../../../infra/aws/bundles.ts';
-import { CONTROLLERS } from '../../../shared/controllers.ts';
+import { CONTROLLER_REGISTRY, CONTROLLERS } from '../../../shared/controllers.ts';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Match } from 'aws-cdk-lib/assertions';
 import { bundleResolver } from '../../../infra/aws/bundles.ts';
-import { planConcurrency, readSettings } from '../../../infra/aws/settings.ts';
+import { DEFAULT_BUDGET, planConcurrency, readSettings } from '../../../infra/aws/settings.ts';
 import { buildBundles } from '../../../scripts/build.ts';
 import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
 
@@ -20,25 +20,36 @@ after(() => {
 });
 
 describe('apiserver budget → maxConcurrency', () => {
+  // Expectations follow the registry: a controller added changes the split, not the rules.
+  const floors = 2 * CONTROLLERS.length;
   const cases = [
-    // 7 in flight, but four functions at the Lambda floor of 2 need 8: flagged (the FlowSchema holds the line).
-    { why: 'default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight < 4 × the floor of 2: over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 3, vm: 2, migration: 2, pool: 2 }, over: true },
-    { why: 'a bigger budget is split 3:2:2:1', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, want: { vmi: 11, vm: 7, migration: 7, pool: 3 }, over: false },
-    { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, want: { vmi: 2, vm: 2, migration: 2, pool: 2 }, over: true },
+    { why: `default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight; over budget when Lambda's floors (${floors}) exceed it`, budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, inFlight: 7, over: floors > 7 },
+    { why: 'a bigger budget is split by weight and fits', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, inFlight: 28, over: false },
+    { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, inFlight: 7, over: true },
   ];
+  const weight = (c: (typeof CONTROLLERS)[number]) => CONTROLLER_REGISTRY.find((r) => r.name === c)!.weight;
   for (const c of cases) {
     test(c.why, () => {
+      // arrange: the case
+      // act
       const plan = planConcurrency(c.budget, c.batch);
-      assert.deepEqual(plan.maxConcurrency, c.want);
+      // assert
+      assert.equal(plan.inFlightBudget, c.inFlight);
       assert.equal(plan.overBudget, c.over);
-      if (!c.over) assert.ok(plan.peakQps <= c.budget.apiQpsBudget + 1e-6, `peak ${plan.peakQps} must stay inside ${c.budget.apiQpsBudget}`);
+      for (const ctl of CONTROLLERS) assert.ok(plan.maxConcurrency[ctl] >= 2, `${ctl}: AWS's floor is 2`);
+      for (const a of CONTROLLERS) for (const b of CONTROLLERS) if (weight(a) > weight(b)) assert.ok(plan.maxConcurrency[a] >= plan.maxConcurrency[b], `${a} (weight ${weight(a)}) gets at least ${b}'s share`);
+      if (!c.over) {
+        assert.ok(plan.peakQps <= c.budget.apiQpsBudget + 1e-6, `peak ${plan.peakQps} must stay inside ${c.budget.apiQpsBudget}`);
+        assert.equal(CONTROLLERS.reduce((s, ctl) => s + plan.maxConcurrency[ctl], 0) * c.batch, c.inFlight, 'the whole in-flight budget is handed out');
+      }
+      if (c.batch === 10) assert.ok(CONTROLLERS.every((ctl) => plan.maxConcurrency[ctl] === 2));
     });
   }
 
   test('context overrides and validation errors name the key', () => {
     const s = readSettings((k) => ({ vmMaxConcurrency: '5', apiQpsBudget: '400', prefix: 'prod' })[k]);
     assert.equal(s.maxConcurrency.vm, 5);
-    assert.equal(s.maxConcurrency.vmi, 6, '400 QPS → 14 in flight → vmi 6');
+    assert.equal(s.maxConcurrency.vmi, planConcurrency({ ...DEFAULT_BUDGET, apiQpsBudget: 400 }, 1).maxConcurrency.vmi, '400 QPS → 14 in flight, split by weight');
     assert.equal(s.prefix, 'prod');
     assert.throws(() => readSettings((k) => (k === 'batchSize' ? '11' : undefined)), /batchSize/, 'FIFO event sources take at most 10');
     assert.throws(() => readSettings((k) => (k === 'vmiMaxConcurrency' ? '1' : undefined)), /vmiMaxConcurrency/, 'AWS minimum is 2');
