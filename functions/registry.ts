@@ -8,7 +8,7 @@
  * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
  * and the dashboards all iterate the registry.
  */
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VM_POOLS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, PVCS, VM_POOLS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
@@ -16,8 +16,14 @@ import type { Logger } from '../shared/metrics/log.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../shared/state/port.ts';
 import type { ClusterConfig } from '../shared/template/cluster-config.ts';
+import { disruptionBudgetController } from './disruption-budget/controller.ts';
+import { disruptionBudgetMapper } from './disruption-budget/relay-map.ts';
+import { evacuationController } from './evacuation/controller.ts';
+import { evacuationMapper } from './evacuation/relay-map.ts';
 import { migrationController } from './migration/controller.ts';
 import { cachedPolicySource } from './migration/policy-source.ts';
+import { nodeController } from './node/controller.ts';
+import { nodeMapper } from './node/relay-map.ts';
 import { poolController } from './pool/controller.ts';
 import { poolMapper } from './pool/relay-map.ts';
 import { coreMapper } from './relay/map-event.ts';
@@ -25,6 +31,8 @@ import { replicaSetController } from './replicaset/controller.ts';
 import { replicaSetMapper } from './replicaset/relay-map.ts';
 import type { RelayRoute } from '../shared/relay/route.ts';
 import { vmController } from './vm/controller.ts';
+import { workloadUpdaterController } from './workload-updater/controller.ts';
+import { workloadUpdaterMapper } from './workload-updater/relay-map.ts';
 import { vmiController } from './vmi/controller.ts';
 
 /** What every controller may draw on in the local runtime. */
@@ -84,6 +92,23 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   replicaset: {
     spec: (c) => replicaSetController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: VMI_REPLICA_SETS }, { res: VMIS }], mapper: replicaSetMapper },
+  },
+  node: {
+    spec: (c) => nodeController({ leases: c.leases, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: NODES }, { res: VMIS }], mapper: nodeMapper },
+  },
+  evacuation: {
+    spec: (c) => evacuationController({ expectations: c.expectations, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: NODES }, { res: VMIS }, { res: MIGRATIONS }], mapper: evacuationMapper },
+  },
+  'disruption-budget': {
+    spec: (c) => disruptionBudgetController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VMIS }, { res: PDBS }, LAUNCHER_PODS, { res: MIGRATIONS }], mapper: disruptionBudgetMapper },
+  },
+  'workload-updater': {
+    spec: (c) =>
+      workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: KUBEVIRTS }, { res: MIGRATIONS }, { res: VMIS }], mapper: workloadUpdaterMapper },
   },
 };
 

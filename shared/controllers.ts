@@ -35,6 +35,11 @@ export const CONTROLLER_REGISTRY = [
   { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced' },
   { name: 'replicaset', title: 'VirtualMachineInstanceReplicaSet', workers: 3, weight: 1, keyScope: 'namespaced' },
+  { name: 'node', title: 'Node', workers: 3, weight: 1, keyScope: 'cluster' },
+  { name: 'evacuation', title: 'Evacuation (node drain)', workers: 3, weight: 1, keyScope: 'cluster' },
+  { name: 'disruption-budget', title: 'Disruption budget (legacy PDB cleanup)', workers: 3, weight: 1, keyScope: 'namespaced' },
+  // One worker, as KubeVirt hard-codes: there is one key (the KubeVirt CR).
+  { name: 'workload-updater', title: 'Workload updater (launcher upgrades)', workers: 1, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

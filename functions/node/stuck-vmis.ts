@@ -33,7 +33,7 @@ export function stuckVmis(vmis: readonly VirtualMachineInstance[], podsOnNode: r
 }
 
 /** The JSON patch that fails a VMI (no `test` op, as upstream; VMIs have no status subresource). */
-export function failVmiPatch(): object[] {
+export function failVmiPatch(): { op: 'replace' | 'add'; path: string; value: string }[] {
   return [
     { op: 'replace', path: '/status/phase', value: 'Failed' },
     { op: 'add', path: '/status/reason', value: NODE_UNRESPONSIVE_REASON },

@@ -28,7 +28,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage() + '\n');
     return name === undefined ? 2 : 0;
   }
-  const entry = COMMANDS[name];
+  // Own keys only: `toString` and friends are not commands (the argv fuzz test found it).
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
     process.stderr.write(`virt-reconciler: unknown command '${name}'\n\n${usage()}\n`);
     return 2;

@@ -24,6 +24,7 @@ import { controlPlaneFromEnv, startRealApiServer, type ControlPlane } from './re
 import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
+import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
 import { startStorageAgents, type StorageAgents, type StorageAgentsOptions } from './storage/index.ts';
@@ -167,6 +168,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const apiServer = real
     ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}) })
     : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
+  // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
+  // real lane would need virt-api as an admission webhook server; it has none (docs/sandbox.md).
+  if (!real) apiServer.admission.onEviction(virtApiEvictionHook());
 
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {

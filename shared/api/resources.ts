@@ -9,10 +9,12 @@
 import type {
   V1ConfigMap,
   V1ControllerRevision,
+  V1DaemonSet,
   V1Namespace,
   V1Node,
   V1PersistentVolumeClaim,
   V1Pod,
+  V1PodDisruptionBudget,
   V1Secret,
 } from '@kubernetes/client-node';
 import type { DataVolume } from './data-volume.ts';
@@ -36,8 +38,11 @@ export interface ResourceCoordinates {
   readonly namespaced: boolean;
 }
 
-/** The subresources the generic client writes: `status`, and `scale` for resources with replicas. */
-export type Subresource = 'status' | 'scale';
+/**
+ * The subresources the generic client writes: `status`, `scale` for resources with replicas, and
+ * pods' `eviction` (a POST of a policy/v1 Eviction).
+ */
+export type Subresource = 'status' | 'scale' | 'eviction';
 
 /**
  * A resource and the type of its objects (`T` is only carried in the type: `Resource<V1Pod>`
@@ -139,7 +144,7 @@ export const DATA_VOLUMES = defineResource<DataVolume>({
   subresources: ['status'],
 });
 
-export const PODS = defineResource<V1Pod>({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, subresources: ['status'] });
+export const PODS = defineResource<V1Pod>({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, subresources: ['status', 'eviction'] });
 
 export const PVCS = defineResource<V1PersistentVolumeClaim>({
   group: '',
@@ -170,6 +175,12 @@ export const CONTROLLER_REVISIONS = defineResource<V1ControllerRevision>({
   kind: 'ControllerRevision',
   namespaced: true,
 });
+
+/** `apps/v1` DaemonSet: the node controller checks virt-handler's (label `kubevirt.io=virt-handler`). */
+export const DAEMON_SETS = defineResource<V1DaemonSet>({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true, subresources: ['status'] });
+
+/** `policy/v1` PodDisruptionBudget: the disruption-budget controller deletes those an older KubeVirt left. */
+export const PDBS = defineResource<V1PodDisruptionBudget>({ group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, subresources: ['status'] });
 
 /** `group/version` as written in `apiVersion` (`v1` for the core group). */
 export function apiVersionOf(r: ResourceCoordinates): string {

@@ -4,7 +4,7 @@
  * and logs/exports `counter.total()` and `counter.byCall()` when it is done. Failed calls count
  * too: they cost the apiserver as much.
  */
-import { EVENTS, type Resource } from '../api/resources.ts';
+import { EVENTS, PODS, type Resource } from '../api/resources.ts';
 import { KUBE_VERBS, type KubeClient } from './client.ts';
 import type { Verb } from './errors.ts';
 import { apiWriteOf, WRITE_VERBS, type ApiWrite } from './api-write.ts';
@@ -56,6 +56,7 @@ export class ApiCallCounter {
  */
 export function callOf(method: keyof KubeClient, args: readonly unknown[]): readonly [Verb, string] {
   if (method === 'createEvent') return ['create', EVENTS.plural];
+  if (method === 'evict') return ['create', `${PODS.plural}/eviction`];
   const res = args[0] as Resource;
   if (method === 'getScale') return ['get', `${res.plural}/scale`];
   if (method === 'updateScale') return ['patch', `${res.plural}/scale`];

@@ -24,11 +24,14 @@ export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './req
 type Options = ConfigurationOptions<ObservableMiddleware>;
 
 /** Rewrites the core group's path and sets the operation's query parameters. */
-function requestOptions(query: Query, contentType: string | undefined): Options {
+function requestOptions(query: Query, contentType: string | undefined, pathSuffix = ''): Options {
   const middleware: ObservableMiddleware = {
     pre: (ctx) => {
-      const url = ctx.getUrl();
-      if (url.includes('/apis//')) ctx.setUrl(url.replace('/apis//', '/api/'));
+      let url = ctx.getUrl();
+      if (url.includes('/apis//')) url = url.replace('/apis//', '/api/');
+      // A pod's eviction: CustomObjectsApi only knows collections, so the path is extended here.
+      if (pathSuffix) url = url.replace(/(\?|$)/, `${pathSuffix}$1`);
+      ctx.setUrl(url);
       for (const [k, v] of Object.entries(query)) ctx.setQueryParam(k, String(v));
       return new Observable(Promise.resolve(ctx));
     },
@@ -41,7 +44,7 @@ function requestOptions(query: Query, contentType: string | undefined): Options 
 /** The `CustomObjectsApi` call of one operation: by verb, scope and subresource, never by resource. */
 function dispatch(api: CustomObjectsApi, o: Operation): Promise<unknown> {
   const at = { group: o.res.group, version: o.res.version, plural: o.res.plural };
-  const opts = requestOptions(o.query, o.contentType);
+  const opts = requestOptions(o.query, o.contentType, o.subresource === 'eviction' ? `/${encodeURIComponent(o.name ?? '')}/eviction` : '');
   const ns = o.namespace;
   const name = o.name ?? '';
   const body = o.body as object;

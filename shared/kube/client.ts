@@ -141,9 +141,15 @@ export interface KubeClient {
   updateScale(res: Resource, namespace: string | undefined, name: string, replicas: number): Promise<Scale>;
   /** Records a core v1 Event in the involved object's namespace. */
   createEvent(event: EventInput): Promise<void>;
+  /**
+   * POST `pods/<name>/eviction` (a policy/v1 Eviction, empty deleteOptions), as `kubectl drain`
+   * and KubeVirt's workload updater do: the pod is deleted unless a PodDisruptionBudget or an
+   * admission webhook refuses (429 TooManyRequests, thrown like any other API error).
+   */
+  evict(namespace: string, podName: string): Promise<void>;
 }
 
 /** The verbs of {@link KubeClient}, for wrappers that decorate every call (counters, timers, chaos). */
-export const KUBE_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'getScale', 'updateScale', 'createEvent'] as const satisfies readonly (keyof KubeClient)[];
+export const KUBE_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete', 'getScale', 'updateScale', 'createEvent', 'evict'] as const satisfies readonly (keyof KubeClient)[];
 
 export type { Resource, Subresource };

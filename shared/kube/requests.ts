@@ -10,7 +10,7 @@
  * bundled into every Lambda function.
  */
 import type { CoreV1Event, V1DeleteOptions } from '@kubernetes/client-node';
-import { EVENTS, resourceName, type Resource, type ResourceCoordinates, type Subresource } from '../api/resources.ts';
+import { EVENTS, PODS, resourceName, type Resource, type ResourceCoordinates, type Subresource } from '../api/resources.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, KubeObject, ListOptions, ListResult, Patch, ReadOptions, Scale } from './client.ts';
 import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
@@ -50,7 +50,7 @@ export function resourcePath(res: ResourceCoordinates, namespace?: string, name?
 
 /** The request description errors and the call counter use (`virtualmachineinstancereplicasets/scale` for a subresource other than status). */
 export function apiRequest(res: ResourceCoordinates, verb: ApiRequest['verb'], namespace?: string, name?: string, subresource?: Subresource): ApiRequest {
-  return { verb, resource: subresource === 'scale' ? `${res.plural}/scale` : res.plural, namespace, name };
+  return { verb, resource: subresource === 'scale' || subresource === 'eviction' ? `${res.plural}/${subresource}` : res.plural, namespace, name };
 }
 
 /** Query of a GET: `resourceVersion` for a "not older than" read (DESIGN.md §3). */
@@ -238,7 +238,8 @@ export interface Operation {
 
 /** The URL path of an operation: creates and lists address the collection. */
 export function operationPath(o: Operation): string {
-  const collection = o.verb === 'create' || o.verb === 'list';
+  // A create addresses the collection, except a pod's eviction (a create on the pod).
+  const collection = (o.verb === 'create' && o.subresource !== 'eviction') || o.verb === 'list';
   return resourcePath(o.res, o.namespace, collection ? undefined : o.name, collection ? undefined : o.subresource);
 }
 
@@ -318,6 +319,10 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
       const namespace = input.involvedObject.namespace ?? 'default';
       const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
       await run(op('create', EVENTS, { namespace, name: body.metadata.generateName, body }));
+    },
+    evict: async (namespace: string, podName: string) => {
+      const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: podName, namespace }, deleteOptions: {} };
+      await run(op('create', PODS, { namespace, name: podName, subresource: 'eviction', body }));
     },
   };
 }

@@ -44,6 +44,8 @@ export interface SliceOptions {
    * read the same sped-up clock (`now`, `clockSpeed`), so backoffs measured on it pass sooner.
    */
   readonly speed?: number;
+  /** Number of sandbox nodes; default 2. */
+  readonly nodes?: number;
 }
 
 /** A logger that keeps warnings and errors (bounded) and drops info lines. */
@@ -63,7 +65,7 @@ export function newRuntime(sandbox: Sandbox, problems: string[], opts: SliceOpti
 }
 
 export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
-  const sandbox = await startSandbox({ nodes: 2, speed: opts.speed ?? 1, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
+  const sandbox = await startSandbox({ nodes: opts.nodes ?? 2, speed: opts.speed ?? 1, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
   const problems: string[] = [];
   const rt = newRuntime(sandbox, problems, opts.runtime);
   if (opts.start !== false) rt.start();

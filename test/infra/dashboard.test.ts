@@ -113,7 +113,9 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
   // assert
   assert.equal(title, 'virt-reconciler · local');
   assert.deepEqual(queueRows, [...CONTROLLERS], 'one queue row per controller');
-  assert.equal(idle.max, 0, 'nothing queued before the burst');
+  // The nodes' own events (start-up, heartbeats) queue node and evacuation keys at any time: at
+  // most one per node and controller, nothing like the burst.
+  assert.ok(idle.max <= 2 * 3, `nothing but node keys queued before the burst (max ${idle.max})`);
   assert.ok(busy.max > 0, `the chart shows the burst (max depth ${busy.max})`);
   assert.ok(busy.points > idle.points, `the chart gained points (${idle.points} → ${busy.points})`);
   assert.deepEqual(lines, [...CONTROLLERS], 'one line per controller');

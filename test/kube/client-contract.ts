@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import { ApiError } from '../../infra/sandbox/apiserver/errors.ts';
 import type { DataVolume, KubeVirt, MigrationPolicy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet, VirtualMachinePool } from '../../shared/api/index.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { ApiCallCounter, countingKubeClient } from '../../shared/kube/call-counter.ts';
@@ -185,6 +186,29 @@ export function kubeClientContract(name: string, make: KubeClientFactory): void 
         assert.deepEqual(mine.items.map((p) => p.metadata?.name), [pod.metadata?.name]);
         assert.deepEqual(others.items, []);
         assert.equal(read?.metadata?.ownerReferences?.[0]?.uid, owner.metadata?.uid);
+      });
+
+      test('a pod is evicted through pods/eviction; a refusing admission hook is a 429 TooManyRequests; a missing pod is NotFound', async () => {
+        // arrange
+        const owner = await kube.create(VMIS, vmi('vmi-evict'));
+        const pod = await kube.create(PODS, launcherPod(owner));
+        const name = pod.metadata?.name ?? '';
+        const refused = await kube.create(PODS, launcherPod(owner));
+        const stop = server.admission.onEviction((_core, req) => {
+          if (req.pod.metadata.name === refused.metadata?.name) throw new ApiError(429, 'TooManyRequests', 'Eviction triggered evacuation of VMI "default/vmi-evict"');
+        });
+        // act
+        await kube.evict(NS, name);
+        const denied = await rejection(kube.evict(NS, refused.metadata?.name ?? ''));
+        const missing = await rejection(kube.evict(NS, 'no-such-pod'));
+        stop();
+        // assert
+        const after = await kube.get(PODS, NS, name);
+        assert.ok(after === undefined || after.metadata?.deletionTimestamp, 'the evicted pod is gone or going');
+        assert.ok(denied instanceof KubeTransientError && denied.status === 429 && denied.reason === 'TooManyRequests', String(denied));
+        assert.match(String(denied), /Eviction triggered evacuation/);
+        assert.ok(missing instanceof NotFoundError, String(missing));
+        assert.ok((await kube.get(PODS, NS, refused.metadata?.name ?? '')) !== undefined, 'the refused pod stays');
       });
 
       test('pods come back as client-node models: timestamps are Dates', async () => {

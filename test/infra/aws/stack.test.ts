@@ -5,6 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { bundleResolver } from '../../../infra/aws/bundles.ts';
 import { DEFAULT_BUDGET, planConcurrency } from '../../../infra/aws/settings.ts';
+
+/** Controllers in the registry: every count below follows from it. */
+const N = CONTROLLERS.length;
 import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
@@ -37,14 +40,14 @@ describe('ReconcilerStack: queues', () => {
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-dlq.fifo`, FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-timers`, SqsManagedSseEnabled: true, RedrivePolicy: Match.objectLike({ maxReceiveCount: 10 }) });
     }
-    template.resourceCountIs('AWS::SQS::Queue', 4 * CONTROLLERS.length);
+    template.resourceCountIs('AWS::SQS::Queue', 4 * N);
   });
 
   test('every FIFO queue redrives to a FIFO DLQ (a standard DLQ would fail at deploy)', () => {
     const queues = resourcesOf(template, 'AWS::SQS::Queue');
     const byId = new Map(queues.map((q) => [q.id, q.props]));
     const redriving = queues.filter((q) => q.props.RedrivePolicy !== undefined);
-    assert.equal(redriving.length, 2 * CONTROLLERS.length, 'every key queue and every timer queue has a DLQ');
+    assert.equal(redriving.length, 2 * N, 'every key queue and timer queue has a DLQ');
     for (const q of redriving) {
       const target = ((q.props.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] } }).deadLetterTargetArn)['Fn::GetAtt'][0];
       assert.equal(byId.get(target)?.FifoQueue === true, q.props.FifoQueue === true, `${q.id} → ${target}: FIFO-ness must match`);
@@ -83,15 +86,17 @@ describe('ReconcilerStack: functions', () => {
       });
     }
     template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'virt-reconciler-timer-forwarder', Runtime: 'nodejs24.x', Architectures: ['arm64'], Handler: 'index.handler', Timeout: 30 });
-    template.resourceCountIs('AWS::Lambda::Function', CONTROLLERS.length + 1);
+    template.resourceCountIs('AWS::Lambda::Function', N + 1);
   });
 
-  test('event sources: partial batch responses and maxConcurrency from the 200 QPS budget (planConcurrency); forwarder on every timer queue', () => {
+  test('event sources: partial batch responses and maxConcurrency from the 200 QPS budget; forwarder on every timer queue', () => {
     const esms = resourcesOf(template, 'AWS::Lambda::EventSourceMapping');
-    assert.equal(esms.length, 2 * CONTROLLERS.length);
+    assert.equal(esms.length, 2 * N);
     for (const e of esms) assert.deepEqual(e.props.FunctionResponseTypes, ['ReportBatchItemFailures'], `${e.id}: without it one failure redelivers the whole batch`);
     const reconcile = esms.filter((e) => JSON.stringify(e.props.EventSourceArn).includes('Queue') && !JSON.stringify(e.props.EventSourceArn).includes('Timers'));
-    const concurrency = reconcile.map((e) => [JSON.stringify(e.props.EventSourceArn).match(/Queue([a-z-]+?)Queue/)?.[1], (e.props.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency]);
+    // Logical ids drop the '-' of names such as workload-updater.
+    const byId = new Map(CONTROLLERS.map((c) => [c.replaceAll('-', ''), c]));
+    const concurrency = reconcile.map((e) => [byId.get(JSON.stringify(e.props.EventSourceArn).match(/Queue(\w+?)Queue/)?.[1] ?? ''), (e.props.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency]);
     assert.deepEqual(Object.fromEntries(concurrency), planConcurrency(DEFAULT_BUDGET, 1).maxConcurrency);
     for (const e of reconcile) assert.equal(e.props.BatchSize, 1);
   });
@@ -110,8 +115,10 @@ describe('ReconcilerStack: functions', () => {
     const relay = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith('RelayRole'))!;
     const relayStatements = (relay.props.PolicyDocument as { Statement: Statement[] }).Statement;
     assert.deepEqual(relayStatements.map((s) => s.Action), ['sqs:SendMessage'], 'the relay only sends keys');
-    assert.equal(JSON.stringify(relayStatements[0]!.Resource).match(/Queue\w+?Queue/g)?.length, CONTROLLERS.length, 'to every FIFO key queue');
-    for (const c of CONTROLLERS) {
+    assert.equal(JSON.stringify(relayStatements[0]!.Resource).match(/Queue\w+?Queue/g)?.length, N, 'to every FIFO key queue');
+    for (const name of CONTROLLERS) {
+      // Logical ids drop the '-' of names such as disruption-budget.
+      const c = name.replaceAll('-', '');
       const policy = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith(`Reconcile${c}Bundled`))!;
       const statements = (policy.props.PolicyDocument as { Statement: Statement[] }).Statement;
       const receive = statements.filter((s) => ([] as string[]).concat(s.Action).includes('sqs:ReceiveMessage'));
@@ -140,7 +147,7 @@ describe('ReconcilerStack: table, alarms, dashboard', () => {
   });
 
   test('alarms: DLQ not empty, timer DLQ not empty and oldest key age, per controller', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 3 * CONTROLLERS.length);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 3 * N);
     for (const c of CONTROLLERS) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
       template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `virt-reconciler-${c}-timers-dlq-not-empty`, MetricName: 'ApproximateNumberOfMessagesVisible' });

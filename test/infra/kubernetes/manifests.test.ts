@@ -55,6 +55,7 @@ describe('infra/kubernetes: manifests', () => {
     for (const r of rules) assert.deepEqual([...r.verbs].sort(), ['get', 'list', 'watch'], `relay must never write: ${JSON.stringify(r)}`);
     const granted = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
     assert.deepEqual(granted, [
+      '/nodes',
       '/persistentvolumeclaims',
       '/pods',
       'apps/controllerrevisions',
@@ -65,6 +66,7 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachineinstances',
       'kubevirt.io/virtualmachines',
       'migrations.kubevirt.io/migrationpolicies',
+      'policy/poddisruptionbudgets',
       'pool.kubevirt.io/virtualmachinepools',
     ]);
     const binding = find('ClusterRoleBinding', 'virt-reconciler-relay') as unknown as { subjects: Array<{ kind: string; name: string; namespace: string }> };
@@ -118,6 +120,35 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachineinstancereplicasets get,update',
       'kubevirt.io/virtualmachineinstancereplicasets/status update',
       'kubevirt.io/virtualmachineinstances create,delete,list,patch',
+    ],
+    node: [
+      '/events create',
+      '/nodes get,patch',
+      '/pods list',
+      'apps/daemonsets list',
+      'kubevirt.io/virtualmachineinstances list,patch',
+    ],
+    evacuation: [
+      '/events create',
+      '/nodes get',
+      '/pods list',
+      'kubevirt.io/kubevirts list',
+      'kubevirt.io/virtualmachineinstancemigrations create,list',
+      'kubevirt.io/virtualmachineinstances list',
+    ],
+    'disruption-budget': [
+      '/events create',
+      'kubevirt.io/virtualmachineinstances get',
+      'policy/poddisruptionbudgets delete,list',
+    ],
+    'workload-updater': [
+      '/events create',
+      '/pods list',
+      '/pods/eviction create',
+      'kubevirt.io/kubevirts get,list',
+      'kubevirt.io/kubevirts/status patch',
+      'kubevirt.io/virtualmachineinstancemigrations create,delete,list',
+      'kubevirt.io/virtualmachineinstances list',
     ],
   };
   for (const controller of CONTROLLERS) {

@@ -1,0 +1,67 @@
+/**
+ * KubeVirt's disruption-budget controller as one stateless reconcile, keyed by VMI `ns/name`
+ * (reference node-drain-updates §4). At this KubeVirt version it only cleans up: every
+ * PodDisruptionBudget in the VMI's namespace whose controller owner is a VirtualMachineInstance
+ * of that name (the UID is not compared) is deleted, whatever the VMI's phase, strategy or
+ * existence. The eviction webhook protects VMIs instead of PDBs now.
+ *
+ * observe (LIST the namespace's PDBs) → expectations gate (a deletion is observed once the PDB is
+ * gone or terminating) → delete each leftover, one after another → events.
+ */
+import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { PDBS, VMIS } from '../../shared/api/index.ts';
+import { TransientError } from '../../shared/errors.ts';
+import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
+import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from './deps.ts';
+import { legacyPdbsToDelete } from './legacy-pdbs.ts';
+
+export async function reconcileDisruptionBudget(key: string, deps: DisruptionBudgetDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
+  const [namespace = '', name = ''] = key.split('/');
+  // observe
+  const pdbs = (await deps.kube.list(PDBS, namespace, { resourceVersion: ctx.minResourceVersion })).items;
+  // expectations gate
+  const wait = await expectationsGate(key, namespace, pdbs, deps);
+  if (wait) return wait;
+  const doomed = legacyPdbsToDelete(pdbs, namespace, name);
+  if (doomed.length === 0) return done;
+  // The VMI is only the events' subject; a stub (no UID) when it is gone.
+  const vmi = (await deps.kube.get(VMIS, namespace, name)) ?? { metadata: { namespace, name } };
+  // act
+  let lastError: string | undefined;
+  for (const pdb of doomed) {
+    const pdbName = pdb.metadata?.name ?? '';
+    // Overwrites, as KubeVirt's ExpectDeletions does: with several PDBs only the last is tracked.
+    await deps.expectations.expectDeletions(PDB_EXPECTATIONS, key, [`${namespace}/${pdbName}`], deps.now());
+    try {
+      await deps.kube.delete(PDBS, namespace, pdbName);
+      await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulDelete', `Deleted PodDisruptionBudget ${pdbName}`);
+    } catch (err) {
+      await deps.expectations.deletionObserved(PDB_EXPECTATIONS, key, `${namespace}/${pdbName}`);
+      await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedDelete', `Error deleting the PodDisruptionBudget ${pdbName}: ${errorText(err)}`);
+      lastError = `Error deleting the PodDisruptionBudget ${pdbName}: ${errorText(err)}`;
+    }
+  }
+  if (lastError) throw new TransientError('FailedDelete', lastError);
+  return done;
+}
+
+/**
+ * KubeVirt lowers the record from the PDB informer's delete event. The list this pass made is the
+ * observation here: a tracked PDB that is gone, or terminating, is observed deleted. A record
+ * still unsatisfied (the delete has not taken effect yet) holds the key until it expires.
+ */
+async function expectationsGate(key: string, namespace: string, pdbs: readonly V1PodDisruptionBudget[], deps: DisruptionBudgetDeps): Promise<Outcome | undefined> {
+  const now = deps.now();
+  if (await deps.expectations.satisfied(PDB_EXPECTATIONS, key, now)) return undefined;
+  const record = await deps.expectations.get(PDB_EXPECTATIONS, key);
+  const present = new Map(pdbs.map((p) => [`${namespace}/${p.metadata?.name ?? ''}`, p]));
+  for (const k of record?.deleteKeys ?? []) {
+    const p = present.get(k);
+    if (!p || p.metadata?.deletionTimestamp) await deps.expectations.deletionObserved(PDB_EXPECTATIONS, key, k);
+  }
+  if (await deps.expectations.satisfied(PDB_EXPECTATIONS, key, now)) return undefined;
+  const setAt = record?.setAt ?? now;
+  return requeueAfter(Math.max(1, (setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000) / (deps.clockSpeed ?? 1), 'PDB deletion not yet observed');
+}

@@ -1,0 +1,88 @@
+/**
+ * `kubectl drain` end to end (issue 14): the real kubectl against the sandbox, whose virt-api
+ * eviction webhook marks migrating VMIs and answers 429; relay → SQLite queue → evacuation,
+ * migration, VMI and VM functions → sandbox, on a sped-up sandbox clock. Six LiveMigrate VMIs
+ * leave the node by live migration within the limits (at most 2 outbound from one node, 5 in the
+ * cluster, checked at every audit-log instant); a VMI with eviction strategy None is evicted, and
+ * its VM (runStrategy Always) starts it again on another node.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { EVACUATION_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
+import { MIGRATIONS, NODES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { KUBECTL } from '../kubectl/support.ts';
+import { REAL } from '../support/lanes.ts';
+import { peaksFromAudit } from '../support/migration-peaks.ts';
+import { NS, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
+
+const SPEED = 10;
+const MIGRATING = Array.from({ length: 6 }, (_, i) => `drain-${i + 1}`);
+
+function kubectl(kubeconfig: string, dir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
+  return new Promise((resolve) => {
+    execFile(KUBECTL!, args, { env, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('kubectl drain of a node with LiveMigrate VMIs', { skip: REAL ? 'emulator-only: virt-api\'s eviction webhook is an in-process admission hook' : KUBECTL ? false : 'no kubectl on this machine' }, () => {
+  let s: Slice;
+  let dir: string;
+  before(async () => {
+    s = await startSlice({ speed: SPEED, nodes: 3 });
+    dir = await mkdtemp(join(tmpdir(), 'vr-drain-'));
+  });
+  after(async () => {
+    await s?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const setUnschedulable = (node: string, unschedulable: boolean) => s.kube.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable } } });
+
+  test('6 VMIs migrate off within the limits; the None VMI is evicted and its VM restarts it elsewhere; drain completes', async () => {
+    // arrange: everything lands on node01 (the others cordoned meanwhile)
+    const [node01, ...others] = s.sandbox.nodeNames as [string, ...string[]];
+    for (const n of others) await setUnschedulable(n, true);
+    for (const name of MIGRATING) await s.kube.create(VMIS, vmiManifest(name, { evictionStrategy: 'LiveMigrate' }));
+    const keeperTemplate = vmiManifest('keeper', { evictionStrategy: 'None' }).spec;
+    await s.kube.create(VMS, { ...vmManifest('keeper', { runStrategy: 'Always' }), spec: { runStrategy: 'Always', template: { metadata: { labels: { 'kubevirt.io/vm': 'keeper' } }, spec: keeperTemplate } } });
+    await until('all on node01, Running and LiveMigratable', async () => {
+      const vmis = await Promise.all([...MIGRATING, 'keeper'].map((n) => s.kube.get(VMIS, NS, n)));
+      return vmis.every((v) => v?.status?.phase === 'Running' && v.status.nodeName === node01 && (v.metadata?.name === 'keeper' || v.status.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True')));
+    }, { problems: s.problems });
+    const keeperUid = (await s.kube.get(VMIS, NS, 'keeper'))?.metadata?.uid;
+    for (const n of others) await setUnschedulable(n, false);
+    s.sandbox.apiServer.audit.clear();
+    // act
+    const drain = await kubectl(s.sandbox.kubeconfigPath, dir, ['drain', node01, '--ignore-daemonsets', '--force', '--delete-emptydir-data', '--timeout=200s']);
+    // assert
+    assert.equal(drain.code, 0, `drain failed:\n${drain.stderr.slice(-2000)}\nruntime problems:\n${s.problems.slice(-10).join('\n')}`);
+    assert.match(drain.stdout, new RegExp(`node/${node01} drained`));
+    assert.match(drain.stderr + drain.stdout, /Eviction triggered evacuation of VMI/, 'the webhook answered 429 while the VMIs migrated');
+    for (const name of MIGRATING) {
+      const v = await s.kube.get(VMIS, NS, name);
+      assert.equal(v?.status?.phase, 'Running', `${name} ${v?.status?.phase}`);
+      assert.notEqual(v?.status?.nodeName, node01, `${name} moved off ${node01}`);
+      assert.equal(v?.status?.evacuationNodeName, undefined, `${name}: the mark is cleared once it has moved`);
+    }
+    const migrations = (await s.kube.list(MIGRATIONS, NS)).items.filter((m) => m.metadata?.annotations?.[EVACUATION_MIGRATION_ANNOTATION] === node01);
+    assert.deepEqual(migrations.map((m) => m.spec?.vmiName).sort(), [...MIGRATING].sort(), 'one evacuation migration per VMI');
+    assert.ok(migrations.every((m) => m.status?.phase === 'Succeeded' && m.metadata?.name?.startsWith('kubevirt-evacuation-')));
+    const peaks = peaksFromAudit(s.sandbox.apiServer.audit.query());
+    assert.ok(peaks.perNode <= 2, `at most 2 outbound from one node at any instant, saw ${peaks.perNode} on ${peaks.perNodeAt}`);
+    assert.ok(peaks.cluster <= 5, `at most 5 running in the cluster, saw ${peaks.cluster}`);
+    assert.equal(peaks.started, 6);
+    await until('keeper restarted by its VM on another node', async () => {
+      const v = await s.kube.get(VMIS, NS, 'keeper');
+      return v?.metadata?.uid !== keeperUid && v?.status?.phase === 'Running' && v.status.nodeName !== node01;
+    }, { problems: s.problems });
+    console.log(`drain: peak outbound ${peaks.perNode} (${peaks.perNodeAt}), peak running ${peaks.cluster}, ${peaks.started} target pods; VMIs now on ${JSON.stringify(Object.fromEntries(await Promise.all(MIGRATING.map(async (n) => [n, (await s.kube.get(VMIS, NS, n))?.status?.nodeName]))))}`);
+  });
+});

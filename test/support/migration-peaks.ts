@@ -1,0 +1,60 @@
+/**
+ * The migration limits as the API server saw them: replays the audit log and, at every audited
+ * write, counts the migrations that have a target pod and are not yet final ("running", as
+ * KubeVirt counts them), cluster-wide and per source node.
+ */
+import type { AuditEntry } from '../../infra/sandbox/apiserver/audit.ts';
+import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+
+export interface Peaks {
+  cluster: number;
+  perNode: number;
+  perNodeAt: string;
+  started: number;
+}
+
+/**
+ * The writes in commit order: by resourceVersion (one global counter on both control planes).
+ * The order of the real API server's audit lines is not it: a request's line is written after
+ * its response may already have reached the client, so a write caused by another can be logged first.
+ */
+export function inCommitOrder(entries: readonly AuditEntry[]): AuditEntry[] {
+  // A write answered without an object (a delete's Status) keeps the place of the write before it.
+  let last = 0n;
+  const keyed = entries.map((e, i) => ({ e, i, rv: (last = /^\d+$/.test(e.resourceVersion) ? BigInt(e.resourceVersion) : last) }));
+  return keyed.sort((a, b) => (a.rv === b.rv ? a.i - b.i : a.rv < b.rv ? -1 : 1)).map((x) => x.e);
+}
+
+/** Replays the audit log in commit order; returns the highest counts seen at any instant. */
+export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
+  const vmiNode = new Map<string, string>();
+  const running = new Map<string, string>(); // migration uid → source node
+  const finished = new Set<string>();
+  const peaks: Peaks = { cluster: 0, perNode: 0, perNodeAt: '', started: 0 };
+  for (const e of entries) {
+    const obj = e.object as { metadata: { uid?: string; labels?: Record<string, string>; ownerReferences?: { name: string }[] }; status?: { nodeName?: string; phase?: string } };
+    if (e.resource === 'virtualmachineinstances' && obj.status?.nodeName) vmiNode.set(e.name, obj.status.nodeName);
+    if (e.resource === 'pods' && e.type === 'ADDED') {
+      const uid = obj.metadata.labels?.[MIGRATION_JOB_UID_LABEL];
+      if (uid && !finished.has(uid)) {
+        running.set(uid, vmiNode.get(obj.metadata.ownerReferences?.[0]?.name ?? '') ?? '?');
+        peaks.started++;
+      }
+    }
+    if (e.resource === 'virtualmachineinstancemigrations' && (obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed' || e.type === 'DELETED')) {
+      const uid = obj.metadata.uid ?? '';
+      finished.add(uid);
+      running.delete(uid);
+    }
+    peaks.cluster = Math.max(peaks.cluster, running.size);
+    const byNode = new Map<string, number>();
+    for (const n of running.values()) byNode.set(n, (byNode.get(n) ?? 0) + 1);
+    for (const [n, k] of byNode) {
+      if (k > peaks.perNode) {
+        peaks.perNode = k;
+        peaks.perNodeAt = n;
+      }
+    }
+  }
+  return peaks;
+}
