@@ -12,7 +12,7 @@ import { loadKubeConfig } from '../../shared/kube/config.ts';
 import { openDynamoDbState, STATE_TABLE_ENV } from '../../shared/state/dynamodb-state.ts';
 import type { StateStore } from '../../shared/state/port.ts';
 import { openSqliteState } from '../../shared/state/sqlite-state.ts';
-import { BadTargetError, parseTarget, type Target } from '../ops/target.ts';
+import { BadTargetError, parseTarget, type Target, type TargetKind } from '../ops/target.ts';
 import { CliError, parseFlags, type Command } from './command.ts';
 import { BACKEND_FLAGS, BACKEND_HELP, DEFAULT_DB, openQueueBackend, withBackend, type BackendFlags, type QueueBackend } from './queue-backend.ts';
 
@@ -89,10 +89,10 @@ export function withOpsBackend(flags: OpsFlags, body: (b: OpsBackend) => Promise
 }
 
 /** The one positional argument `trace` and `diagnose` take: `<kind>/<ns>/<name>` (bad input: exit 2). */
-export function targetArgument(positionals: readonly string[]): Target {
+export function targetArgument<K extends TargetKind>(positionals: readonly string[], kinds: readonly K[]): Target & { readonly kind: K } {
   if (positionals.length > 1) throw new CliError(`unexpected argument '${positionals[1]}'`);
   try {
-    return parseTarget(positionals[0]);
+    return parseTarget(positionals[0], kinds);
   } catch (err) {
     if (err instanceof BadTargetError) throw new CliError(err.message);
     throw err;
@@ -103,7 +103,7 @@ export function targetArgument(positionals: readonly string[]): Target {
  * A `<command> <kind>/<ns>/<name> [--json] [backend flags]` command (`trace`, `diagnose`): parses
  * the flags and the target, prints `help` for --help, and runs `body` with the open backend.
  */
-export function targetCommand(help: string, body: (target: Target, opts: { json: boolean }, b: OpsBackend) => Promise<number>): Command {
+export function targetCommand<K extends TargetKind>(help: string, kinds: readonly K[], body: (target: Target & { readonly kind: K }, opts: { json: boolean }, b: OpsBackend) => Promise<number>): Command {
   return {
     async run(argv) {
       const { values, positionals } = parseFlags(argv, { ...OPS_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
@@ -111,7 +111,7 @@ export function targetCommand(help: string, body: (target: Target, opts: { json:
         process.stdout.write(help + '\n');
         return 0;
       }
-      const target = targetArgument(positionals);
+      const target = targetArgument(positionals, kinds);
       return withOpsBackend(values, (b) => body(target, { json: values.json === true }, b));
     },
   };

@@ -9,7 +9,7 @@ import { isKey } from '../../shared/queue/message.ts';
 export class BadTargetError extends Error {}
 
 /** The kinds these commands know, by their short name. */
-export const TARGET_KINDS = ['vmi', 'vm', 'migration'] as const;
+export const TARGET_KINDS = ['vmi', 'vm', 'migration', 'pool'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 const ALIASES: Readonly<Record<string, TargetKind>> = {
@@ -26,6 +26,11 @@ const ALIASES: Readonly<Record<string, TargetKind>> = {
   vmim: 'migration',
   virtualmachineinstancemigration: 'migration',
   virtualmachineinstancemigrations: 'migration',
+  pool: 'pool',
+  pools: 'pool',
+  vmpool: 'pool',
+  virtualmachinepool: 'pool',
+  virtualmachinepools: 'pool',
 };
 
 /** One object: its kind, namespace and name, and its controller key `namespace/name`. */
@@ -37,17 +42,17 @@ export interface Target {
 }
 
 /** `vmi/default/testvmi` → a {@link Target}; anything else throws a {@link BadTargetError}. */
-export function parseTarget(text: string | undefined, kinds: readonly TargetKind[] = TARGET_KINDS): Target {
+export function parseTarget<K extends TargetKind = TargetKind>(text: string | undefined, kinds: readonly K[] = TARGET_KINDS as readonly TargetKind[] as readonly K[]): Target & { readonly kind: K } {
   const expected = `expected <${kinds.join('|')}>/<namespace>/<name>`;
   if (text === undefined || text === '') throw new BadTargetError(`missing object: ${expected}`);
   const parts = text.split('/');
   if (parts.length !== 3) throw new BadTargetError(`'${text}': ${expected}`);
   const [k, namespace, name] = parts as [string, string, string];
   const kind = ALIASES[k.toLowerCase()];
-  if (!kind || !kinds.includes(kind)) throw new BadTargetError(`'${text}': unknown kind '${k}', ${expected}`);
+  if (!kind || !(kinds as readonly TargetKind[]).includes(kind)) throw new BadTargetError(`'${text}': unknown kind '${k}', ${expected}`);
   const key = `${namespace}/${name}`;
   if (!isKey(key)) throw new BadTargetError(`'${text}': namespace and name must be lower-case DNS names`);
-  return { kind, namespace, name, key };
+  return { kind: kind as K, namespace, name, key };
 }
 
 /** `vmi/default/testvmi`. */

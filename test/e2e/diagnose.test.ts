@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { readOnly } from '../../infra/ops/cluster-reader.ts';
-import { diagnose } from '../../infra/ops/diagnose/diagnose.ts';
+import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
 import type { Diagnosis } from '../../infra/ops/diagnose/finding.ts';
 import { parseTarget } from '../../infra/ops/target.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
@@ -174,7 +174,7 @@ describe('virt-reconciler diagnose on the sandbox', () => {
     await s.rt.relay.stop();
     const changed = await s.kube.patch(VMIS, NS, 'lagging', { type: 'merge', body: { metadata: { labels: { changed: 'while-the-relay-was-down' } } } });
     // act: 15 s on, nothing has reconciled the change.
-    const d = await diagnose(parseTarget('vmi/default/lagging'), { cluster: readOnly(s.kube), queue: s.rt.queue, state: s.rt.state, now: Date.now() + 15_000 });
+    const d = await diagnose(parseTarget('vmi/default/lagging', DIAGNOSABLE), { cluster: readOnly(s.kube), queue: s.rt.queue, state: s.rt.state, now: Date.now() + 15_000 });
     // assert
     assert.equal(d.healthy, false);
     assert.match(d.verdict, new RegExp(`^the relay's last event for this VMI \\(resourceVersion \\d+, seen \\d+ s ago\\) is older than its current resourceVersion ${changed.metadata?.resourceVersion}$`), JSON.stringify(d, null, 2));

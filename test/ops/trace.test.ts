@@ -32,7 +32,7 @@ function entry(controller: string, key: string, at: number, over: Partial<TraceE
 describe('parseTarget', () => {
   test('table: kinds and aliases; bad input says what was expected', () => {
     // arrange
-    const good: [string, string][] = [['vmi/default/a', 'vmi default/a'], ['VirtualMachine/ns1/b', 'vm ns1/b'], ['vmim/default/m', 'migration default/m']];
+    const good: [string, string][] = [['pool/default/p', 'pool default/p'], ['vmi/default/a', 'vmi default/a'], ['VirtualMachine/ns1/b', 'vm ns1/b'], ['vmim/default/m', 'migration default/m']];
     const bad = ['', 'vmi/default', 'pod/default/x', 'vmi/Default/x', 'vmi/a/b/c'];
     // act / assert
     for (const [text, want] of good) {
@@ -61,6 +61,19 @@ describe('collectTrace', () => {
     assert.deepEqual(t.links.map((l) => `${l.controller} ${l.key} ${l.reconciles}`), ['vm default/x 1', 'vmi default/x 1', 'migration default/user 1', 'migration default/evac 1']);
     assert.deepEqual(t.pods, ['default/virt-launcher-x-abcde', 'default/virt-launcher-x-target']);
     assert.deepEqual(t.entries.map((e) => e.controller), ['vm', 'vmi', 'migration', 'migration']);
+  });
+
+  test('a pool: the VMs it created, each VM\'s VMI, followed through the writes', async () => {
+    // arrange
+    const pool = new Map<string, TraceEntry[]>([
+      ['pool default/p', [entry('pool', 'default/p', 0, { writes: [{ verb: 'create', resource: 'virtualmachines', namespace: 'default', name: 'p-0', code: 201 }] })]],
+      ['vm default/p-0', [entry('vm', 'default/p-0', 5, { writes: [{ verb: 'create', resource: 'virtualmachineinstances', namespace: 'default', name: 'p-0', code: 201 }] })]],
+      ['vmi default/p-0', [entry('vmi', 'default/p-0', 9)]],
+    ]);
+    // act
+    const t = await collectTrace(parseTarget('pool/default/p'), { traces: { recent: async (c: string, k: string) => pool.get(`${c} ${k}`) ?? [] }, now: T + 100 });
+    // assert
+    assert.deepEqual(t.links.map((l) => `${l.controller} ${l.key} ${l.why}`), ['pool default/p the object', 'vm default/p-0 created by pool default/p', 'vmi default/p-0 created by vm default/p-0']);
   });
 
   test('a VMI: the VM controller counts only where it wrote the VMI', async () => {

@@ -5,7 +5,7 @@
  * source that cannot be read), 2 bad input.
  */
 import { clusterReader } from '../../ops/cluster-reader.ts';
-import { diagnose, renderDiagnosis } from '../../ops/diagnose/diagnose.ts';
+import { diagnose, DIAGNOSABLE, renderDiagnosis } from '../../ops/diagnose/diagnose.ts';
 import { OPS_HELP, targetCommand } from '../ops-backend.ts';
 
 const HELP = `usage: virt-reconciler diagnose <vmi|vm|migration>/<namespace>/<name> [--json] [--db FILE | --aws …]
@@ -21,7 +21,7 @@ Exit code: 0 healthy, 1 a problem was found (or a source could not be read), 2 b
   --json                {target, healthy, verdict, findings: [{severity, check, summary, evidence, hint?}]}
 ${OPS_HELP}`;
 
-export const command = targetCommand(HELP, async (target, { json }, b) => {
+export const command = targetCommand(HELP, DIAGNOSABLE, async (target, { json }, b) => {
   const cluster = clusterReader(b.kubeConfig());
   const d = await diagnose(target, { cluster, queue: b.queue.queue, state: b.state, now: Date.now() });
   process.stdout.write(json ? JSON.stringify(d, null, 2) + '\n' : renderDiagnosis(d, b.description));

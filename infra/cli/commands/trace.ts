@@ -4,13 +4,14 @@
  * state table's traces and, for a VMI's migrations, the cluster; never writes.
  */
 import { clusterReader } from '../../ops/cluster-reader.ts';
+import { TARGET_KINDS } from '../../ops/target.ts';
 import { clusterMigrations, collectTrace } from '../../ops/trace/collect.ts';
 import { renderTrace } from '../../ops/trace/render.ts';
 import { OPS_HELP, targetCommand, type OpsBackend } from '../ops-backend.ts';
 
-const HELP = `usage: virt-reconciler trace <vm|vmi|migration>/<namespace>/<name> [--json] [--db FILE | --aws …]
+const HELP = `usage: virt-reconciler trace <vm|vmi|migration|pool>/<namespace>/<name> [--json] [--db FILE | --aws …]
 
-Prints, oldest first, every recorded reconcile of the object and of its children (a VM's VMI,
+Prints, oldest first, every recorded reconcile of the object and of its children (a pool's VMs, a VM's VMI,
 the VMI's migrations, the launcher and target pods those reconciles wrote): the event that caused
 it, the message (enqueued, received, attempt, coalesced), the reconcile (duration, reads, outcome)
 and each API write with the apiserver's answer. Traces keep the last 50 reconciles per key for 6 h.
@@ -19,7 +20,7 @@ Reads only.
   --json                the trace as JSON: target, links, pods, entries, timeline
 ${OPS_HELP}`;
 
-export const command = targetCommand(HELP, async (target, { json }, b) => {
+export const command = targetCommand(HELP, TARGET_KINDS, async (target, { json }, b) => {
   const cluster = migrationsLookup(b);
   const trace = await collectTrace(target, { traces: b.state.traces, now: Date.now(), migrationsOf: cluster.lookup });
   if (json) {

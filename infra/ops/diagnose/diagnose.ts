@@ -3,6 +3,9 @@
  * table, and its verdict — the first problem found names the cause on the first line. Reads only.
  */
 import type { Target } from '../target.ts';
+
+/** The kinds diagnose has verdicts for. */
+export const DIAGNOSABLE = ['vmi', 'vm', 'migration'] as const;
 import type { Diagnosis } from './finding.ts';
 import { gatherMigrationEvidence } from './migration-evidence.ts';
 import { diagnoseMigration } from './migration-verdicts.ts';
@@ -12,7 +15,7 @@ import { gatherVmiEvidence, type EvidenceSources } from './vmi-evidence.ts';
 import { diagnoseVmi } from './vmi-verdicts.ts';
 
 /** The diagnosis of `target` at `src.now`. */
-export async function diagnose(target: Target, src: EvidenceSources): Promise<Diagnosis> {
+export async function diagnose(target: Target & { readonly kind: (typeof DIAGNOSABLE)[number] }, src: EvidenceSources): Promise<Diagnosis> {
   switch (target.kind) {
     case 'vmi':
       return diagnoseVmi(await gatherVmiEvidence(src, target.namespace, target.name));

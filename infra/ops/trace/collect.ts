@@ -1,7 +1,7 @@
 /**
  * Which keys a trace follows and what they recorded: the object's own controller key, then its
- * children — a VM's VMI (same key in the VMI controller), a VMI's migrations (from the cluster
- * when it can be read, and from the migrations the traced reconciles created) — and the launcher
+ * children — a pool's VMs, a VM's VMI (same key in the VMI controller), a VMI's migrations (from
+ * the cluster when it can be read), and whatever the traced reconciles created — and the launcher
  * and target pods the reconciles wrote (pods have no controller of their own: their story is the
  * writes of the VMI and migration controllers). Reads only.
  */
@@ -12,7 +12,13 @@ import { showTarget, type Target } from '../target.ts';
 import { byTime, timeline, type TimelineStep } from './timeline.ts';
 
 const VMIS = 'virtualmachineinstances';
-const MIGRATIONS = 'virtualmachineinstancemigrations';
+
+/** The controller whose key an object created by a traced write is (same namespace/name). */
+const CREATED: Readonly<Record<string, string>> = {
+  virtualmachines: 'vm',
+  virtualmachineinstances: 'vmi',
+  virtualmachineinstancemigrations: 'migration',
+};
 
 export interface TraceSources {
   readonly traces: Pick<Traces, 'recent'>;
@@ -62,8 +68,8 @@ export async function collectTrace(target: Target, src: TraceSources): Promise<O
     links.push({ controller, key, why, entries });
   };
   const { namespace, name, key } = target;
-  if (target.kind === 'migration') {
-    await follow('migration', key, 'the object');
+  if (target.kind === 'migration' || target.kind === 'pool') {
+    await follow(target.kind, key, 'the object');
   } else {
     if (target.kind === 'vm') {
       await follow('vm', key, 'the object');
@@ -76,10 +82,12 @@ export async function collectTrace(target: Target, src: TraceSources): Promise<O
     const fromCluster = src.migrationsOf ? await src.migrationsOf(namespace, name) : [];
     for (const m of fromCluster) await follow('migration', `${namespace}/${m}`, `a migration of VMI ${key}`);
   }
-  // Migrations the followed reconciles created (an evacuation, a workload update), even if gone since.
+  // Children the followed reconciles created, even if gone since: a pool's VMs, a VM's VMI, a
+  // migration of an evacuation or a workload update. Each is followed in turn (its own children too).
   for (let i = 0; i < links.length; i++) {
     for (const w of links[i]!.entries.flatMap((e) => e.writes)) {
-      if (w.verb === 'create' && w.resource === MIGRATIONS && w.code < 300) await follow('migration', `${w.namespace ?? namespace}/${w.name}`, `created by ${links[i]!.controller} ${links[i]!.key}`);
+      const controller = w.verb === 'create' && w.code < 300 ? CREATED[w.resource] : undefined;
+      if (controller) await follow(controller, `${w.namespace ?? namespace}/${w.name}`, `created by ${links[i]!.controller} ${links[i]!.key}`);
     }
   }
   const entries = byTime(links.flatMap((l) => l.entries));
