@@ -24,6 +24,18 @@ spec:
         memory: 64Mi
 `;
 
+const TYPO_VMI = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: typo
+spec:
+  domain:
+    devices: {}
+    resources:
+      request:
+        memory: 64Mi
+`;
+
 const POD = `apiVersion: v1
 kind: Pod
 metadata:
@@ -49,6 +61,23 @@ describe('kubectl against the sandbox', { skip: SKIP_WITHOUT_KUBECTL }, () => {
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stdout.trim(), 'virtualmachineinstance.kubevirt.io/testvmi created');
     assert.equal(second.stdout.trim(), 'virtualmachineinstance.kubevirt.io/testvmi unchanged', second.stderr);
+  });
+
+  test('apply with default validation refuses a misspelt field, naming it as the server does; --validate=warn prunes it and warns', async () => {
+    // arrange: "request" for "requests"
+    const file = await cluster().manifest('typo.yaml', TYPO_VMI);
+    // act
+    const strict = await cluster().kubectl(['apply', '-f', file]);
+    const warn = await cluster().kubectl(['apply', '--validate=warn', '-f', file]);
+    const stored = await cluster().kubectl(['get', 'vmi', 'typo', '-o', 'jsonpath={.spec.domain.resources}']);
+    // assert
+    assert.notEqual(strict.code, 0);
+    assert.equal(strict.stderr.trim(), `Error from server (BadRequest): error when creating "${file}": VirtualMachineInstance in version "v1" cannot be handled as a VirtualMachineInstance: strict decoding error: unknown field "spec.domain.resources.request"`);
+    assert.equal(warn.code, 0, warn.stderr);
+    assert.equal(warn.stderr.trim(), 'Warning: unknown field "spec.domain.resources.request"');
+    assert.equal(warn.stdout.trim(), 'virtualmachineinstance.kubevirt.io/typo created');
+    assert.equal(stored.stdout, '{}', 'the unknown field was pruned');
+    await cluster().kubectl(['delete', 'vmi', 'typo']);
   });
 
   test('get vmi prints the CRD printer columns, -o wide adds the priority-1 ones', async () => {

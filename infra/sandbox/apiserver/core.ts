@@ -3,6 +3,7 @@
  * and the scope of one request.
  */
 import type { Clock } from '../clock.ts';
+import type { FieldValidation } from './field-validation.ts';
 import type { OpenApiDocuments } from './openapi/documents.ts';
 import type { ResourceInfo, ResourceRegistry } from './resources.ts';
 import type { Store, WriteContext } from './store.ts';
@@ -26,6 +27,10 @@ export interface Scope {
   namespace: string | undefined;
   identity: string;
   dryRun: boolean;
+  /** The request's `fieldValidation` (HTTP writes only; the emulator's own writes are trusted). */
+  fieldValidation?: FieldValidation;
+  /** Warnings the answer carries as `Warning: 299` headers. */
+  warnings?: string[];
 }
 
 /** The audit context of a write made on behalf of a request. */

@@ -4,7 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EvictionHooks } from './eviction.ts';
-import { readBody, send, sendError } from './http-io.ts';
+import { parseFieldValidation } from './field-validation.ts';
+import { readBody, send, sendError, warningHeaders } from './http-io.ts';
 import { serveSubresource } from './subresource-handler.ts';
 import type { AuditLog } from './audit.ts';
 import type { Core, Scope } from './core.ts';
@@ -148,24 +149,27 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       return send(res, 200, obj);
     }
     case 'create': {
-      const body = (await readBody(req)).value;
-      if (route.subresource === 'binding') return send(res, 201, bind(deps, scope, route.name!, body));
+      const body = await readBody(req);
+      if (route.subresource === 'binding') return send(res, 201, bind(deps, scope, route.name!, body.value));
       if (route.name !== undefined) throw methodNotAllowed();
-      return send(res, 201, createObject(core, scope, body));
+      const write = { ...scope, fieldValidation: parseFieldValidation(q, 'CreateOptions'), warnings: [] };
+      return send(res, 201, createObject(core, write, body.value, body.text), warningHeaders(write.warnings));
     }
     case 'update': {
-      const body = (await readBody(req)).value;
-      if (route.subresource === 'finalize') return send(res, 200, finalizeNamespace(deps, scope, route.name!, body));
-      const out = updateObject(core, scope, route.name!, body, route.subresource);
+      const body = await readBody(req);
+      if (route.subresource === 'finalize') return send(res, 200, finalizeNamespace(deps, scope, route.name!, body.value));
+      const write = { ...scope, fieldValidation: parseFieldValidation(q, 'UpdateOptions'), warnings: [] };
+      const out = updateObject(core, write, route.name!, body.value, route.subresource, body.text);
       core.kickControllers();
-      return send(res, 200, out);
+      return send(res, 200, out, warningHeaders(write.warnings));
     }
     case 'patch': {
       const contentType = req.headers['content-type'] ?? '';
-      const body = contentType.startsWith('application/apply-patch+yaml') ? undefined : (await readBody(req)).value;
-      const out = patchObject(core, scope, route.name!, contentType, body, route.subresource);
+      const body = contentType.startsWith('application/apply-patch+yaml') ? { value: undefined } : await readBody(req);
+      const write = { ...scope, fieldValidation: parseFieldValidation(q, 'PatchOptions'), warnings: [] };
+      const out = patchObject(core, write, route.name!, contentType, body.value, route.subresource, body.text);
       core.kickControllers();
-      return send(res, 200, out);
+      return send(res, 200, out, warningHeaders(write.warnings));
     }
     case 'delete': {
       const body = (await readBody(req)).value;

@@ -3,6 +3,7 @@
  * path with value `null` passes; a failed `test` or a missing path is 422; a body that is not a
  * patch array (client-node's default for merge-shaped bodies) is 400; > 10 000 ops is 413.
  */
+import { duplicateJsonFields } from './duplicate-fields.ts';
 import { badRequest, patchRejected, requestTooLarge } from './errors.ts';
 import { clone, isObject, jsonEqual } from './types.ts';
 
@@ -127,4 +128,21 @@ export function applyJsonPatch<T>(doc: T, body: unknown): T {
     }
   }
   return out as T;
+}
+
+const OPERATION_FIELDS = new Set(['op', 'path', 'value', 'from']);
+
+/**
+ * Strict problems of the operations themselves, as upstream words them:
+ * `json patch unknown field "[0].foo"`, `json patch duplicate field "[1].path"` (operation order).
+ */
+export function jsonPatchProblems(body: unknown, text: string | undefined): string[] {
+  if (!Array.isArray(body)) return [];
+  const duplicates = text ? duplicateJsonFields(text) : [];
+  const out: string[] = [];
+  body.forEach((op, i) => {
+    if (isObject(op)) for (const k of Object.keys(op)) if (!OPERATION_FIELDS.has(k)) out.push(`json patch unknown field ${JSON.stringify(`[${i}].${k}`)}`);
+    for (const d of duplicates) if (d.startsWith(`[${i}].`)) out.push(`json patch duplicate field ${JSON.stringify(d)}`);
+  });
+  return out;
 }

@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { writeContext, type Core, type Scope } from './core.ts';
 import { checkMicroTimes, generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
-import { applyJsonPatch } from './json-patch.ts';
+import { duplicateJsonFields } from './duplicate-fields.ts';
+import { decodeError, enforceFieldValidation, pruneUnknownFields, strictProblems } from './field-validation.ts';
+import { applyJsonPatch, jsonPatchProblems } from './json-patch.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import { apiVersionOf } from './resources.ts';
 import { applyStrategicMergePatch } from './strategic-merge.ts';
@@ -34,6 +36,18 @@ function asObject(scope: Scope, body: unknown): KubeObject {
   return obj;
 }
 
+/**
+ * Field validation of a request's object (in place: unknown fields are pruned whatever the
+ * directive). `text` is the body as sent, for repeated keys; `extra` are problems found in the
+ * patch document itself (JSON patch operations).
+ */
+function validateFields(core: Core, scope: Scope, obj: KubeObject, kind: 'body' | 'patch', text: string | undefined, wrap: Parameters<typeof enforceFieldValidation>[3], extra: string[] = []): void {
+  if (!scope.fieldValidation) return;
+  const duplicates = text !== undefined && scope.fieldValidation !== 'Ignore' ? duplicateJsonFields(text) : [];
+  const scan = pruneUnknownFields(core.openapi.schemas, scope.res, obj, kind === 'body' ? duplicates : []);
+  enforceFieldValidation(scope.fieldValidation, strictProblems(kind, scope.res, scan, duplicates, extra), (scope.warnings ??= []), wrap);
+}
+
 /** NamespaceLifecycle admission: 404 for a missing namespace, 403 while it terminates. */
 export function admitNamespace(core: Core, scope: Scope): void {
   if (!scope.res.namespaced || !scope.namespace) return;
@@ -46,8 +60,9 @@ export function admitNamespace(core: Core, scope: Scope): void {
 }
 
 /** POST a new object. */
-export function createObject(core: Core, scope: Scope, body: unknown): KubeObject {
+export function createObject(core: Core, scope: Scope, body: unknown, text?: string): KubeObject {
   const obj = asObject(scope, body);
+  validateFields(core, scope, obj, 'body', text, decodeError(scope.res, body as Record<string, unknown>));
   const md = obj.metadata;
   if (scope.res.namespaced) {
     if (md.namespace && md.namespace !== scope.namespace) {
@@ -157,8 +172,9 @@ function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {
 }
 
 /** PUT an object or its /status. */
-export function updateObject(core: Core, scope: Scope, name: string, body: unknown, subresource?: string): KubeObject {
+export function updateObject(core: Core, scope: Scope, name: string, body: unknown, subresource?: string, text?: string): KubeObject {
   const incoming = asObject(scope, body);
+  validateFields(core, scope, incoming, 'body', text, decodeError(scope.res, body as Record<string, unknown>));
   if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
     throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
   }
@@ -180,7 +196,7 @@ export function updateObject(core: Core, scope: Scope, name: string, body: unkno
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
 
 /** PATCH an object or its /status with a JSON, merge or strategic merge patch. */
-export function patchObject(core: Core, scope: Scope, name: string, contentType: string, body: unknown, subresource?: string): KubeObject {
+export function patchObject(core: Core, scope: Scope, name: string, contentType: string, body: unknown, subresource?: string, text?: string): KubeObject {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   const accepted = scope.res.builtin ? [...CR_PATCH_TYPES, 'application/strategic-merge-patch+json'] : CR_PATCH_TYPES;
   if (!accepted.includes(type)) throw unsupportedMediaType(type, accepted);
@@ -201,5 +217,7 @@ export function patchObject(core: Core, scope: Scope, name: string, contentType:
   // A patch only conflicts when it carries a resourceVersion precondition of its own.
   if (incoming.metadata.resourceVersion !== stored.metadata.resourceVersion) throw conflict(scope.res, name);
   if (incoming.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
+  if (type === 'application/json-patch+json') validateFields(core, scope, incoming, 'patch', undefined, badRequest, scope.fieldValidation && scope.fieldValidation !== 'Ignore' ? jsonPatchProblems(body, text) : []);
+  else validateFields(core, scope, incoming, 'patch', text, badRequest);
   return commitUpdate(core, scope, stored, incoming, 'patch', subresource);
 }

@@ -1,0 +1,88 @@
+/**
+ * Duplicate object keys in a request body. `JSON.parse` silently keeps the last of two equal
+ * keys; the real server's strict decoder (sigs.k8s.io/json) reports each repeat as
+ * `duplicate field "spec.ports[0].hostPort"`, and a YAML body through go-yaml as
+ * `line 7: key "paused" already set in map`. Both readers here only look for repeats: the body
+ * has already been parsed once, so syntax errors are not their concern.
+ */
+import { parseDocument } from 'yaml';
+
+/** `spec.ports[0].hostPort`: how upstream's strict decoder spells a field path. */
+export function fieldPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  return parent ? `${parent}.${key}` : key;
+}
+
+interface Frame {
+  path: string;
+  /** Keys seen so far (objects) — undefined for arrays. */
+  seen?: Set<string>;
+  /** Next array index. */
+  index: number;
+  /** The key whose value comes next (objects). */
+  key?: string;
+}
+
+/** Paths of repeated keys in a JSON text, in document order. */
+export function duplicateJsonFields(text: string): string[] {
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  // Where the value about to start lives (the path of a key's value, or of an array item).
+  const valuePath = (): string => {
+    const top = stack.at(-1);
+    if (!top) return '';
+    if (top.seen) return fieldPath(top.path, top.key ?? '');
+    return fieldPath(top.path, top.index);
+  };
+  const valueDone = (): void => {
+    const top = stack.at(-1);
+    if (top && !top.seen) top.index++;
+    else if (top) top.key = undefined;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '{' || c === '[') {
+      const path = valuePath();
+      stack.push(c === '{' ? { path, seen: new Set(), index: 0 } : { path, index: 0 });
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+      valueDone();
+    } else if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = stack.at(-1);
+      if (top?.seen && top.key === undefined) {
+        // A key: the next non-space character is ':'.
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.seen.has(key)) out.push(fieldPath(top.path, key));
+        top.seen.add(key);
+        top.key = key;
+      } else valueDone();
+      i = j;
+    } else if (/[-0-9tfn]/.test(c)) {
+      while (i + 1 < text.length && /[-+0-9.eEtruefalsn]/.test(text[i + 1]!)) i++;
+      valueDone();
+    }
+  }
+  return out;
+}
+
+/** go-yaml's words for repeated keys in a YAML (or JSON-as-YAML) text, in document order. */
+export function duplicateYamlKeys(text: string): string[] {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  return doc.errors
+    .filter((e) => e.code === 'DUPLICATE_KEY')
+    .map((e) => {
+      const line = text.slice(0, e.pos[0]).split('\n').length;
+      const key = keyAt(text, e.pos[0]);
+      return `line ${line}: key ${JSON.stringify(key)} already set in map`;
+    });
+}
+
+/** The key that starts at `offset` (quoted or plain). */
+function keyAt(text: string, offset: number): string {
+  const rest = text.slice(offset);
+  const quoted = /^"((?:[^"\\]|\\.)*)"/.exec(rest) ?? /^'([^']*)'/.exec(rest);
+  if (quoted) return quoted[1]!;
+  return /^[^:\s,{}[\]]+/.exec(rest)?.[0] ?? '';
+}

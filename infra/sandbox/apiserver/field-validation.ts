@@ -1,0 +1,157 @@
+/**
+ * Field validation (`?fieldValidation=Strict|Warn|Ignore`, the server's default Warn, kubectl's
+ * Strict) and the pruning that goes with it. A built-in kind drops what its Go type has no field
+ * for and a custom resource what its structural schema does not declare — whatever the
+ * directive; the directive only decides whether the client hears about it: a 400 BadRequest
+ * `strict decoding error: unknown field "spec.foo", duplicate field "spec.bar"` (Strict), one
+ * `Warning: 299` header per problem (Warn), or nothing (Ignore).
+ *
+ * What is kept as upstream keeps it: apiVersion, kind and metadata (ObjectMeta's fields);
+ * subtrees marked `x-kubernetes-preserve-unknown-fields` (still checked where they declare
+ * properties); the apiVersion/kind/metadata of `x-kubernetes-embedded-resource` objects;
+ * free-form built-in types (RawExtension, FieldsV1) whole. The order of the problems follows
+ * upstream's decoders: one pass in document order for a built-in body (a field both unknown and
+ * repeated is reported once, as unknown); repeats first, then unknown fields for a custom
+ * resource and for any patch (sorted, as the map-based decoders report them).
+ */
+import { fieldPath } from './duplicate-fields.ts';
+import { ApiError, badRequest, invalid } from './errors.ts';
+import type { Schema, SchemaIndex } from './openapi/schemas.ts';
+import type { ResourceInfo } from './resources.ts';
+import { isObject } from './types.ts';
+
+/** The three directives a write may carry. */
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+const OBJECT_META = { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' };
+
+/**
+ * The request's directive: absent or empty means Warn (the server's default since 1.27); any
+ * other value is a 422 on the options kind (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+ */
+export function parseFieldValidation(q: URLSearchParams, optionsKind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): FieldValidation {
+  const raw = q.get('fieldValidation') ?? '';
+  if (raw === '') return 'Warn';
+  if (raw === 'Strict' || raw === 'Warn' || raw === 'Ignore') return raw;
+  throw invalid({ group: 'meta.k8s.io', kind: optionsKind }, '', [{ reason: 'FieldValueNotSupported', field: 'fieldValidation', message: `${JSON.stringify(raw)}: supported values: "", "Ignore", "Strict", "Warn"` }]);
+}
+
+/** What one pass over an object found. */
+export interface FieldScan {
+  /** Unknown field paths, in the order met. */
+  unknown: string[];
+  /** Unknown and duplicate problems interleaved in document order (a built-in decoder's order). */
+  inOrder: string[];
+}
+
+interface Walk {
+  schemas: SchemaIndex;
+  duplicates: ReadonlySet<string>;
+  scan: FieldScan;
+}
+
+/**
+ * Removes from `obj` (in place) every field its schema does not declare and reports them;
+ * `duplicates` (paths repeated in the body) are woven into `inOrder` where the decoder would
+ * meet them. Kinds without a schema are left alone.
+ */
+export function pruneUnknownFields(schemas: SchemaIndex, res: ResourceInfo, obj: Record<string, unknown>, duplicates: readonly string[] = []): FieldScan {
+  const scan: FieldScan = { unknown: [], inOrder: [] };
+  const root = schemas.of(res);
+  if (!root) return scan;
+  const walk: Walk = { schemas, duplicates: new Set(duplicates), scan };
+  visit(walk, root, obj, '', !res.builtin);
+  return scan;
+}
+
+/**
+ * The strict problems of a write in upstream's order. `kind` is `body` for a create or update
+ * (built-ins: document order; custom resources: repeats first), `patch` for a patch (repeats in
+ * the patch first, then the patched object's unknown fields, sorted).
+ */
+export function strictProblems(kind: 'body' | 'patch', res: ResourceInfo, scan: FieldScan, duplicates: readonly string[], extra: readonly string[] = []): string[] {
+  const dup = duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`);
+  if (kind === 'body' && res.builtin) return scan.inOrder;
+  const unknown = (kind === 'body' ? crOrder(scan.unknown) : [...scan.unknown].sort()).map((u) => `unknown field ${JSON.stringify(u)}`);
+  return [...extra, ...dup, ...unknown];
+}
+
+/** A custom resource's decoder: metadata first, then the pruned paths sorted, embedded metadata last. */
+function crOrder(paths: readonly string[]): string[] {
+  const meta = paths.filter((p) => p.startsWith('metadata.'));
+  const embedded = paths.filter((p) => !p.startsWith('metadata.') && p.includes('.metadata.'));
+  const rest = paths.filter((p) => !meta.includes(p) && !embedded.includes(p)).sort();
+  return [...meta, ...rest, ...embedded];
+}
+
+/**
+ * Applies the directive: Strict throws `wrap("strict decoding error: …")`, Warn adds one warning
+ * per problem, Ignore says nothing.
+ */
+export function enforceFieldValidation(directive: FieldValidation, problems: readonly string[], warnings: string[], wrap: (message: string) => ApiError = badRequest): void {
+  if (problems.length === 0 || directive === 'Ignore') return;
+  if (directive === 'Strict') throw wrap(`strict decoding error: ${problems.join(', ')}`);
+  warnings.push(...problems);
+}
+
+/** Create and update wrap strict errors as the decoder does: `Pod in version "v1" cannot be handled as a Pod: …`. */
+export function decodeError(res: ResourceInfo, body: Record<string, unknown>): (message: string) => ApiError {
+  const kind = typeof body.kind === 'string' && body.kind ? body.kind : res.kind;
+  const apiVersion = typeof body.apiVersion === 'string' && body.apiVersion ? body.apiVersion : res.version;
+  const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
+  return (message) => badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${res.kind}: ${message}`);
+}
+
+function noteDuplicate(w: Walk, path: string): void {
+  if (w.duplicates.has(path)) w.scan.inOrder.push(`duplicate field ${JSON.stringify(path)}`);
+}
+
+/** Repeats inside a subtree kept without a schema are still repeats. */
+function noteDuplicatesUnder(w: Walk, path: string): void {
+  for (const d of w.duplicates) if (d === path || d.startsWith(`${path}.`) || d.startsWith(`${path}[`)) w.scan.inOrder.push(`duplicate field ${JSON.stringify(d)}`);
+}
+
+/**
+ * One value against its schema. `structural` is true inside a CRD's own schema, where an object
+ * that declares nothing keeps nothing; a `$ref` leads into built-in types, where such an object
+ * (RawExtension, FieldsV1) is free-form.
+ */
+function visit(w: Walk, schema: Schema | undefined, value: unknown, path: string, structural: boolean): void {
+  if (!schema) return;
+  const viaRef = typeof schema.$ref === 'string' || (Array.isArray(schema.allOf) && schema.allOf.some((s) => typeof s.$ref === 'string'));
+  const s = w.schemas.resolve(schema);
+  if (!s) return;
+  const strict = structural && !viaRef;
+  if (Array.isArray(value)) {
+    if (s.items) value.forEach((item, i) => visit(w, s.items, item, fieldPath(path, i), strict));
+    return;
+  }
+  if (!isObject(value) || s['x-kubernetes-int-or-string']) return;
+  const props = s.properties;
+  const addl = s.additionalProperties;
+  const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
+  const embedded = s['x-kubernetes-embedded-resource'] === true;
+  // Built-in free-form objects, and anything a CRD declares as such, keep what they hold.
+  if (!props && addl === undefined && !embedded && (!strict || preserve || s.type !== 'object')) return;
+  for (const key of Object.keys(value)) {
+    const p = fieldPath(path, key);
+    if (embedded && (key === 'apiVersion' || key === 'kind')) {
+      noteDuplicate(w, p);
+    } else if (embedded && key === 'metadata') {
+      noteDuplicate(w, p);
+      visit(w, OBJECT_META, value[key], p, false);
+    } else if (props?.[key]) {
+      noteDuplicate(w, p);
+      visit(w, props[key], value[key], p, strict);
+    } else if (isObject(addl)) {
+      noteDuplicate(w, p);
+      visit(w, addl as Schema, value[key], p, strict);
+    } else if (addl === true || preserve) {
+      noteDuplicatesUnder(w, p);
+    } else {
+      w.scan.unknown.push(p);
+      w.scan.inOrder.push(`unknown field ${JSON.stringify(p)}`);
+      delete value[key];
+    }
+  }
+}
