@@ -13,6 +13,8 @@ export function fieldPath(parent: string, key: string | number): string {
   return parent ? `${parent}.${key}` : key;
 }
 
+const DELIMITERS = new Set([',', '}', ']', ' ', '\n', '\r', '\t']);
+
 interface Frame {
   path: string;
   /** Keys seen so far (objects) — undefined for arrays. */
@@ -59,8 +61,9 @@ export function duplicateJsonFields(text: string): string[] {
         top.key = key;
       } else valueDone();
       i = j;
-    } else if (/[-0-9tfn]/.test(c)) {
-      while (i + 1 < text.length && /[-+0-9.eEtruefalsn]/.test(text[i + 1]!)) i++;
+    } else if (c === '-' || (c >= '0' && c <= '9') || c === 't' || c === 'f' || c === 'n') {
+      // A number or literal: runs to the next delimiter.
+      while (i + 1 < text.length && !DELIMITERS.has(text[i + 1]!)) i++;
       valueDone();
     }
   }

@@ -42,7 +42,7 @@ export interface BackupAgent {
 }
 
 interface KubeVirtCr extends KubeObject {
-  spec?: { configuration?: { changedBlockTrackingLabelSelectors?: { virtualMachineSelector?: LabelSelector; namespaceSelector?: LabelSelector } } };
+  spec?: { configuration?: { changedBlockTrackingLabelSelectors?: { virtualMachineLabelSelector?: LabelSelector; namespaceLabelSelector?: LabelSelector } } };
 }
 
 export async function startBackupAgent(opts: BackupAgentOptions): Promise<BackupAgent> {
@@ -71,7 +71,7 @@ export async function startBackupAgent(opts: BackupAgentOptions): Promise<Backup
 
   /** CBT follows the KubeVirt CR's VM selector (namespace selectors are not simulated). */
   const cbtSelected = (vmi: Vmi) => {
-    const sel = kubevirts.list()[0]?.spec?.configuration?.changedBlockTrackingLabelSelectors?.virtualMachineSelector;
+    const sel = kubevirts.list()[0]?.spec?.configuration?.changedBlockTrackingLabelSelectors?.virtualMachineLabelSelector;
     return sel !== undefined && labelSelectorMatches(sel, vmi.metadata?.labels);
   };
 

@@ -147,7 +147,7 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
   test('backup: utility volume attached, backupStatus filled only after the controller wrote it, completed; abort; CBT', async () => {
     // CBT follows the KubeVirt CR's VM selector.
     await api.custom.patchNamespacedCustomObject(
-      { group: 'kubevirt.io', version: 'v1', plural: 'kubevirts', namespace: 'kubevirt', name: 'kubevirt', body: { spec: { configuration: { changedBlockTrackingLabelSelectors: { virtualMachineSelector: { matchLabels: { cbt: 'on' } } } } } } },
+      { group: 'kubevirt.io', version: 'v1', plural: 'kubevirts', namespace: 'kubevirt', name: 'kubevirt', body: { spec: { configuration: { changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { cbt: 'on' } } } } } } },
       MERGE,
     );
     await runningVmi('bk', {}, { cbt: 'on' });

@@ -106,8 +106,18 @@ export class SchemaIndex {
     return this.defs.get(this.byRes.get(res) ?? res.schemaName);
   }
 
-  /** Follows `$ref` and single-entry `allOf` wrappers to the schema that describes a value. */
+  private readonly resolved = new WeakMap<Schema, Schema | undefined>();
+
+  /** Follows `$ref` and single-entry `allOf` wrappers to the schema that describes a value (memoised: every write walks these). */
   resolve(s: Schema | undefined): Schema | undefined {
+    if (!s) return undefined;
+    if (this.resolved.has(s)) return this.resolved.get(s);
+    const out = this.resolveUncached(s);
+    this.resolved.set(s, out);
+    return out;
+  }
+
+  private resolveUncached(s: Schema | undefined): Schema | undefined {
     for (let i = 0; s && i < 32; i++) {
       if (typeof s.$ref === 'string') s = this.defs.get(s.$ref.slice(REF_PREFIX.length));
       else if (Array.isArray(s.allOf) && s.allOf.length === 1 && !s.properties && !s.items) s = { ...s.allOf[0], ...omit(s, 'allOf') };
