@@ -31,6 +31,10 @@ export interface Scope {
   fieldValidation?: FieldValidation;
   /** Warnings the answer carries as `Warning: 299` headers. */
   warnings?: string[];
+  /** The field manager of an HTTP write (managedFields); internal writes leave ownership alone. */
+  fieldManager?: string;
+  /** Server-side apply computed the object's managedFields itself: keep them as they are. */
+  applying?: boolean;
 }
 
 /** The audit context of a write made on behalf of a request. */

@@ -18,7 +18,8 @@ export interface StatusBody {
   metadata: Record<string, never>;
   status: 'Failure';
   message: string;
-  reason: string;
+  /** Absent for errors upstream does not classify (its StatusReasonUnknown). */
+  reason?: string;
   details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: StatusCause[]; retryAfterSeconds?: number };
   code: number;
 }
@@ -38,10 +39,10 @@ export class ApiError extends Error {
 
   /** The JSON body to send. */
   toStatus(): StatusBody {
-    const body: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
-    if (this.details) body.details = this.details;
+    const body: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, code: this.code };
     // Errors the real server raises without a StatusReason (plain storage errors) carry none.
-    if (!this.reason) delete (body as Partial<StatusBody>).reason;
+    if (this.reason) body.reason = this.reason;
+    if (this.details) body.details = this.details;
     return body;
   }
 }

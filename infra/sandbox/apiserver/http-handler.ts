@@ -5,14 +5,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EvictionHooks } from './eviction.ts';
 import { parseFieldValidation } from './field-validation.ts';
-import { readBody, send, sendError, warningHeaders } from './http-io.ts';
+import { managerOf } from './managed-fields.ts';
+import { readBody, readRaw, send, sendError, warningHeaders } from './http-io.ts';
+import { applyObject } from './server-side-apply.ts';
 import { serveSubresource } from './subresource-handler.ts';
 import type { AuditLog } from './audit.ts';
 import type { Core, Scope } from './core.ts';
 import type { RequestCounters } from './counters.ts';
 import { deleteObject, deleteResponse, parseDeleteOptions } from './deletion.ts';
 import { discovery, SANDBOX_VERSION } from './discovery.ts';
-import { ApiError, badRequest, conflict, internalError, methodNotAllowed, notFound, timeout } from './errors.ts';
+import { ApiError, badRequest, conflict, internalError, invalid, methodNotAllowed, notFound, timeout } from './errors.ts';
 import type { Faults } from './faults.ts';
 import { listObjects } from './list.ts';
 import { negotiate } from './negotiation.ts';
@@ -120,7 +122,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     throw injected;
   }
 
-  const scope: Scope = { res: route.res, namespace: route.namespace, identity, dryRun: q.getAll('dryRun').includes('All') };
+  const scope: Scope = { res: route.res, namespace: route.namespace, identity, dryRun: q.getAll('dryRun').includes('All'), fieldManager: managerOf(q, req) };
   if (route.res.namespaced && route.name !== undefined && route.namespace === undefined) throw unknownPath();
 
   if (route.subresource && (await serveSubresource(core, deps.evictionHooks, route, verb, scope, req, res))) return;
@@ -165,8 +167,15 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     }
     case 'patch': {
       const contentType = req.headers['content-type'] ?? '';
-      const body = contentType.startsWith('application/apply-patch+yaml') ? { value: undefined } : await readBody(req);
       const write = { ...scope, fieldValidation: parseFieldValidation(q, 'PatchOptions'), warnings: [] };
+      if (contentType.startsWith('application/apply-patch+yaml')) {
+        const text = (await readRaw(req)).toString('utf8');
+        const out = applyObject(core, write, route.name!, text, { fieldManager: q.get('fieldManager') ?? '', force: q.get('force') === 'true', ...(route.subresource ? { subresource: route.subresource } : {}) });
+        core.kickControllers();
+        return send(res, out.created ? 201 : 200, out.object, warningHeaders(write.warnings));
+      }
+      if (q.has('force')) throw invalid({ group: 'meta.k8s.io', kind: 'PatchOptions' }, '', [{ reason: 'FieldValueForbidden', field: 'force', message: 'may not be specified for non-apply patch' }]);
+      const body = await readBody(req);
       const out = patchObject(core, write, route.name!, contentType, body.value, route.subresource, body.text);
       core.kickControllers();
       return send(res, 200, out, warningHeaders(write.warnings));

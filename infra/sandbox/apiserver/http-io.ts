@@ -33,8 +33,8 @@ export function warningHeaders(warnings: readonly string[]): Record<string, stri
   return warnings.length ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`) } : {};
 }
 
-/** Reads and decodes the body: protobuf by content type, otherwise JSON (empty → undefined). */
-export async function readBody(req: IncomingMessage): Promise<RequestBody> {
+/** The body's bytes, up to the 3 MiB limit. */
+export async function readRaw(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
@@ -42,7 +42,12 @@ export async function readBody(req: IncomingMessage): Promise<RequestBody> {
     if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
     chunks.push(c as Buffer);
   }
-  const raw = Buffer.concat(chunks);
+  return Buffer.concat(chunks);
+}
+
+/** Reads and decodes the body: protobuf by content type, otherwise JSON (empty → undefined). */
+export async function readBody(req: IncomingMessage): Promise<RequestBody> {
+  const raw = await readRaw(req);
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/vnd.kubernetes.protobuf' && raw.length > 0) return { value: decodeProtobufBody(raw) };
   const text = raw.toString('utf8');

@@ -13,6 +13,7 @@ import { decodeError, enforceFieldValidation, pruneUnknownFields, strictProblems
 import { applyJsonPatch, jsonPatchProblems } from './json-patch.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import { apiVersionOf } from './resources.ts';
+import { updateManagedFields } from './managed-fields.ts';
 import { applyStrategicMergePatch } from './strategic-merge.ts';
 import { clone, isObject, jsonEqual, type KubeObject } from './types.ts';
 
@@ -48,6 +49,20 @@ function validateFields(core: Core, scope: Scope, obj: KubeObject, kind: 'body' 
   enforceFieldValidation(scope.fieldValidation, strictProblems(kind, scope.res, scan, duplicates, extra), (scope.warnings ??= []), wrap);
 }
 
+/**
+ * Sets `next.metadata.managedFields` for a write: as server-side apply computed them, as an
+ * `Update` by the request's manager, or — for the emulator's own writes — as they were.
+ */
+function trackManagedFields(core: Core, scope: Scope, live: KubeObject | undefined, next: KubeObject, sent: unknown, subresource?: string): void {
+  const md = next.metadata;
+  if (scope.applying) md.managedFields = sent;
+  else if (scope.fieldManager !== undefined) {
+    md.managedFields = sent;
+    md.managedFields = updateManagedFields({ typed: core.openapi.typed, schema: core.openapi.schemas.of(scope.res), res: scope.res, subresource, live, next, manager: scope.fieldManager, apiVersion: apiVersionOf(scope.res), now: core.clock.isoNow() });
+  } else md.managedFields = live?.metadata.managedFields;
+  if (md.managedFields === undefined) delete md.managedFields;
+}
+
 /** NamespaceLifecycle admission: 404 for a missing namespace, 403 while it terminates. */
 export function admitNamespace(core: Core, scope: Scope): void {
   if (!scope.res.namespaced || !scope.namespace) return;
@@ -72,6 +87,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   } else delete md.namespace;
   // The storage layer refuses a create that names a resourceVersion, with a 500 (etcd3 store).
   if (md.resourceVersion !== undefined && md.resourceVersion !== '') throw new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+  const sentManagedFields = md.managedFields;
   for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'] as const) delete md[k];
   if (!md.name && !md.generateName) {
     throw invalid(scope.res, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'name or generateName is required' }]);
@@ -82,6 +98,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   md.uid = randomUUID();
   md.creationTimestamp = core.clock.isoNow();
   md.generation = 1;
+  trackManagedFields(core, scope, undefined, obj, sentManagedFields);
   const explicit = md.name;
   for (let attempt = 0; ; attempt++) {
     if (!explicit) md.name = generateName(md.generateName!);
@@ -140,6 +157,7 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
     if (old[k] === undefined) delete md[k];
     else (md as Record<string, unknown>)[k] = old[k];
   }
+  const sentManagedFields = md.managedFields;
   delete md.managedFields;
   md.resourceVersion = old.resourceVersion!;
   if (md.labels && Object.keys(md.labels).length === 0) delete md.labels;
@@ -155,6 +173,7 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
       throw invalid(res, old.name!, [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` }]);
     }
   }
+  trackManagedFields(core, scope, stored, next, sentManagedFields, subresource);
   if (!jsonEqual(outsideMetadata(res, stored), outsideMetadata(res, next))) md.generation = (old.generation ?? 1) + 1;
   if (jsonEqual(stored, next)) return clone(stored); // no-op: nothing written, RV unchanged
   if (scope.dryRun) return next;
@@ -200,10 +219,6 @@ export function patchObject(core: Core, scope: Scope, name: string, contentType:
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   const accepted = scope.res.builtin ? [...CR_PATCH_TYPES, 'application/strategic-merge-patch+json'] : CR_PATCH_TYPES;
   if (!accepted.includes(type)) throw unsupportedMediaType(type, accepted);
-  if (type === 'application/apply-patch+yaml') {
-    // Server-side apply is not emulated: fail loudly rather than merge wrongly.
-    throw unsupportedMediaType(type, accepted.filter((t) => t !== type));
-  }
   const stored = loadForWrite(core, scope, name);
   let patched: unknown;
   if (type === 'application/json-patch+json') patched = applyJsonPatch(stored, body);

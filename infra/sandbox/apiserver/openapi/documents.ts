@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResourceInfo, ResourceRegistry } from '../resources.ts';
+import { Typed } from '../typed-fields.ts';
 import { SchemaIndex, type Schema } from './schemas.ts';
 
 type Json = Record<string, unknown>;
@@ -86,6 +87,7 @@ function hashOf(doc: unknown): string {
 export class OpenApiDocuments {
   private readonly registry: ResourceRegistry;
   private schemasIndex: SchemaIndex | undefined;
+  private typedView: Typed | undefined;
   private readonly v3 = new Map<string, { doc: Json; hash: string }>();
   private v2: Json | undefined;
 
@@ -97,6 +99,12 @@ export class OpenApiDocuments {
   get schemas(): SchemaIndex {
     this.schemasIndex ??= new SchemaIndex(this.registry);
     return this.schemasIndex;
+  }
+
+  /** The schemas as field ownership sees them (managed fields, server-side apply). */
+  get typed(): Typed {
+    this.typedView ??= new Typed(this.schemas);
+    return this.typedView;
   }
 
   private groupDoc(key: string): { doc: Json; hash: string } | undefined {
