@@ -1,6 +1,6 @@
 /**
  * Node maintenance and scaling as a cluster admin types them, through the real kubectl:
- * cordon, drain of a node whose pods are covered by a PodDisruptionBudget (refused while the
+ * cordon (and cordon again), drain of a node whose pods are covered by a PodDisruptionBudget (refused while the
  * budget would break, done once it allows; `--ignore-daemonsets` for virt-handler, as KubeVirt
  * users drain), uncordon, and `kubectl scale` on a KubeVirt kind with a `/scale` subresource
  * (VirtualMachineInstanceReplicaSet).
@@ -81,6 +81,19 @@ describe('kubectl node maintenance and scale', { skip: SKIP_WITHOUT_KUBECTL }, (
     // assert
     assert.equal(uncordon.stdout.trim(), 'node/node01 uncordoned');
     assert.equal(rowOf((await cluster().kubectl(['get', 'nodes'])).stdout, 'node01')![1], 'Ready');
+  });
+
+  test('cordon marks a node SchedulingDisabled, says so once; uncordon lifts it', async () => {
+    // act
+    const cordon = await cluster().kubectl(['cordon', 'node03']);
+    const again = await cluster().kubectl(['cordon', 'node03']);
+    const shown = rowOf((await cluster().kubectl(['get', 'nodes'])).stdout, 'node03');
+    const uncordon = await cluster().kubectl(['uncordon', 'node03']);
+    // assert
+    assert.equal(cordon.stdout.trim(), 'node/node03 cordoned', cordon.stderr);
+    assert.equal(again.stdout.trim(), 'node/node03 already cordoned');
+    assert.equal(shown![1], 'Ready,SchedulingDisabled');
+    assert.equal(uncordon.stdout.trim(), 'node/node03 uncordoned');
   });
 
   test('scale a VirtualMachineInstanceReplicaSet through its /scale subresource', async () => {

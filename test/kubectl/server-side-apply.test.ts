@@ -19,11 +19,7 @@ spec:
   runStrategy: ${runStrategy}
   template:
     spec:
-      domain:
-        devices: {}
-        resources:
-          requests:
-            memory: 64Mi
+      domain: {devices: {}, memory: {guest: 64Mi}}
 `;
 }
 
