@@ -94,6 +94,37 @@ export function enforceFieldValidation(directive: FieldValidation, problems: rea
   warnings.push(...problems);
 }
 
+/**
+ * How a patch's strict failure reaches the client. Only repeated keys: a 400 BadRequest. Unknown
+ * fields in the patched object: the decoder's failure is reported as an invalid `patch` (422,
+ * ` "" is invalid: patch: Invalid value: "<value>": strict decoding error: …`), the value being
+ * the patched object as JSON (JSON and merge patches) or the patch as Go prints a map (strategic
+ * merge, which then reports the unknown fields only) — as kube-apiserver 1.37 answers.
+ */
+export function patchError(type: string, hasUnknown: boolean, patched: unknown, patch: unknown): (message: string) => ApiError {
+  if (!hasUnknown) return badRequest;
+  const value = type === 'application/strategic-merge-patch+json' ? goValue(patch) : JSON.stringify(sortedKeys(patched));
+  return (message) => {
+    const cause = `Invalid value: ${JSON.stringify(value)}: ${message}`;
+    return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${cause}`, { causes: [{ reason: 'FieldValueInvalid', message: cause, field: 'patch' }] });
+  };
+}
+
+/** Go marshals maps with sorted keys. */
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (!isObject(v)) return v;
+  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedKeys(v[k])]));
+}
+
+/** `map[data:map[b:2] zzz:1]`: a decoded JSON value as Go's `%+v` prints it. */
+function goValue(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
+  if (isObject(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${goValue(v[k])}`).join(' ')}]`;
+  return String(v);
+}
+
 /** Create and update wrap strict errors as the decoder does: `Pod in version "v1" cannot be handled as a Pod: …`. */
 export function decodeError(res: ResourceInfo, body: Record<string, unknown>): (message: string) => ApiError {
   const kind = typeof body.kind === 'string' && body.kind ? body.kind : res.kind;

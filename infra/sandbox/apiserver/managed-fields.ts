@@ -1,7 +1,7 @@
 /**
  * `metadata.managedFields` as k8s.io/apiserver's field manager keeps it. Every write that names
  * a manager (`?fieldManager=`, else the User-Agent up to its first "/", as upstream derives it:
- * `kubectl/v1.33.0 (linux/amd64) …` → `kubectl`) records an `Update` entry owning what it added
+ * `kubectl/v1.33.0 (linux/amd64) …` → `kubectl`, none → `unknown`) records an `Update` entry owning what it added
  * or changed; whoever owned those paths before loses them, and removed paths leave every owner.
  * Entries are keyed by manager, operation, subresource and — for updates only — apiVersion;
  * `time` moves only when the entry gains something. Apply entries are written by
@@ -47,7 +47,8 @@ export function managerOf(q: URLSearchParams, req: IncomingMessage): string {
   const explicit = q.get('fieldManager');
   if (explicit) return explicit;
   const product = (req.headers['user-agent'] ?? '').split('/')[0] ?? '';
-  return [...product].filter((c) => /\P{C}/u.test(c)).join('').slice(0, 129);
+  // A client that sends no User-Agent is recorded as "unknown", as kube-apiserver does.
+  return [...product].filter((c) => /\P{C}/u.test(c)).join('').slice(0, 129) || 'unknown';
 }
 
 /** Reads `metadata.managedFields` (anything malformed reads as no entry). */
@@ -109,13 +110,12 @@ export function withoutManagedFields(o: KubeObject): KubeObject {
 
 /**
  * The "before" of a create: an empty object as upstream's typed conversion sees one — a built-in
- * Go type always has its `spec` and `status` structs, a custom resource has nothing.
+ * Go type always has its struct fields (see {@link Typed.emptyBuiltin}), a custom resource has
+ * nothing.
  */
-export function emptyObject(res: ResourceInfo, schema: Schema | undefined): KubeObject {
-  const out: KubeObject = { metadata: {} };
-  if (!res.builtin || !schema?.properties) return out;
-  for (const k of ['spec', 'status']) if (schema.properties[k]) out[k] = {};
-  return out;
+export function emptyObject(typed: Typed, res: ResourceInfo, schema: Schema | undefined): KubeObject {
+  if (!res.builtin) return { metadata: {} };
+  return { ...typed.emptyBuiltin(schema), metadata: {} };
 }
 
 /** One write by `manager`: who owns what afterwards. */
@@ -140,7 +140,7 @@ export interface UpdateWrite {
 export function updateManagedFields(w: UpdateWrite): ManagedFieldsEntry[] | undefined {
   let managers = w.subresource ? new Map() : decodeManagedFields(w.next.metadata.managedFields);
   if (managers.size === 0) managers = decodeManagedFields(w.live?.metadata.managedFields);
-  const before = w.live ? withoutManagedFields(w.live) : emptyObject(w.res, w.schema);
+  const before = w.live ? withoutManagedFields(w.live) : emptyObject(w.typed, w.res, w.schema);
   const diff = w.typed.compareFields(w.schema, before, withoutManagedFields(w.next));
   const changed = withoutIgnored(diff.modified.union(diff.added), w.res, w.subresource);
   const removed = withoutIgnored(diff.removed, w.res, w.subresource);

@@ -48,7 +48,7 @@ export function applyObject(core: Core, scope: Scope, name: string, text: string
   const apiVersion = apiVersionOf(res);
   const live = core.store.peek(res, scope.namespace, name);
   if (!live && opts.subresource) throw notFound(res, name);
-  const base: KubeObject = live ? withoutManagedFields(live) : { ...emptyObject(res, schema), apiVersion, kind: res.kind, metadata: { name, ...(res.namespaced ? { namespace: scope.namespace! } : {}) } };
+  const base: KubeObject = live ? withoutManagedFields(live) : { ...emptyObject(typed, res, schema), apiVersion, kind: res.kind, metadata: { name, ...(res.namespaced ? { namespace: scope.namespace! } : {}) } };
 
   const managers = decodeManagedFields(live?.metadata.managedFields);
   if (live && managers.size === 0) {
@@ -83,10 +83,10 @@ export function applyObject(core: Core, scope: Scope, name: string, text: string
   if (conflicts.length > 0 && !opts.force) throw conflictError(conflicts);
   for (const [id, m] of managers) if (id !== applyId) m.set = m.set.difference(changed).difference(removed);
 
-  const objectChanged = !jsonEqual(base, merged);
-  const setChanged = !previous || !jsonEqual(previous.set.toFieldsV1(), applied.toFieldsV1());
-  const time = objectChanged || setChanged || !previous?.entry.time ? core.clock.isoNow() : previous.entry.time;
-  managers.set(applyId, { entry: { manager: opts.fieldManager, operation: 'Apply', apiVersion, time, ...(opts.subresource ? { subresource: opts.subresource } : {}) }, set: applied });
+  // The entry's time moves only when the apply changed the object: a manager that only starts
+  // sharing fields it applied with equal values has no time yet (and sorts first), as upstream.
+  const time = !jsonEqual(base, merged) ? core.clock.isoNow() : previous?.entry.time;
+  managers.set(applyId, { entry: { manager: opts.fieldManager, operation: 'Apply', apiVersion, ...(time ? { time } : {}), ...(opts.subresource ? { subresource: opts.subresource } : {}) }, set: applied });
   merged.metadata = { ...merged.metadata, managedFields: encodeManagedFields(managers) };
   if (merged.metadata.managedFields === undefined) delete merged.metadata.managedFields;
 
@@ -109,8 +109,9 @@ function decodeApplyConfiguration(scope: Scope, name: string, text: string): Kub
   const config = value as KubeObject;
   if (!isObject(config.metadata)) config.metadata = {};
   const res = scope.res;
-  if (config.apiVersion !== apiVersionOf(res)) {
-    throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${String(config.apiVersion ?? '')}, expected: ${apiVersionOf(res)}`);
+  if (config.apiVersion !== apiVersionOf(res) || config.kind !== res.kind) {
+    const gv = String(config.apiVersion ?? '');
+    throw badRequest(`invalid object type: ${gv.includes('/') ? gv : `/${gv}`}, Kind=${String(config.kind ?? '')}`);
   }
   if (config.metadata.managedFields !== undefined) throw badRequest('metadata.managedFields must be nil');
   if (config.metadata.name !== undefined && config.metadata.name !== name) {
@@ -122,7 +123,7 @@ function decodeApplyConfiguration(scope: Scope, name: string, text: string): Kub
   if (scope.fieldValidation === 'Strict' || scope.fieldValidation === 'Warn') {
     const repeats = duplicateYamlKeys(text);
     if (repeats.length > 0 && scope.fieldValidation === 'Strict') {
-      throw badRequest(`error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  ${repeats.join('\n  ')}`);
+      throw badRequest(`error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  ${repeats.join('\n  ')}`);
     }
     (scope.warnings ??= []).push(...repeats);
   }
@@ -139,7 +140,7 @@ function rejectUndeclaredFields(core: Core, scope: Scope, name: string, config: 
   const errors = scan.unknown.map((p) => `.${p}: field not declared in schema`);
   const gvk = `${scope.res.group}/${scope.res.version}, Kind=${scope.res.kind}`;
   const what = errors.length === 1 ? errors[0] : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');
-  throw new ApiError(500, '', `failed to create typed patch object (${config.metadata.namespace ?? scope.namespace ?? ''}/${name}; ${gvk}): ${what}`);
+  throw new ApiError(500, '', `failed to create typed patch object (${config.metadata.namespace ?? ''}/${config.metadata.name ?? ''}; ${gvk}): ${what}`);
 }
 
 interface Conflict {

@@ -91,6 +91,27 @@ export class Typed {
     return out;
   }
 
+  /**
+   * An empty object of a built-in kind as Go encodes one: struct fields are never omitted
+   * (`metadata`, `spec`, and the required ones — a required list is `null`), so a create does
+   * not "add" them.
+   */
+  emptyBuiltin(schema: Schema | undefined, depth = 0): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const s = schema ? this.schemas.resolve(schema) : undefined;
+    if (!s?.properties || depth > 6) return out;
+    const required = new Set(s.required ?? []);
+    for (const [k, p] of Object.entries(s.properties)) {
+      if (!required.has(k) && k !== 'metadata' && k !== 'spec' && !(k === 'status' && depth === 0)) continue;
+      const ps = this.schemas.resolve(p);
+      if (!ps) continue;
+      if (ps.type === 'array') {
+        if (required.has(k)) out[k] = null;
+      } else if (ps.properties && ps['x-kubernetes-map-type'] !== 'atomic') out[k] = this.emptyBuiltin(p, depth + 1);
+    }
+    return out;
+  }
+
   /** The paths `value` sets (upstream's ToFieldSet). */
   toFieldSet(schema: Schema | undefined, value: unknown): FieldSet {
     const root = new FieldSet();
@@ -139,11 +160,16 @@ export class Typed {
       else if (!jsonEqual(a, b)) out.modified.insert(path);
     };
     const sh = this.shape(schema, b !== undefined ? b : a);
+    // A null list or struct (Go's nil in an empty object) that gets items is there, only empty.
+    if (a === null && sh.kind !== 'leaf' && (Array.isArray(b) || isObject(b))) a = Array.isArray(b) ? [] : {};
     if (sh.kind === 'leaf' || a === null || b === null) return leaf();
     const emptyOrAbsent = (v: unknown): boolean => v === undefined || (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0);
     if (emptyOrAbsent(a) && emptyOrAbsent(b)) return leaf();
     if (sh.kind === 'list') {
       if ((a !== undefined && !Array.isArray(a)) || (b !== undefined && !Array.isArray(b))) return leaf();
+      // A list that appears or goes is itself added or removed (null is a value, not absence).
+      if (a === undefined) out.added.insert(path);
+      if (b === undefined) out.removed.insert(path);
       const ia = this.index(sh, a);
       const ib = this.index(sh, b);
       for (const el of new Set([...ia.keys(), ...ib.keys()])) this.cmp(out, [...path, el], sh.item, ia.get(el), ib.get(el));

@@ -9,7 +9,7 @@ import { writeContext, type Core, type Scope } from './core.ts';
 import { checkMicroTimes, generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
 import { duplicateJsonFields } from './duplicate-fields.ts';
-import { decodeError, enforceFieldValidation, pruneUnknownFields, strictProblems } from './field-validation.ts';
+import { decodeError, enforceFieldValidation, patchError, pruneUnknownFields, strictProblems } from './field-validation.ts';
 import { applyJsonPatch, jsonPatchProblems } from './json-patch.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import { apiVersionOf } from './resources.ts';
@@ -42,11 +42,19 @@ function asObject(scope: Scope, body: unknown): KubeObject {
  * directive). `text` is the body as sent, for repeated keys; `extra` are problems found in the
  * patch document itself (JSON patch operations).
  */
-function validateFields(core: Core, scope: Scope, obj: KubeObject, kind: 'body' | 'patch', text: string | undefined, wrap: Parameters<typeof enforceFieldValidation>[3], extra: string[] = []): void {
+function validateFields(core: Core, scope: Scope, obj: KubeObject, kind: 'body' | 'patch', text: string | undefined, wrap: (message: string) => ApiError, extra: string[] = [], patch?: { type: string; body: unknown }): void {
   if (!scope.fieldValidation) return;
   const duplicates = text !== undefined && scope.fieldValidation !== 'Ignore' ? duplicateJsonFields(text) : [];
+  const before = patch && scope.fieldValidation === 'Strict' ? clone(obj) : undefined;
   const scan = pruneUnknownFields(core.openapi.schemas, scope.res, obj, kind === 'body' ? duplicates : []);
-  enforceFieldValidation(scope.fieldValidation, strictProblems(kind, scope.res, scan, duplicates, extra), (scope.warnings ??= []), wrap);
+  let problems = strictProblems(kind, scope.res, scan, duplicates, extra);
+  if (patch && scope.fieldValidation === 'Strict') {
+    const smp = patch.type === 'application/strategic-merge-patch+json';
+    // A strategic merge patch that fails on unknown fields reports those only.
+    if (smp && scan.unknown.length > 0) problems = strictProblems('patch', scope.res, scan, []);
+    wrap = patchError(patch.type, scan.unknown.length > 0, before, patch.body);
+  }
+  enforceFieldValidation(scope.fieldValidation, problems, (scope.warnings ??= []), wrap);
 }
 
 /**
@@ -232,7 +240,7 @@ export function patchObject(core: Core, scope: Scope, name: string, contentType:
   // A patch only conflicts when it carries a resourceVersion precondition of its own.
   if (incoming.metadata.resourceVersion !== stored.metadata.resourceVersion) throw conflict(scope.res, name);
   if (incoming.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
-  if (type === 'application/json-patch+json') validateFields(core, scope, incoming, 'patch', undefined, badRequest, scope.fieldValidation && scope.fieldValidation !== 'Ignore' ? jsonPatchProblems(body, text) : []);
-  else validateFields(core, scope, incoming, 'patch', text, badRequest);
+  if (type === 'application/json-patch+json') validateFields(core, scope, incoming, 'patch', undefined, badRequest, scope.fieldValidation && scope.fieldValidation !== 'Ignore' ? jsonPatchProblems(body, text) : [], { type, body });
+  else validateFields(core, scope, incoming, 'patch', text, badRequest, [], { type, body });
   return commitUpdate(core, scope, stored, incoming, 'patch', subresource);
 }

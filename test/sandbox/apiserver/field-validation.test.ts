@@ -3,11 +3,11 @@
  * pruner): the same bodies and expected texts as upstream's integration test
  * (test/integration/apiserver/field_validation_test.go), a Deployment for the built-in path and
  * a VirtualMachineInstance for the custom-resource path, sent raw over HTTP (client-node would
- * hide the Warning headers).
+ * hide the Warning headers); on both lanes (VR_CONTROL_PLANE=real runs them against kube-apiserver).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from './support.ts';
+import { apiFetch, startSandbox, type RawResponse, type Sandbox } from './support.ts';
 
 const DEPLOYMENT = (name: string): string => `{
   "apiVersion": "apps/v1", "kind": "Deployment",
@@ -38,7 +38,7 @@ interface Answer {
 }
 
 /** `299 - "text"` header values, decoded (fetch joins repeated headers with ", "). */
-function warningsOf(res: Response): string[] {
+function warningsOf(res: RawResponse): string[] {
   const raw = res.headers.get('warning') ?? '';
   return [...raw.matchAll(/299 - ("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string);
 }
@@ -51,7 +51,7 @@ describe('field validation: Strict, Warn, Ignore; unknown and duplicate fields; 
   after(() => sb.server.close());
 
   async function call(method: string, path: string, body: string, contentType = 'application/json'): Promise<Answer> {
-    const res = await fetch(`${sb.server.url}${path}`, { method, body, headers: { 'Content-Type': contentType } });
+    const res = await apiFetch(sb, path, { method, body, headers: { 'Content-Type': contentType } });
     return { status: res.status, body: (await res.json()) as Answer['body'], warnings: warningsOf(res) };
   }
 
@@ -98,13 +98,13 @@ describe('field validation: Strict, Warn, Ignore; unknown and duplicate fields; 
 
   test('x-kubernetes-preserve-unknown-fields keeps its subtree; declared fields inside are still checked', async () => {
     // act
-    const got = await fetch(`${sb.server.url}${VMIS}/warn-warn-virtualmachineinstance`).then((x) => x.json() as Promise<{ spec: { domain: { clock: Record<string, unknown>; cpu: Record<string, unknown> } } }>);
+    const got = (await (await apiFetch(sb, `${VMIS}/warn-warn-virtualmachineinstance`)).json()) as { spec: { domain: { clock: Record<string, unknown>; cpu: Record<string, unknown> } } };
     // assert
     assert.deepEqual(got.spec.domain.clock, { utc: {}, keptByPreserveUnknown: true });
     assert.deepEqual(got.spec.domain.cpu, { cores: 1 });
   });
 
-  test('merge patch: repeats in the patch first, then the unknown fields of the patched object (sorted); no decode prefix', async () => {
+  test('merge patch: repeats in the patch first, then the unknown fields of the patched object (sorted); Strict names the patch as invalid (422)', async () => {
     // arrange
     const path = `${VMIS}/warn-warn-virtualmachineinstance`;
     const patch = '{"spec":{"zzz":1,"domain":{"cpu":{"sockets":1,"sockets":2,"bogus":true}},"aaa":2}}';
@@ -112,11 +112,22 @@ describe('field validation: Strict, Warn, Ignore; unknown and duplicate fields; 
     const strict = await call('PATCH', `${path}?fieldValidation=Strict`, patch, 'application/merge-patch+json');
     const warn = await call('PATCH', `${path}?fieldValidation=Warn`, patch, 'application/merge-patch+json');
     // assert
-    assert.equal(strict.status, 400);
-    assert.equal(strict.body.message, 'strict decoding error: duplicate field "spec.domain.cpu.sockets", unknown field "spec.aaa", unknown field "spec.domain.cpu.bogus", unknown field "spec.zzz"');
+    const problems = 'strict decoding error: duplicate field "spec.domain.cpu.sockets", unknown field "spec.aaa", unknown field "spec.domain.cpu.bogus", unknown field "spec.zzz"';
+    assert.equal(strict.status, 422);
+    assert.match(strict.body.message!, /^ "" is invalid: patch: Invalid value: "\{\\"apiVersion\\":\\"kubevirt.io\/v1\\",/, 'the value is the patched object');
+    assert.ok(strict.body.message!.endsWith(`: ${problems}`), strict.body.message);
+    assert.equal((strict.body.details as { causes: Array<{ field: string }> }).causes[0]!.field, 'patch');
     assert.equal(warn.status, 200);
     assert.deepEqual(warn.warnings, ['duplicate field "spec.domain.cpu.sockets"', 'unknown field "spec.aaa"', 'unknown field "spec.domain.cpu.bogus"', 'unknown field "spec.zzz"']);
     assert.deepEqual((warn.body.spec as { domain: { cpu: unknown } }).domain.cpu, { cores: 1, sockets: 2 });
+  });
+
+  test('a patch whose only problem is a repeated key is a 400 BadRequest', async () => {
+    // act
+    const r = await call('PATCH', `${VMIS}/warn-warn-virtualmachineinstance?fieldValidation=Strict`, '{"metadata":{"labels":{"a":"1","a":"2"}}}', 'application/merge-patch+json');
+    // assert
+    assert.equal(r.status, 400);
+    assert.equal(r.body.message, 'strict decoding error: duplicate field "metadata.labels.a"');
   });
 
   test('JSON patch: unknown and repeated keys of the operations are named with their index', async () => {
@@ -125,8 +136,18 @@ describe('field validation: Strict, Warn, Ignore; unknown and duplicate fields; 
     // act
     const r = await call('PATCH', `${VMIS}/warn-warn-virtualmachineinstance?fieldValidation=Strict`, patch, 'application/json-patch+json');
     // assert
-    assert.equal(r.status, 400);
-    assert.equal(r.body.message, 'strict decoding error: json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "spec.unknown1", unknown field "spec.unknown3"');
+    assert.equal(r.status, 422);
+    assert.ok(r.body.message!.endsWith(': strict decoding error: json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "spec.unknown1", unknown field "spec.unknown3"'), r.body.message);
+  });
+
+  test('strategic merge patch (built-in): the invalid value is the patch as Go prints a map', async () => {
+    // arrange
+    await call('POST', '/api/v1/namespaces/default/configmaps', '{"metadata":{"name":"smp"},"data":{"a":"1"}}');
+    // act
+    const r = await call('PATCH', '/api/v1/namespaces/default/configmaps/smp?fieldValidation=Strict', '{"data":{"b":"2"},"zzz":1}', 'application/strategic-merge-patch+json');
+    // assert
+    assert.equal(r.status, 422);
+    assert.equal(r.body.message, ' "" is invalid: patch: Invalid value: "map[data:map[b:2] zzz:1]": strict decoding error: unknown field "zzz"');
   });
 
   test('an unsupported fieldValidation value is a 422 on the options kind', async () => {

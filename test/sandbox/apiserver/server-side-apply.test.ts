@@ -4,11 +4,12 @@
  * manager derived from the User-Agent, apply create/update, shared ownership of equal values,
  * 409 conflicts with upstream's message and causes, `force=true`, list items merged by key, and
  * the request errors (missing fieldManager, wrong version, repeated YAML keys, force on a
- * non-apply patch). Raw HTTP, so the bodies and headers are the server's own.
+ * non-apply patch). Raw HTTP, so the bodies and headers are the server's own; on both lanes (the
+ * texts were checked against kube-apiserver 1.37 with VR_CONTROL_PLANE=real).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from './support.ts';
+import { apiFetch, startSandbox, type Sandbox } from './support.ts';
 
 interface Answer {
   status: number;
@@ -32,7 +33,7 @@ describe('managedFields and server-side apply', () => {
   after(() => sb.server.close());
 
   async function call(method: string, path: string, body: string | undefined, contentType = 'application/json', userAgent = 'kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef'): Promise<Answer> {
-    const res = await fetch(`${sb.server.url}${path}`, { method, ...(body !== undefined ? { body } : {}), headers: { 'Content-Type': contentType, 'User-Agent': userAgent } });
+    const res = await apiFetch(sb, path, { method, ...(body !== undefined ? { body } : {}), headers: { 'Content-Type': contentType, 'User-Agent': userAgent } });
     return { status: res.status, body: (await res.json()) as Record<string, any>, warnings: res.headers.get('warning') ?? '' };
   }
   const managers = (o: Record<string, any>): string[] => (o.metadata.managedFields ?? []).map((m: any) => `${m.manager}/${m.operation}`);
@@ -48,7 +49,8 @@ describe('managedFields and server-side apply', () => {
     assert.match(entry.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.deepEqual(entry.fieldsV1['f:metadata'], { 'f:labels': { '.': {}, 'f:app': {} } });
     const nginx = entry.fieldsV1['f:spec']['f:containers']['k:{"name":"nginx"}'];
-    assert.deepEqual(nginx['f:env'], { 'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} } });
+    assert.deepEqual(nginx['f:env'], { '.': {}, 'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} } }, 'a list that appears is a member too');
+    assert.equal(entry.fieldsV1['f:spec']['f:containers']['.'], undefined, 'containers is a required list: present (null) in an empty Pod');
     assert.deepEqual([nginx['.'], nginx['f:image'], nginx['f:name']], [{}, {}, {}]);
     assert.deepEqual(entry.fieldsV1['f:spec']['f:restartPolicy'], {}, 'defaulted fields belong to the creator');
     assert.equal(entry.fieldsV1['f:status'], undefined, 'status belongs to the status subresource');
@@ -58,9 +60,9 @@ describe('managedFields and server-side apply', () => {
     // act
     const r = await call('PATCH', `${PODS}/mf`, '{"metadata":{"labels":{"app":"api"}}}', 'application/strategic-merge-patch+json');
     // assert
-    assert.deepEqual(managers(r.body), ['kubectl/Update', 'kubectl-create/Update']);
-    assert.deepEqual(r.body.metadata.managedFields[0].fieldsV1, { 'f:metadata': { 'f:labels': { 'f:app': {} } } });
-    assert.equal(r.body.metadata.managedFields[1].fieldsV1['f:metadata']['f:labels']['f:app'], undefined);
+    const entries = new Map<string, any>(r.body.metadata.managedFields.map((m: any) => [`${m.manager}/${m.operation}`, m]));
+    assert.deepEqual(entries.get('kubectl/Update')?.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:app': {} } } });
+    assert.equal(entries.get('kubectl-create/Update')?.fieldsV1['f:metadata']['f:labels']['f:app'], undefined);
   });
 
   test('apply without fieldManager is a 422 on PatchOptions', async () => {
@@ -113,7 +115,8 @@ describe('managedFields and server-side apply', () => {
     const forced = await call('PATCH', `${CM}/applied?fieldManager=bob&force=true`, configMap('applied', { a: '9', b: '3' }), APPLY);
     // assert
     assert.equal(shared.status, 200);
-    assert.deepEqual(shared.body.metadata.managedFields.map((m: any) => [m.manager, Object.keys(m.fieldsV1['f:data'])]), [['alice', ['f:a', 'f:b']], ['bob', ['f:b']]]);
+    // bob changed nothing: his entry has no time yet, so it sorts first
+    assert.deepEqual(shared.body.metadata.managedFields.map((m: any) => [m.manager, Object.keys(m.fieldsV1['f:data']), m.time === undefined]), [['bob', ['f:b'], true], ['alice', ['f:a', 'f:b'], false]]);
     assert.equal(forced.status, 200);
     assert.equal(forced.body.data.a, '9');
     assert.deepEqual(forced.body.metadata.managedFields.map((m: any) => [m.manager, Object.keys(m.fieldsV1['f:data'])]), [['alice', ['f:b']], ['bob', ['f:a', 'f:b']]]);
@@ -121,19 +124,22 @@ describe('managedFields and server-side apply', () => {
 
   test('list items merge by their keys: two appliers, one container each', async () => {
     // arrange
-    const pod = (container: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'two' }, spec: { containers: [{ name: container, image: `${container}:1` }] } });
+    const full = JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'two' }, spec: { selector: { matchLabels: { app: 'two' } }, template: { metadata: { labels: { app: 'two' } }, spec: { containers: [{ name: 'a', image: 'a:1' }] } } } });
+    const more = JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'two' }, spec: { template: { spec: { containers: [{ name: 'b', image: 'b:1' }] } } } });
     // act
-    await call('PATCH', `${PODS}/two?fieldManager=one`, pod('a'), APPLY);
-    const r = await call('PATCH', `${PODS}/two?fieldManager=two`, pod('b'), APPLY);
+    await call('PATCH', `/apis/apps/v1/namespaces/default/deployments/two?fieldManager=one`, full, APPLY);
+    const r = await call('PATCH', `/apis/apps/v1/namespaces/default/deployments/two?fieldManager=two`, more, APPLY);
     // assert
     assert.equal(r.status, 200, r.body.message);
-    assert.deepEqual(r.body.spec.containers.map((c: any) => c.name), ['a', 'b']);
+    assert.deepEqual(r.body.spec.template.spec.containers.map((c: any) => c.name), ['a', 'b']);
+    const two = r.body.metadata.managedFields.find((m: any) => m.manager === 'two');
+    assert.deepEqual(two.fieldsV1, { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"b"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } } } });
   });
 
   const refusals = [
-    { name: 'a configuration of another version', path: `${CM}/v?fieldManager=m`, body: '{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"v"}}', type: APPLY, status: 400, message: 'Incorrect version specified in apply patch. Specified patch version: v2, expected: v1' },
-    { name: 'repeated YAML keys under Strict', path: `${CM}/d?fieldManager=m&fieldValidation=Strict`, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\ndata:\n  a: "1"\n  a: "2"\n', type: APPLY, status: 400, message: 'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in map' },
-    { name: 'an undeclared field', path: `${CM}/u?fieldManager=m`, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"},"spec":{}}', type: APPLY, status: 500, message: 'failed to create typed patch object (default/u; /v1, Kind=ConfigMap): .spec: field not declared in schema' },
+    { name: 'a configuration of another version', path: `${CM}/v?fieldManager=m`, body: '{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"v"}}', type: APPLY, status: 400, message: 'invalid object type: /v2, Kind=ConfigMap' },
+    { name: 'repeated YAML keys under Strict', path: `${CM}/d?fieldManager=m&fieldValidation=Strict`, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\ndata:\n  a: "1"\n  a: "2"\n', type: APPLY, status: 400, message: 'error strict decoding patch: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in map' },
+    { name: 'an undeclared field', path: `${CM}/u?fieldManager=m`, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"},"spec":{}}', type: APPLY, status: 500, message: 'failed to create typed patch object (/u; /v1, Kind=ConfigMap): .spec: field not declared in schema' },
     { name: 'force on a merge patch', path: `${CM}/applied?force=true`, body: '{}', type: 'application/merge-patch+json', status: 422, message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch' },
   ];
   for (const r of refusals) {
