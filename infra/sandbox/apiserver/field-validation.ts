@@ -95,15 +95,17 @@ export function enforceFieldValidation(directive: FieldValidation, problems: rea
 }
 
 /**
- * How a patch's strict failure reaches the client. Only repeated keys: a 400 BadRequest. Unknown
- * fields in the patched object: the decoder's failure is reported as an invalid `patch` (422,
+ * How a patch's strict failure reaches the client: the decoder's failure is reported as an
+ * invalid `patch` (422,
  * ` "" is invalid: patch: Invalid value: "<value>": strict decoding error: …`), the value being
  * the patched object as JSON (JSON and merge patches) or the patch as Go prints a map (strategic
- * merge, which then reports the unknown fields only) — as kube-apiserver 1.37 answers.
+ * merge, which then reports the unknown fields only; repeated keys alone are a 400 there) — as
+ * kube-apiserver 1.37 answers.
  */
 export function patchError(type: string, hasUnknown: boolean, patched: unknown, patch: unknown): (message: string) => ApiError {
-  if (!hasUnknown) return badRequest;
-  const value = type === 'application/strategic-merge-patch+json' ? goValue(patch) : JSON.stringify(sortedKeys(patched));
+  const smp = type === 'application/strategic-merge-patch+json';
+  if (smp && !hasUnknown) return badRequest;
+  const value = smp ? goValue(patch) : JSON.stringify(sortedKeys(patched));
   return (message) => {
     const cause = `Invalid value: ${JSON.stringify(value)}: ${message}`;
     return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${cause}`, { causes: [{ reason: 'FieldValueInvalid', message: cause, field: 'patch' }] });
