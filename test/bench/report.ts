@@ -194,6 +194,27 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     out.push(...realControlPlaneSection(e2e));
   }
 
+  const rs = r['test/bench/replicaset.bench.ts'];
+  if (rs) {
+    const sys = ['baseline', 'serverless'] as const;
+    out.push(`## Replica set scaling 0 → ${num(rs, 'replicas')}`, '');
+    out.push('A VMI replica set created with `replicas: 0`, then scaled through `/scale` (as `kubectl scale` does), each system on a fresh sandbox. Seconds = the scale request → the last replica Running (audit log, sandbox clock). The baseline runs the same replica set and VMI reconciles from informers and in-memory workqueues with in-memory expectations; the serverless path is `LocalRuntime` (relay → SQLite queue → workers, expectations in the table). "Replica set calls" are its own reconciles\' calls (per-reconcile counters); "all controllers" is everything the systems\' identity sent (the VMI controller\'s launcher pods, status syncs, the relay or informers).', '');
+    out.push(table(['', ...sys], [
+      ['seconds to all Running', ...sys.map((s) => num(rs, `scale.${s}.secondsToAllRunning`))],
+      ['replicas/s', ...sys.map((s) => num(rs, `scale.${s}.replicasPerSecond`))],
+      ['VMIs created', ...sys.map((s) => num(rs, `scale.${s}.vmisCreated`))],
+      ['replica set API calls per replica', ...sys.map((s) => num(rs, `scale.${s}.replicaSetApiCallsPerReplica`))],
+      ['replica set reconciles', ...sys.map((s) => num(rs, `scale.${s}.replicaSetReconciles`))],
+      ['all controllers: API calls per replica', ...sys.map((s) => num(rs, `scale.${s}.allControllersApiCallsPerReplica`))],
+      ['VMI controller: API calls per replica', ...sys.map((s) => num(rs, `scale.${s}.vmiControllerApiCallsPerReplica`))],
+      ['expectation table ops per replica', ...sys.map((s) => num(rs, `scale.${s}.tableOpsPerReplica`))],
+      ['all Running / readyReplicas reached', ...sys.map((s) => `${String(at(rs, `scale.${s}.allRunning`))} / ${String(at(rs, `scale.${s}.statusReadyReplicas`))}`)],
+    ]), '');
+    const calls = new Set<string>();
+    for (const s of sys) for (const c of Object.keys((at(rs, `scale.${s}.replicaSetCallsPerReplica`) as Json | undefined) ?? {})) calls.add(c);
+    out.push(table(['replica set calls per replica', ...sys], [...calls].sort().map((c) => [c, ...sys.map((s) => numIn(rs, `scale.${s}.replicaSetCallsPerReplica`, c))])), '');
+  }
+
   const bundles = r['test/bench/bundles.bench.ts'];
   if (bundles) {
     out.push('## Bundles and cold import', '');
@@ -221,7 +242,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     ]), '');
     out.push(`What-if, 10 keys per invocation (each invocation billed for its slowest key, taken as the burst run's reconcile p99): \`${JSON.stringify(at(cost, 'batch10'))}\`.`, '');
   }
-  const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
+  const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/replicaset.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
   if (others.length) {
     out.push('## Other benchmarks', '');
     for (const k of others) out.push(`- \`${k}\`: \`${JSON.stringify(r[k])}\``);

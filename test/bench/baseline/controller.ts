@@ -1,8 +1,9 @@
 /**
- * The yardstick: an in-process, client-go-style VMI controller — list+watch reflectors feed an
- * in-memory rate-limited workqueue (coalescing, per-key serialization), N workers call the SAME
- * instrumented VMI reconcile the serverless path runs, with expectations held in memory as
- * KubeVirt does. What it does not have is exactly what the serverless path adds: the relay's
+ * The yardstick: an in-process, client-go-style virt-controller — list+watch reflectors feed one
+ * in-memory rate-limited workqueue per controller (coalescing, per-key serialization), N workers
+ * each call the SAME instrumented reconcile the serverless path runs (the VMI controller by
+ * default; the replica set bench adds the replica set controller), with expectations held in
+ * memory as KubeVirt does. What it does not have is exactly what the serverless path adds: the relay's
  * outbox, the durable queue, the table.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,12 +14,14 @@ import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { KeyMessage } from '../../../shared/queue/message.ts';
 import { cachedClusterConfig } from '../../../shared/reconcile/cluster-config-cache.ts';
 import { instrumented } from '../../../shared/reconcile/instrument.ts';
-import { RelayIndexes } from '../../../functions/relay/indexes.ts';
-import { mapEvent } from '../../../functions/relay/map-event.ts';
 import { Reflector } from '../../../functions/relay/reflector.ts';
-import { relayRoutes } from '../../../functions/registry.ts';
+import { relayRoutes, WIRING } from '../../../functions/registry.ts';
 import { watchedResources } from '../../../functions/relay/resources.ts';
 import { vmiController } from '../../../functions/vmi/controller.ts';
+import type { Controller } from '../../../shared/controllers.ts';
+import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
+import type { Expectations } from '../../../shared/state/port.ts';
+import type { EventMapper } from '../../../shared/relay/route.ts';
 import { MemoryExpectations } from './memory-expectations.ts';
 import { RateLimitedWorkqueue } from './workqueue.ts';
 
@@ -29,21 +32,47 @@ export interface BaselineOptions {
   readonly log: Logger;
   /** KubeVirt's VMI controller runs 10 workers. */
   readonly workers?: number;
+  /**
+   * More controllers beside the VMI one, each with its worker count (KubeVirt's threadiness),
+   * built on the baseline's in-memory expectations.
+   */
+  readonly extra?: readonly { readonly make: (expectations: Expectations) => ControllerSpec<unknown>; readonly workers: number }[];
+}
+
+interface Running {
+  readonly controller: Controller;
+  readonly queue: RateLimitedWorkqueue<KeyMessage>;
+  readonly handle: ReturnType<typeof instrumented>;
+  readonly workers: number;
 }
 
 export class BaselineController {
   readonly metrics = new MetricsRegistry();
-  readonly queue = new RateLimitedWorkqueue<KeyMessage>();
+  readonly #running: Running[];
   readonly #reflectors: Reflector[];
-  readonly #indexes = new RelayIndexes();
-  readonly #handle: ReturnType<typeof instrumented>;
   readonly #opts: BaselineOptions;
   #loops: Promise<void>[] = [];
 
   constructor(opts: BaselineOptions) {
     this.#opts = opts;
-    const spec = vmiController({ expectations: new MemoryExpectations(), clusterConfig: cachedClusterConfig(opts.kube), log: opts.log });
-    this.#handle = instrumented(spec, { kube: opts.kube, metrics: this.metrics, log: opts.log });
+    const expectations = new MemoryExpectations();
+    const specs = [
+      { spec: vmiController({ expectations, clusterConfig: cachedClusterConfig(opts.kube), log: opts.log }) as ControllerSpec<unknown>, workers: opts.workers ?? 10 },
+      ...(opts.extra ?? []).map((e) => ({ spec: e.make(expectations), workers: e.workers })),
+    ];
+    this.#running = specs.map(({ spec, workers }) => ({
+      controller: spec.controller,
+      queue: new RateLimitedWorkqueue<KeyMessage>(),
+      handle: instrumented(spec, { kube: opts.kube, metrics: this.metrics, log: opts.log }),
+      workers,
+    }));
+    const byController = new Map(this.#running.map((r) => [r.controller, r]));
+    // The relay's own mappers (one per factory, as the relay makes them), no outbox.
+    const mappers = new Map<() => EventMapper, EventMapper>();
+    for (const r of this.#running) {
+      const factory = WIRING[r.controller].relay.mapper;
+      if (!mappers.has(factory)) mappers.set(factory, factory());
+    }
     this.#reflectors = watchedResources(opts.kubeConfig, relayRoutes()).map(
       (res) =>
         new Reflector(
@@ -51,12 +80,13 @@ export class BaselineController {
           res,
           (type, obj, old) => {
             // Event handlers only map events to keys (the relay's own mapping, no outbox).
-            for (const t of mapEvent(res.kind, type, obj, this.#indexes, old)) {
-              if (t.controller !== 'vmi') continue;
+            for (const t of [...mappers.values()].flatMap((m) => m(res.kind, type, obj, old))) {
+              const target = byController.get(t.controller);
+              if (!target) continue;
               const md = obj.metadata ?? {};
-              this.queue.add(t.key, {
+              target.queue.add(t.key, {
                 v: 1,
-                controller: 'vmi',
+                controller: t.controller,
                 key: t.key,
                 cause: { kind: res.kind, namespace: md.namespace ?? '', name: md.name ?? '', uid: md.uid ?? '', resourceVersion: md.resourceVersion ?? '', event: type, seenAt: Date.now() },
               });
@@ -74,32 +104,38 @@ export class BaselineController {
 
   start(): void {
     for (const r of this.#reflectors) r.start();
-    this.#loops = Array.from({ length: this.#opts.workers ?? 10 }, () => this.#worker());
+    this.#loops = this.#running.flatMap((r) => Array.from({ length: r.workers }, () => this.#worker(r)));
+  }
+
+  /** The VMI controller's workqueue. */
+  get queue(): RateLimitedWorkqueue<KeyMessage> {
+    return this.#running[0]!.queue;
   }
 
   async stop(): Promise<void> {
-    this.queue.shutDown();
+    for (const r of this.#running) r.queue.shutDown();
     await Promise.all(this.#reflectors.map((r) => r.stop()));
     await Promise.all(this.#loops);
   }
 
-  async #worker(): Promise<void> {
+  async #worker(r: Running): Promise<void> {
+    const { queue } = r;
     for (;;) {
-      const got = await this.queue.get();
+      const got = await queue.get();
       if (!got) return;
       const { key, item, addedAt } = got;
-      const rk = { message: item, receipt: '', attempt: this.queue.retries(key) + 1, enqueuedAt: Date.now() - (performance.now() - addedAt), coalesced: 1 };
+      const rk = { message: item, receipt: '', attempt: queue.retries(key) + 1, enqueuedAt: Date.now() - (performance.now() - addedAt), coalesced: 1 };
       try {
-        const outcome = await this.#handle(rk);
-        this.queue.forget(key);
-        if (outcome.kind === 'requeue') this.queue.addAfter(key, item, outcome.afterSeconds * 1000);
-        this.metrics.inc('reconcile_total', 'Reconciles by result', { controller: 'vmi', result: outcome.kind === 'requeue' ? 'requeued' : 'done' });
+        const outcome = await r.handle(rk);
+        queue.forget(key);
+        if (outcome.kind === 'requeue') queue.addAfter(key, item, outcome.afterSeconds * 1000);
+        this.metrics.inc('reconcile_total', 'Reconciles by result', { controller: r.controller, result: outcome.kind === 'requeue' ? 'requeued' : 'done' });
       } catch (err) {
-        if (isPermanent(err)) this.queue.forget(key);
-        else this.queue.addRateLimited(key, item);
-        this.metrics.inc('reconcile_total', 'Reconciles by result', { controller: 'vmi', result: 'retrying' });
+        if (isPermanent(err)) queue.forget(key);
+        else queue.addRateLimited(key, item);
+        this.metrics.inc('reconcile_total', 'Reconciles by result', { controller: r.controller, result: 'retrying' });
       } finally {
-        this.queue.done(key);
+        queue.done(key);
       }
     }
   }

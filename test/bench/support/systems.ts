@@ -14,6 +14,8 @@ import type { Expectations } from '../../../shared/state/port.ts';
 import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import { LocalRuntime } from '../../../infra/local/runtime.ts';
 import { BaselineController } from '../baseline/controller.ts';
+import { replicaSetController } from '../../../functions/replicaset/controller.ts';
+import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
 import { CallTimer, timedKubeClient, timeInPlace } from './timed-kube.ts';
 import { CONTROLLER_IDENTITY } from './vmi-run.ts';
 
@@ -66,8 +68,14 @@ function countInPlace(store: Expectations, table: { reads: number; writes: numbe
   }
 }
 
+/** What a bench runs beside the VMI controller in the baseline (the serverless runtime always runs every controller). */
+export interface SystemOptions {
+  /** The replica set controller too (3 workers, KubeVirt's threadiness). */
+  readonly replicaSets?: boolean;
+}
+
 /** Starts `name` against `sandbox` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
-export async function startSystem(name: SystemName, sandbox: Sandbox): Promise<RunningSystem> {
+export async function startSystem(name: SystemName, sandbox: Sandbox, opts: SystemOptions = {}): Promise<RunningSystem> {
   const kubeConfig = sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY);
   const apiTimer = new CallTimer();
   const table = { reads: 0, writes: 0 };
@@ -91,7 +99,8 @@ export async function startSystem(name: SystemName, sandbox: Sandbox): Promise<R
     });
   }
   const kube = timedKubeClient(createKubeClient(kubeConfig, { reportingInstance: 'baseline' }), apiTimer);
-  const ctl = new BaselineController({ kubeConfig, kube, log });
+  const extra = opts.replicaSets ? [{ make: (expectations: Expectations) => replicaSetController({ expectations, log }) as ControllerSpec<unknown>, workers: 3 }] : [];
+  const ctl = new BaselineController({ kubeConfig, kube, log, extra });
   ctl.start();
   while (!ctl.synced) await new Promise((r) => setTimeout(r, 50));
   return Object.assign(partial, { name, metrics: ctl.metrics, apiTimer, stop: () => ctl.stop() });
