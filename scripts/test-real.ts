@@ -14,6 +14,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/vmi-slice.test.ts',
   'test/e2e/vm-run-strategies.test.ts',
   'test/e2e/pool.test.ts',
+  'test/e2e/replicaset.test.ts',
   'test/functions/migration/sandbox-flow.test.ts',
   'test/functions/migration/timeouts-gc.test.ts',
   'test/functions/migration/parallel-limits.test.ts',
