@@ -7,14 +7,17 @@
 import { spawnSync } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { ensureTestPrerequisites } from './test-prerequisites.ts';
+import { fileURLToPath } from 'node:url';
 import { missingToolchain } from '../infra/sandbox/real/build.ts';
 
 /**
- * The test runner's flags. `--test-force-exit`: a test file ends as soon as its tests have, even
- * when a failed set-up left a server or a child process holding its event loop open, so one broken
- * file can never hang the run (before, a failed `before()` held the run until the 5-minute timeout).
+ * The test runner's flags. `--import scripts/test-watchdog.ts`: a test file ends at most 30 s
+ * after its tests have, even when a failed set-up left a server or a child process holding its
+ * event loop open, so one broken file can never hang the run (before, a failed `before()` held the
+ * run until the 5-minute timeout). Not `--test-force-exit`: it silently loses verdicts (see the
+ * watchdog's header).
  */
-export const TEST_RUNNER_FLAGS = ['--test', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit'] as const;
+export const TEST_RUNNER_FLAGS = ['--test', '--test-concurrency=2', '--test-timeout=300000', '--import', fileURLToPath(new URL('./test-watchdog.ts', import.meta.url))] as const;
 
 function main(args: readonly string[]): number {
   const filters = args.filter((a) => !a.startsWith('-'));

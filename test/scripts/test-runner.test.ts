@@ -25,6 +25,18 @@ describe('npm test', () => {
     assert.match(r.stdout, /set-up failed on purpose/, 'the set-up error is what the run reports');
   });
 
+  test('every verdict of a file reaches the report (none lost at exit, as --test-force-exit loses them)', () => {
+    // arrange
+    const file = join(projectRoot, 'test/fixtures/runner/many-tests.ts');
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    // act
+    const r = spawnSync(process.execPath, [...TEST_RUNNER_FLAGS.filter((f) => f !== '--test-concurrency=2'), file], { encoding: 'utf8', timeout: 120_000, env });
+    // assert
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ℹ tests 2000$/m, 'all 2,000 tests reported');
+    assert.match(r.stdout, /^ℹ pass 2000$/m);
+  });
+
   test('missing system packages are named in one line with the command that installs them', () => {
     // arrange
     const checks = [
