@@ -13,14 +13,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { readOnly } from '../../infra/ops/cluster-reader.ts';
 import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
-import type { Diagnosis } from '../../infra/ops/diagnose/finding.ts';
 import { parseTarget } from '../../infra/ops/target.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, PODS, VMIS } from '../../shared/api/resources.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { runCli } from '../support/cli.ts';
 import { emulatorOnly } from '../support/lanes.ts';
-import { NS, queueIdle, RUNTIME, startSlice, until, vmiManifest, type Slice } from './support.ts';
+import { diagnoseCli as diagnoseSlice, NS, queueIdle, RUNTIME, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
 /** The CLI with no $KUBECONFIG of the machine's: the cluster is the sandbox's, passed by flag. */
 const cli = (args: readonly string[]) => runCli(args, { KUBECONFIG: '' });
@@ -29,14 +28,7 @@ const dir = mkdtempSync(join(tmpdir(), 'diagnose-e2e-'));
 const db = join(dir, 'virt-reconciler.db');
 let s: Slice;
 
-/** `diagnose <target>` through the CLI: exit code, first line, and the JSON answer. */
-async function diagnoseCli(target: string): Promise<{ code: number | null; first: string; json: Diagnosis; text: string }> {
-  const args = ['diagnose', target, '--db', db, '--kubeconfig', s.sandbox.kubeconfigPath];
-  const [text, json] = await Promise.all([cli(args), cli([...args, '--json'])]);
-  assert.ok(text.code === 0 || text.code === 1, `exit ${text.code}: ${text.stderr}`);
-  assert.equal(json.code, text.code, 'same exit code with --json');
-  return { code: text.code, first: text.stdout.split('\n')[0] ?? '', json: JSON.parse(json.stdout) as Diagnosis, text: text.stdout };
-}
+const diagnoseCli = (target: string) => diagnoseSlice(s, db, target);
 
 function withSpec(name: string, spec: Partial<VirtualMachineInstance['spec']>): VirtualMachineInstance {
   const base = vmiManifest(name);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalRuntime, type LocalRuntimeOptions, type RuntimePart } from '../../infra/local/runtime.ts';
+import type { Diagnosis } from '../../infra/ops/diagnose/finding.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
 import { startSandbox, type Sandbox, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
@@ -14,6 +15,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
+import { runCli } from '../support/cli.ts';
 
 export const NS = 'default';
 /** The runtime's identity (bearer token): what the API server's counters are read by. */
@@ -137,4 +139,24 @@ export async function queueIdle(slice: Slice, controllers: readonly Controller[]
     if (d.visible > 0 || d.inFlight > 0) return false;
   }
   return slice.rt.relay.pending === 0;
+}
+
+/** What `virt-reconciler diagnose` answered: exit code, first line, the `--json` answer, the text. */
+export interface DiagnoseRun {
+  readonly code: number | null;
+  readonly first: string;
+  readonly json: Diagnosis;
+  readonly text: string;
+}
+
+/**
+ * `diagnose <target>` through the real CLI in a child process, as text and as `--json`, against
+ * the queue file `db` and the slice's sandbox (no $KUBECONFIG of the machine's).
+ */
+export async function diagnoseCli(slice: Slice, db: string, target: string): Promise<DiagnoseRun> {
+  const args = ['diagnose', target, '--db', db, '--kubeconfig', slice.sandbox.kubeconfigPath];
+  const [text, json] = await Promise.all([runCli(args, { KUBECONFIG: '' }), runCli([...args, '--json'], { KUBECONFIG: '' })]);
+  assert.ok(text.code === 0 || text.code === 1, `exit ${text.code}: ${text.stderr}`);
+  assert.equal(json.code, text.code, 'same exit code with --json');
+  return { code: text.code, first: text.stdout.split('\n')[0] ?? '', json: JSON.parse(json.stdout) as Diagnosis, text: text.stdout };
 }

@@ -32,8 +32,8 @@ function entry(controller: string, key: string, at: number, over: Partial<TraceE
 describe('parseTarget', () => {
   test('table: kinds and aliases; bad input says what was expected', () => {
     // arrange
-    const good: [string, string][] = [['pool/default/p', 'pool default/p'], ['vmi/default/a', 'vmi default/a'], ['VirtualMachine/ns1/b', 'vm ns1/b'], ['vmim/default/m', 'migration default/m']];
-    const bad = ['', 'vmi/default', 'pod/default/x', 'vmi/Default/x', 'vmi/a/b/c'];
+    const good: [string, string][] = [['pool/default/p', 'pool default/p'], ['vmi/default/a', 'vmi default/a'], ['VirtualMachine/ns1/b', 'vm ns1/b'], ['vmim/default/m', 'migration default/m'], ['vmirs/default/rs', 'replicaset default/rs'], ['node/node01', 'node node01'], ['nodes/node-2', 'node node-2']];
+    const bad = ['', 'vmi/default', 'pod/default/x', 'vmi/Default/x', 'vmi/a/b/c', 'node/default/node01', 'node/Node01', 'replicaset/rs'];
     // act / assert
     for (const [text, want] of good) {
       const t = parseTarget(text);

@@ -9,26 +9,7 @@ import { diagnoseVm, type VmEvidence } from '../../infra/ops/diagnose/vm-verdict
 import { diagnoseVmi, type VmiEvidence } from '../../infra/ops/diagnose/vmi-verdicts.ts';
 import { humanSeconds } from '../../infra/ops/diagnose/finding.ts';
 import type { DeadLetter } from '../../shared/queue/port.ts';
-import type { TraceEntry } from '../../shared/state/traces.ts';
-
-const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
-
-function trace(over: Partial<TraceEntry> = {}): TraceEntry {
-  return {
-    controller: 'vmi',
-    key: 'default/x',
-    cause: { kind: 'VirtualMachineInstance', namespace: 'default', name: 'x', resourceVersion: '10', event: 'MODIFIED', seenAt: NOW - 60_000 },
-    enqueuedAt: NOW - 60_000,
-    receivedAt: NOW - 59_000,
-    attempt: 1,
-    coalesced: 1,
-    outcome: { kind: 'done' },
-    reads: 2,
-    writes: [],
-    durationMs: 20,
-    ...over,
-  };
-}
+import { NOW, trace } from './fixtures.ts';
 
 const letter: DeadLetter = { controller: 'vmi', key: 'default/x', reason: 'InternalError', message: 'injected fault', attempts: 5, firstFailureAt: NOW - 90_000, lastFailureAt: NOW - 30_000, body: '' } as DeadLetter;
 

@@ -9,9 +9,11 @@ import { clusterMigrations, collectTrace } from '../../ops/trace/collect.ts';
 import { renderTrace } from '../../ops/trace/render.ts';
 import { OPS_HELP, targetCommand, type OpsBackend } from '../ops-backend.ts';
 
-const HELP = `usage: virt-reconciler trace <vm|vmi|migration|pool>/<namespace>/<name> [--json] [--db FILE | --aws …]
+const HELP = `usage: virt-reconciler trace <vm|vmi|migration|replicaset|pool>/<namespace>/<name> [--json] [--db FILE | --aws …]
+       virt-reconciler trace node/<name> [--json] [--db FILE | --aws …]
 
-Prints, oldest first, every recorded reconcile of the object and of its children (a pool's VMs, a VM's VMI,
+Prints, oldest first, every recorded reconcile of the object and of its children (a pool's VMs, a
+replica set's VMIs, a node's evacuation migrations, a VM's VMI,
 the VMI's migrations, the launcher and target pods those reconciles wrote): the event that caused
 it, the message (enqueued, received, attempt, coalesced), the reconcile (duration, reads, outcome)
 and each API write with the apiserver's answer. Traces keep the last 50 reconciles per key for 6 h.

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { controllerInfo, isController } from '../../../shared/controllers.ts';
 import { CONTROLLERS, isKey, type Controller } from '../../../shared/queue/message.ts';
 import type { ReplayFilter } from '../../../shared/queue/port.ts';
-import { BadTargetError, parseTarget, type Target } from '../../ops/target.ts';
+import { BadTargetError, isClusterScopedTarget, parseTarget, type Target } from '../../ops/target.ts';
 import { collectTrace, type TraceSources } from '../../ops/trace/collect.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { depths, sample, summarize, type DashboardSource, type DepthSample } from './summary.ts';
@@ -182,7 +182,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 function traceTarget(req: IncomingMessage): Target {
   const text = (new URL(req.url ?? '/', 'http://localhost').searchParams.get('target') ?? '').trim();
   try {
-    return parseTarget(text.split('/').length === 2 ? `vm/${text}` : text);
+    return parseTarget(text.split('/').length === 2 && !isClusterScopedTarget(text) ? `vm/${text}` : text);
   } catch (err) {
     if (err instanceof BadTargetError) throw new HttpError(400, err.message);
     throw err;

@@ -5,10 +5,14 @@
 import type { Target } from '../target.ts';
 
 /** The kinds diagnose has verdicts for. */
-export const DIAGNOSABLE = ['vmi', 'vm', 'migration'] as const;
+export const DIAGNOSABLE = ['vmi', 'vm', 'migration', 'replicaset', 'pool', 'node'] as const;
 import type { Diagnosis } from './finding.ts';
 import { gatherMigrationEvidence } from './migration-evidence.ts';
 import { diagnoseMigration } from './migration-verdicts.ts';
+import { gatherNodeEvidence } from './node-evidence.ts';
+import { diagnoseNode } from './node-verdicts.ts';
+import { gatherPoolEvidence, gatherReplicaSetEvidence } from './replicas-evidence.ts';
+import { diagnoseReplicas, POOL_KIND, REPLICA_SET_KIND } from './replicas-verdicts.ts';
 import { gatherVmEvidence } from './vm-evidence.ts';
 import { diagnoseVm } from './vm-verdicts.ts';
 import { gatherVmiEvidence, type EvidenceSources } from './vmi-evidence.ts';
@@ -23,6 +27,12 @@ export async function diagnose(target: Target & { readonly kind: (typeof DIAGNOS
       return diagnoseVm(await gatherVmEvidence(src, target.namespace, target.name));
     case 'migration':
       return diagnoseMigration(await gatherMigrationEvidence(src, target.namespace, target.name));
+    case 'replicaset':
+      return diagnoseReplicas(REPLICA_SET_KIND, await gatherReplicaSetEvidence(src, target.namespace, target.name));
+    case 'pool':
+      return diagnoseReplicas(POOL_KIND, await gatherPoolEvidence(src, target.namespace, target.name));
+    case 'node':
+      return diagnoseNode(await gatherNodeEvidence(src, target.name));
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Which keys a trace follows and what they recorded: the object's own controller key, then its
- * children — a pool's VMs, a VM's VMI (same key in the VMI controller), a VMI's migrations (from
+ * children — a pool's VMs, a replica set's VMIs, a node's evacuation migrations, a VM's VMI (same key in the VMI controller), a VMI's migrations (from
  * the cluster when it can be read), and whatever the traced reconciles created — and the launcher
  * and target pods the reconciles wrote (pods have no controller of their own: their story is the
  * writes of the VMI and migration controllers). Reads only.
@@ -68,8 +68,12 @@ export async function collectTrace(target: Target, src: TraceSources): Promise<O
     links.push({ controller, key, why, entries });
   };
   const { namespace, name, key } = target;
-  if (target.kind === 'migration' || target.kind === 'pool') {
+  if (target.kind === 'migration' || target.kind === 'pool' || target.kind === 'replicaset') {
     await follow(target.kind, key, 'the object');
+  } else if (target.kind === 'node') {
+    // A node's story: the node controller's checks, and the evacuation controller's migrations.
+    await follow('node', key, 'the object');
+    await follow('evacuation', key, "the node's evacuation");
   } else {
     if (target.kind === 'vm') {
       await follow('vm', key, 'the object');
