@@ -12,6 +12,7 @@ import { ensureBuilt } from '../infra/sandbox/real/build.ts';
 export const REAL_LANE_SUITES = [
   'test/sandbox/apiserver/',
   'test/e2e/vmi-slice.test.ts',
+  'test/e2e/wffc.test.ts',
   'test/e2e/vm-run-strategies.test.ts',
   'test/e2e/pool.test.ts',
   'test/e2e/replicaset.test.ts',

@@ -11,6 +11,7 @@ import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
+import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
@@ -44,11 +45,13 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const decision = decideSync(observed);
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
   if (decision.kind === 'create-pod') {
-    const created = await createLauncherPod(key, observed, deps);
+    const created = await createLauncherPod(key, observed, decision.wffc, deps);
     if (created.kind === 'created') observed = withPod(observed, created.pod);
     else syncError = created.error;
   } else if (decision.kind === 'delete-pods') {
     syncError = await deletePods(key, observed.vmi, decision.pods, deps);
+  } else if (decision.kind === 'delete-temp-pods') {
+    syncError = await deleteTempPods(key, observed.vmi, decision.pods, deps);
   }
   if (syncError?.reason === 'FailedPvcNotFound') {
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
@@ -100,7 +103,10 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   const migrations = vmi.status?.migrationState
     ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
     : [];
-  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes: volumesReady(vmi, pvcs, dataVolumes), migrations };
+  // Past Pending the claims are not read (they matter only before the launcher pod exists, and a
+  // claim in use cannot go away): they count as ready, never as missing.
+  const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };
+  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes, migrations };
 }
 
 type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };
@@ -144,12 +150,13 @@ async function expectationsGate(key: string, observed: Observed, deps: VmiDeps):
 
 type CreateResult = { kind: 'created'; pod: V1Pod } | { kind: 'failed'; error: SyncError };
 
-async function createLauncherPod(key: string, o: Observed, deps: VmiDeps): Promise<CreateResult> {
+async function createLauncherPod(key: string, o: Observed, wffc: boolean, deps: VmiDeps): Promise<CreateResult> {
   const { vmi } = o;
   const namespace = vmi.metadata?.namespace ?? '';
   let pod: V1Pod;
   try {
-    pod = renderLauncherPod(vmi, await deps.clusterConfig());
+    // A volume waiting for its first consumer gets the temporary pod first (reference-vm-vmi-depth §4).
+    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig());
   } catch (err) {
     if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
     if (!(err instanceof InvalidInputError)) throw err;
@@ -186,6 +193,27 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
       await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
       await event(deps, vmi, 'Warning', 'FailedDelete', `Failed to delete virtual machine pod ${pod.metadata?.name ?? ''}`);
       return { reason: 'FailedDelete', message: err instanceof Error ? err.message : String(err), requeue: true };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Deletes WFFC temporary pods with grace 0 (they only ran `echo`), recording the deletions as
+ * expectations like any pod deletion. A failure is KubeVirt's `FailedHotplugSync` sync error.
+ */
+async function deleteTempPods(key: string, vmi: VirtualMachineInstance, pods: readonly V1Pod[], deps: VmiDeps): Promise<SyncError | undefined> {
+  for (const pod of pods) {
+    const k = podKey(pod);
+    const name = pod.metadata?.name ?? '';
+    await deps.expectations.expectDeletions(POD_EXPECTATIONS, key, [k], deps.now());
+    try {
+      await deps.kube.delete(PODS, pod.metadata?.namespace ?? '', name, { gracePeriodSeconds: 0 });
+      await event(deps, vmi, 'Normal', 'SuccessfulDelete', `Deleted WaitForFirstConsumer temporary pod ${name}`);
+    } catch (err) {
+      await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
+      await event(deps, vmi, 'Warning', 'FailedDelete', `Failed to delete WaitForFirstConsumer temporary pod ${name}`);
+      return { reason: 'FailedHotplugSync', message: err instanceof Error ? err.message : String(err), requeue: true };
     }
   }
   return undefined;

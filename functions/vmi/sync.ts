@@ -4,7 +4,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { isPodDownOrGoingDown, isPodFinal } from '../../shared/predicates/pods.ts';
+import { isPodDownOrGoingDown, isPodFinal, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
 
 /** What the observe step found. */
@@ -28,7 +28,9 @@ export interface SyncError {
 export type SyncDecision =
   | { readonly kind: 'none'; readonly error?: SyncError }
   | { readonly kind: 'create-pod'; readonly wffc: boolean }
-  | { readonly kind: 'delete-pods'; readonly pods: readonly V1Pod[] };
+  | { readonly kind: 'delete-pods'; readonly pods: readonly V1Pod[] }
+  /** WFFC temporary pods whose job is done (their claims are bound): deleted with grace 0. */
+  | { readonly kind: 'delete-temp-pods'; readonly pods: readonly V1Pod[] };
 
 const NOT_RUNNING_MIGRATION_PHASES = new Set(['', 'Pending', 'WaitingForSync', 'Synchronizing', 'Succeeded', 'Failed']);
 
@@ -78,8 +80,17 @@ export function decideSync(o: Observed): SyncDecision {
     }
     return { kind: 'create-pod', wffc: o.volumes.wffc };
   }
+  // 7. A pod exists and no volume waits for its first consumer any more: the temporary pods have
+  //    done their job. A Pending one is never deleted (its claims may still be binding).
+  if (!o.volumes.wffc) {
+    const done = o.pods.filter((p) => isTempPod(p) && TEMP_POD_DONE_PHASES.has(p.status?.phase ?? '') && p.metadata?.deletionTimestamp === undefined);
+    if (done.length > 0) return { kind: 'delete-temp-pods', pods: done };
+  }
   return { kind: 'none' };
 }
+
+/** Phases in which a WFFC temporary pod is deleted once no volume waits for its first consumer. */
+const TEMP_POD_DONE_PHASES = new Set(['Running', 'Succeeded', 'Failed']);
 
 /** True when the VMI has a live (not down, not temp) launcher pod. */
 export function hasLivePod(o: Observed): boolean {

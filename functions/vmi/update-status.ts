@@ -85,8 +85,13 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       else if (meta.deletionTimestamp || observed.volumes.failedDataVolume) phase = 'Failed';
       else {
         phase = 'Pending';
-        if (observed.volumes.wffc) setCondition(status, condition(VMI_CONDITION.Provisioning, 'True', '', '', now));
-        if (tempPodExists && pod && isPodDownOrGoingDown(pod) && pod.status?.phase !== 'Succeeded') phase = 'Failed';
+        if (observed.volumes.wffc && !findCondition(status, VMI_CONDITION.Provisioning)) setCondition(status, condition(VMI_CONDITION.Provisioning, 'True', '', '', now));
+        if (tempPodExists && pod) {
+          // The temporary pod's scheduling is the VMI's (a stale mirrored condition goes), and
+          // it failing fails the VMI — only while a volume still waits for it (§4).
+          mirrorPodScheduled(status, pod, now);
+          if (observed.volumes.wffc && tempPodFailed(pod)) phase = 'Failed';
+        }
         if (syncError?.reason === 'FailedPvcNotFound') {
           setCondition(status, condition(VMI_CONDITION.PodScheduled, 'False', 'Unschedulable', syncError.message, now));
         }
@@ -153,6 +158,13 @@ function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | u
     if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
     else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
   }
+}
+
+/** A temporary pod that failed: phase Failed, being deleted, or its compute container exited non-zero. */
+function tempPodFailed(pod: V1Pod): boolean {
+  if (pod.status?.phase === 'Failed' || pod.metadata?.deletionTimestamp) return true;
+  const compute = pod.status?.containerStatuses?.find((c) => c.name === COMPUTE_CONTAINER);
+  return (compute?.state?.terminated?.exitCode ?? 0) !== 0;
 }
 
 /** Mirror the pod's PodScheduled=False (e.g. Unschedulable) onto the VMI; drop it once it clears. */

@@ -1,6 +1,6 @@
 /**
  * When a virt-launcher process would exit on its own, so the kubelet can complete its pod:
- * its VMI finished (virt-handler shut the domain down), its VMI is gone, it was the source of a
+ * a WaitForFirstConsumer temporary pod (its command only echoes), its VMI finished (virt-handler shut the domain down), its VMI is gone, it was the source of a
  * migration that completed (the domain now runs on the target), or it was the target of a
  * migration that failed (the target domain is torn down).
  */
@@ -9,6 +9,7 @@ import { controllerOf, isTerminalPhase, type Pod, type Vmi } from './objects.ts'
 /** Label every launcher pod carries. */
 export const LAUNCHER_LABEL = { key: 'kubevirt.io', value: 'virt-launcher' } as const;
 const MIGRATION_JOB_UID = 'kubevirt.io/migrationJobUID';
+const EPHEMERAL_PROVISIONING = 'kubevirt.io/ephemeral-provisioning';
 
 /** True for a virt-launcher pod (launcher or migration target). */
 export function isLauncherPod(pod: Pod): boolean {
@@ -26,6 +27,8 @@ export function owningVmi(pod: Pod): { name: string; uid: string } | undefined {
  * still exists (same uid). */
 export function launcherExit(pod: Pod, vmi: Vmi | undefined): { phase: 'Succeeded' | 'Failed'; reason: string } | undefined {
   if (!isLauncherPod(pod) || pod.status?.phase !== 'Running') return undefined;
+  // A WaitForFirstConsumer temporary pod only runs `echo bound PVCs`: it exits 0 at once.
+  if (pod.metadata?.annotations?.[EPHEMERAL_PROVISIONING] === 'true') return { phase: 'Succeeded', reason: 'Completed' };
   if (!vmi) return { phase: 'Succeeded', reason: 'Completed' };
   const phase = vmi.status?.phase;
   if (isTerminalPhase(phase)) return phase === 'Failed' ? { phase: 'Failed', reason: 'Error' } : { phase: 'Succeeded', reason: 'Completed' };

@@ -44,6 +44,15 @@ function pod(phase: string, opts: { node?: string; compute?: 'running' | 'waitin
   };
 }
 
+/** A WFFC temporary pod (§4): the ephemeral-provisioning annotation, in `phase`. */
+function tempPod(phase: string, opts: Parameters<typeof pod>[1] & { exitCode?: number } = {}): V1Pod {
+  const p = pod(phase, opts);
+  p.metadata!.name = 'virt-launcher-a-tmp';
+  p.metadata!.annotations = { 'kubevirt.io/ephemeral-provisioning': 'true' };
+  if (opts.exitCode !== undefined) p.status!.containerStatuses![0]!.state = { terminated: { exitCode: opts.exitCode } };
+  return p;
+}
+
 function observed(v: VirtualMachineInstance, p?: V1Pod, volumes: Observed['volumes'] = { ready: true, wffc: false }): Observed {
   return { vmi: v, pods: p ? [p] : [], pod: p, volumes, migrations: [] };
 }
@@ -61,12 +70,26 @@ describe('sync: what the VMI controller does to pods (§a.3)', () => {
     { name: 'VMI being deleted, pod already terminating → leave it', o: observed(vmi('Running', { deletionTimestamp: NOW }), pod('Running', { deleting: true })), want: 'none' },
     { name: 'VMI being deleted, terminating but final pod → delete again', o: observed(vmi('Failed', { deletionTimestamp: NOW }), pod('Failed', { deleting: true })), want: 'delete-pods' },
     { name: 'final VMI keeps its pod', o: observed(vmi('Succeeded'), pod('Succeeded')), want: 'none' },
+    { name: 'WFFC: a volume waits for its first consumer, no pod → create (the temporary pod)', o: observed(vmi('Pending'), undefined, { ready: true, wffc: true }), want: 'create-pod' },
+    { name: 'WFFC: the temporary pod exists while the volume still waits → nothing', o: observed(vmi('Pending'), tempPod('Succeeded'), { ready: true, wffc: true }), want: 'none' },
+    { name: 'WFFC: bound now, the temporary pod Succeeded → delete it', o: observed(vmi('Pending'), tempPod('Succeeded'), { ready: false, wffc: false }), want: 'delete-temp-pods' },
+    { name: 'WFFC: bound now, the temporary pod Running → delete it', o: observed(vmi('Pending'), tempPod('Running'), { ready: false, wffc: false }), want: 'delete-temp-pods' },
+    { name: 'WFFC: a Pending temporary pod is never deleted', o: observed(vmi('Pending'), tempPod('Pending'), { ready: false, wffc: false }), want: 'none' },
   ];
   for (const c of cases) {
     test(c.name, () => {
       assert.equal(decideSync(c.o).kind, c.want);
     });
   }
+
+  test('WFFC: the create decision says which pod to render', () => {
+    // arrange
+    const o = observed(vmi('Pending'), undefined, { ready: true, wffc: true });
+    // act
+    const d = decideSync(o);
+    // assert
+    assert.deepEqual(d, { kind: 'create-pod', wffc: true });
+  });
 
   test('a missing PVC is reported as FailedPvcNotFound, not retried with backoff', () => {
     const d = decideSync(observed(vmi('Pending'), undefined, { ready: false, wffc: false, missingPvc: 'ns/disk' }));
@@ -102,6 +125,11 @@ describe('status: phase transitions (§a.4)', () => {
     { name: 'Scheduled + pod gone → Failed', o: observed(vmi('Scheduled')), phase: 'Failed' },
     { name: 'Running + pod gone → Failed', o: observed(vmi('Running')), phase: 'Failed' },
     { name: 'Running + pod → stays Running (handler owns it)', o: observed(vmi('Running'), pod('Running')), phase: 'Running' },
+    { name: 'WFFC: a temporary pod is no launcher pod → stays Pending', o: observed(vmi('Pending'), tempPod('Running'), { ready: true, wffc: true }), phase: 'Pending' },
+    { name: 'WFFC: the temporary pod Succeeded → stays Pending', o: observed(vmi('Pending'), tempPod('Succeeded', { compute: 'terminated' }), { ready: true, wffc: true }), phase: 'Pending' },
+    { name: 'WFFC: the temporary pod Failed while the volume waits → Failed', o: observed(vmi('Pending'), tempPod('Failed', { exitCode: 1 }), { ready: true, wffc: true }), phase: 'Failed' },
+    { name: 'WFFC: its compute container exited 1 while the volume waits → Failed', o: observed(vmi('Pending'), tempPod('Running', { exitCode: 1 }), { ready: true, wffc: true }), phase: 'Failed' },
+    { name: 'WFFC: the temporary pod Failed after the volume bound → stays Pending', o: observed(vmi('Pending'), tempPod('Failed', { exitCode: 1 }), { ready: false, wffc: false }), phase: 'Pending' },
   ];
   for (const c of cases) test(c.name, () => assert.equal(run(c.o).status?.phase, c.phase));
 
@@ -117,6 +145,19 @@ describe('status: phase transitions (§a.4)', () => {
     const cond = out.status?.conditions?.find((c) => c.type === 'PodScheduled');
     assert.equal(cond?.status, 'False');
     assert.equal(cond?.reason, 'Unschedulable');
+  });
+
+  test('WFFC: Provisioning=True added once, Ready=False PodNotExists, the temporary pod\'s PodScheduled=False mirrored', () => {
+    // arrange
+    const before = vmi('Pending');
+    before.status = { phase: 'Pending', conditions: [{ type: 'kubevirt.io/provisioning', status: 'True', reason: '', message: '', lastProbeTime: null, lastTransitionTime: '2026-11-29T09:00:00Z' }] };
+    // act
+    const out = run(observed(before, tempPod('Pending', { scheduled: false }), { ready: true, wffc: true }));
+    // assert
+    const conds = out.status?.conditions ?? [];
+    assert.equal(conds.find((c) => c.type === 'kubevirt.io/provisioning')?.lastTransitionTime, '2026-11-29T09:00:00Z', 'kept, not re-added');
+    assert.deepEqual([conds.find((c) => c.type === 'Ready')?.status, conds.find((c) => c.type === 'Ready')?.reason], ['False', 'PodNotExists']);
+    assert.deepEqual([conds.find((c) => c.type === 'PodScheduled')?.status, conds.find((c) => c.type === 'PodScheduled')?.reason], ['False', 'Unschedulable']);
   });
 
   test('a sync error becomes Synchronized=False with its reason; a missing PVC also PodScheduled=False/Unschedulable', () => {
