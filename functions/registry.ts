@@ -8,7 +8,7 @@
  * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
  * and the dashboards all iterate the registry.
  */
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, PVCS, VM_POOLS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, PVCS, SERVICES, VM_EXPORTS, VM_POOLS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
@@ -20,6 +20,9 @@ import { disruptionBudgetController } from './disruption-budget/controller.ts';
 import { disruptionBudgetMapper } from './disruption-budget/relay-map.ts';
 import { evacuationController } from './evacuation/controller.ts';
 import { evacuationMapper } from './evacuation/relay-map.ts';
+import { exportController } from './export/controller.ts';
+import { exportMapper } from './export/relay-map.ts';
+import { EXPORT_SERVICE_LABEL, EXPORTER_LABEL_KEY, EXPORTER_LABEL_VALUE } from './export/names.ts';
 import { migrationController } from './migration/controller.ts';
 import { cachedPolicySource } from './migration/policy-source.ts';
 import { nodeController } from './node/controller.ts';
@@ -109,6 +112,22 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
     spec: (c) =>
       workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: KUBEVIRTS }, { res: MIGRATIONS }, { res: VMIS }], mapper: workloadUpdaterMapper },
+  },
+  export: {
+    spec: (c) => exportController({ log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    relay: {
+      watches: [
+        { res: VM_EXPORTS },
+        { res: PODS, labelSelector: EXPORT_SERVICE_LABEL },
+        { res: SERVICES, labelSelector: `${EXPORTER_LABEL_KEY}=${EXPORTER_LABEL_VALUE}` },
+        { res: PVCS },
+        { res: VM_SNAPSHOTS },
+        { res: VMS },
+        { res: VMIS },
+        { res: KUBEVIRTS },
+      ],
+      mapper: exportMapper,
+    },
   },
 };
 

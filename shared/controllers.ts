@@ -40,6 +40,7 @@ export const CONTROLLER_REGISTRY = [
   { name: 'disruption-budget', title: 'Disruption budget (legacy PDB cleanup)', workers: 3, weight: 1, keyScope: 'namespaced' },
   // One worker, as KubeVirt hard-codes: there is one key (the KubeVirt CR).
   { name: 'workload-updater', title: 'Workload updater (launcher upgrades)', workers: 1, weight: 1, keyScope: 'namespaced' },
+  { name: 'export', title: 'VirtualMachineExport', workers: 3, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

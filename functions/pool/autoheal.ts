@@ -10,30 +10,15 @@
  * candidates (see docs/pool-controller.md).
  */
 import type { VirtualMachine, VirtualMachinePoolAutohealingStrategy } from '../../shared/api/index.ts';
+import { parseDurationMs } from '../../shared/api/go-duration.ts';
+
+export { parseDurationMs };
 
 export const DEFAULT_STARTUP_FAILURE_THRESHOLD = 3;
 export const DEFAULT_MIN_FAILING_TO_START_MS = 5 * 60 * 1000;
 
 /** Printable statuses that mean "cannot start". */
 export const START_ERROR_STATUSES: ReadonlySet<string> = new Set(['CrashLoopBackOff', 'ErrorUnschedulable', 'DataVolumeError', 'ErrorPvcNotFound', 'ErrImagePull', 'ImagePullBackOff']);
-
-const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A Go duration (`5m`, `1h30m`, `1.5s`, `0`) in ms; undefined when it does not parse. */
-export function parseDurationMs(d: string): number | undefined {
-  if (d === '0') return 0;
-  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  let consumed = 0;
-  const body = d.startsWith('-') || d.startsWith('+') ? d.slice(1) : d;
-  while ((m = re.exec(body)) !== null) {
-    total += Number(m[1]) * UNIT_MS[m[2]!]!;
-    consumed = re.lastIndex;
-  }
-  if (consumed !== body.length || body.length === 0) return undefined;
-  return d.startsWith('-') ? -total : total;
-}
 
 /** True when `vm` should be healed (deleted and replaced) at `now` (epoch ms). */
 export function needsHealing(vm: VirtualMachine, strategy: VirtualMachinePoolAutohealingStrategy, now: number): boolean {

@@ -16,8 +16,10 @@ import type {
   V1Pod,
   V1PodDisruptionBudget,
   V1Secret,
+  V1Service,
 } from '@kubernetes/client-node';
 import type { DataVolume } from './data-volume.ts';
+import type { CsiVolumeSnapshot, VirtualMachineExport, VirtualMachineSnapshotContentObject, VirtualMachineSnapshotObject } from './export.ts';
 import type {
   KubeVirt,
   MigrationPolicy,
@@ -181,6 +183,53 @@ export const DAEMON_SETS = defineResource<V1DaemonSet>({ group: 'apps', version:
 
 /** `policy/v1` PodDisruptionBudget: the disruption-budget controller deletes those an older KubeVirt left. */
 export const PDBS = defineResource<V1PodDisruptionBudget>({ group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, subresources: ['status'] });
+
+export const SERVICES = defineResource<V1Service>({ group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, subresources: ['status'] });
+
+/** `export.kubevirt.io` (VirtualMachineExport) */
+export const EXPORT_GROUP = 'export.kubevirt.io';
+/** `snapshot.kubevirt.io` (VirtualMachineSnapshot, VirtualMachineSnapshotContent, VirtualMachineRestore) */
+export const SNAPSHOT_GROUP = 'snapshot.kubevirt.io';
+
+/** VirtualMachineExport (`export.kubevirt.io/v1`, the storage version), with `/status`. */
+export const VM_EXPORTS = defineResource<VirtualMachineExport>({
+  group: EXPORT_GROUP,
+  version: 'v1',
+  plural: 'virtualmachineexports',
+  kind: 'VirtualMachineExport',
+  namespaced: true,
+  subresources: ['status'],
+});
+
+/** VirtualMachineSnapshot (`snapshot.kubevirt.io/v1beta1`), with `/status`. */
+export const VM_SNAPSHOTS = defineResource<VirtualMachineSnapshotObject>({
+  group: SNAPSHOT_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachinesnapshots',
+  kind: 'VirtualMachineSnapshot',
+  namespaced: true,
+  subresources: ['status'],
+});
+
+/** VirtualMachineSnapshotContent (`snapshot.kubevirt.io/v1beta1`), with `/status`. */
+export const VM_SNAPSHOT_CONTENTS = defineResource<VirtualMachineSnapshotContentObject>({
+  group: SNAPSHOT_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachinesnapshotcontents',
+  kind: 'VirtualMachineSnapshotContent',
+  namespaced: true,
+  subresources: ['status'],
+});
+
+/** CSI's VolumeSnapshot (`snapshot.storage.k8s.io/v1`), with `/status`. */
+export const VOLUME_SNAPSHOTS = defineResource<CsiVolumeSnapshot>({
+  group: 'snapshot.storage.k8s.io',
+  version: 'v1',
+  plural: 'volumesnapshots',
+  kind: 'VolumeSnapshot',
+  namespaced: true,
+  subresources: ['status'],
+});
 
 /** `group/version` as written in `apiVersion` (`v1` for the core group). */
 export function apiVersionOf(r: ResourceCoordinates): string {

@@ -4,6 +4,7 @@
  * SQLite state store, a controllable clock, and "reconcile until settled".
  */
 import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../../shared/api/index.ts';
 import { VMIS } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
@@ -38,24 +39,10 @@ export function harness(server: ApiServer, overrides: Partial<RsDeps> = {}, star
 }
 
 /** `verb resource[/sub] name` for every write the controller made; events as `event Reason`. */
-export function actions(server: ApiServer): string[] {
-  return server.audit.query({ identity: CONTROLLER }).flatMap((e) => {
-    if (e.resource === 'events') return [`event ${String((e.object as { reason?: unknown }).reason)}`];
-    if (e.verb === 'get' || e.verb === 'list') return [];
-    return [`${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}${e.name ? ` ${e.name}` : ''}`];
-  });
-}
+export const actions = (server: ApiServer): string[] => auditActions(server, CONTROLLER);
 
 /** The controller's events, `Type Reason: message`. */
-export function events(server: ApiServer): string[] {
-  return server.audit
-    .query({ identity: CONTROLLER })
-    .filter((e) => e.resource === 'events')
-    .map((e) => {
-      const o = e.object as { type?: string; reason?: string; message?: string };
-      return `${o.type ?? ''} ${o.reason ?? ''}: ${o.message ?? ''}`;
-    });
-}
+export const events = (server: ApiServer): string[] => auditEvents(server, CONTROLLER);
 
 export interface Settled {
   readonly passes: number;

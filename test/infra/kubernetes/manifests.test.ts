@@ -58,8 +58,10 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes',
       '/persistentvolumeclaims',
       '/pods',
+      '/services',
       'apps/controllerrevisions',
       'cdi.kubevirt.io/datavolumes',
+      'export.kubevirt.io/virtualmachineexports',
       'kubevirt.io/kubevirts',
       'kubevirt.io/virtualmachineinstancemigrations',
       'kubevirt.io/virtualmachineinstancereplicasets',
@@ -68,6 +70,7 @@ describe('infra/kubernetes: manifests', () => {
       'migrations.kubevirt.io/migrationpolicies',
       'policy/poddisruptionbudgets',
       'pool.kubevirt.io/virtualmachinepools',
+      'snapshot.kubevirt.io/virtualmachinesnapshots',
     ]);
     const binding = find('ClusterRoleBinding', 'virt-reconciler-relay') as unknown as { subjects: Array<{ kind: string; name: string; namespace: string }> };
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'virt-reconciler-relay', namespace: 'virt-reconciler' }]);
@@ -149,6 +152,23 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/kubevirts/status patch',
       'kubevirt.io/virtualmachineinstancemigrations create,delete,list',
       'kubevirt.io/virtualmachineinstances list',
+    ],
+    export: [
+      '/configmaps create,get',
+      '/events create',
+      '/persistentvolumeclaims create,get,list',
+      '/pods create,delete,get,list',
+      '/secrets create,get',
+      '/services create,get',
+      'cdi.kubevirt.io/datavolumes get',
+      'export.kubevirt.io/virtualmachineexports delete,get',
+      'export.kubevirt.io/virtualmachineexports/status update',
+      'kubevirt.io/kubevirts list',
+      'kubevirt.io/virtualmachineinstances get',
+      'kubevirt.io/virtualmachines get',
+      'snapshot.kubevirt.io/virtualmachinesnapshotcontents get',
+      'snapshot.kubevirt.io/virtualmachinesnapshots get',
+      'snapshot.storage.k8s.io/volumesnapshots get',
     ],
   };
   for (const controller of CONTROLLERS) {
