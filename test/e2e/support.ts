@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalRuntime, type LocalRuntimeOptions, type RuntimePart } from '../../infra/local/runtime.ts';
 import type { Diagnosis } from '../../infra/ops/diagnose/finding.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
-import { startSandbox, type Sandbox, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox, type SandboxOptions, type SandboxTimings } from '../../infra/sandbox/sandbox.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -48,6 +48,8 @@ export interface SliceOptions {
   readonly speed?: number;
   /** Number of sandbox nodes; default 2. */
   readonly nodes?: number;
+  /** Run the sandbox's storage agents (provisioner, CSI snapshotter, CDI, export server, backup agent, CAs). */
+  readonly storage?: SandboxOptions['storage'];
 }
 
 /** A logger that keeps warnings and errors (bounded) and drops info lines. */
@@ -67,7 +69,12 @@ export function newRuntime(sandbox: Sandbox, problems: string[], opts: SliceOpti
 }
 
 export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
-  const sandbox = await startSandbox({ nodes: opts.nodes ?? 2, speed: opts.speed ?? 1, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings } });
+  const sandbox = await startSandbox({
+    nodes: opts.nodes ?? 2,
+    speed: opts.speed ?? 1,
+    timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings },
+    ...(opts.storage !== undefined ? { storage: opts.storage } : {}),
+  });
   const problems: string[] = [];
   const rt = newRuntime(sandbox, problems, opts.runtime);
   if (opts.start !== false) rt.start();
