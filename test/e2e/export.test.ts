@@ -141,7 +141,7 @@ describe('export end to end (relay → queue → export function → sandbox sto
       metadata: { name: content, namespace: NS },
       spec: {
         virtualMachineSnapshotName: 'e2e-snap',
-        source: { virtualMachine: { metadata: { name: 'e2e-snap-vm', namespace: NS }, spec: { template: { spec: { volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: 'e2e-snap-disk' } }] } } } } },
+        source: { virtualMachine: { metadata: { name: 'e2e-snap-vm', namespace: NS }, spec: { template: { spec: { domain: { devices: {} }, volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: 'e2e-snap-disk' } }] } } } } },
         volumeBackups: [{ volumeName: 'disk', persistentVolumeClaim: { metadata: { name: 'e2e-snap-disk', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: pvcSpec.spec?.storageClassName ?? 'sandbox-csi' } }, volumeSnapshotName: vsName }],
       },
     });

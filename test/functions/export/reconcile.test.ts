@@ -390,7 +390,7 @@ describe('export of a VirtualMachineSnapshot', () => {
       metadata: { name: content, namespace: NS },
       spec: {
         virtualMachineSnapshotName: snap,
-        source: { virtualMachine: { metadata: { name: vm, namespace: NS }, spec: { template: { spec: { volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: claim } }] } } } } },
+        source: { virtualMachine: { metadata: { name: vm, namespace: NS }, spec: { template: { spec: { domain: { devices: {} }, volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: claim } }] } } } } },
         volumeBackups: [{ volumeName: 'disk', persistentVolumeClaim: { metadata: { name: claim, namespace: NS, labels: { app: 'x' }, annotations: { 'pv.kubernetes.io/bound-by-controller': 'yes', keep: 'me' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'sandbox-csi' } }, volumeSnapshotName: vsName }],
       },
     });
