@@ -1,7 +1,7 @@
 /**
  * The local runtime's consumers: `concurrency` workers per controller, each receiving one key at
- * a time from the embedded queue and settling it (ack / requeue-after / retry / dead-letter)
- * exactly as the Lambda batch handler does.
+ * a time from the embedded queue, keeping its lease while it works, and settling it (ack /
+ * requeue-after / retry / dead-letter) exactly as the Lambda batch handler does.
  */
 import type { Controller } from '../../shared/queue/message.ts';
 import type { KeyQueue, ReceivedKey } from '../../shared/queue/port.ts';
@@ -49,6 +49,33 @@ export class WorkerPool {
     await Promise.all(this.#loops);
   }
 
+  /**
+   * While a key is being reconciled its lease is extended every third of the lease, as a Lambda
+   * invocation keeps its message until the function times out: only a consumer that died (stopped
+   * beating) loses the key, never a live one whose reconcile is slower than the lease. Without it
+   * a starved machine turns slow reconciles into failed attempts (LeaseExpired), hands the key to a
+   * second worker while the first still works, and after `maxAttempts` dead-letters a healthy key.
+   */
+  #heartbeat(rk: ReceivedKey): { stop(): void } {
+    const { controller, queue, log } = this.#opts;
+    let stopped = false;
+    const timer = setInterval(() => {
+      queue.extendLease(controller, rk.receipt).then(
+        (held) => {
+          if (!held && !stopped) log.warn('lease lost while reconciling', { controller, key: rk.message.key });
+        },
+        (err: unknown) => log.warn('could not extend a lease', { controller, key: rk.message.key, error: err instanceof Error ? err.message : String(err) }),
+      );
+    }, Math.max(10, Math.floor(queue.leaseMs / 3)));
+    timer.unref();
+    return {
+      stop() {
+        stopped = true;
+        clearInterval(timer);
+      },
+    };
+  }
+
   async #loop(): Promise<void> {
     const { controller, queue, metrics, log } = this.#opts;
     while (this.#running) {
@@ -62,8 +89,10 @@ export class WorkerPool {
       }
       for (const rk of batch) {
         this.#busy++;
+        const heartbeat = this.#heartbeat(rk);
         try {
           const ran = await this.#opts.handle(rk).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
+          heartbeat.stop();
           if ('error' in ran && isWorkerCrash(ran.error)) {
             // A crashed worker settles nothing: the key stays leased and is delivered again once
             // the visibility timeout passes (fault injection; see shared/reconcile/worker-crash.ts).
@@ -77,6 +106,7 @@ export class WorkerPool {
           // The queue failed while settling: the key's lease expires and it is delivered again.
           log.error('could not settle key', { controller, key: rk.message.key, error: err instanceof Error ? err.message : String(err) });
         } finally {
+          heartbeat.stop();
           this.#busy--;
         }
       }

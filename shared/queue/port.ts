@@ -93,6 +93,17 @@ export interface KeyQueue {
    * returned.
    */
   receive(controller: Controller, max: number, waitMs: number): Promise<ReceivedKey[]>;
+  /**
+   * How long a received key stays leased (the visibility timeout): a consumer that neither settles
+   * nor extends it within this long is presumed dead, and the key is delivered again as a failed attempt.
+   */
+  readonly leaseMs: number;
+  /**
+   * Still working: the key's lease starts over (a live consumer's heartbeat, so a reconcile slower
+   * than the lease is not taken for a dead consumer). False when the receipt no longer holds the
+   * key (its lease ran out and the key may be with another consumer); nothing changes then.
+   */
+  extendLease(controller: Controller, receipt: string): Promise<boolean>;
   /** Done: the key leaves the queue and its failure count resets. */
   ack(controller: Controller, receipt: string): Promise<void>;
   /**

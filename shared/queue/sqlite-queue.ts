@@ -144,6 +144,20 @@ export class SqliteKeyQueue implements KeyQueue {
     }
   }
 
+  get leaseMs(): number {
+    return this.visibilityMs;
+  }
+
+  async extendLease(_controller: Controller, receipt: string): Promise<boolean> {
+    const { id, token } = parseReceipt(receipt);
+    // Only a lease still held: once it ran out (visible_at passed) the key counts as abandoned,
+    // even before a receiver noticed, so a late heartbeat cannot revive it.
+    const now = this.now();
+    const changed = this.sql(`UPDATE queue_items SET visible_at = ? WHERE id = ? AND receipt = ? AND state = 'inflight' AND visible_at > ?`)
+      .run(now + this.visibilityMs, id, token, now).changes;
+    return Number(changed) === 1;
+  }
+
   async ack(controller: Controller, receipt: string): Promise<void> {
     const { id, token } = parseReceipt(receipt);
     // A stale receipt (lease expired, key handed to someone else) matches nothing: a no-op.

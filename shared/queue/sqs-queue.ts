@@ -155,6 +155,22 @@ export class SqsKeyQueue implements KeyQueue {
     }
   }
 
+  get leaseMs(): number {
+    return this.visibilitySeconds * 1000;
+  }
+
+  async extendLease(controller: Controller, receipt: string): Promise<boolean> {
+    const r = decodeReceipt(receipt);
+    const out = await this.client.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: (await this.urls(controller)).queue,
+        Entries: r.h.map((h, i) => ({ Id: String(i), ReceiptHandle: h, VisibilityTimeout: this.visibilitySeconds })),
+      }),
+    );
+    // A handle whose message was received again since (its visibility ran out) is refused.
+    return (out.Failed ?? []).length === 0;
+  }
+
   async ack(controller: Controller, receipt: string): Promise<void> {
     await this.delete((await this.urls(controller)).queue, decodeReceipt(receipt).h);
     this.held.delete(receipt);

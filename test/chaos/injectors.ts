@@ -92,8 +92,8 @@ export function chaosExpectations(inner: Expectations, killer: Killer): Expectat
 /** A queue whose every operation takes 0..`maxMs` ms longer. */
 export function slowQueue(inner: KeyQueue, random: () => number, maxMs: number): KeyQueue {
   const delay = () => new Promise((r) => setTimeout(r, Math.floor(random() * maxMs)));
-  const methods = ['send', 'receive', 'ack', 'retryLater', 'requeueAfter', 'deadLetter', 'depth', 'listDeadLetters', 'replay', 'close'] as const;
-  const out: Record<string, unknown> = {};
+  const methods = ['send', 'receive', 'extendLease', 'ack', 'retryLater', 'requeueAfter', 'deadLetter', 'depth', 'listDeadLetters', 'replay', 'close'] as const;
+  const out: Record<string, unknown> = { leaseMs: inner.leaseMs };
   for (const m of methods) {
     const fn = inner[m] as (...a: unknown[]) => Promise<unknown>;
     out[m] = async (...args: unknown[]) => {
@@ -217,12 +217,15 @@ export interface ChaosStore {
   close(): Promise<void>;
 }
 
+/** The chaos queue's visibility timeout: a killed worker's key comes back this soon. */
+export const CHAOS_VISIBILITY_MS = 1500;
+
 /** Opens a chaos run's queue and table: short leases so abandoned keys come back quickly; retries capped at 1 s. */
 export function openChaosStore(random: () => number): ChaosStore {
   const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
   const db = new DatabaseSync(join(dir, 'chaos.db'));
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-  const queue = new SqliteKeyQueue({ db, visibilityTimeoutMs: 1500, retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 } });
+  const queue = new SqliteKeyQueue({ db, visibilityTimeoutMs: CHAOS_VISIBILITY_MS, retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 } });
   const state = openSqliteState({ db });
   return {
     queue,

@@ -8,6 +8,7 @@
  * that always fails permanently. Then: every VMI Scheduled, one launcher pod each, the poison in
  * the DLQ with reasons, and a replay that clears it.
  */
+import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -20,7 +21,7 @@ import { WorkerPool } from '../../infra/local/workers.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
 import { REAL } from '../support/lanes.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
@@ -41,6 +42,11 @@ export interface ChaosOptions {
   /** Give up waiting after this long, ms. */
   readonly timeoutMs?: number;
   readonly progress?: (line: string) => void;
+  /**
+   * Every API call of the VMI controller takes this much longer (ms): a starved machine, where a
+   * reconcile outlasts the queue's lease while its worker is alive and well.
+   */
+  readonly apiDelayMs?: number;
 }
 
 export interface ChaosReport {
@@ -59,6 +65,11 @@ export interface ChaosReport {
   readonly poisonRecovered: boolean;
   /** Keys left in the DLQ after the replay (only the malformed bodies should stay). */
   readonly deadAfterReplay: readonly DeadLetter[];
+  /**
+   * The highest delivery attempt seen (and of which key); reconciles that outlasted the key's
+   * lease; deliveries of a key that a live worker was still reconciling (it lost its lease).
+   */
+  readonly deliveries: { maxAttempt: number; maxAttemptKey: string; longerThanLease: number; longestMs: number; overlapping: number };
 }
 
 const POISON_VMI = 'poison-permanent';
@@ -83,7 +94,34 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   // A key whose pod-create expectation was recorded by a worker that then died is taken over
   // after this long: more than a lease, as the function timeout would be in production.
   const spec = vmiController({ expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, createTakeoverMs: 4000 });
-  const pool = new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(spec, { kube: chaosKube(kube, killer, poisoned), metrics, log: quiet }), metrics, log: quiet });
+  const delay = opts.apiDelayMs ?? 0;
+  const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
+  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet });
+  const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0 };
+  const reconciling = new Map<string, number>();
+  const pool = new WorkerPool({
+    controller: 'vmi',
+    concurrency: 10,
+    queue: slow,
+    metrics,
+    log: quiet,
+    handle: async (rk) => {
+      if (rk.attempt > deliveries.maxAttempt) Object.assign(deliveries, { maxAttempt: rk.attempt, maxAttemptKey: rk.message.key });
+      const key = rk.message.key;
+      // A second delivery of a key while a live worker still reconciles it: that worker lost its lease.
+      if ((reconciling.get(key) ?? 0) > 0) deliveries.overlapping++;
+      reconciling.set(key, (reconciling.get(key) ?? 0) + 1);
+      const t = performance.now();
+      try {
+        return await handle(rk);
+      } finally {
+        reconciling.set(key, reconciling.get(key)! - 1);
+        const ms = performance.now() - t;
+        deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
+        if (ms > CHAOS_VISIBILITY_MS) deliveries.longerThanLease++;
+      }
+    },
+  });
   const sender = new DuplicatingSender(slow, random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
   // The real lane has no fault injection: the run there checks the product's identities and RBAC.
@@ -138,6 +176,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       replay,
       poisonRecovered,
       deadAfterReplay,
+      deliveries,
     };
   } finally {
     await faultLoop.stop();
@@ -166,6 +205,7 @@ export function chaosViolations(r: ChaosReport): string[] {
   if (!r.replay.moved.some((m) => m.key === `default/${POISON_VMI}`)) out.push('the replay did not move the poison key');
   if (r.replay.skipped.length !== malformed.length) out.push(`the replay skipped ${r.replay.skipped.length} dead letters, expected the ${malformed.length} malformed ones`);
   if (!r.poisonRecovered) out.push('the replayed poison key never reached Scheduled');
-  if (r.deadAfterReplay.some((d) => d.reason !== 'MalformedMessage')) out.push('keys left in the DLQ after the replay');
+  const left = r.deadAfterReplay.filter((d) => d.reason !== 'MalformedMessage');
+  if (left.length) out.push(`keys left in the DLQ after the replay: ${left.map((d) => `${d.key} (${d.reason} after ${d.attempts} attempts: ${d.message})`).join('; ')}`);
   return out;
 }

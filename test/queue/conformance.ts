@@ -278,6 +278,33 @@ export function queueConformance(name: string, make: HarnessFactory): void {
         assert.deepEqual([empty.visible, empty.inFlight, empty.delayed, empty.deadLettered, empty.oldestAgeSeconds], [0, 0, 0, 0, 0]);
       }));
 
+    test('a live consumer keeps its key past the lease by extending it; a lapsed receipt cannot be extended', async () => {
+      // Real time on SQS (whole seconds of visibility): a 2 s lease.
+      const h = await make({ visibilityTimeoutMs: 2_000 });
+      try {
+        // arrange
+        await h.queue.send([keyMessage('ns/a', 1), keyMessage('ns/b', 1)]);
+        const [a, b] = await receiveSome(h.queue, 2, 0);
+        assert.ok(a && b);
+        assert.equal(h.queue.leaseMs, 2_000);
+        // act: a's consumer beats twice, b's does not
+        await h.advance(1_200);
+        const first = await h.queue.extendLease(C, a.receipt);
+        await h.advance(1_200);
+        const second = await h.queue.extendLease(C, a.receipt);
+        const again = await h.queue.receive(C, 10, 0);
+        // assert
+        assert.deepEqual([first, second], [true, true]);
+        assert.deepEqual(again.map((rk) => [rk.message.key, rk.attempt]), [[b.message.key, 2]], 'only the key nobody extended came back, as a failed attempt');
+        assert.equal(await h.queue.extendLease(C, b.receipt), false, "the lapsed receipt of b's first delivery");
+        await h.queue.ack(C, a.receipt);
+        for (const rk of again) await h.queue.ack(C, rk.receipt);
+        assert.equal((await h.queue.depth(C)).inFlight, 0);
+      } finally {
+        await h.close();
+      }
+    });
+
     test('loses nothing across a restart: an orphaned in-flight key comes back after its lease', async () => {
       // Short lease and timer: on SQS time is real (the harness's advance sleeps).
       const h = await make({ visibilityTimeoutMs: 2_000 });
