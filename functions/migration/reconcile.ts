@@ -6,7 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { CREATED_BY_LABEL, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION } from '../../shared/api/well-known.ts';
+import { CREATED_BY_LABEL, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
@@ -17,7 +17,7 @@ import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 import { podExpectationsGate } from './expectations-gate.ts';
 import { collectGarbage } from './gc.ts';
 import { abortPatch, handoffPatch, targetDownPatch } from './handoff.ts';
-import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority } from './limits.ts';
+import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority, runningMigrations, type RunningMigration } from './limits.ts';
 import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
@@ -181,7 +181,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   const { migration, vmi } = o;
   const config = await deps.clusterConfig();
   const sourceNode = vmi.status?.nodeName ?? '';
-  const refused = await acquireSlots(deps.leases, { holder: key, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
+  const refused = await acquireSlots(deps.leases, { holder: key, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) }, () => runningInCluster(deps));
   if (refused) {
     return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: refused === 'cluster' ? 'parallelMigrationsPerCluster reached' : `parallelOutboundMigrationsPerNode reached on ${sourceNode}` } };
   }
@@ -212,6 +212,17 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);
   return { observed: { ...o, targetPod: created, pods: [...o.pods, created] } };
+}
+
+/**
+ * What the API server shows running (the fence of limits.ts): every migration and every target
+ * pod, cluster-wide, read fresh (no resourceVersion: a quorum read). Two lists per target pod
+ * about to be created; KubeVirt counts the same from its informer cache.
+ */
+async function runningInCluster(deps: MigrationDeps): Promise<readonly RunningMigration[]> {
+  const [migrations, targetPods] = await Promise.all([deps.kube.list(MIGRATIONS, undefined), deps.kube.list(PODS, undefined, { labelSelector: MIGRATION_JOB_UID_LABEL })]);
+  const withTargetPod = new Set(targetPods.items.map((p) => p.metadata?.labels?.[MIGRATION_JOB_UID_LABEL] ?? ''));
+  return runningMigrations(migrations.items, withTargetPod);
 }
 
 /** KubeVirt deletes a migration whose VMI is gone; we first record it Failed and give back its leases. */

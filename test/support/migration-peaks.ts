@@ -11,6 +11,9 @@ export interface Peaks {
   perNode: number;
   perNodeAt: string;
   started: number;
+  /** The migrations (names) running at the cluster peak, and the write that reached it. */
+  runningAtPeak: string[];
+  peakAt: string;
 }
 
 /**
@@ -30,7 +33,8 @@ export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
   const vmiNode = new Map<string, string>();
   const running = new Map<string, string>(); // migration uid → source node
   const finished = new Set<string>();
-  const peaks: Peaks = { cluster: 0, perNode: 0, perNodeAt: '', started: 0 };
+  const peaks: Peaks = { cluster: 0, perNode: 0, perNodeAt: '', started: 0, runningAtPeak: [], peakAt: '' };
+  const nameOf = new Map<string, string>(); // migration uid → name
   for (const e of entries) {
     const obj = e.object as { metadata: { uid?: string; labels?: Record<string, string>; ownerReferences?: { name: string }[] }; status?: { nodeName?: string; phase?: string } };
     if (e.resource === 'virtualmachineinstances' && obj.status?.nodeName) vmiNode.set(e.name, obj.status.nodeName);
@@ -41,12 +45,17 @@ export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
         peaks.started++;
       }
     }
+    if (e.resource === 'virtualmachineinstancemigrations' && obj.metadata?.uid) nameOf.set(obj.metadata.uid, e.name);
     if (e.resource === 'virtualmachineinstancemigrations' && (obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed' || e.type === 'DELETED')) {
       const uid = obj.metadata.uid ?? '';
       finished.add(uid);
       running.delete(uid);
     }
-    peaks.cluster = Math.max(peaks.cluster, running.size);
+    if (running.size > peaks.cluster) {
+      peaks.cluster = running.size;
+      peaks.runningAtPeak = [...running.keys()].map((uid) => nameOf.get(uid) ?? uid);
+      peaks.peakAt = `${e.verb} ${e.resource}/${e.name} rv ${e.resourceVersion}`;
+    }
     const byNode = new Map<string, number>();
     for (const n of running.values()) byNode.set(n, (byNode.get(n) ?? 0) + 1);
     for (const [n, k] of byNode) {

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MigrationPolicy, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { FAILURE, nextPhase, type PhaseInput } from '../../../functions/migration/phases.ts';
-import { decideLimits, retrySecondsForPriority } from '../../../functions/migration/limits.ts';
+import { decideLimits, fenceLimits, retrySecondsForPriority, runningMigrations, type RunningMigration } from '../../../functions/migration/limits.ts';
 import { pendingPodTimeout } from '../../../functions/migration/timeouts.ts';
 import { matchPolicy, resolveMigrationConfiguration } from '../../../functions/migration/policies.ts';
 import { backoffSeconds, EVACUATION_ANNOTATION } from '../../../functions/migration/backoff.ts';
@@ -77,6 +77,30 @@ describe('limit decision', () => {
     { name: 'holder of the cluster slot, node full', cluster: ['me', 'a', 'b'], node: ['a', 'b'], want: 'node' },
   ];
   for (const c of cases) test(c.name, () => assert.equal(decideLimits('me', c.cluster, c.node, limits), c.want));
+  const running = (key: string, sourceNode?: string): RunningMigration => ({ key, sourceNode });
+  const fences: { name: string; cluster: string[]; node: string[]; api: RunningMigration[]; want: 'cluster' | 'node' | undefined }[] = [
+    { name: 'fence: leases and API agree, room', cluster: ['me', 'a'], node: ['me'], api: [running('a', 'n2')], want: undefined },
+    { name: 'fence: a lapsed lease still running fills the cluster', cluster: ['me', 'a', 'b', 'c', 'd'], node: ['me'], api: [running('a', 'n2'), running('x', 'n3')], want: 'cluster' },
+    { name: 'fence: a lapsed lease still running fills the node', cluster: ['me', 'a'], node: ['me', 'a'], api: [running('x', 'n1')], want: 'node' },
+    { name: 'fence: running elsewhere does not fill the node', cluster: ['me', 'a'], node: ['me', 'a'], api: [running('x', 'n2')], want: undefined },
+    { name: 'fence: a running migration of unknown source counts on every node', cluster: ['me', 'a'], node: ['me', 'a'], api: [running('x')], want: 'node' },
+    { name: 'fence: a lease holder also running counts once', cluster: ['me', 'a', 'b', 'c'], node: ['me'], api: [running('a', 'n2'), running('b', 'n2'), running('c', 'n3')], want: undefined },
+    { name: 'fence: the holder itself shown running does not count', cluster: ['me', 'a', 'b', 'c', 'd'], node: ['me'], api: [running('me', 'n1')], want: undefined },
+  ];
+  for (const c of fences) test(c.name, () => assert.equal(fenceLimits('me', 'n1', { cluster: c.cluster, node: c.node }, c.api, limits), c.want));
+  test('running as KubeVirt counts it: Scheduling on and not final, or Pending/new with a target pod', () => {
+    // arrange
+    const m = (name: string, phase: string, sourceNode?: string): VirtualMachineInstanceMigration => ({
+      metadata: { name, namespace: 'default', uid: `uid-${name}` },
+      spec: { vmiName: name },
+      status: { phase, ...(sourceNode ? { migrationState: { sourceNode } } : {}) },
+    });
+    const all = [m('new', ''), m('pending', 'Pending', 'n1'), m('pending-pod', 'Pending', 'n1'), m('new-pod', ''), m('scheduling', 'Scheduling', 'n2'), m('running', 'Running', 'n1'), m('done', 'Succeeded', 'n1'), m('failed-pod', 'Failed', 'n1')];
+    // act
+    const got = runningMigrations(all, new Set(['uid-pending-pod', 'uid-new-pod', 'uid-failed-pod']));
+    // assert
+    assert.deepEqual(got, [running('default/pending-pod', 'n1'), running('default/new-pod'), running('default/scheduling', 'n2'), running('default/running', 'n1')]);
+  });
   test('retry interval by priority (KubeVirt: 1 s / 3 s / 5 s)', () => {
     assert.deepEqual(['system-critical', 'user-triggered', 'system-maintenance', undefined].map(retrySecondsForPriority), [1, 3, 5, 5]);
   });

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { knownIssueOnReal, REAL } from '../../support/lanes.ts';
+import { REAL } from '../../support/lanes.ts';
 import { inCommitOrder, peaksFromAudit } from '../../support/migration-peaks.ts';
 import { finalMigration, migrationManifest, runningVmis, startCluster, vmiManifest, type Cluster } from './support.ts';
 import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
@@ -21,7 +21,7 @@ after(async () => {
   await c.stop();
 });
 
-test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor 2 outbound per node; all 20 complete', knownIssueOnReal('7 running and 3 outbound from one node were seen in 2 of 4 runs, replayed by resourceVersion; the limits slip when reconciles are slow (also seen once on a loaded emulator run): open'), async () => {
+test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor 2 outbound per node; all 20 complete', async () => {
   // arrange
   const names = Array.from({ length: 20 }, (_, i) => `par-${String(i).padStart(2, '0')}`);
   const nodes = await runningVmis(c, names.map((n) => vmiManifest(n)));
@@ -39,8 +39,10 @@ test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor
   const calls = (c.calls.apiCalls.get('migration') ?? 0) - callsBefore;
   const reconciles = (c.calls.reconciles.get('migration') ?? 0) - reconcilesBefore;
   process.stdout.write(`# sources per node ${JSON.stringify(Object.fromEntries(perSource))}; peak running ${peaks.cluster}, peak outbound ${peaks.perNode} (${peaks.perNodeAt}); target pods ${peaks.started}; migration reconciles ${reconciles}, API calls ${calls} (${(calls / 20).toFixed(1)} per migration)\n`);
+  // A renewal refused after a lease lapsed under a slow reconcile: the fence must have held anyway.
+  for (const w of c.calls.warnings.filter((x) => /lease/i.test(x))) process.stdout.write(`# ${w}\n`);
   assert.deepEqual(finals.map((m) => m.status?.phase), names.map(() => 'Succeeded'), 'all 20 complete');
-  assert.ok(peaks.cluster <= 5, `at most 5 running at any instant, saw ${peaks.cluster}`);
+  assert.ok(peaks.cluster <= 5, `at most 5 running at any instant, saw ${peaks.cluster} (${peaks.runningAtPeak.join(', ')} at ${peaks.peakAt})`);
   assert.ok(peaks.perNode <= 2, `at most 2 outbound from one node at any instant, saw ${peaks.perNode} on ${peaks.perNodeAt}`);
   assert.ok(peaks.cluster >= 2, `migrations did run in parallel (peak ${peaks.cluster}), so the limits were exercised`);
   assert.equal(peaks.started, 20, 'one target pod per migration');
