@@ -50,7 +50,7 @@ export class WorkerPool {
   }
 
   /**
-   * While a key is being reconciled its lease is extended every third of the lease, as a Lambda
+   * While a key is being reconciled its lease is extended every quarter of the lease, as a Lambda
    * invocation keeps its message until the function times out: only a consumer that died (stopped
    * beating) loses the key, never a live one whose reconcile is slower than the lease. Without it
    * a starved machine turns slow reconciles into failed attempts (LeaseExpired), hands the key to a
@@ -66,7 +66,7 @@ export class WorkerPool {
         },
         (err: unknown) => log.warn('could not extend a lease', { controller, key: rk.message.key, error: err instanceof Error ? err.message : String(err) }),
       );
-    }, Math.max(10, Math.floor(queue.leaseMs / 3)));
+    }, Math.max(10, Math.floor(queue.leaseMs / 4)));
     timer.unref();
     return {
       stop() {

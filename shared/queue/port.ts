@@ -101,7 +101,7 @@ export interface KeyQueue {
   /**
    * Still working: the key's lease starts over (a live consumer's heartbeat, so a reconcile slower
    * than the lease is not taken for a dead consumer). False when the receipt no longer holds the
-   * key (its lease ran out and the key may be with another consumer); nothing changes then.
+   * key (its lease ran out and another consumer received it, or it was settled); nothing changes then.
    */
   extendLease(controller: Controller, receipt: string): Promise<boolean>;
   /** Done: the key leaves the queue and its failure count resets. */

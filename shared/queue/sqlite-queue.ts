@@ -150,11 +150,11 @@ export class SqliteKeyQueue implements KeyQueue {
 
   async extendLease(_controller: Controller, receipt: string): Promise<boolean> {
     const { id, token } = parseReceipt(receipt);
-    // Only a lease still held: once it ran out (visible_at passed) the key counts as abandoned,
-    // even before a receiver noticed, so a late heartbeat cannot revive it.
-    const now = this.now();
-    const changed = this.sql(`UPDATE queue_items SET visible_at = ? WHERE id = ? AND receipt = ? AND state = 'inflight' AND visible_at > ?`)
-      .run(now + this.visibilityMs, id, token, now).changes;
+    // Held while the row is still in flight under this receipt: a lease that ran out but that no
+    // receiver has taken over yet is renewed (as SQS renews a handle not yet received again),
+    // which spares a beat delayed by a stalled event loop; once taken over, the receipt is stale.
+    const changed = this.sql(`UPDATE queue_items SET visible_at = ? WHERE id = ? AND receipt = ? AND state = 'inflight'`)
+      .run(this.now() + this.visibilityMs, id, token).changes;
     return Number(changed) === 1;
   }
 

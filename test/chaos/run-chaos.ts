@@ -67,9 +67,10 @@ export interface ChaosReport {
   readonly deadAfterReplay: readonly DeadLetter[];
   /**
    * The highest delivery attempt seen (and of which key); reconciles that outlasted the key's
-   * lease; deliveries of a key that a live worker was still reconciling (it lost its lease).
+   * lease; deliveries of a key that a live worker was still reconciling (it lost its lease); and
+   * event-loop stalls of ¾ of a lease or more (the heartbeat could not run in time).
    */
-  readonly deliveries: { maxAttempt: number; maxAttemptKey: string; longerThanLease: number; longestMs: number; overlapping: number };
+  readonly deliveries: { maxAttempt: number; maxAttemptKey: string; longerThanLease: number; longestMs: number; overlapping: number; stalls: number };
 }
 
 const POISON_VMI = 'poison-permanent';
@@ -97,7 +98,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
   const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet });
-  const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0 };
+  const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0, stalls: 0 };
+  // Event-loop stalls long enough to keep a worker's heartbeat (every quarter lease) from renewing
+  // in time: then a live worker looks dead, as it would to any lease-based queue.
+  let tick = performance.now();
+  const stallWatch = setInterval(() => {
+    const now = performance.now();
+    if (now - tick >= CHAOS_VISIBILITY_MS * 0.75) deliveries.stalls++;
+    tick = now;
+  }, 50);
   const reconciling = new Map<string, number>();
   const pool = new WorkerPool({
     controller: 'vmi',
@@ -179,6 +188,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       deliveries,
     };
   } finally {
+    clearInterval(stallWatch);
     await faultLoop.stop();
     sender.stop();
     await relay.stop();
