@@ -195,7 +195,9 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
 
   test('F28: strategic merge patch on pods merges containers by name, conditions by type; SMP on a CR is 415', async () => {
     // arrange
-    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('f28', {}, { containers: [{ name: 'compute', image: 'a' }, { name: 'sidecar', image: 's' }] }) });
+    // A scheduler name nobody serves: on the real lane kube-scheduler would otherwise write its own
+    // PodScheduled condition (False: unschedulable) between the patches.
+    await sb.core.createNamespacedPod({ namespace: 'default', body: podBody('f28', {}, { schedulerName: 'f28-unscheduled', containers: [{ name: 'compute', image: 'a' }, { name: 'sidecar', image: 's' }] }) });
     // act
     const pod = await sb.core.patchNamespacedPod({ namespace: 'default', name: 'f28', body: { metadata: { finalizers: ['example.com/f1'] }, spec: { containers: [{ name: 'sidecar', image: 's2' }, { name: 'gone', $patch: 'delete' }] } } }, smp);
     await sb.core.patchNamespacedPodStatus({ namespace: 'default', name: 'f28', body: { status: { conditions: [{ type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }] } } }, smp);
