@@ -10,9 +10,11 @@
  * 2. throughput — N VMIs created at once: VMIs/s reaching Scheduled, a timing breakdown (queue
  *    wait, reconcile, API time) and a CPU profile by component (where the one busy core goes).
  *
- * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Never a test: nothing fails on speed.
+ * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Then the same on the real control plane
+ * (BENCH_REAL_VMIS; BENCH_REAL=0 skips it, BENCH_REAL_ONLY=1 runs only it). Never a test:
+ * nothing fails on speed.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
 import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
 import type { ControlPlane } from '../../infra/sandbox/real/control-plane.ts';
@@ -221,10 +223,40 @@ async function realRuns(): Promise<Record<string, unknown>> {
   for (const s of SYSTEMS) latency[s] = await latencyRun(s, N_REAL, 'real');
   const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};
   for (const s of SYSTEMS) throughput[s] = await burstRun(s, N_REAL, 'real');
-  return { vmis: N_REAL, kubernetes: kubernetesVersion(), latency, throughput };
+  const b = latency.baseline!;
+  const s = latency.serverless!;
+  return {
+    vmis: N_REAL,
+    kubernetes: kubernetesVersion(),
+    measuredAt: new Date().toISOString(),
+    latency,
+    throughput,
+    ratios: {
+      eventToPodP50: round(s.eventToPodP50Ms / b.eventToPodP50Ms),
+      eventToPodP99: round(s.eventToPodP99Ms / b.eventToPodP99Ms),
+      throughput: round(throughput.serverless!.vmisPerSecondScheduled / throughput.baseline!.vmisPerSecondScheduled),
+    },
+  };
+}
+
+/**
+ * BENCH_REAL_ONLY=1 runs only the real control plane's columns and keeps the emulator's from the
+ * last full run in docs/benchmarks.json (the ratios that count are each control plane's own:
+ * serverless / baseline measured side by side in one run).
+ */
+function previousEmulatorRun(): { figures: Record<string, unknown>; generatedAt: string } {
+  const file = 'docs/benchmarks.json';
+  const prev = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { generatedAt?: string; results?: Record<string, Record<string, unknown>> }) : {};
+  const figures = prev.results?.['test/bench/e2e.bench.ts'];
+  if (!figures?.latency) throw new Error(`BENCH_REAL_ONLY=1: no emulator figures in ${file} to keep; run the full bench once`);
+  return { figures, generatedAt: String(figures.emulatorMeasuredAt ?? prev.generatedAt ?? 'unknown') };
 }
 
 export async function run(): Promise<Record<string, unknown>> {
+  if (process.env.BENCH_REAL_ONLY === '1') {
+    const prev = previousEmulatorRun();
+    return { ...prev.figures, emulatorMeasuredAt: prev.generatedAt, real: await realRuns() };
+  }
   const latency: Record<string, Awaited<ReturnType<typeof latencyRun>>> = {};
   for (const s of SYSTEMS) latency[s] = await latencyRun(s, N);
   const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};

@@ -124,7 +124,9 @@ function realControlPlaneSection(e2e: unknown): string[] {
   if (!real) return [];
   const out = ['## The real control plane beside the emulator', ''];
   if (real.skipped) return [...out, `Not run: ${String(real.skipped)}.`, ''];
-  out.push(`The same runs with ${num(real, 'vmis')} VMIs (the emulator columns: ${num(e2e, 'vmis')}) against Kubernetes ${String(real.kubernetes)} — kube-apiserver with embedded etcd, kube-controller-manager, kube-scheduler (docs/control-plane.md) — with our simulated nodes; kube-scheduler binds the launcher pods. Each system on a fresh cluster. API calls per VMI are counted from the real API server's audit log (the controllers' identity, namespaced calls). The control plane's processes share the machine's 2 cores with the test process.`, '');
+  const emulatorAt = at(e2e, 'emulatorMeasuredAt');
+  const when = emulatorAt ? ` The real columns were measured at ${String(real.measuredAt)} (\`BENCH_REAL_ONLY=1\`), the emulator columns in the full run of ${String(emulatorAt)}: compare each control plane's serverless / baseline ratio, not absolute times across the two.` : '';
+  out.push(`The same runs with ${num(real, 'vmis')} VMIs (the emulator columns: ${num(e2e, 'vmis')}) against Kubernetes ${String(real.kubernetes)} — kube-apiserver with embedded etcd, kube-controller-manager, kube-scheduler (docs/control-plane.md) — with our simulated nodes; kube-scheduler binds the launcher pods. Each system on a fresh cluster. API calls per VMI are counted from the real API server's audit log (the controllers' identity, namespaced calls). The control plane's processes share the machine's 2 cores with the test process.${when}`, '');
   const cols: [string, string][] = [['baseline, emulator', 'baseline'], ['serverless, emulator', 'serverless'], ['baseline, real', 'real.baseline'], ['serverless, real', 'real.serverless']];
   const lat = (c: string, k: string) => num(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.${k}` : `latency.${c}.${k}`);
   const thr = (c: string, k: string) => num(e2e, c.startsWith('real.') ? `real.throughput.${c.slice(5)}.${k}` : `throughput.${c}.${k}`);
@@ -138,6 +140,13 @@ function realControlPlaneSection(e2e: unknown): string[] {
     ['duplicate launcher pods', ...cols.map(([, c]) => lat(c, 'duplicatePods'))],
     ['all Running', ...cols.map(([, c]) => String(at(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.allRunning` : `latency.${c}.allRunning`)))],
   ]), '');
+  if (at(real, 'ratios')) {
+    out.push(table(['serverless / baseline', 'emulator', 'real'], [
+      ['event → pod p50', num(e2e, 'ratios.eventToPodP50'), num(real, 'ratios.eventToPodP50')],
+      ['event → pod p99', num(e2e, 'ratios.eventToPodP99'), num(real, 'ratios.eventToPodP99')],
+      ['burst VMIs/s to Scheduled', num(e2e, 'ratios.throughput'), num(real, 'ratios.throughput')],
+    ]), '');
+  }
   return out;
 }
 
