@@ -22,6 +22,7 @@ import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
 import { vmiFromVm } from './vmi-from-vm.ts';
+import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
@@ -212,6 +213,9 @@ type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'l
 
 async function startVmi(key: string, vm: VirtualMachine, deps: VmDeps): Promise<StartResult> {
   const vmi = vmiFromVm(vm);
+  // The discontinued network bindings are refused here too, before a VMI exists (reference-vm-vmi-depth §6).
+  const causes = discontinuedBindingCauses(vmi.spec);
+  if (causes.length > 0) return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${createValidationMessage(causes)}`, requeue: false } };
   // Of N workers racing on this key (duplicate delivery, a crash between create and record), one wins.
   if (!(await deps.expectations.tryExpectCreations(VMI_EXPECTATIONS, key, 1, deps.now()))) return { kind: 'lost-race' };
   try {

@@ -12,6 +12,7 @@ import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../s
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
+import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
@@ -165,6 +166,9 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, deps: 
     await event(deps, vmi, 'Warning', 'FailedCreate', message);
     return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: false } };
   }
+  // The one network rule the controller checks itself (the rest is virt-api's): no pod, no event.
+  const causes = discontinuedBindingCauses(vmi.spec);
+  if (causes.length > 0) return { kind: 'failed', error: { reason: 'FailedCreateValidation', message: createValidationMessage(causes), requeue: false } };
   // Record the expectation before the write, conditionally: of N racing workers one wins.
   if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now()))) {
     return { kind: 'failed', error: { reason: 'FailedCreate', message: 'another worker is creating the launcher pod', requeue: true } };

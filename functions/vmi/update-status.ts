@@ -19,6 +19,7 @@ import {
 import { condition, findCondition, removeCondition, setCondition } from './conditions.ts';
 import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { Observed, SyncError } from './sync.ts';
+import { interfacesFromPod, sameInterfaces } from './network-status.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
@@ -109,6 +110,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
           meta.labels = { ...meta.labels, [NODE_NAME_LABEL]: node };
           status.nodeName = node;
           if (pod.metadata?.annotations?.[MIGRATION_TRANSPORT_UNIX_ANNOTATION] !== undefined) status.migrationTransport = 'Unix';
+          syncInterfaces(vmi, status, pod);
         } else if (isPodDownOrGoingDown(pod)) {
           phase = 'Failed';
         }
@@ -119,6 +121,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     case 'Scheduled':
     case 'Running':
       if (!pod || !vmiPodExists) phase = 'Failed';
+      else if (phase === 'Running' && !isPodDownOrGoingDown(pod)) syncInterfaces(vmi, status, pod);
       break;
     case 'Succeeded':
     case 'Failed':
@@ -158,6 +161,12 @@ function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | u
     if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
     else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
   }
+}
+
+/** `status.interfaces` from the pod's network status (network-status.ts), written only when it differs as a set. */
+function syncInterfaces(vmi: VirtualMachineInstance, status: VirtualMachineInstanceStatus, pod: V1Pod): void {
+  const next = interfacesFromPod(vmi, pod);
+  if (!sameInterfaces(status.interfaces ?? [], next)) status.interfaces = next;
 }
 
 /** A temporary pod that failed: phase Failed, being deleted, or its compute container exited non-zero. */

@@ -1,7 +1,8 @@
 /**
  * The sandbox's kubelets (one loop for every node): start bound pods (Pending → Running after
  * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
- * whose launcher would exit, and finish graceful deletions — a pod with a deletionTimestamp is
+ * whose launcher would exit, write Multus' network status on pods that ask for Multus networks
+ * (multus-status.ts), and finish graceful deletions — a pod with a deletionTimestamp is
  * removed at that time (the API server has already added the grace period) with a final
  * DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
  */
@@ -10,6 +11,7 @@ import { KeyWorker } from './key-worker.ts';
 import { isLauncherPod, launcherExit, owningVmi } from './launcher-exit.ts';
 import { finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
 import { missingSecretsOf, secretNamesOf } from './secret-volumes.ts';
+import { multusNetworkStatus, NETWORK_STATUS_ANNOTATION } from './multus-status.ts';
 import { WatchedCache, type RawList } from './watched-cache.ts';
 import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
@@ -135,6 +137,17 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     }
   };
 
+  /** Sets one annotation; answers the pod as written (its new resourceVersion), or undefined when it is gone. */
+  const annotate = async (pod: Pod, key: string, value: string): Promise<Pod | undefined> => {
+    const { namespace = '', name = '' } = pod.metadata ?? {};
+    try {
+      return plain<Pod>(await api.core.patchNamespacedPod({ namespace, name, body: { metadata: { annotations: { [key]: value } } } }, MERGE_PATCH));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+
   const finalDelete = async (pod: Pod) => {
     const { namespace = '', name = '', uid } = pod.metadata ?? {};
     try {
@@ -173,7 +186,12 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       if (startAt === undefined) startAts.set(uid, (startAt = clock.nowMs() + startupMs));
       if (clock.nowMs() < startAt) return wakeAt(key, uid, startAt);
       startAts.delete(uid);
-      return patchStatus(pod, runningStatus(pod, podIpFor(pod, node.metadata?.name ?? ''), hostIpOf(node), clock.isoNow()));
+      const podIP = podIpFor(pod, node.metadata?.name ?? '');
+      // Multus attaches the requested networks while the sandbox is set up, before containers start.
+      const networkStatus = multusNetworkStatus(pod, podIP);
+      const current = networkStatus !== undefined && pod.metadata?.annotations?.[NETWORK_STATUS_ANNOTATION] !== networkStatus ? await annotate(pod, NETWORK_STATUS_ANNOTATION, networkStatus) : pod;
+      if (!current) return;
+      return patchStatus(current, runningStatus(current, podIP, hostIpOf(node), clock.isoNow()));
     }
     if (phase !== 'Running') return;
     if (isLauncherPod(pod)) {
