@@ -13,6 +13,7 @@ import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { Logger } from '../shared/metrics/log.ts';
+import type { MetricsRegistry } from '../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../shared/state/port.ts';
 import type { ClusterConfig } from '../shared/template/cluster-config.ts';
@@ -51,6 +52,8 @@ export interface ControllerContext {
   readonly clockSpeed?: number | undefined;
   /** After how long an unsatisfied expectation may be taken over (VmiDeps.createTakeoverMs and the like). */
   readonly takeoverMs?: number | undefined;
+  /** The runtime's metrics registry, for gauges a controller exports itself (kubevirt_vmi_number_of_outdated). */
+  readonly metrics?: MetricsRegistry | undefined;
 }
 
 /** One controller's wiring. */
@@ -110,7 +113,7 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   },
   'workload-updater': {
     spec: (c) =>
-      workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+      workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('metrics', c.metrics) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: KUBEVIRTS }, { res: MIGRATIONS }, { res: VMIS }], mapper: workloadUpdaterMapper },
   },
   export: {

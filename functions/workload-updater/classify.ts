@@ -15,6 +15,7 @@ import {
   isRunningMigration,
   migrationVmiKey,
 } from '../../shared/api/vmi-eviction.ts';
+import { isVolumeMigration } from './volume-migration.ts';
 
 const cond = (vmi: VirtualMachineInstance, type: string) => (vmi.status?.conditions ?? []).find((c) => c.type === type);
 
@@ -70,6 +71,7 @@ export function updateMethodsOf(kv: KubeVirt): UpdateMethods {
 export interface Classification {
   /** Counted into status.outdatedVirtualMachineInstanceWorkloads (includes VMIs already moving). */
   allOutdated: VirtualMachineInstance[];
+  /** To migrate: LiveMigrate allowed, and `LiveMigratable` or a valid volume migration (volume-migration.ts). */
   migratable: VirtualMachineInstance[];
   evict: VirtualMachineInstance[];
   abort: VirtualMachineInstance[];
@@ -77,7 +79,7 @@ export interface Classification {
   activeMigrations: number;
 }
 
-/** `getUpdateData`, pure. Volume migrations are out of scope here (no migratedVolumes path). */
+/** `getUpdateData`, pure. */
 export function classify(vmis: readonly VirtualMachineInstance[], migrations: readonly VirtualMachineInstanceMigration[], methods: UpdateMethods, launcherImage: string, nowMs: number): Classification {
   const unfinished = migrations.filter((m) => !isFinalMigration(m));
   const lookup = new Set(unfinished.map(migrationVmiKey));
@@ -93,7 +95,7 @@ export function classify(vmis: readonly VirtualMachineInstance[], migrations: re
     out.allOutdated.push(vmi);
     // Already moving, or a migration is on its way: counted, not acted on.
     if (isMigrating(vmi, nowMs) || lookup.has(`${vmi.metadata?.namespace ?? ''}/${vmi.metadata?.name ?? ''}`)) continue;
-    if (methods.liveMigrate && isMigratable(vmi)) out.migratable.push(vmi);
+    if (methods.liveMigrate && (isMigratable(vmi) || isVolumeMigration(vmi))) out.migratable.push(vmi);
     else if (methods.evict) out.evict.push(vmi);
   }
   return out;

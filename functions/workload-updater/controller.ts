@@ -1,6 +1,7 @@
 /** The workload-update controller as the runtime sees it: its reconcile and how to build its deps. */
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
+import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
@@ -15,6 +16,8 @@ export interface WorkloadUpdaterControllerOptions {
   readonly now?: () => number;
   readonly clockSpeed?: number;
   readonly random?: () => number;
+  /** The runtime's registry, for the outdated-VMIs gauge. */
+  readonly metrics?: Pick<MetricsRegistry, 'set'>;
 }
 
 export function workloadUpdaterController(opts: WorkloadUpdaterControllerOptions): ControllerSpec<WorkloadUpdaterDeps> {
@@ -30,6 +33,7 @@ export function workloadUpdaterController(opts: WorkloadUpdaterControllerOptions
       now: opts.now ?? Date.now,
       ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
       ...(opts.random !== undefined ? { random: opts.random } : {}),
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     }),
   };
 }

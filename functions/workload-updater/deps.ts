@@ -1,6 +1,7 @@
 /** What the workload-updater reconcile needs from the outside world, declared narrowly. */
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
+import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
@@ -21,7 +22,13 @@ export interface WorkloadUpdaterDeps {
   /** ∈ [0, 1): the shuffle of the migratable VMIs. Defaults to Math.random. */
   readonly random?: () => number;
   readonly log: ReconcileLogger;
+  /** Where the {@link OUTDATED_VMIS_GAUGE} goes (the runtime's registry: local /metrics, EMF on Lambda). */
+  readonly metrics?: Pick<MetricsRegistry, 'set'>;
 }
+
+/** KubeVirt's gauge of VMIs not on the current launcher (len(allOutdated)), with its help text; no labels, as upstream. */
+export const OUTDATED_VMIS_GAUGE = 'kubevirt_vmi_number_of_outdated';
+export const OUTDATED_VMIS_HELP = 'Indication for the total number of VirtualMachineInstance workloads that are not running within the most up-to-date version of the virt-launcher environment.';
 
 /** Expectation scope of workload-update migrations, keyed by the KubeVirt CR's `ns/name`. */
 export const WORKLOAD_UPDATE_EXPECTATIONS = 'workload-update-migrations';

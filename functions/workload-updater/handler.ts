@@ -10,5 +10,5 @@ import { workloadUpdaterController } from './controller.ts';
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const env = lambdaEnv('workload-updater');
-  return reconcileBatch(event, env, workloadUpdaterController({ expectations: env.state.expectations, leases: env.state.leases, clusterConfig: env.clusterConfig, log: env.log }));
+  return reconcileBatch(event, env, workloadUpdaterController({ expectations: env.state.expectations, leases: env.state.leases, clusterConfig: env.clusterConfig, log: env.log, metrics: env.metrics }));
 }

@@ -19,7 +19,7 @@ import { clusterConfigFromKubeVirt } from '../../shared/template/cluster-config.
 import { abortChange, createMigration, evictVmi } from './actions.ts';
 import { batchSettingsOf, migrationCount, REENQUEUE_SECONDS } from './batch.ts';
 import { classify, isRolloutComplete, updateMethodsOf, workloadUpdateMigrationsOf } from './classify.ts';
-import { WORKLOAD_UPDATE_EXPECTATIONS, type WorkloadUpdaterDeps } from './deps.ts';
+import { OUTDATED_VMIS_GAUGE, OUTDATED_VMIS_HELP, WORKLOAD_UPDATE_EXPECTATIONS, type WorkloadUpdaterDeps } from './deps.ts';
 
 /**
  * `defaultThrottleInterval`: KubeVirt enqueues the key 5 s after each event, so migrations are
@@ -53,7 +53,8 @@ export async function reconcileWorkloadUpdate(key: string, deps: WorkloadUpdater
   // desired
   const now = deps.now();
   const c = classify(vmis.items, migrations.items, updateMethodsOf(kv), config.launcherImage, now);
-  // status (before any action, as upstream)
+  // status (before any action, as upstream): the gauge, then the CR's count
+  deps.metrics?.set(OUTDATED_VMIS_GAUGE, OUTDATED_VMIS_HELP, {}, c.allOutdated.length);
   await writeOutdatedCount(kv, c.allOutdated.length, deps);
   if (c.migratable.length + c.evict.length + c.abort.length === 0) return done;
   // act

@@ -17,7 +17,7 @@ import type { Controller } from '../../shared/queue/message.ts';
 import { STATE_TABLE_ENV } from '../../shared/state/dynamodb-table.ts';
 import { BundledFunction } from './bundled-function.ts';
 import type { ControllerQueue } from './controller-queue.ts';
-import { DIMENSION, METRIC, RESULTS } from './metric-names.ts';
+import { CONTROLLER_GAUGES, DIMENSION, METRIC, RESULTS } from './metric-names.ts';
 import type { ReconcilerSettings } from './settings.ts';
 import type { StateTable } from './state-table.ts';
 
@@ -143,6 +143,15 @@ export class ReconcileFunction extends Construct {
         right: ['Average', 'Maximum'].map((s) => this.emf(METRIC.apiCallsPerReconcile, s, {}, `${METRIC.apiCallsPerReconcile} ${s}`)),
         width: 12,
       }),
+      // KubeVirt's gauges (no dimensions: the value is the cluster's, whichever invocation set it).
+      ...(CONTROLLER_GAUGES[c] ?? []).map(
+        (name) =>
+          new cloudwatch.GraphWidget({
+            title: `${c}: ${name}`,
+            left: [new cloudwatch.Metric({ namespace: this.namespace, metricName: name, statistic: 'Maximum', period: PERIOD, label: name })],
+            width: 6,
+          }),
+      ),
     ];
   }
 }

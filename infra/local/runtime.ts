@@ -89,6 +89,7 @@ export class LocalRuntime {
       now,
       clockSpeed: opts.clockSpeed,
       takeoverMs: opts.createTakeoverMs,
+      metrics: this.metrics,
     }));
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(

@@ -4,6 +4,7 @@ import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration 
 import { batchSettingsOf, evictionBatch, migrationCount, parseDuration } from '../../../functions/workload-updater/batch.ts';
 import { classify, isOutdated, isRolloutComplete, shouldAbort } from '../../../functions/workload-updater/classify.ts';
 import { renderWorkloadUpdateMigration } from '../../../functions/workload-updater/render-migration.ts';
+import { isReadWriteOnce, isVolumeMigration, volumeMigrationProblem } from '../../../functions/workload-updater/volume-migration.ts';
 import { isRunningMigration } from '../../../shared/api/vmi-eviction.ts';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
@@ -78,6 +79,55 @@ describe('classification', () => {
     assert.equal(isRolloutComplete(kv('Deployed', 'a', 'a')), true);
     assert.equal(isRolloutComplete(kv('Deploying', 'a', 'b')), false);
     assert.equal(isRolloutComplete(kv('Deployed', 'a', 'b')), false);
+  });
+});
+
+describe('volume migrations (VolumesChange with status.migratedVolumes)', () => {
+  type Vol = { name: string; modes?: string[] };
+  /** A non-LiveMigratable VMI on the current launcher whose volumes change: only a volume migration moves it. */
+  const volVmi = (migrated: string[], volumes: Vol[], extra: { type: string; status: string }[] = []) => {
+    const v = vmi('vol', { image: NEW, migratable: false, conditions: [{ type: 'VolumesChange', status: 'True' }, ...extra] });
+    v.status!.migratedVolumes = migrated.map((volumeName) => ({ volumeName }));
+    v.status!.volumeStatus = volumes.map((x) => ({ name: x.name, target: '', ...(x.modes ? { persistentVolumeClaimInfo: { claimName: `pvc-${x.name}`, accessModes: x.modes as never } } : {}) }));
+    return v;
+  };
+  const rwo = ['ReadWriteOnce'];
+  const rows: [string, VirtualMachineInstance, string | undefined][] = [
+    ['every RWO claim migrated: valid', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'containerdisk' }]), undefined],
+    ['an RWO claim left behind: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'data', modes: rwo }]), 'the volume data is RWO and not included in the migration volumes'],
+    ['ReadWriteOncePod counts as RWO', volVmi([], [{ name: 'data', modes: ['ReadWriteOncePod'] }]), 'the volume data is RWO and not included in the migration volumes'],
+    ['a shared (RWX) claim may stay', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'shared', modes: ['ReadWriteMany', 'ReadWriteOnce'] }]), undefined],
+    ['the backend-storage volume is exempt', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'persistent-state-for-vol', modes: rwo }]), undefined],
+    ['StorageLiveMigratable False: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }], [{ type: 'StorageLiveMigratable', status: 'False' }]), 'the VMI is not storage live-migratable'],
+  ];
+  for (const [name, v, want] of rows) test(name, () => assert.equal(volumeMigrationProblem(v), want));
+  test('RWO: ReadWriteOnce or ReadWriteOncePod without a shared mode', () => {
+    const modes: [string[] | undefined, boolean][] = [[['ReadWriteOnce'], true], [['ReadWriteOncePod'], true], [['ReadWriteMany'], false], [['ReadOnlyMany', 'ReadWriteOnce'], false], [[], false], [undefined, false]];
+    for (const [m, want] of modes) assert.equal(isReadWriteOnce(m), want, JSON.stringify(m));
+  });
+  test('a valid volume migration is migrated though not LiveMigratable; an invalid one or none is evicted (both methods) or left', () => {
+    // arrange
+    const valid = volVmi(['disk'], [{ name: 'disk', modes: rwo }]);
+    const invalid = volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'data', modes: rwo }]);
+    const none = volVmi([], [{ name: 'containerdisk' }]);
+    const rows: [string, VirtualMachineInstance, { liveMigrate: boolean; evict: boolean }, 'migratable' | 'evict' | 'none'][] = [
+      ['valid, LiveMigrate', valid, { liveMigrate: true, evict: false }, 'migratable'],
+      ['valid, Evict only', valid, { liveMigrate: false, evict: true }, 'evict'],
+      ['invalid, both', invalid, both, 'evict'],
+      ['invalid, LiveMigrate only', invalid, { liveMigrate: true, evict: false }, 'none'],
+      ['no migrated volumes, LiveMigrate only', none, { liveMigrate: true, evict: false }, 'none'],
+    ];
+    for (const [name, v, methods, want] of rows) {
+      // act
+      const c = classify([v], [], methods, NEW, NOW);
+      // assert
+      const got = c.migratable.length ? 'migratable' : c.evict.length ? 'evict' : 'none';
+      assert.equal(got, want, name);
+      assert.equal(c.allOutdated.length, 1, `${name}: counted`);
+    }
+    assert.equal(isVolumeMigration(valid), true);
+    assert.equal(renderWorkloadUpdateMigration(valid).spec?.priority, 'user-triggered');
+    assert.deepEqual(renderWorkloadUpdateMigration(valid).metadata?.labels, { 'kubevirt.io/volume-update-migration': 'vol' });
   });
 });
 

@@ -10,6 +10,9 @@ import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
 import type { WorkloadUpdaterDeps } from '../../../functions/workload-updater/deps.ts';
 import { reconcileWorkloadUpdate } from '../../../functions/workload-updater/reconcile.ts';
+import { OUTDATED_VMIS_GAUGE } from '../../../functions/workload-updater/deps.ts';
+import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import { publishEmf } from '../../../shared/metrics/emf.ts';
 
 const CONTROLLER = 'workload-updater';
 const NOW = Date.parse('2026-12-01T12:00:00Z');
@@ -164,5 +167,58 @@ describe('workload-updater reconcile against the sandbox API server', () => {
     // assert
     assert.deepEqual((await kube.list(MIGRATIONS, 'default')).items.map((m) => m.metadata?.name), ['by-hand']);
     assert.ok(writes().includes('event SuccessfulChangeAbortion'));
+  });
+
+  test('the gauge kubevirt_vmi_number_of_outdated follows the count (no labels, as KubeVirt), in /metrics text and as EMF', async () => {
+    // arrange
+    const metrics = new MetricsRegistry();
+    deps = { ...deps, metrics };
+    await kubevirt([]);
+    await vmi('old-1', OLD);
+    await vmi('old-2', OLD);
+    await vmi('current', CURRENT);
+    // act
+    await reconcileWorkloadUpdate('kubevirt/kubevirt', deps);
+    const first = metrics.value(OUTDATED_VMIS_GAUGE);
+    await kube.patch(VMIS, 'default', 'old-2', { type: 'merge', body: { status: { launcherContainerImageVersion: CURRENT } } });
+    await reconcileWorkloadUpdate('kubevirt/kubevirt', deps);
+    // assert
+    assert.equal(first, 2, 'counted whatever the methods (none here)');
+    assert.equal(metrics.value(OUTDATED_VMIS_GAUGE), 1);
+    assert.equal(await outdatedCount(), 1, 'the same figure as the CR');
+    assert.match(metrics.render(), /# TYPE kubevirt_vmi_number_of_outdated gauge\nkubevirt_vmi_number_of_outdated 1\n/);
+    const lines: string[] = [];
+    publishEmf(metrics, 'VirtReconciler', (l) => lines.push(l), () => NOW);
+    const emf = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => OUTDATED_VMIS_GAUGE in l);
+    assert.equal(emf?.[OUTDATED_VMIS_GAUGE], 1);
+    assert.deepEqual((emf?._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions, [[]]);
+  });
+
+  test('a volume change with valid migrated volumes is migrated though the VMI is not LiveMigratable; one leaving an RWO claim behind is not', async () => {
+    // arrange
+    await kubevirt(['LiveMigrate']);
+    const volumeChange = async (name: string, migrated: string[]) => {
+      await vmi(name, CURRENT, { migratable: false });
+      await kube.patch(VMIS, 'default', name, {
+        type: 'merge',
+        body: {
+          status: {
+            conditions: [{ type: 'VolumesChange', status: 'True' }],
+            migratedVolumes: migrated.map((volumeName) => ({ volumeName })),
+            volumeStatus: ['disk', 'data'].map((v) => ({ name: v, target: '', persistentVolumeClaimInfo: { claimName: `${name}-${v}`, accessModes: ['ReadWriteOnce'] } })),
+          },
+        },
+      });
+    };
+    await volumeChange('vol-ok', ['disk', 'data']);
+    await volumeChange('vol-rwo-left', ['disk']);
+    // act
+    await reconcileWorkloadUpdate('kubevirt/kubevirt', deps);
+    // assert
+    const migrations = await ours();
+    assert.deepEqual(migrations.map((m) => m.spec?.vmiName), ['vol-ok']);
+    assert.equal(migrations[0]?.spec?.priority, 'user-triggered');
+    assert.deepEqual(migrations[0]?.metadata?.labels, { 'kubevirt.io/volume-update-migration': 'vol-ok' });
+    assert.equal(await outdatedCount(), 2, 'both counted');
   });
 });

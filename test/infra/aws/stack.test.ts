@@ -170,6 +170,7 @@ describe('ReconcilerStack: table, alarms, dashboard', () => {
       'reconcile_time_seconds',
       'api_calls_per_reconcile',
       'dead-lettered',
+      'kubevirt_vmi_number_of_outdated',
     ]) {
       assert.ok(body.includes(name), `dashboard lacks ${name}`);
     }
