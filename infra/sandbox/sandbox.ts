@@ -25,6 +25,7 @@ import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
+import { registerEvictionWebhook, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from './kubevirt/eviction-webhook-server.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
 import { startStorageAgents, type StorageAgents, type StorageAgentsOptions } from './storage/index.ts';
@@ -89,6 +90,8 @@ export interface Sandbox {
   virtHandler: VirtHandler;
   /** virt-handler's DaemonSet, pods and heartbeats; `stopHandler(node)` is the crash fault. */
   virtHandlers: VirtHandlerFleet;
+  /** virt-api's eviction webhook server (real lane only; the emulator calls the decision in-process). */
+  evictionWebhook?: EvictionWebhookServer;
   /** Fault: the node is deleted and its pods force-deleted. */
   deleteNode(name: string): Promise<void>;
   /** The storage side, when `storage` was asked for. */
@@ -169,7 +172,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}) })
     : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
   // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
-  // real lane would need virt-api as an admission webhook server; it has none (docs/sandbox.md).
+  // emulator runs the decision as an in-process admission hook; the real API server calls it as
+  // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.
   if (!real) apiServer.admission.onEviction(virtApiEvictionHook());
 
   const started: { stop(): Promise<void> }[] = [];
@@ -180,6 +184,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
   try {
     const api = nodeSideApi(apiServer.kubeConfig(NODE_SIM_IDENTITY));
+    let evictionWebhook: EvictionWebhookServer | undefined;
+    if (real) {
+      evictionWebhook = await startEvictionWebhookServer({ kc: apiServer.kubeConfig(VIRT_API_IDENTITY), ...(opts.onError ? { onError: opts.onError } : {}) });
+      started.push(evictionWebhook);
+      // virt-operator's part (the node side plays it): the configuration naming the server.
+      await registerEvictionWebhook(api.kc, evictionWebhook.url, evictionWebhook.caPem);
+    }
     const t = opts.timings ?? {};
     await ensureNamespace(api, 'default');
     await ensureNamespace(api, 'kubevirt');
@@ -227,7 +238,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const deleteNode = async (name: string) => {
       await deleteNodeWithPods(api, name);
     };
-    return { apiServer, controlPlane, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), stop: () => (stopping ??= stopAll()) };
+    return { apiServer, controlPlane, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), ...(evictionWebhook ? { evictionWebhook } : {}), stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

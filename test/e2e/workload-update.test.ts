@@ -11,7 +11,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
 import { WORKLOAD_UPDATE_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
-import { peaksFromAudit } from '../support/migration-peaks.ts';
+import { OUTDATED_VMIS_GAUGE } from '../../functions/workload-updater/deps.ts';
+import { knownIssueOnReal } from '../support/lanes.ts';
+import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
 import { NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
 const SPEED = 10;
@@ -21,6 +23,8 @@ const NEW = 'quay.io/kubevirt/virt-launcher:v1.9.1';
 
 describe('workload updater end to end', () => {
   let s: Slice;
+  /** The migration peaks of the update (the first test), judged by the second. */
+  let peaks: Peaks | undefined;
   before(async () => {
     s = await startSlice({ speed: SPEED, nodes: 3, timings: { kubevirtDeployMs: 10_000 } });
   });
@@ -51,39 +55,31 @@ describe('workload updater end to end', () => {
       .map((e) => (e.object as { status?: { outdatedVirtualMachineInstanceWorkloads?: number } }).status?.outdatedVirtualMachineInstanceWorkloads);
     const created = audit.filter((e) => e.resource === 'virtualmachineinstancemigrations' && e.type === 'ADDED');
     const ours = (await s.kube.list(MIGRATIONS, NS)).items.filter((m) => m.metadata?.annotations?.[WORKLOAD_UPDATE_MIGRATION_ANNOTATION] !== undefined);
-    const peaks = peaksFromAudit(audit);
-    // Rounds: creations closer than a second (sandbox clock) apart belong to one round.
-    const times = created.map((e) => Date.parse(String((e.object as { metadata?: { creationTimestamp?: string } }).metadata?.creationTimestamp))).sort((a, b) => a - b);
+    peaks = peaksFromAudit(audit);
+    // Rounds: creations closer than a second (sandbox clock) apart belong to one round. The audit
+    // entry's time, not creationTimestamp: the real API server stamps whole wall-clock seconds.
+    const times = created.map((e) => e.time).sort((a, b) => a - b);
     const rounds: number[] = [];
     times.forEach((t, i) => (i > 0 && t - times[i - 1]! < 1000 ? rounds[rounds.length - 1]!++ : rounds.push(1)));
     console.log(`outdated count written: ${counts.join(' → ')}; ${ours.length} workload-update migrations in rounds of ${rounds.join(', ')}; peak running ${peaks.cluster}, peak outbound ${peaks.perNode}`);
     assert.equal(counts[0], 20, 'the first count after the rollout names all 20');
     assert.equal(counts.at(-1), 0);
+    assert.match(s.rt.metrics.render(), new RegExp(`\n${OUTDATED_VMIS_GAUGE} 0\n`), 'the runtime\'s /metrics shows the gauge at 0');
     // Not strictly monotonic: virt-handler clears a migrated VMI's launcherContainerImageVersion
     // ("unknown", not counted) before the VMI controller fills in the new one, and a count taken
     // in between can be one lower than the next.
     assert.ok(counts.every((n) => n !== undefined && n <= 20), `never above 20: ${counts.join(' → ')}`);
     assert.ok(ours.every((m) => m.status?.phase === 'Succeeded' && m.metadata?.name?.startsWith('kubevirt-workload-update-') && m.spec?.priority === 'system-critical'), 'every workload-update migration succeeded');
     assert.deepEqual([...new Set(ours.map((m) => m.spec?.vmiName))].sort(), NAMES, 'every VMI moved by migration');
-    assert.ok(peaks.cluster <= 5, `at most 5 running in the cluster, saw ${peaks.cluster}`);
-    assert.ok(peaks.perNode <= 2, `at most 2 outbound per node, saw ${peaks.perNode}`);
     assert.ok(rounds.length >= 4 && rounds.every((r) => r <= 5), `in rounds of at most 5 (the per-cluster budget): ${rounds.join(', ')}`);
-    assert.equal(noVmiWithTwoUnfinished(audit), true, 'no VMI had two unfinished migrations at once');
+    assert.deepEqual(vmisWithTwoUnfinished(audit), [], 'no VMI had two unfinished migrations at once');
+  });
+
+  test('the update kept the migration limits at every audit-log instant (5 running in the cluster, 2 outbound per node)', knownIssueOnReal('the migration controller\'s parallel limits slip on the real lane (functions/migration/limits.ts): 4 and 3 outbound from one node in two runs (limit 2), never more than 5 in the cluster'), () => {
+    // arrange: the update above
+    assert.ok(peaks, 'the update ran');
+    // act + assert
+    assert.ok(peaks.cluster <= 5, `at most 5 running in the cluster, saw ${peaks.cluster}`);
+    assert.ok(peaks.perNode <= 2, `at most 2 outbound per node, saw ${peaks.perNode} on ${peaks.perNodeAt}`);
   });
 });
-
-/** Replays migration adds and final phases: never two unfinished migrations of one VMI. */
-function noVmiWithTwoUnfinished(audit: ReturnType<Slice['sandbox']['apiServer']['audit']['query']>): boolean {
-  const open = new Map<string, Set<string>>();
-  for (const e of audit) {
-    if (e.resource !== 'virtualmachineinstancemigrations') continue;
-    const m = e.object as { metadata?: { uid?: string }; spec?: { vmiName?: string }; status?: { phase?: string } };
-    const vmi = m.spec?.vmiName ?? '';
-    const set = open.get(vmi) ?? new Set<string>();
-    if (e.type === 'DELETED' || m.status?.phase === 'Succeeded' || m.status?.phase === 'Failed') set.delete(m.metadata?.uid ?? '');
-    else set.add(m.metadata?.uid ?? '');
-    open.set(vmi, set);
-    if (set.size > 1) return false;
-  }
-  return true;
-}

@@ -67,3 +67,24 @@ export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
   }
   return peaks;
 }
+
+/**
+ * Replays migration writes in commit order: the VMIs that ever had two unfinished migrations at
+ * once (a migration is unfinished from its create until it is Succeeded, Failed or deleted).
+ */
+export function vmisWithTwoUnfinished(entries: readonly AuditEntry[]): string[] {
+  const open = new Map<string, Set<string>>();
+  const twice = new Set<string>();
+  for (const e of inCommitOrder(entries)) {
+    if (e.resource !== 'virtualmachineinstancemigrations') continue;
+    const m = e.object as { metadata?: { uid?: string; namespace?: string }; spec?: { vmiName?: string }; status?: { phase?: string } };
+    if (!m.spec?.vmiName) continue;
+    const vmi = `${m.metadata?.namespace ?? e.namespace ?? ''}/${m.spec.vmiName}`;
+    const set = open.get(vmi) ?? new Set<string>();
+    if (e.type === 'DELETED' || m.status?.phase === 'Succeeded' || m.status?.phase === 'Failed') set.delete(m.metadata?.uid ?? '');
+    else set.add(m.metadata?.uid ?? '');
+    open.set(vmi, set);
+    if (set.size > 1) twice.add(vmi);
+  }
+  return [...twice];
+}

@@ -9,6 +9,13 @@
 import { EVICTION_SOURCE_ANNOTATION, evictionStrategyOf, isMarkedForEviction, isMigratable } from '../../../shared/api/vmi-eviction.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 
+/**
+ * Who virt-api reads and writes the mark as, on both lanes (the audit log tells it from the
+ * controllers). On the real lane its user is virt-api's ServiceAccount and its role is minimal
+ * (infra/sandbox/real/identities.ts).
+ */
+export const VIRT_API_IDENTITY = 'virt-api';
+
 /** The descheduler's annotation on its Eviction objects. */
 export const REQUESTED_BY_ANNOTATION = 'requested-by';
 export const DESCHEDULER = 'sigs.k8s.io/descheduler';

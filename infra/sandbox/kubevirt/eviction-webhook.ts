@@ -1,6 +1,7 @@
 /**
- * virt-api's pod eviction webhook, wired into the sandbox API server's eviction admission
- * (`api.admission.onEviction`). The decision is `eviction-admission.ts`; this adapter reads the
+ * virt-api's pod eviction webhook on the emulator, wired into the sandbox API server's eviction
+ * admission (`api.admission.onEviction`); the real lane calls the same decision over HTTPS
+ * (eviction-webhook-server.ts). The decision is `eviction-admission.ts`; this adapter reads the
  * VMI and the cluster eviction strategy from the store, writes the mark as virt-api does (a JSON
  * patch of the VMI, identity {@link VIRT_API_IDENTITY}, skipped on dry-run), and refuses with 429,
  * which is what makes `kubectl drain` retry until the evacuation migration has moved the VMI.
@@ -10,10 +11,7 @@ import { ApiError } from '../apiserver/errors.ts';
 import type { Core } from '../apiserver/core.ts';
 import { patchObject } from '../apiserver/writes.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { admitEviction, launcherVmiName } from './eviction-admission.ts';
-
-/** Who the mark is written as (the audit log tells it from the controllers). */
-export const VIRT_API_IDENTITY = 'system:serviceaccount:kubevirt:kubevirt-apiserver';
+import { admitEviction, launcherVmiName, VIRT_API_IDENTITY } from './eviction-admission.ts';
 
 function vmiResource(core: Core) {
   const res = core.registry.byPath('kubevirt.io', 'v1', 'virtualmachineinstances');

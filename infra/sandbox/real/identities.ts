@@ -9,6 +9,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CONTROLLERS, perController, type Controller } from '../../../shared/controllers.ts';
+import { VIRT_API_IDENTITY } from '../kubevirt/eviction-admission.ts';
 
 /** One identity: the user name the API server sees and its groups. */
 export interface Identity {
@@ -19,6 +20,7 @@ export interface Identity {
 /** The group of the all-in-one local runtime identities (relay and every controller in one). */
 const LOCAL_RUNTIME_GROUP = 'virt-reconciler:local-runtime';
 const NODE_SIM_ROLE = 'virt-reconciler-sandbox-node-sim';
+const VIRT_API_ROLE = 'virt-reconciler-sandbox-virt-api';
 
 /** The RBAC file of a registered controller: one ClusterRole per controller of the registry (shared/controllers.ts). */
 export const controllerRbacFile = (c: Controller): string => `${c}-controller-rbac.yaml`;
@@ -38,6 +40,8 @@ export const IDENTITIES: Record<string, Identity> = {
   'bench-user': { user: 'bench-user', groups: ['system:masters'] },
   // The simulated kubelet and virt-handler.
   'node-sim': { user: 'virt-reconciler-sandbox:node-sim' },
+  // virt-api's eviction webhook (infra/sandbox/kubevirt/eviction-webhook-server.ts), as virt-api's ServiceAccount.
+  [VIRT_API_IDENTITY]: { user: 'system:serviceaccount:kubevirt:kubevirt-apiserver' },
   // The product's identities, exactly as infra/kubernetes/ binds them.
   relay: { user: 'system:serviceaccount:virt-reconciler:virt-reconciler-relay' },
   ...Object.fromEntries(CONTROLLERS.map((c) => [`${c}-controller`, { user: controllerUser(c) }])),
@@ -52,7 +56,7 @@ export const PART_IDENTITY: Readonly<Record<'relay' | Controller, string>> = { r
 
 const meta = (name: string) => ({ name, labels: { 'app.kubernetes.io/part-of': 'virt-reconciler-sandbox' } });
 
-/** The sandbox's own RBAC on the real lane: the node side's role, and the local runtime's bindings. */
+/** The sandbox's own RBAC on the real lane: the node side's role, virt-api's, and the local runtime's bindings. */
 export function sandboxRbac(): KubernetesObject[] {
   // The simulated node side plays the kubelet, virt-handler, virt-operator, CDI, the CSI side and
   // the controllers the emulator adds (a DaemonSet controller); none of that is the product, so
@@ -67,6 +71,20 @@ export function sandboxRbac(): KubernetesObject[] {
       { nonResourceURLs: ['*'], verbs: ['*'] },
     ],
   };
+  // virt-api's eviction webhook: what the interceptor reads (the pod, its VMI, the cluster's
+  // eviction strategy) and the mark it writes (a JSON patch of the VMI, which has no status
+  // subresource). Minimal, as a webhook's identity should be: it is not the product either, but
+  // a broader role would hide a webhook that reads or writes more than virt-api does.
+  const virtApi = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: meta(VIRT_API_ROLE),
+    rules: [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'patch'] },
+      { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
+    ],
+  };
   const binding = (name: string, role: string, subject: { kind: string; name: string }) => ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
@@ -77,6 +95,8 @@ export function sandboxRbac(): KubernetesObject[] {
   return [
     nodeSim,
     binding(NODE_SIM_ROLE, NODE_SIM_ROLE, { kind: 'User', name: IDENTITIES['node-sim']!.user }),
+    virtApi,
+    binding(VIRT_API_ROLE, VIRT_API_ROLE, { kind: 'User', name: IDENTITIES[VIRT_API_IDENTITY]!.user }),
     ...PRODUCT_CLUSTER_ROLES.map((role) => binding(`virt-reconciler-sandbox-local-runtime-${role.replace(/^virt-reconciler-/, '')}`, role, { kind: 'Group', name: LOCAL_RUNTIME_GROUP })),
   ];
 }

@@ -4,18 +4,13 @@
  * a `kubernetes.io/tls` Secret holding the CA (`tls.crt`, `tls.key`: what signs the exporter's
  * serving certificate and the backup client certificate) and a ConfigMap with its `ca-bundle`.
  *
- * The CA is a real self-signed X.509 certificate (P-256, 10 years) made with the `openssl`
- * binary, because node:crypto cannot issue certificates; the CLI is installed wherever the TLS
- * tests run (CI installs it when missing).
+ * The CA is a real self-signed X.509 certificate (P-256, 10 years): ../pki.ts.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
+import { makeCa, type CertificateAuthority } from '../pki.ts';
 
-const run = promisify(execFile);
+export type { CertificateAuthority } from '../pki.ts';
+
 // `data`, not `stringData`: the emulator stores what it is given, as a real server stores `data`.
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
@@ -23,24 +18,6 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 export const EXPORT_CA = 'kubevirt-export-ca';
 export const BACKUP_CA = 'kubevirt-backup-ca';
 export const CA_BUNDLE_KEY = 'ca-bundle';
-
-export interface CertificateAuthority {
-  certPem: string;
-  keyPem: string;
-}
-
-/** A new self-signed CA named `cn`. */
-export async function makeCa(cn: string): Promise<CertificateAuthority> {
-  const dir = await mkdtemp(join(tmpdir(), 'virt-reconciler-ca-'));
-  try {
-    const key = join(dir, 'ca.key');
-    const crt = join(dir, 'ca.crt');
-    await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', crt, '-days', '3650', '-subj', `/CN=${cn}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-    return { certPem: await readFile(crt, 'utf8'), keyPem: await readFile(key, 'utf8') };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 async function createOrKeep(create: () => Promise<unknown>): Promise<void> {
   try {
