@@ -104,7 +104,7 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
     relay: { watches: [{ res: NODES }, { res: VMIS }], mapper: nodeMapper },
   },
   evacuation: {
-    spec: (c) => evacuationController({ expectations: c.expectations, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed) }) as ControllerSpec<unknown>,
+    spec: (c) => evacuationController({ expectations: c.expectations, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: NODES }, { res: VMIS }, { res: MIGRATIONS }], mapper: evacuationMapper },
   },
   'disruption-budget': {
@@ -113,7 +113,7 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   },
   'workload-updater': {
     spec: (c) =>
-      workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('metrics', c.metrics) }) as ControllerSpec<unknown>,
+      workloadUpdaterController({ expectations: c.expectations, leases: c.leases, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs), ...opt('metrics', c.metrics) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: KUBEVIRTS }, { res: MIGRATIONS }, { res: VMIS }], mapper: workloadUpdaterMapper },
   },
   export: {

@@ -13,6 +13,7 @@ export interface EvacuationControllerOptions {
   readonly log: ReconcileLogger;
   readonly now?: () => number;
   readonly clockSpeed?: number;
+  readonly takeoverMs?: number;
 }
 
 export function evacuationController(opts: EvacuationControllerOptions): ControllerSpec<EvacuationDeps> {
@@ -26,6 +27,7 @@ export function evacuationController(opts: EvacuationControllerOptions): Control
       log: opts.log,
       now: opts.now ?? Date.now,
       ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
+      ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
     }),
   };
 }

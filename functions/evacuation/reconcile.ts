@@ -12,8 +12,8 @@ import { isFinalMigration } from '../../shared/api/vmi-eviction.ts';
 import { APP_LABEL, NODE_NAME_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError } from '../../shared/errors.ts';
 import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
-import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
+import { done, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { creationGate } from '../../shared/reconcile/creation-gate.ts';
 import { selectCandidates, vmisToConsider } from './candidates.ts';
 import { EVACUATION_EXPECTATIONS, type EvacuationDeps } from './deps.ts';
 import { renderEvacuationMigration } from './render-migration.ts';
@@ -26,7 +26,7 @@ export async function reconcileEvacuation(nodeName: string, deps: EvacuationDeps
     return done;
   }
   // expectations gate
-  const gate = await expectationsGate(nodeName, deps);
+  const gate = await creationGate(deps, EVACUATION_EXPECTATIONS, nodeName, 'evacuation expectations pending');
   if (gate) return gate;
   const config = await deps.clusterConfig();
   // KubeVirt's VMI cache index by status.nodeName; the kubevirt.io/nodeName label is written with
@@ -54,13 +54,6 @@ export async function reconcileEvacuation(nodeName: string, deps: EvacuationDeps
  * a record left unsatisfied means a pass died between its expectation and its creates: that node
  * waits until the record expires (5 minutes), and is looked at again then.
  */
-async function expectationsGate(nodeName: string, deps: EvacuationDeps): Promise<Outcome | undefined> {
-  const record = await deps.expectations.get(EVACUATION_EXPECTATIONS, nodeName);
-  const now = deps.now();
-  if (!record || isExpectationSatisfied(record, now)) return undefined;
-  return requeueAfter(Math.max(1, (record.setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000) / (deps.clockSpeed ?? 1), 'evacuation expectations pending');
-}
-
 /** The launcher (and target) pods of the considered VMIs' namespaces: the KubeVirtPod informer. */
 async function launcherPods(vmis: readonly VirtualMachineInstance[], deps: EvacuationDeps): Promise<V1Pod[]> {
   const namespaces = [...new Set(vmis.map((v) => v.metadata?.namespace ?? ''))];

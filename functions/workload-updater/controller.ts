@@ -15,6 +15,7 @@ export interface WorkloadUpdaterControllerOptions {
   readonly log: ReconcileLogger;
   readonly now?: () => number;
   readonly clockSpeed?: number;
+  readonly takeoverMs?: number;
   readonly random?: () => number;
   /** The runtime's registry, for the outdated-VMIs gauge. */
   readonly metrics?: Pick<MetricsRegistry, 'set'>;
@@ -32,6 +33,7 @@ export function workloadUpdaterController(opts: WorkloadUpdaterControllerOptions
       log: opts.log,
       now: opts.now ?? Date.now,
       ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
+      ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
       ...(opts.random !== undefined ? { random: opts.random } : {}),
       ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     }),

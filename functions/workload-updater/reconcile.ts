@@ -14,7 +14,7 @@ import { TransientError } from '../../shared/errors.ts';
 import { errorText } from '../../shared/reconcile/events.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
+import { creationGate } from '../../shared/reconcile/creation-gate.ts';
 import { clusterConfigFromKubeVirt } from '../../shared/template/cluster-config.ts';
 import { abortChange, createMigration, evictVmi } from './actions.ts';
 import { batchSettingsOf, migrationCount, REENQUEUE_SECONDS } from './batch.ts';
@@ -40,7 +40,9 @@ export async function reconcileWorkloadUpdate(key: string, deps: WorkloadUpdater
     return done;
   }
   // expectations gate
-  const gate = await expectationsGate(key, deps);
+  // As the evacuation controller's: the create's answer is the observation, so an unsatisfied
+  // record is a pass that died mid-way; the key waits for the record to expire (or be taken over).
+  const gate = await creationGate(deps, WORKLOAD_UPDATE_EXPECTATIONS, key, 'workload update expectations pending');
   if (gate) return gate;
   // Mid-upgrade: nothing, not even the status (the CR's own update event brings us back).
   if (!isRolloutComplete(kv)) return done;
@@ -75,15 +77,6 @@ export async function reconcileWorkloadUpdate(key: string, deps: WorkloadUpdater
     return requeueAfter(THROTTLE_SECONDS / (deps.clockSpeed ?? 1), 'workload update throttle');
   }
   return periodicRecheck(deps, 'workload-updater', key, REENQUEUE_SECONDS, 'workload update re-run');
-}
-
-async function expectationsGate(key: string, deps: WorkloadUpdaterDeps): Promise<Outcome | undefined> {
-  // As the evacuation controller's: the create's answer is the observation, so an unsatisfied
-  // record is a pass that died mid-way; the key waits for the record to expire.
-  const record = await deps.expectations.get(WORKLOAD_UPDATE_EXPECTATIONS, key);
-  const now = deps.now();
-  if (!record || isExpectationSatisfied(record, now)) return undefined;
-  return requeueAfter(Math.max(1, (record.setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000) / (deps.clockSpeed ?? 1), 'workload update expectations pending');
 }
 
 /** `status.outdatedVirtualMachineInstanceWorkloads`, written only when it changes. */
