@@ -9,7 +9,7 @@
 import { statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
 import { makeCa, type CertificateAuthority } from '../pki.ts';
 
-export type { CertificateAuthority } from '../pki.ts';
+export { makeCa, type CertificateAuthority } from '../pki.ts';
 
 // `data`, not `stringData`: the emulator stores what it is given, as a real server stores `data`.
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
