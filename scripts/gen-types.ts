@@ -54,6 +54,10 @@ export const ROOT_DEFINITIONS: readonly string[] = [
   'v1.VirtualMachineInstanceReplicaSetList',
   'v1beta1.VirtualMachinePool',
   'v1beta1.VirtualMachinePoolList',
+  'v1beta1.VirtualMachineInstancetype',
+  'v1beta1.VirtualMachineClusterInstancetype',
+  'v1beta1.VirtualMachinePreference',
+  'v1beta1.VirtualMachineClusterPreference',
   // The spec has no CDI `v1beta1.DataVolume` envelope (only its spec and sources), so the
   // envelope and its status are written by hand in shared/api/data-volume.ts.
   'v1beta1.DataVolumeSpec',

@@ -21,7 +21,10 @@ import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
-import { vmiFromVm } from './vmi-from-vm.ts';
+import { fillInputDefaults, vmiFromVm } from './vmi-from-vm.ts';
+import { expandVmi } from './instancetype/expand-vmi.ts';
+import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
+import { runStrategyOf } from './run-strategy.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
@@ -58,7 +61,22 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // sync: decide, then act
   let syncError: SyncError | undefined;
   let requeueSeconds: number | undefined = gate.satisfied ? undefined : gate.waitSeconds;
-  if (gate.satisfied) {
+  // instance types and preferences: pinned, resolved for the start (or a failure that ends the sync)
+  let resolved: Resolved = {};
+  let proceed = gate.satisfied;
+  if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
+    const r = await syncInstancetypes(observed.vm, deps);
+    observed = { ...observed, vm: r.vm };
+    if (r.kind === 'ok') resolved = r.resolved;
+    else {
+      proceed = false;
+      if (r.kind === 'error') {
+        syncError = r.error;
+        if (r.event !== undefined) await event(deps, r.vm, 'Warning', 'FailedCreate', r.event);
+      }
+    }
+  }
+  if (proceed) {
     const decision = decideSync(observed, deps.now());
     switch (decision.kind) {
       case 'none':
@@ -76,7 +94,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
         break;
       }
       case 'start': {
-        const r = await startVmi(key, observed.vm, deps);
+        const r = await startVmi(key, observed.vm, resolved, deps);
         if (r.kind === 'created') {
           observed = { ...observed, vmi: r.vmi };
           creationExpected = true;
@@ -211,9 +229,15 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
 
 type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'lost-race' } | { kind: 'failed'; error: SyncError };
 
-async function startVmi(key: string, vm: VirtualMachine, deps: VmDeps): Promise<StartResult> {
-  const vmi = vmiFromVm(vm);
-  // The discontinued network bindings are refused here too, before a VMI exists (reference-vm-vmi-depth §6).
+async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, deps: VmDeps): Promise<StartResult> {
+  const expanded = expandVmi(vmiFromVm(vm, resolved.preference?.spec), resolved);
+  if (!expanded.ok) {
+    await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${expanded.message}`);
+    return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${expanded.message}`, requeue: true } };
+  }
+  const vmi = fillInputDefaults(expanded.vmi);
+  // The discontinued network bindings are refused here too, before a VMI exists (reference-vm-vmi-depth §6);
+  // after the expansion, as upstream validates the VMI it would create.
   const causes = discontinuedBindingCauses(vmi.spec);
   if (causes.length > 0) return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${createValidationMessage(causes)}`, requeue: false } };
   // Of N workers racing on this key (duplicate delivery, a crash between create and record), one wins.

@@ -4,7 +4,8 @@
  * finalizer until the VM controller lets go. Pure.
  */
 import { createHash } from 'node:crypto';
-import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePreferenceSpec } from '../../shared/api/index.ts';
+import { applyAutoattachPreferences } from '../../shared/instancetype/apply-preference.ts';
 import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { START_REQUEST, VM_GENERATION_ANNOTATION } from './well-known.ts';
 
@@ -27,8 +28,12 @@ export function firmwareUuid(vm: VirtualMachine): string {
   return vm.spec.template.spec?.domain.firmware?.uuid ?? uuidV5(FIRMWARE_UUID_NAMESPACE, vm.metadata?.name ?? '');
 }
 
-/** The VMI to create for `vm`. */
-export function vmiFromVm(vm: VirtualMachine): VirtualMachineInstance {
+/**
+ * The VMI to create for `vm`. A preference's `preferredAutoattach*` apply before the input device
+ * and the default pod network are added (so they decide those); the rest of the instance type and
+ * preference is expanded afterwards (instancetype/expand-vmi.ts).
+ */
+export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePreferenceSpec): VirtualMachineInstance {
   const template = vm.spec.template;
   const spec = structuredClone(template.spec ?? { domain: { devices: {} } });
   const meta = template.metadata ?? {};
@@ -36,6 +41,8 @@ export function vmiFromVm(vm: VirtualMachine): VirtualMachineInstance {
   // `virtctl start --paused` travels as data on the Start request.
   if (first?.action === START_REQUEST && first.data?.paused === 'true') spec.startStrategy = 'Paused';
   spec.domain = { ...spec.domain, firmware: { ...spec.domain.firmware, uuid: firmwareUuid(vm) } };
+  applyAutoattachPreferences(preference, spec);
+  addAutoattachedInput(spec);
   addDefaultPodNetwork(spec);
   return {
     apiVersion: KUBEVIRT_API_VERSION,
@@ -52,6 +59,25 @@ export function vmiFromVm(vm: VirtualMachine): VirtualMachineInstance {
     },
     spec,
   };
+}
+
+/**
+ * `autoattachInputDevice: true` with no inputs adds one named `default-0`. KubeVirt leaves its bus
+ * and type to preferences and then to the VMI defaults of its webhook (`usb`, `tablet`); with no
+ * webhook here they are filled after the preference (expand-vmi.ts) or here when there is none.
+ */
+function addAutoattachedInput(spec: VirtualMachineInstance['spec']): void {
+  const devices = spec.domain.devices;
+  if (devices.autoattachInputDevice !== true || (devices.inputs?.length ?? 0) > 0) return;
+  devices.inputs = [{ name: 'default-0', type: '' }];
+}
+
+/** What KubeVirt's VMI webhook defaults on inputs: an unset bus is `usb`, an unset type `tablet`. */
+export function fillInputDefaults(vmi: VirtualMachineInstance): VirtualMachineInstance {
+  const inputs = vmi.spec.domain.devices.inputs;
+  if (!inputs?.some((i) => !i.bus || !i.type)) return vmi;
+  const filled = inputs.map((i) => ({ ...i, bus: i.bus || 'usb', type: i.type || 'tablet' }));
+  return { ...vmi, spec: { ...vmi.spec, domain: { ...vmi.spec.domain, devices: { ...vmi.spec.domain.devices, inputs: filled } } } };
 }
 
 /**

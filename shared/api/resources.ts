@@ -11,6 +11,7 @@ import type {
   V1ControllerRevision,
   V1DaemonSet,
   V1Namespace,
+  V1ObjectMeta,
   V1Node,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -24,10 +25,14 @@ import type {
   KubeVirt,
   MigrationPolicy,
   VirtualMachine,
+  VirtualMachineClusterInstancetype,
+  VirtualMachineClusterPreference,
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
   VirtualMachineInstanceReplicaSet,
+  VirtualMachineInstancetype,
   VirtualMachinePool,
+  VirtualMachinePreference,
 } from './kubevirt.gen.ts';
 
 /** Where a resource lives in the API. `group` is `''` for the core group (`/api/v1`). */
@@ -70,6 +75,8 @@ export const MIGRATIONS_GROUP = 'migrations.kubevirt.io';
 export const CDI_GROUP = 'cdi.kubevirt.io';
 /** `pool.kubevirt.io` (VirtualMachinePool) */
 export const POOL_GROUP = 'pool.kubevirt.io';
+/** `instancetype.kubevirt.io` (instance types and preferences) */
+export const INSTANCETYPE_GROUP = 'instancetype.kubevirt.io';
 
 /** No `/status`: KubeVirt's VMI CRD declares none (status, labels and finalizers are written in one update). */
 export const VMIS = defineResource<VirtualMachineInstance>({
@@ -137,6 +144,42 @@ export const MIGRATION_POLICIES = defineResource<MigrationPolicy>({
   subresources: ['status'],
 });
 
+/** VirtualMachineInstancetype (`instancetype.kubevirt.io/v1beta1`), namespaced; no subresources. */
+export const INSTANCETYPES = defineResource<VirtualMachineInstancetype>({
+  group: INSTANCETYPE_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachineinstancetypes',
+  kind: 'VirtualMachineInstancetype',
+  namespaced: true,
+});
+
+/** VirtualMachineClusterInstancetype, cluster-scoped. */
+export const CLUSTER_INSTANCETYPES = defineResource<VirtualMachineClusterInstancetype>({
+  group: INSTANCETYPE_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachineclusterinstancetypes',
+  kind: 'VirtualMachineClusterInstancetype',
+  namespaced: false,
+});
+
+/** VirtualMachinePreference, namespaced. */
+export const PREFERENCES = defineResource<VirtualMachinePreference>({
+  group: INSTANCETYPE_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachinepreferences',
+  kind: 'VirtualMachinePreference',
+  namespaced: true,
+});
+
+/** VirtualMachineClusterPreference, cluster-scoped. */
+export const CLUSTER_PREFERENCES = defineResource<VirtualMachineClusterPreference>({
+  group: INSTANCETYPE_GROUP,
+  version: 'v1beta1',
+  plural: 'virtualmachineclusterpreferences',
+  kind: 'VirtualMachineClusterPreference',
+  namespaced: false,
+});
+
 export const DATA_VOLUMES = defineResource<DataVolume>({
   group: CDI_GROUP,
   version: 'v1beta1',
@@ -144,6 +187,21 @@ export const DATA_VOLUMES = defineResource<DataVolume>({
   kind: 'DataVolume',
   namespaced: true,
   subresources: ['status'],
+});
+
+/** CDI DataSource (`cdi.kubevirt.io/v1beta1`), read for the default instance type labels of a DataVolume's `sourceRef`. */
+export interface DataSource {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: { source?: { pvc?: { name: string; namespace: string } } };
+}
+export const DATA_SOURCES = defineResource<DataSource>({
+  group: CDI_GROUP,
+  version: 'v1beta1',
+  plural: 'datasources',
+  kind: 'DataSource',
+  namespaced: true,
 });
 
 export const PODS = defineResource<V1Pod>({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, subresources: ['status', 'eviction'] });

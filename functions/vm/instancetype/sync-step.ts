@@ -1,0 +1,273 @@
+/**
+ * The VM controller's instance type step (KubeVirt's instancetype controller `Sync`, policy
+ * `reference`, reference-vm-vmi-depth.md §1.1–§1.4), run after the run strategy is known and
+ * before DataVolumes: infer from a volume (the webhook's part, see infer.ts) → find both
+ * matchers → store (pin revisions, write the status refs) → upgrade old revisions. What it
+ * resolved is handed to the start, which expands it into the VMI (expand-vmi.ts).
+ */
+import type { V1ControllerRevision } from '@kubernetes/client-node';
+import type {
+  InstancetypeMatcher,
+  InstancetypeStatusRef,
+  VirtualMachine,
+  VirtualMachineInstancetypeSpec,
+  VirtualMachinePreferenceSpec,
+} from '../../../shared/api/index.ts';
+import { CONTROLLER_REVISIONS, VMS } from '../../../shared/api/resources.ts';
+import { applyInstancetype, vmConflictMessage } from '../../../shared/instancetype/apply-instancetype.ts';
+import {
+  DEFAULT_INSTANCETYPE_KIND_LABEL,
+  DEFAULT_INSTANCETYPE_LABEL,
+  DEFAULT_PREFERENCE_KIND_LABEL,
+  DEFAULT_PREFERENCE_LABEL,
+  IGNORE_INFER_FAILURE,
+  OBJECT_NAME_LABEL,
+} from '../../../shared/instancetype/well-known.ts';
+import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
+import { AlreadyExistsError } from '../../../shared/kube/errors.ts';
+import type { VmDeps } from '../deps.ts';
+import type { SyncError } from '../sync.ts';
+import { inferFromVolume } from './infer.ts';
+import { kindTarget, notFoundMessage, type AnyFlavourObject, type Flavour } from './kinds.ts';
+import { buildRevision, decodeRevision, needsUpgrade, sameSpec, type Revision } from './revision.ts';
+import { nextStatusRef } from './store.ts';
+
+/** One resolved matcher: what to expand, and how the VMI names it. */
+export interface ResolvedFlavour<S> {
+  readonly name: string;
+  /** The VMI annotation naming it (`kubevirt.io/instancetype-name`, `…/cluster-…`). */
+  readonly annotation: string;
+  readonly spec: S;
+}
+
+export interface Resolved {
+  readonly instancetype?: ResolvedFlavour<VirtualMachineInstancetypeSpec>;
+  readonly preference?: ResolvedFlavour<VirtualMachinePreferenceSpec>;
+}
+
+export type InstancetypeSyncResult =
+  | { readonly kind: 'ok'; readonly vm: VirtualMachine; readonly resolved: Resolved }
+  /** The spec was rewritten (inference): the rest of this pass is skipped, as upstream does. */
+  | { readonly kind: 'spec-changed'; readonly vm: VirtualMachine }
+  /** `event`: the message of a `Warning FailedCreate` event to record (store and upgrade failures; find failures have none). */
+  | { readonly kind: 'error'; readonly vm: VirtualMachine; readonly error: SyncError; readonly event?: string };
+
+const FLAVOURS: readonly Flavour[] = ['instancetype', 'preference'];
+const REF_FIELD = { instancetype: 'instancetypeRef', preference: 'preferenceRef' } as const;
+const FIND_REASON = { instancetype: 'FailedFindInstancetype', preference: 'FailedFindPreference' } as const;
+const INFER_LABELS = {
+  instancetype: [DEFAULT_INSTANCETYPE_LABEL, DEFAULT_INSTANCETYPE_KIND_LABEL],
+  preference: [DEFAULT_PREFERENCE_LABEL, DEFAULT_PREFERENCE_KIND_LABEL],
+} as const;
+
+const STORE_PREFIX = 'error encountered while storing instancetype.kubevirt.io controllerRevisions';
+const UPGRADE_PREFIX = 'error encountered while upgrading instancetype.kubevirt.io controllerRevisions';
+
+/** What find resolved for one matcher, and the revision it read (for the upgrade). */
+interface Found {
+  readonly object: AnyFlavourObject;
+  readonly kind: string;
+  readonly annotation: string;
+  readonly live: boolean;
+  readonly revision?: V1ControllerRevision;
+}
+
+class StepError extends Error {}
+
+/** Runs the step for `vm` (not being deleted, with a valid run strategy). */
+export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps): Promise<InstancetypeSyncResult> {
+  let vm = vmIn;
+  if (!vm.spec.instancetype && !vm.spec.preference) return { kind: 'ok', vm, resolved: {} };
+
+  // infer (the webhook's part)
+  const inferred = await inferMatchers(vm, deps);
+  if (inferred.kind !== 'ok') return inferred;
+
+  // find
+  const found: Partial<Record<Flavour, Found>> = {};
+  for (const f of FLAVOURS) {
+    const matcher = vm.spec[f];
+    if (!matcher) continue;
+    try {
+      found[f] = await find(f, matcher, vm.status?.[REF_FIELD[f]], vm, deps);
+    } catch (err) {
+      if (!(err instanceof StepError)) throw err;
+      return { kind: 'error', vm, error: { reason: FIND_REASON[f], message: err.message, requeue: true } };
+    }
+  }
+
+  // store
+  try {
+    vm = await store(vm, found, deps);
+  } catch (err) {
+    return failed(vm, STORE_PREFIX, err);
+  }
+
+  // upgrade
+  try {
+    vm = await upgrade(vm, found, deps);
+  } catch (err) {
+    return failed(vm, UPGRADE_PREFIX, err);
+  }
+
+  const resolved: { instancetype?: ResolvedFlavour<VirtualMachineInstancetypeSpec>; preference?: ResolvedFlavour<VirtualMachinePreferenceSpec> } = {};
+  const it = found.instancetype;
+  if (it) resolved.instancetype = { name: vm.spec.instancetype?.name ?? '', annotation: it.annotation, spec: it.object.spec as VirtualMachineInstancetypeSpec };
+  const pref = found.preference;
+  if (pref) resolved.preference = { name: vm.spec.preference?.name ?? '', annotation: pref.annotation, spec: pref.object.spec as VirtualMachinePreferenceSpec };
+  return { kind: 'ok', vm, resolved };
+}
+
+function failed(vm: VirtualMachine, prefix: string, err: unknown): InstancetypeSyncResult {
+  const message = `${prefix}: ${err instanceof Error ? err.message : String(err)}`;
+  return { kind: 'error', vm, error: { reason: 'FailedCreate', message, requeue: true }, event: message };
+}
+
+/**
+ * Replaces each `inferFromVolume` matcher with the `{name, kind}` its volume names, as the
+ * mutating webhook would have at admission. With `IgnoreInferFromVolumeFailure` an ignorable
+ * failure drops the matcher, and a successful instance type inference drops the template's
+ * `domain.memory` (the instance type provides it).
+ */
+async function inferMatchers(vm: VirtualMachine, deps: VmDeps): Promise<InstancetypeSyncResult> {
+  const ops: JsonPatchOperation[] = [];
+  let dropMemory = false;
+  for (const f of FLAVOURS) {
+    const matcher = vm.spec[f];
+    if (!matcher?.inferFromVolume) continue;
+    const ignore = matcher.inferFromVolumeFailurePolicy === IGNORE_INFER_FAILURE;
+    const [nameLabel, kindLabel] = INFER_LABELS[f];
+    const r = await inferFromVolume(deps.kube, vm, matcher.inferFromVolume, nameLabel, kindLabel);
+    ops.push({ op: 'test', path: `/spec/${f}`, value: matcher });
+    if (!r.ok) {
+      if (!(r.ignorable && ignore)) return { kind: 'error', vm, error: { reason: FIND_REASON[f], message: r.message, requeue: true } };
+      ops.push({ op: 'remove', path: `/spec/${f}` });
+      continue;
+    }
+    const target = kindTarget(f, r.kind);
+    ops.push({ op: 'replace', path: `/spec/${f}`, value: { name: r.name, kind: target.ok ? target.kind : r.kind } });
+    if (ignore && f === 'instancetype') dropMemory = true;
+  }
+  if (ops.length === 0) return { kind: 'ok', vm, resolved: {} };
+  const memory = vm.spec.template.spec?.domain.memory;
+  if (dropMemory && memory !== undefined) ops.push({ op: 'test', path: '/spec/template/spec/domain/memory', value: memory }, { op: 'remove', path: '/spec/template/spec/domain/memory' });
+  const written = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
+  return { kind: 'spec-changed', vm: written };
+}
+
+/** Revision first (the matcher's `revisionName`, else the status ref's if it names this object), else the live object. */
+async function find(f: Flavour, matcher: InstancetypeMatcher, ref: InstancetypeStatusRef | undefined, vm: VirtualMachine, deps: VmDeps): Promise<Found> {
+  const ns = vm.metadata?.namespace ?? '';
+  const target = kindTarget(f, matcher.kind);
+  if (!target.ok) throw new StepError(target.message);
+  const readRevision = async (name: string): Promise<V1ControllerRevision> => {
+    const cr = await deps.kube.get(CONTROLLER_REVISIONS, ns, name);
+    if (!cr) throw new StepError(notFoundMessage(CONTROLLER_REVISIONS, name));
+    return cr;
+  };
+  const fromRevision = (cr: V1ControllerRevision): Found => {
+    const decoded = decodeRevision(cr, f);
+    if (!decoded.ok) throw new StepError(decoded.message);
+    return { object: decoded.object, kind: target.kind, annotation: target.annotation, live: false, revision: cr };
+  };
+  if (matcher.revisionName) return fromRevision(await readRevision(matcher.revisionName));
+  const pinned = ref?.controllerRevisionRef?.name;
+  if (pinned) {
+    const cr = await readRevision(pinned);
+    if (cr.metadata?.labels?.[OBJECT_NAME_LABEL] === matcher.name) return fromRevision(cr);
+  }
+  return { ...(await findLive(f, matcher, vm, deps)), revision: undefined };
+}
+
+async function findLive(f: Flavour, matcher: InstancetypeMatcher, vm: VirtualMachine, deps: VmDeps): Promise<Found> {
+  const target = kindTarget(f, matcher.kind);
+  if (!target.ok) throw new StepError(target.message);
+  const name = matcher.name ?? '';
+  const obj = await deps.kube.get(target.res, target.namespaced ? (vm.metadata?.namespace ?? '') : undefined, name);
+  if (!obj) throw new StepError(notFoundMessage(target.res, name));
+  return { object: obj, kind: target.kind, annotation: target.annotation, live: true };
+}
+
+/**
+ * Pins a revision for each matcher that has none (creating it from the live object; an instance
+ * type is first checked against the template), then writes the changed refs in one status patch.
+ * Never writes `spec.*.revisionName`: that stays the user's.
+ */
+async function store(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>, deps: VmDeps): Promise<VirtualMachine> {
+  const ops: JsonPatchOperation[] = [];
+  const refs: Partial<Record<'instancetypeRef' | 'preferenceRef', InstancetypeStatusRef>> = {};
+  for (const f of FLAVOURS) {
+    const matcher = vm.spec[f];
+    const hit = found[f];
+    if (!matcher || !hit) continue;
+    const field = REF_FIELD[f];
+    const next = nextStatusRef({ ...matcher, kind: hit.kind }, vm.status?.[field]);
+    const ref = next.ref;
+    if (next.needsRevision) {
+      const live = hit.live ? hit : await findLive(f, matcher, vm, deps).catch((err: unknown) => {
+        throw err instanceof StepError ? new Error(err.message) : err;
+      });
+      if (f === 'instancetype') {
+        const template = vm.spec.template;
+        const checked = applyInstancetype('spec.template.spec', live.object.spec as VirtualMachineInstancetypeSpec, undefined, template.spec ?? { domain: { devices: {} } }, template.metadata?.annotations ?? {});
+        if (checked.conflicts.length > 0) throw new Error(vmConflictMessage(checked.conflicts));
+      }
+      const cr = await createRevision(buildRevision(vm, live.object, hit.kind), f, deps);
+      ref.controllerRevisionRef = { name: cr.metadata?.name ?? '' };
+      found[f] = { ...hit, object: live.object, revision: cr };
+    }
+    if (JSON.stringify(ref) !== JSON.stringify(vm.status?.[field])) {
+      refs[field] = ref;
+      ops.push({ op: 'add', path: `/status/${field}`, value: ref });
+    }
+  }
+  if (ops.length === 0) return vm;
+  // A VM never written by a controller has no status: add it whole, guarded by the version read.
+  const patch: JsonPatchOperation[] = vm.status === undefined ? [{ op: 'test', path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion }, { op: 'add', path: '/status', value: refs }] : ops;
+  const written = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops: patch }, { subresource: 'status' });
+  return { ...vm, metadata: written.metadata, status: written.status };
+}
+
+/** Creates `cr`; one of the same name holding the same spec is reused, a different one is an error. */
+async function createRevision(cr: Revision, f: Flavour, deps: VmDeps): Promise<V1ControllerRevision> {
+  try {
+    return await deps.kube.create(CONTROLLER_REVISIONS, cr);
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw err;
+    const existing = await deps.kube.get(CONTROLLER_REVISIONS, cr.metadata.namespace ?? '', cr.metadata.name);
+    if (existing && sameSpec(existing, cr, f)) return existing;
+    throw new Error(`found existing ControllerRevision with unexpected data: ${cr.metadata.name}`);
+  }
+}
+
+/**
+ * Rewrites each pinned revision that is not v1beta1 as a v1beta1 one, moves the status ref to it
+ * (one status patch, `test` old name + `replace` new), then deletes the old one (a failed delete
+ * is only logged).
+ */
+async function upgrade(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>, deps: VmDeps): Promise<VirtualMachine> {
+  const ops: JsonPatchOperation[] = [];
+  const old: string[] = [];
+  for (const f of FLAVOURS) {
+    const field = REF_FIELD[f];
+    const name = vm.status?.[field]?.controllerRevisionRef?.name;
+    const cr = found[f]?.revision;
+    if (!name || !cr || cr.metadata?.name !== name || !needsUpgrade(cr)) continue;
+    const decoded = decodeRevision(cr, f);
+    if (!decoded.ok) throw new Error(decoded.message);
+    const created = await createRevision(buildRevision(vm, decoded.object, decoded.kind), f, deps);
+    const path = `/status/${field}/controllerRevisionRef/name`;
+    ops.push({ op: 'test', path, value: name }, { op: 'replace', path, value: created.metadata?.name ?? '' });
+    old.push(name);
+  }
+  if (ops.length === 0) return vm;
+  const written = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }, { subresource: 'status' });
+  for (const name of old) {
+    try {
+      await deps.kube.delete(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name);
+    } catch (err) {
+      deps.log.warn('could not delete the upgraded ControllerRevision', { name, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { ...vm, metadata: written.metadata, status: written.status };
+}
