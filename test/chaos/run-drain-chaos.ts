@@ -1,0 +1,321 @@
+/**
+ * A node drain and a KubeVirt upgrade under the chaos suite's faults (injectors.ts): worker kills
+ * at any API or table call of the VMI, migration, evacuation and workload-update reconciles,
+ * every message delivered up to 5×, watches dropped and answered with 410, 429/500 from the API
+ * server, 409 on creates and updates, a slow queue, and a VMI that fails permanently.
+ *
+ * 1. `vmis` LiveMigrate VMIs start on node01 (the other nodes cordoned meanwhile), plus a poisoned
+ *    VMI whose reconcile always fails.
+ * 2. The drain, as `kubectl drain` does it: node01 cordoned, then every pod on it that is not a
+ *    DaemonSet's evicted, again every 500 ms while virt-api's webhook answers 429, until none is
+ *    left. The evacuation controller migrates the VMIs off.
+ * 3. The upgrade: `spec.imageTag` changed (virt-operator's rollout), node01 schedulable again; the
+ *    workload updater migrates every VMI to the new launcher, the count on the CR going to 0.
+ * 4. Calm: faults off; the poisoned key is in the DLQ; the poison is lifted, the DLQ replayed, and
+ *    that VMI reaches Running too.
+ *
+ * Checked from the API server's audit log, replayed in commit order: never two unfinished
+ * migrations for one VMI, at most 5 migrations running in the cluster and 2 leaving one node (the
+ * migration controller's limits, KubeVirt's defaults); and that nothing is lost: every VMI Running,
+ * none left on node01 after the drain, every one on the new launcher, the outdated count 0.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkerPool } from '../../infra/local/workers.ts';
+import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
+import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { controllerSpecs } from '../../functions/registry.ts';
+import { Relay } from '../../functions/relay/relay.ts';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import { KUBEVIRTS, MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import type { Logger } from '../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import type { Controller } from '../../shared/queue/message.ts';
+import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
+import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { instrumented } from '../../shared/reconcile/instrument.ts';
+import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
+import { vmiManifest } from '../e2e/support.ts';
+import { REAL } from '../support/lanes.ts';
+import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { RELAY_IDENTITY } from './run-chaos.ts';
+
+export interface DrainChaosOptions {
+  /** LiveMigrate VMIs on the drained node. Default 8. */
+  readonly vmis?: number;
+  readonly seed?: number;
+  /** Probability per API/table call that a worker dies around it. Default 0.03. */
+  readonly killRate?: number;
+  /** Sandbox clock speed. Default 5: at 10 a loaded machine stretches a migration past its lease (5 sandbox minutes = 30 s of wall time), which is the migration controller's known limit slip, not what this run is about. */
+  readonly speed?: number;
+  /** Per phase (start, drain, update, replay), ms. */
+  readonly phaseTimeoutMs?: number;
+  readonly progress?: (line: string) => void;
+}
+
+export interface DrainChaosReport {
+  readonly seed: number;
+  readonly seconds: number;
+  /** Wall seconds of the drain and of the update. */
+  readonly drainSeconds: number;
+  readonly updateSeconds: number;
+  /** Why a phase did not finish, if one did not. */
+  readonly unfinished: string[];
+  /** VMIs not Running at the end. */
+  readonly notRunning: string[];
+  /** VMIs still on the drained node when the drain ended. */
+  readonly leftOnNode: string[];
+  /** VMIs not on the new launcher at the end, each with its launcher and its migrations' phases. */
+  readonly notUpdated: string[];
+  /** The CR's status.outdatedVirtualMachineInstanceWorkloads at the end. */
+  readonly outdatedCount: number | undefined;
+  /** Evictions virt-api refused (429) during the drain. */
+  readonly refusedEvictions: number;
+  readonly migrationsCreated: number;
+  readonly twoUnfinished: string[];
+  readonly peaks: Peaks;
+  readonly deadLetters: readonly DeadLetter[];
+  readonly replay: ReplayReport | undefined;
+  readonly poisonRecovered: boolean;
+  readonly deadAfterReplay: readonly DeadLetter[];
+  readonly injected: Record<string, number>;
+}
+
+const NS = 'default';
+const POISON_VMI = 'drain-poison';
+const NEW_TAG = 'v1.9.1';
+const NEW_LAUNCHER = `quay.io/kubevirt/virt-launcher:${NEW_TAG}`;
+/** The controllers a drain and an upgrade go through. */
+const PARTS: readonly Controller[] = ['vmi', 'migration', 'evacuation', 'workload-updater'];
+const quiet: Logger = { info() {}, warn() {}, error() {}, with: () => quiet };
+const identityOf = (c: Controller) => (REAL ? PART_IDENTITY[c] : CONTROLLER_IDENTITY);
+
+/** Polls `cond` every 100 ms until it holds or `ms` pass; true when it held. */
+async function within(ms: number, cond: () => Promise<boolean>, progress?: () => void): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  let reported = performance.now();
+  while (performance.now() < deadline) {
+    if (await cond()) return true;
+    if (progress && performance.now() - reported > 5000) {
+      progress();
+      reported = performance.now();
+    }
+    await sleep(100);
+  }
+  return cond();
+}
+
+const isDaemonSetPod = (p: { metadata?: { ownerReferences?: { kind?: string; controller?: boolean }[] } }) => (p.metadata?.ownerReferences ?? []).some((r) => r.controller && r.kind === 'DaemonSet');
+
+/** `kubectl drain <node> --ignore-daemonsets --force`: cordon, then evict until no pod is left. */
+async function drainNode(user: KubeClient, node: string, timeoutMs: number, progress?: () => void): Promise<{ done: boolean; refused: number }> {
+  await user.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable: true } } });
+  let refused = 0;
+  const done = await within(timeoutMs, async () => {
+    const pods = (await user.list(PODS, undefined, { fieldSelector: `spec.nodeName=${node}` })).items.filter((p) => !isDaemonSetPod(p));
+    if (pods.length === 0) return true;
+    for (const p of pods) {
+      if (p.metadata?.deletionTimestamp) continue;
+      try {
+        await user.evict(p.metadata?.namespace ?? NS, p.metadata?.name ?? '');
+      } catch (err) {
+        // 429: virt-api marked the VMI (or it is migrating); drain retries. Gone: fine.
+        const status = (err as { status?: number }).status;
+        if (status === 429) refused++;
+        else if ((err as { reason?: string }).reason !== 'NotFound') throw err;
+      }
+    }
+    await sleep(400);
+    return false;
+  }, progress);
+  return { done, refused };
+}
+
+async function ours(user: KubeClient, names: readonly string[]): Promise<VirtualMachineInstance[]> {
+  return (await user.list(VMIS, NS)).items.filter((v) => names.includes(v.metadata?.name ?? ''));
+}
+
+export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<DrainChaosReport> {
+  const seed = opts.seed ?? Date.now() % 1_000_000;
+  const random = seededRandom(seed);
+  const say = opts.progress ?? (() => {});
+  const phaseMs = opts.phaseTimeoutMs ?? 120_000;
+  const speed = opts.speed ?? 5;
+  const t0 = performance.now();
+  const sandbox: Sandbox = await startSandbox({ nodes: 3, speed, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, kubevirtDeployMs: 10_000 } });
+  const store = openChaosStore(random);
+  const { queue, state, slow } = store;
+  const killer = new Killer(random, opts.killRate ?? 0.03);
+  const poisoned = new Set([POISON_VMI]);
+  const metrics = new MetricsRegistry();
+  const kubes = Object.fromEntries(PARTS.map((c) => [c, createKubeClient(sandbox.apiServer.kubeConfig(identityOf(c)))])) as Record<Controller, KubeClient>;
+  const expectations = chaosExpectations(state.expectations, killer);
+  const now = () => sandbox.clock.nowMs();
+  const specs = controllerSpecs((c) => ({
+    kube: kubes[c] ?? kubes.vmi,
+    expectations,
+    leases: state.leases,
+    clusterConfig: cachedClusterConfig(kubes[c] ?? kubes.vmi),
+    log: quiet,
+    now,
+    clockSpeed: speed,
+    // A dead pass's expectations are taken over after 4 s of wall time (sandbox ms here): longer
+    // than any live pass, as the function timeout would be in production.
+    takeoverMs: 4000 * speed,
+    metrics,
+  })).filter((s) => PARTS.includes(s.controller));
+  const pools = specs.map(
+    (spec) =>
+      new WorkerPool({
+        controller: spec.controller,
+        concurrency: spec.controller === 'workload-updater' ? 1 : spec.controller === 'vmi' ? 10 : 3,
+        queue: slow,
+        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: quiet, now }),
+        metrics,
+        log: quiet,
+      }),
+  );
+  const sender = new DuplicatingSender(slow, random);
+  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(REAL ? PART_IDENTITY.relay : RELAY_IDENTITY), queue: sender, log: quiet, metrics });
+  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
+  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const names = Array.from({ length: opts.vmis ?? 8 }, (_, i) => `drain-chaos-${i + 1}`);
+  const [node01, ...others] = sandbox.nodeNames as [string, ...string[]];
+  const unfinished: string[] = [];
+  const setUnschedulable = (node: string, unschedulable: boolean) => user.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable } } });
+  // A progress line: migration phases, VMIs per node and launcher, queue depths.
+  const snapshot = async () => {
+    const migs = (await user.list(MIGRATIONS, NS)).items;
+    const phases = new Map<string, number>();
+    for (const m of migs) phases.set(m.status?.phase ?? 'new', (phases.get(m.status?.phase ?? 'new') ?? 0) + 1);
+    const vmis = await ours(user, names);
+    const where = vmis.map((v) => `${v.metadata?.name?.replace('drain-chaos-', '')}@${v.status?.nodeName}/${(v.status?.launcherContainerImageVersion ?? '?').split(':').pop()}`).join(' ');
+    const depths = await Promise.all(PARTS.map(async (c) => `${c}:${JSON.stringify(await queue.depth(c))}`));
+    return `${killer.crashes} kills, ${sender.duplicates} dups; migrations ${JSON.stringify(Object.fromEntries(phases))}; ${where}; queues ${depths.join(' ')}`;
+  };
+  let drainSeconds = 0;
+  let updateSeconds = 0;
+  let refused = 0;
+  let leftOnNode: string[] = [];
+  let deadLetters: readonly DeadLetter[] = [];
+  let replay: ReplayReport | undefined;
+  let poisonRecovered = false;
+  try {
+    relay.start();
+    for (const p of pools) p.start();
+    await user.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { workloadUpdateStrategy: { workloadUpdateMethods: ['LiveMigrate'] } } } });
+    // 1. everything on node01
+    for (const n of others) await setUnschedulable(n, true);
+    for (const n of names) await user.create(VMIS, vmiManifest(n, { evictionStrategy: 'LiveMigrate' }));
+    await user.create(VMIS, vmiManifest(POISON_VMI, { evictionStrategy: 'LiveMigrate' }));
+    const started = await within(phaseMs, async () => {
+      const vmis = await ours(user, names);
+      return vmis.length === names.length && vmis.every((v) => v.status?.phase === 'Running' && v.status.nodeName === node01 && v.status.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True'));
+    });
+    if (!started) unfinished.push('the VMIs never all ran on node01');
+    for (const n of others) await setUnschedulable(n, false);
+    say(`${names.length} VMIs Running on ${node01}; draining under chaos`);
+
+    // 2. the drain
+    const d0 = performance.now();
+    const drain = await drainNode(user, node01, phaseMs, () => void snapshot().then((line) => say(`drain: ${line}`)));
+    drainSeconds = Math.round((performance.now() - d0) / 100) / 10;
+    refused = drain.refused;
+    if (!drain.done) unfinished.push(`the drain did not finish in ${phaseMs / 1000} s`);
+    leftOnNode = (await ours(user, names)).filter((v) => v.status?.nodeName === node01).map((v) => v.metadata?.name ?? '');
+    say(`drain ${drain.done ? 'done' : 'NOT done'} in ${drainSeconds} s (${refused} evictions refused); ${killer.crashes} worker kills, ${sender.duplicates} duplicate deliveries so far`);
+
+    // 3. the upgrade
+    await setUnschedulable(node01, false);
+    const u0 = performance.now();
+    await user.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { imageTag: NEW_TAG } } });
+    const updated = await within(phaseMs, async () => {
+      const vmis = await ours(user, names);
+      const kv = await user.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
+      return vmis.every((v) => v.status?.phase === 'Running' && v.status.launcherContainerImageVersion === NEW_LAUNCHER) && kv?.status?.outdatedVirtualMachineInstanceWorkloads === 0;
+    }, () => void snapshot().then((line) => say(`update: ${line}`)));
+    updateSeconds = Math.round((performance.now() - u0) / 100) / 10;
+    if (!updated) unfinished.push(`the update did not finish in ${phaseMs / 1000} s`);
+    say(`update ${updated ? 'done' : 'NOT done'} in ${updateSeconds} s`);
+
+    // 4. calm, then the DLQ: the poison is there; lifted and replayed, it runs
+    await faultLoop.stop();
+    killer.armed = false;
+    await within(10_000, async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((l) => l.key === `${NS}/${POISON_VMI}`));
+    deadLetters = await queue.listDeadLetters();
+    poisoned.clear();
+    replay = await queue.replay({ controller: 'vmi' });
+    poisonRecovered = await within(phaseMs, async () => (await user.get(VMIS, NS, POISON_VMI))?.status?.phase === 'Running');
+  } finally {
+    await faultLoop.stop();
+    sender.stop();
+    await relay.stop();
+    await Promise.all(pools.map((p) => p.stop()));
+  }
+  const deadAfterReplay = await queue.listDeadLetters();
+  await store.close();
+  const final = await ours(user, [...names, POISON_VMI]);
+  const kv = await user.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
+  const audit = sandbox.apiServer.audit.query();
+  const report: DrainChaosReport = {
+    seed,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    drainSeconds,
+    updateSeconds,
+    unfinished,
+    notRunning: [...names, POISON_VMI].filter((n) => final.find((v) => v.metadata?.name === n)?.status?.phase !== 'Running'),
+    leftOnNode,
+    notUpdated: names
+      .map((n) => final.find((v) => v.metadata?.name === n))
+      .filter((v) => v?.status?.launcherContainerImageVersion !== NEW_LAUNCHER)
+      .map((v) => `${v?.metadata?.name} (${v?.status?.phase} on ${v?.status?.launcherContainerImageVersion || 'unknown'}; migrations ${migrationsOf(audit, v?.metadata?.name ?? '')})`),
+    outdatedCount: kv?.status?.outdatedVirtualMachineInstanceWorkloads,
+    refusedEvictions: refused,
+    migrationsCreated: audit.filter((e) => e.resource === 'virtualmachineinstancemigrations' && e.type === 'ADDED').length,
+    twoUnfinished: vmisWithTwoUnfinished(audit),
+    peaks: peaksFromAudit(audit),
+    deadLetters,
+    replay,
+    poisonRecovered,
+    deadAfterReplay,
+    injected: { ...faultLoop.injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+  };
+  await sandbox.stop();
+  return report;
+}
+
+/** The last phase of each migration of `vmi`, from the audit log. */
+function migrationsOf(audit: readonly { resource: string; type: string; object: unknown }[], vmi: string): string {
+  const last = new Map<string, string>();
+  for (const e of audit) {
+    const m = e.object as { metadata?: { name?: string }; spec?: { vmiName?: string }; status?: { phase?: string } };
+    if (e.resource === 'virtualmachineinstancemigrations' && m.spec?.vmiName === vmi) last.set(m.metadata?.name ?? '', e.type === 'DELETED' ? 'deleted' : (m.status?.phase ?? 'new'));
+  }
+  return [...last].map(([n, p]) => `${n}: ${p}`).join(', ') || 'none';
+}
+
+/** What must hold after a run; an empty list means it passed. `limits: false` leaves the migration limits out (the real lane's known slip). */
+export function drainChaosViolations(r: DrainChaosReport, opts: { limits?: boolean } = {}): string[] {
+  const out: string[] = [...r.unfinished];
+  if (r.notRunning.length) out.push(`not Running at the end: ${r.notRunning.join(', ')}`);
+  if (r.leftOnNode.length) out.push(`still on the drained node after the drain: ${r.leftOnNode.join(', ')}`);
+  if (r.notUpdated.length) out.push(`not on the new launcher: ${r.notUpdated.join(', ')}`);
+  if (r.outdatedCount !== 0) out.push(`outdated count on the CR ${String(r.outdatedCount)}, not 0`);
+  if (r.refusedEvictions === 0) out.push('virt-api never refused an eviction: the drain did not go through the webhook');
+  if (r.twoUnfinished.length) out.push(`two unfinished migrations at once for: ${r.twoUnfinished.join(', ')}`);
+  if (opts.limits !== false) {
+    if (r.peaks.cluster > 5) out.push(`${r.peaks.cluster} migrations running in the cluster at once (limit 5)`);
+    if (r.peaks.perNode > 2) out.push(`${r.peaks.perNode} migrations leaving ${r.peaks.perNodeAt} at once (limit 2)`);
+  }
+  const poison = r.deadLetters.find((d) => d.key === `${NS}/${POISON_VMI}`);
+  if (!poison) out.push('the poison key is not in the DLQ');
+  else if (poison.reason !== 'PoisonKey') out.push(`the poison key was dead-lettered with reason ${poison.reason}, not PoisonKey`);
+  const unexpected = r.deadLetters.filter((d) => d.key !== `${NS}/${POISON_VMI}`);
+  if (unexpected.length) out.push(`keys dead-lettered by chaos alone: ${unexpected.map((d) => `${d.controller} ${d.key} (${d.reason}: ${d.message})`).join('; ')}`);
+  if (!r.replay?.moved.some((m) => m.key === `${NS}/${POISON_VMI}`)) out.push('the replay did not move the poison key');
+  if (!r.poisonRecovered) out.push('the replayed poison VMI never reached Running');
+  if (r.deadAfterReplay.length) out.push(`left in the DLQ after the replay: ${r.deadAfterReplay.map((d) => d.key).join(', ')}`);
+  return out;
+}
