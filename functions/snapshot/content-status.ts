@@ -5,7 +5,7 @@
  * created content is an error, one skipped because the VM snapshot is going away another; the
  * error's time changes only when its message does.
  */
-import type { SnapshotError, VirtualMachineSnapshotContent, VolumeSnapshot, VolumeSnapshotStatusEntry } from './types.ts';
+import type { SnapshotError, VirtualMachineSnapshotContent, VolumeSnapshot, VolumeSnapshotStatusEntry } from '../../shared/api/snapshot.ts';
 
 export interface ContentAggregate {
   entries: VolumeSnapshotStatusEntry[];

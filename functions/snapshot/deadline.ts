@@ -4,7 +4,7 @@
  * terminating like a deletion does; Retain keeps only a ready content.
  */
 import { DEFAULT_FAILURE_DEADLINE_MS } from './names.ts';
-import type { VirtualMachineSnapshot, VirtualMachineSnapshotContent } from './types.ts';
+import type { VirtualMachineSnapshot, VirtualMachineSnapshotContent } from '../../shared/api/snapshot.ts';
 
 /** A Kubernetes `metav1.Duration` as JSON ("5m0s", "1h", "30s", "0s") → ms; undefined when malformed. */
 export function durationMs(value: string): number | undefined {

@@ -4,7 +4,7 @@
  * already recorded, sorted; offline clears them. `PartialSnapshot` is appended, unsorted, when
  * the snapshot completed without some snapshotable volume.
  */
-import type { SourceIndication } from './types.ts';
+import type { SourceIndication } from '../../shared/api/snapshot.ts';
 
 export const INDICATION_MESSAGES: Readonly<Record<string, string>> = {
   Online: 'Snapshot taken while the VM was running. Consistency depends on guest-agent quiescing.',

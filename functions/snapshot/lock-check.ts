@@ -6,7 +6,7 @@
  * text KubeVirt appends to the lock message (it lands in the Progressing *reason*, quirk 2).
  */
 import { lockMessage } from './source-state.ts';
-import type { Pvc, VirtualMachine } from './types.ts';
+import type { Pvc, VirtualMachine } from '../../shared/api/snapshot.ts';
 
 export interface LockFacts {
   vm: VirtualMachine;

@@ -7,7 +7,7 @@
  * dataVolumeTemplates taken from the live VM.
  */
 import { CONTENT_FINALIZER, contentNameFor, volumeSnapshotNameFor } from './names.ts';
-import type { Meta, Pvc, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent, VmSpec, VolumeBackup } from './types.ts';
+import type { Meta, Pvc, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent, VmSpec, VolumeBackup } from '../../shared/api/snapshot.ts';
 
 const withoutManagedFields = (m: Meta | undefined): Meta => {
   const { managedFields: _drop, ...rest } = m ?? {};

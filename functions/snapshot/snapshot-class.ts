@@ -5,7 +5,7 @@
  * annotation key (its value is not read). "" = no class; several without a default is an error.
  */
 import { DEFAULT_VSC_ANNOTATION } from './names.ts';
-import type { StorageClass, VolumeSnapshotClass } from './types.ts';
+import type { StorageClass, VolumeSnapshotClass } from '../../shared/api/snapshot.ts';
 
 export type ClassChoice = { name: string } | { error: string };
 

@@ -9,7 +9,7 @@ import { isSnapshotable } from '../../shared/storage/vm-volumes.ts';
 import { deadlineExceeded } from './deadline.ts';
 import { onlineIndications, withMessages } from './indications.ts';
 import type { SourceState } from './source-state.ts';
-import type { SnapshotStatus, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent } from './types.ts';
+import type { SnapshotStatus, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent } from '../../shared/api/snapshot.ts';
 
 export interface StatusFacts {
   source: VirtualMachine | undefined;

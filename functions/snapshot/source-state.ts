@@ -5,7 +5,7 @@
  * AND the VM carries the source-protection finalizer).
  */
 import { SOURCE_FINALIZER } from './names.ts';
-import type { VirtualMachine, Vmi } from './types.ts';
+import type { VirtualMachine, Vmi } from '../../shared/api/snapshot.ts';
 
 export interface SourceState {
   online: boolean;

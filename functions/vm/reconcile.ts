@@ -21,14 +21,14 @@ import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
-import { fillInputDefaults, vmiFromVm } from './vmi-from-vm.ts';
+import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
 import { runStrategyOf } from './run-strategy.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
-import { DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
 const LOST_RACE_REQUEUE_SECONDS = 5;
@@ -243,6 +243,7 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, dep
   // Of N workers racing on this key (duplicate delivery, a crash between create and record), one wins.
   if (!(await deps.expectations.tryExpectCreations(VMI_EXPECTATIONS, key, 1, deps.now()))) return { kind: 'lost-race' };
   try {
+    await createStartRevision(vm, deps);
     const created = await deps.kube.create(VMIS, vmi);
     await event(deps, vm, 'Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${created.metadata?.name ?? ''}`);
     return { kind: 'created', vmi: created };
@@ -278,6 +279,18 @@ async function stopVmi(key: string, o: Observed, restartAfter: boolean, deps: Vm
     const message = `Error deleting virtual machine instance ${vmi.metadata?.name ?? ''}: ${errorMessage(err)}`;
     await event(deps, vm, 'Warning', 'FailedDelete', message);
     return { observed: { ...o, vm }, error: { reason: 'FailedDelete', message, requeue: true } };
+  }
+}
+
+/**
+ * The revision the VMI starts from. Its name is per VM UID and generation, and the generation
+ * moves with every spec change, so one that already exists holds this very spec.
+ */
+async function createStartRevision(vm: VirtualMachine, deps: VmDeps): Promise<void> {
+  try {
+    await deps.kube.create(CONTROLLER_REVISIONS, startRevision(vm));
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw err;
   }
 }
 

@@ -82,6 +82,9 @@ export function decideSync(o: Observed, now: number): SyncDecision {
     case 'start':
       break;
   }
+  // A restore rewrites the VM's spec and claims under the VMI's feet: nothing starts until the
+  // restore controller clears `status.restoreInProgress` (its target must stay stopped meanwhile).
+  if (vm.status?.restoreInProgress) return { kind: 'none' };
   // Deferred DataVolumes (`immediate-data-volume-creation: "false"`) are created by the start.
   if (!immediate && dvs.missing.length > 0) return { kind: 'create-data-volumes', dataVolumes: dvs.missing };
   if (!dvs.ready) return { kind: 'none', failedDataVolumes: dvs.failed };

@@ -4,10 +4,11 @@
  * finalizer until the VM controller lets go. Pure.
  */
 import { createHash } from 'node:crypto';
+import type { V1ControllerRevision } from '@kubernetes/client-node';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePreferenceSpec } from '../../shared/api/index.ts';
 import { applyAutoattachPreferences } from '../../shared/instancetype/apply-preference.ts';
 import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
-import { START_REQUEST, VM_GENERATION_ANNOTATION } from './well-known.ts';
+import { START_REQUEST, startRevisionName, VM_GENERATION_ANNOTATION } from './well-known.ts';
 
 /** KubeVirt's namespace UUID for firmware UUIDs derived from the VM name. */
 const FIRMWARE_UUID_NAMESPACE = '6a1a24a1-4061-4607-8bf4-a3963d0c5895';
@@ -58,6 +59,8 @@ export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePrefere
       finalizers: [VM_CONTROLLER_FINALIZER],
     },
     spec,
+    // VMIs have no /status subresource: the revision's name is written with the object.
+    status: { virtualMachineRevisionName: startRevisionName(vm.metadata?.uid ?? '', vm.metadata?.generation ?? 1) },
   };
 }
 
@@ -90,4 +93,25 @@ function addDefaultPodNetwork(spec: VirtualMachineInstance['spec']): void {
   if ((devices.interfaces?.length ?? 0) > 0 || (spec.networks?.length ?? 0) > 0) return;
   spec.domain = { ...spec.domain, devices: { ...devices, interfaces: [{ name: 'default', bridge: {} }] } };
   spec.networks = [{ name: 'default', pod: {} }];
+}
+
+/**
+ * The start ControllerRevision of `vm` (reference.md §c.3): the VM's spec as the VMI is started
+ * from it, controller-owned by the VM (so it goes with the VM).
+ */
+export function startRevision(vm: VirtualMachine): V1ControllerRevision {
+  const generation = vm.metadata?.generation ?? 1;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ControllerRevision',
+    metadata: {
+      name: startRevisionName(vm.metadata?.uid ?? '', generation),
+      namespace: vm.metadata?.namespace ?? '',
+      ownerReferences: [
+        { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    data: { spec: structuredClone(vm.spec) },
+    revision: generation,
+  };
 }

@@ -28,3 +28,10 @@ export const STOP_REQUEST = 'Stop';
 /** Run strategies (`spec.runStrategy`). */
 export const RUN_STRATEGIES = ['Always', 'RerunOnFailure', 'Manual', 'Halted', 'Once', 'WaitAsReceiver'] as const;
 export type RunStrategy = (typeof RUN_STRATEGIES)[number];
+
+/**
+ * The ControllerRevision a VMI is started from: `revision-start-vm-<vmUID>-<generation>`, holding
+ * `{"spec": <VM spec>}`; the VMI names it in `status.virtualMachineRevisionName` (an online
+ * snapshot takes the spec the VMI runs from it).
+ */
+export const startRevisionName = (vmUid: string, generation: number) => `revision-start-vm-${vmUid}-${generation}`;

@@ -20,7 +20,8 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import type { DataVolume } from './data-volume.ts';
-import type { CsiVolumeSnapshot, VirtualMachineExport, VirtualMachineSnapshotContentObject, VirtualMachineSnapshotObject } from './export.ts';
+import type { VirtualMachineExport } from './export.ts';
+import type { StorageClass, VirtualMachineClone, VirtualMachineRestore, VirtualMachineSnapshot, VirtualMachineSnapshotContent, VolumeSnapshot, VolumeSnapshotClass } from './snapshot.ts';
 import type {
   KubeVirt,
   MigrationPolicy,
@@ -260,17 +261,10 @@ export const VM_EXPORTS = defineResource<VirtualMachineExport>({
 });
 
 /** VirtualMachineSnapshot (`snapshot.kubevirt.io/v1beta1`), with `/status`. */
-export const VM_SNAPSHOTS = defineResource<VirtualMachineSnapshotObject>({
-  group: SNAPSHOT_GROUP,
-  version: 'v1beta1',
-  plural: 'virtualmachinesnapshots',
-  kind: 'VirtualMachineSnapshot',
-  namespaced: true,
-  subresources: ['status'],
-});
+export const VM_SNAPSHOTS = defineResource<VirtualMachineSnapshot>({ group: SNAPSHOT_GROUP, version: 'v1beta1', plural: 'virtualmachinesnapshots', kind: 'VirtualMachineSnapshot', namespaced: true, subresources: ['status'] });
 
 /** VirtualMachineSnapshotContent (`snapshot.kubevirt.io/v1beta1`), with `/status`. */
-export const VM_SNAPSHOT_CONTENTS = defineResource<VirtualMachineSnapshotContentObject>({
+export const VM_SNAPSHOT_CONTENTS = defineResource<VirtualMachineSnapshotContent>({
   group: SNAPSHOT_GROUP,
   version: 'v1beta1',
   plural: 'virtualmachinesnapshotcontents',
@@ -279,15 +273,21 @@ export const VM_SNAPSHOT_CONTENTS = defineResource<VirtualMachineSnapshotContent
   subresources: ['status'],
 });
 
-/** CSI's VolumeSnapshot (`snapshot.storage.k8s.io/v1`), with `/status`. */
-export const VOLUME_SNAPSHOTS = defineResource<CsiVolumeSnapshot>({
-  group: 'snapshot.storage.k8s.io',
-  version: 'v1',
-  plural: 'volumesnapshots',
-  kind: 'VolumeSnapshot',
-  namespaced: true,
-  subresources: ['status'],
-});
+export const VM_RESTORES = defineResource<VirtualMachineRestore>({ group: SNAPSHOT_GROUP, version: 'v1beta1', plural: 'virtualmachinerestores', kind: 'VirtualMachineRestore', namespaced: true, subresources: ['status'] });
+
+/** `clone.kubevirt.io/v1beta1` VirtualMachineClone. */
+export const VM_CLONES = defineResource<VirtualMachineClone>({ group: 'clone.kubevirt.io', version: 'v1beta1', plural: 'virtualmachineclones', kind: 'VirtualMachineClone', namespaced: true, subresources: ['status'] });
+
+/** CSI `snapshot.storage.k8s.io/v1` VolumeSnapshot (namespaced) and VolumeSnapshotClass (cluster-scoped). */
+export const VOLUME_SNAPSHOTS = defineResource<VolumeSnapshot>({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', kind: 'VolumeSnapshot', namespaced: true, subresources: ['status'] });
+
+export const VOLUME_SNAPSHOT_CLASSES = defineResource<VolumeSnapshotClass>({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses', kind: 'VolumeSnapshotClass', namespaced: false });
+
+/** `storage.k8s.io/v1` StorageClass (cluster-scoped): provisioner and binding mode. */
+export const STORAGE_CLASSES = defineResource<StorageClass>({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false });
+
+/** CDI's StorageProfile (cluster-scoped): `status.snapshotClass` overrides the VolumeSnapshotClass choice. */
+export const STORAGE_PROFILES = defineResource<{ metadata?: { name?: string }; status?: { snapshotClass?: string } }>({ group: CDI_GROUP, version: 'v1beta1', plural: 'storageprofiles', kind: 'StorageProfile', namespaced: false, subresources: ['status'] });
 
 /** `group/version` as written in `apiVersion` (`v1` for the core group). */
 export function apiVersionOf(r: ResourceCoordinates): string {

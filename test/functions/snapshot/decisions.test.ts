@@ -15,7 +15,7 @@ import { aggregate, nextError } from '../../../functions/snapshot/content-status
 import { computeSnapshotStatus } from '../../../functions/snapshot/snapshot-status.ts';
 import { deadlineExceeded, durationMs, shouldDeleteContent, timeUntilDeadlineMs } from '../../../functions/snapshot/deadline.ts';
 import { sourceState } from '../../../functions/snapshot/source-state.ts';
-import type { Pvc, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent } from '../../../functions/snapshot/types.ts';
+import type { Pvc, VirtualMachine, VirtualMachineSnapshot, VirtualMachineSnapshotContent } from '../../../shared/api/snapshot.ts';
 
 const T0 = '2026-12-01T10:00:00Z';
 const T1 = '2026-12-01T10:00:30Z';

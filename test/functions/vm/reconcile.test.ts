@@ -5,7 +5,7 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
-import { DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
 
 let server: ApiServer;
 let h: Harness;
@@ -31,6 +31,12 @@ async function setVmiStatus(name: string, status: NonNullable<VirtualMachineInst
 const RAN = [{ phase: 'Running', phaseTransitionTimestamp: '2026-03-01T12:00:00Z' }];
 const READY = [{ type: 'Ready', status: 'True', reason: '', message: '' }];
 
+/** The audit line of the start revision `name`'s VMI is created from (`revision-start-vm-<uid>-<generation>`). */
+async function startRevisionCreate(name: string): Promise<string> {
+  const vm = await h.kube.get(VMS, NS, name);
+  return `create controllerrevisions revision-start-vm-${vm?.metadata?.uid ?? ''}-${vm?.metadata?.generation ?? 1}`;
+}
+
 async function vmStatus(name: string) {
   return (await h.kube.get(VMS, NS, name))?.status;
 }
@@ -44,6 +50,7 @@ describe('VM reconcile against the sandbox API server', () => {
     // assert
     assert.deepEqual(actions(server), [
       'patch virtualmachines always-1',
+      await startRevisionCreate('always-1'),
       'create virtualmachineinstances always-1',
       'event SuccessfulCreate',
       'patch virtualmachines/status always-1',
@@ -58,6 +65,11 @@ describe('VM reconcile against the sandbox API server', () => {
     const ref = vmi.metadata?.ownerReferences?.[0];
     assert.deepEqual([ref?.kind, ref?.uid, ref?.controller], ['VirtualMachine', vm?.metadata?.uid, true]);
     assert.ok(vm?.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER), 'the VM carries its finalizer');
+    const revisionName = `revision-start-vm-${vm?.metadata?.uid ?? ''}-1`;
+    assert.equal(vmi.status?.virtualMachineRevisionName, revisionName, 'the VMI names the revision it was started from');
+    const revision = await h.kube.get(CONTROLLER_REVISIONS, NS, revisionName);
+    assert.deepEqual((revision?.data as { spec?: unknown } | undefined)?.spec, vm?.spec, 'the revision holds the VM spec');
+    assert.deepEqual(revision?.metadata?.ownerReferences?.map((r) => [r.kind, r.uid, r.controller]), [['VirtualMachine', vm?.metadata?.uid, true]]);
     assert.equal(vm?.status?.printableStatus, 'Starting');
     assert.equal(vm?.status?.created, true);
   });
@@ -103,7 +115,7 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/manual-1`);
     // assert
     assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request');
-    assert.deepEqual(objectActions(server), ['create virtualmachineinstances manual-1', 'patch virtualmachines/status manual-1']);
+    assert.deepEqual(objectActions(server), [await startRevisionCreate('manual-1'), 'create virtualmachineinstances manual-1', 'patch virtualmachines/status manual-1']);
     assert.equal((await vmStatus('manual-1'))?.stateChangeRequests, undefined, 'the Start request is done');
   });
 
@@ -210,7 +222,7 @@ describe('VM reconcile against the sandbox API server', () => {
     const ref = dv?.metadata?.ownerReferences?.[0];
     assert.deepEqual([ref?.kind, ref?.name, ref?.controller], ['VirtualMachine', 'dv-1', true]);
     assert.equal(dv?.metadata?.annotations?.['cdi.kubevirt.io/allowClaimAdoption'], 'true');
-    assert.deepEqual(objectActions(server), ['create virtualmachineinstances dv-1', 'patch virtualmachines/status dv-1']);
+    assert.deepEqual(objectActions(server), [await startRevisionCreate('dv-1'), 'create virtualmachineinstances dv-1', 'patch virtualmachines/status dv-1']);
   });
 
   test('the same key reconciled concurrently 5× creates exactly one VMI', async () => {
@@ -257,7 +269,7 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.deepEqual([failure?.status, failure?.reason], ['True', 'FailedCreate']);
   });
 
-  test('API calls per VM start (Always, no DataVolumes): 2 reads and 4 writes, then 2 reads to confirm', async () => {
+  test('API calls per VM start (Always, no DataVolumes): 2 reads and 5 writes, then 2 reads to confirm', async () => {
     // arrange
     await h.kube.create(VMS, vmManifest('calls-1', { runStrategy: 'Always' }));
     server.counters.reset();
@@ -265,10 +277,29 @@ describe('VM reconcile against the sandbox API server', () => {
     const settled = await reconcileUntilSettled(server, h, `${NS}/calls-1`);
     const calls = server.counters.snapshot().filter((c) => c.identity === CONTROLLER);
     const by = (verb: string) => calls.filter((c) => c.verb === verb).reduce((n, c) => n + c.count, 0);
-    // assert: get VM + get VMI; patch VM (finalizer), create VMI, create Event, patch VM status;
+    // assert: get VM + get VMI; patch VM (finalizer), create the start revision, create VMI,
+    // create Event, patch VM status;
     // then the settling pass reads the VM and the VMI (and lowers the creation expectation).
     assert.equal(settled.passes, 2);
-    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 2, patch: 2, update: 0, delete: 0 });
+    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 3, patch: 2, update: 0, delete: 0 });
+  });
+
+  test('storage locks: no VMI starts while a restore is in progress; a snapshot lock (status and finalizer) survives every pass', async () => {
+    // arrange: a restore and a snapshot hold the VM (the restore and snapshot controllers' writes)
+    await h.kube.create(VMS, { ...vmManifest('locked-1', { runStrategy: 'Always' }), metadata: { name: 'locked-1', namespace: NS, finalizers: ['snapshot.kubevirt.io/snapshot-source-protection'] } });
+    await h.kube.patch(VMS, NS, 'locked-1', { type: 'merge', body: { status: { restoreInProgress: 'r1', snapshotInProgress: 's1' } } }, { subresource: 'status' });
+    // act
+    await reconcileUntilSettled(server, h, `${NS}/locked-1`);
+    const held = await h.kube.get(VMIS, NS, 'locked-1');
+    await h.kube.patch(VMS, NS, 'locked-1', { type: 'merge', body: { status: { restoreInProgress: null } } }, { subresource: 'status' });
+    await reconcileUntilSettled(server, h, `${NS}/locked-1`);
+    // assert
+    assert.equal(held, undefined, 'nothing starts under a restore');
+    assert.ok(await h.kube.get(VMIS, NS, 'locked-1'), 'started once the restore let go');
+    const vm = await h.kube.get(VMS, NS, 'locked-1');
+    assert.equal(vm?.status?.snapshotInProgress, 's1', 'the snapshot lock is not the VM controller’s to clear');
+    assert.ok(vm?.metadata?.finalizers?.includes('snapshot.kubevirt.io/snapshot-source-protection'));
+    assert.ok(vm?.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER));
   });
 
   test('VM deletion: its VMI is stopped first, then the VM finalizer goes', async () => {

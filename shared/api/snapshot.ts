@@ -1,10 +1,12 @@
 /**
- * The snapshot.kubevirt.io/v1beta1 and snapshot.storage.k8s.io/v1 shapes this controller reads
- * and writes, as far as it reads them (the CRDs in infra/crds/ are the full schema).
+ * The snapshot.kubevirt.io/v1beta1, clone.kubevirt.io/v1beta1 and snapshot.storage.k8s.io/v1
+ * shapes the storage controllers (snapshot, restore, clone) read and write, as far as they read
+ * them (the CRDs in infra/crds/ are the full schema). The VM and VMI shapes here are the loose
+ * views those controllers take (the full ones are in kubevirt.gen.ts).
  */
-import type { ObjectMeta } from '../../shared/api/index.ts';
-import type { StorageCondition } from '../../shared/storage/conditions.ts';
-import type { VolumeLike } from '../../shared/storage/vm-volumes.ts';
+import type { ObjectMeta } from './index.ts';
+import type { StorageCondition } from '../storage/conditions.ts';
+import type { VolumeLike } from '../storage/vm-volumes.ts';
 
 /** Object metadata as KubeVirt's generated types declare it. */
 export type Meta = ObjectMeta;
@@ -42,6 +44,7 @@ export interface SnapshotStatus {
   indications?: string[] | null;
   sourceIndications?: SourceIndication[] | null;
   snapshotVolumes?: { includedVolumes?: string[]; excludedVolumes?: string[] };
+  [field: string]: unknown;
 }
 
 export interface VolumeBackup {
@@ -104,6 +107,8 @@ export interface Pvc {
 }
 
 export interface VolumeSnapshot {
+  apiVersion?: string;
+  kind?: string;
   metadata?: Meta;
   spec?: { source?: { persistentVolumeClaimName?: string }; volumeSnapshotClassName?: string };
   status?: { creationTime?: string; readyToUse?: boolean; restoreSize?: string; error?: SnapshotError };
@@ -117,4 +122,63 @@ export interface VolumeSnapshotClass {
 export interface StorageClass {
   metadata?: Meta;
   provisioner?: string;
+  volumeBindingMode?: string;
+}
+
+/** `snapshot.kubevirt.io/v1beta1` VirtualMachineRestore, as far as the restore controller reads it. */
+export interface VirtualMachineRestore {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Meta;
+  spec?: {
+    target?: { apiGroup?: string; kind?: string; name?: string };
+    virtualMachineSnapshotName?: string;
+    patches?: string[];
+    targetReadinessPolicy?: string;
+    volumeRestorePolicy?: string;
+    volumeOwnershipPolicy?: string;
+    volumeRestoreOverrides?: { volumeName?: string; restoreName?: string; labels?: Record<string, string>; annotations?: Record<string, string> }[];
+  };
+  status?: RestoreStatus;
+}
+
+export interface VolumeRestore {
+  volumeName: string;
+  persistentVolumeClaim: string;
+  volumeSnapshotName: string;
+  dataVolumeName?: string;
+}
+
+export interface RestoreStatus {
+  complete?: boolean;
+  conditions?: StorageCondition[];
+  restoreTime?: string;
+  restores?: VolumeRestore[];
+  deletedDataVolumes?: string[];
+}
+
+/** `clone.kubevirt.io/v1beta1` VirtualMachineClone, as far as the clone controller reads it. */
+export interface VirtualMachineClone {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Meta;
+  spec?: {
+    source?: { apiGroup?: string; kind?: string; name?: string };
+    target?: { apiGroup?: string; kind?: string; name?: string };
+    labelFilters?: string[];
+    annotationFilters?: string[];
+    template?: { labelFilters?: string[]; annotationFilters?: string[] };
+    newMacAddresses?: Record<string, string>;
+    newSMBiosSerial?: string;
+    patches?: string[];
+    volumeNamePolicy?: string;
+  };
+  status?: {
+    phase?: string;
+    conditions?: StorageCondition[];
+    snapshotName?: string | null;
+    restoreName?: string | null;
+    targetName?: string | null;
+    creationTime?: string;
+  };
 }
