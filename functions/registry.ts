@@ -8,10 +8,30 @@
  * Nothing else in the project names a controller: queues, the CDK stack, bundles, `up`, the CLI
  * and the dashboards all iterate the registry.
  */
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, PVCS, SERVICES, VM_EXPORTS, VM_POOLS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../shared/api/resources.ts';
+import {
+  CONTROLLER_REVISIONS,
+  DATA_VOLUMES,
+  KUBEVIRTS,
+  MIGRATIONS,
+  NODES,
+  PDBS,
+  PODS,
+  PVCS,
+  SERVICES,
+  VM_EXPORTS,
+  VM_POOLS,
+  VM_SNAPSHOT_CONTENTS,
+  VM_SNAPSHOTS,
+  VMI_REPLICA_SETS,
+  VMIS,
+  VMS,
+  VOLUME_SNAPSHOT_CLASSES,
+  VOLUME_SNAPSHOTS,
+} from '../shared/api/resources.ts';
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
+import type { VirtApiClient } from '../shared/kube/virt-api.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
@@ -33,6 +53,8 @@ import { poolMapper } from './pool/relay-map.ts';
 import { coreMapper } from './relay/map-event.ts';
 import { replicaSetController } from './replicaset/controller.ts';
 import { replicaSetMapper } from './replicaset/relay-map.ts';
+import { snapshotController } from './snapshot/controller.ts';
+import { snapshotMapper } from './snapshot/relay-map.ts';
 import type { RelayRoute } from '../shared/relay/route.ts';
 import { vmController } from './vm/controller.ts';
 import { workloadUpdaterController } from './workload-updater/controller.ts';
@@ -52,6 +74,8 @@ export interface ControllerContext {
   readonly clockSpeed?: number | undefined;
   /** After how long an unsatisfied expectation may be taken over (VmiDeps.createTakeoverMs and the like). */
   readonly takeoverMs?: number | undefined;
+  /** virt-api's subresources (freeze, unfreeze, stop): the storage controllers call them. */
+  readonly virtApi: VirtApiClient;
   /** The runtime's metrics registry, for gauges a controller exports itself (kubevirt_vmi_number_of_outdated). */
   readonly metrics?: MetricsRegistry | undefined;
 }
@@ -130,6 +154,13 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
         { res: KUBEVIRTS },
       ],
       mapper: exportMapper,
+    },
+  },
+  snapshot: {
+    spec: (c) => snapshotController({ virtApi: c.virtApi, log: c.log, metrics: c.metrics, now: c.now, clockSpeed: c.clockSpeed }) as ControllerSpec<unknown>,
+    relay: {
+      watches: [{ res: VM_SNAPSHOTS }, { res: VM_SNAPSHOT_CONTENTS }, { res: VOLUME_SNAPSHOTS }, { res: VOLUME_SNAPSHOT_CLASSES }, { res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }],
+      mapper: snapshotMapper,
     },
   },
 };

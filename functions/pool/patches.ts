@@ -9,6 +9,7 @@
  * another finalizer remains, so the release fails forever, Q-P4).
  */
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
+import { addFinalizerOps as addFinalizer, removeFinalizerOps as removeFinalizer } from '../../shared/kube/finalizer-ops.ts';
 import { POOL_FINALIZER } from './well-known.ts';
 
 interface Meta {
@@ -21,20 +22,10 @@ function replaceList(path: string, old: readonly unknown[], next: readonly unkno
 }
 
 /** Adds the pool finalizer, keeping the others; [] when present. */
-export function addFinalizerOps(obj: Meta): JsonPatchOperation[] {
-  const old = obj.metadata?.finalizers;
-  if (old?.includes(POOL_FINALIZER)) return [];
-  // A `test` of an absent list cannot guard an `add`: the resourceVersion does.
-  if (old === undefined) return [{ op: 'test', path: '/metadata/resourceVersion', value: obj.metadata?.resourceVersion }, { op: 'add', path: '/metadata/finalizers', value: [POOL_FINALIZER] }];
-  return [{ op: 'test', path: '/metadata/finalizers', value: old }, { op: 'add', path: '/metadata/finalizers/-', value: POOL_FINALIZER }];
-}
+export const addFinalizerOps = (obj: Meta): JsonPatchOperation[] => addFinalizer(obj, POOL_FINALIZER);
 
 /** Removes the pool finalizer; [] when absent. */
-export function removeFinalizerOps(obj: Meta): JsonPatchOperation[] {
-  const old = obj.metadata?.finalizers ?? [];
-  if (!old.includes(POOL_FINALIZER)) return [];
-  return replaceList('/metadata/finalizers', old, old.filter((f) => f !== POOL_FINALIZER));
-}
+export const removeFinalizerOps = (obj: Meta): JsonPatchOperation[] => removeFinalizer(obj, POOL_FINALIZER);
 
 /** Removes every owner reference with `uid` (state preservation: the PVC or DataVolume outlives its VM); [] when none. */
 export function removeOwnerOps(obj: Meta, uid: string): JsonPatchOperation[] {

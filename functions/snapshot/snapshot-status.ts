@@ -26,10 +26,13 @@ export function computeSnapshotStatus(snapshot: VirtualMachineSnapshot, f: Statu
   if (f.source) st.sourceUID = f.source.metadata?.uid ?? '';
   if (f.content?.status) {
     st.virtualMachineSnapshotContentName = f.content.metadata?.name ?? '';
+    // Copied as they are: a content whose error (or creationTime) went clears the snapshot's too.
     const cs = f.content.status;
-    if (cs.creationTime !== undefined) st.creationTime = cs.creationTime;
-    if (cs.readyToUse !== undefined) st.readyToUse = cs.readyToUse;
-    if (cs.error !== undefined) st.error = cs.error;
+    if (cs.creationTime) st.creationTime = cs.creationTime;
+    else delete st.creationTime;
+    st.readyToUse = cs.readyToUse ?? false;
+    if (cs.error) st.error = cs.error;
+    else delete st.error;
   }
   let conds = st.conditions;
   const set = (type: string, status: 'True' | 'False', reason: string) => (conds = updateCondition(conds, type, status, reason, f.nowIso));

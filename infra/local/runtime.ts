@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
+import { createVirtApiClient, type VirtApiClient } from '../../shared/kube/virt-api.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -47,6 +48,25 @@ export interface LocalRuntimeOptions {
   readonly now?: () => number;
   /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock); see MigrationDeps.clockSpeed and VmDeps.clockSpeed. */
   readonly clockSpeed?: number;
+  /**
+   * Where virt-api's subresources are served (freeze, unfreeze, stop): the sandbox's own virt-api
+   * (`sandbox.storage.virtApi.url`). Default: the cluster's API server, which aggregates virt-api
+   * (reached with the kubeconfig's server, CA and token).
+   */
+  readonly virtApiUrl?: string;
+}
+
+/** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
+export function virtApiFor(kc: KubeConfig, url: string | undefined): VirtApiClient {
+  if (url) return createVirtApiClient({ server: url, skipTLSVerify: url.startsWith('http:') });
+  const cluster = kc.getCurrentCluster();
+  const token = kc.getCurrentUser()?.token;
+  return createVirtApiClient({
+    server: cluster?.server ?? '',
+    caData: cluster?.caData,
+    skipTLSVerify: cluster?.skipTLSVerify === true || (cluster?.server ?? '').startsWith('http:'),
+    ...(token ? { token: async () => token } : {}),
+  });
 }
 
 export const DEFAULT_WORKERS: Record<Controller, number> = perController((c) => controllerInfo(c).workers);
@@ -89,6 +109,7 @@ export class LocalRuntime {
       now,
       clockSpeed: opts.clockSpeed,
       takeoverMs: opts.createTakeoverMs,
+      virtApi: virtApiFor(opts.kubeConfigFor?.(c) ?? opts.kubeConfig, opts.virtApiUrl),
       metrics: this.metrics,
     }));
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };

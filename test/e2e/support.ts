@@ -76,7 +76,7 @@ export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
     ...(opts.storage !== undefined ? { storage: opts.storage } : {}),
   });
   const problems: string[] = [];
-  const rt = newRuntime(sandbox, problems, opts.runtime);
+  const rt = newRuntime(sandbox, problems, { ...(sandbox.storage ? { virtApiUrl: sandbox.storage.virtApi.url } : {}), ...opts.runtime });
   if (opts.start !== false) rt.start();
   return {
     sandbox,

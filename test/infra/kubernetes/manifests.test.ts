@@ -70,7 +70,10 @@ describe('infra/kubernetes: manifests', () => {
       'migrations.kubevirt.io/migrationpolicies',
       'policy/poddisruptionbudgets',
       'pool.kubevirt.io/virtualmachinepools',
+      'snapshot.kubevirt.io/virtualmachinesnapshotcontents',
       'snapshot.kubevirt.io/virtualmachinesnapshots',
+      'snapshot.storage.k8s.io/volumesnapshotclasses',
+      'snapshot.storage.k8s.io/volumesnapshots',
     ]);
     const binding = find('ClusterRoleBinding', 'virt-reconciler-relay') as unknown as { subjects: Array<{ kind: string; name: string; namespace: string }> };
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'virt-reconciler-relay', namespace: 'virt-reconciler' }]);
@@ -176,6 +179,26 @@ describe('infra/kubernetes: manifests', () => {
       'snapshot.kubevirt.io/virtualmachinesnapshotcontents get',
       'snapshot.kubevirt.io/virtualmachinesnapshots get',
       'snapshot.storage.k8s.io/volumesnapshots get',
+    ],
+    snapshot: [
+      '/events create',
+      '/persistentvolumeclaims get,list',
+      '/pods list',
+      'apps/controllerrevisions get',
+      'cdi.kubevirt.io/datavolumes get',
+      'cdi.kubevirt.io/storageprofiles get',
+      'kubevirt.io/virtualmachineinstances get',
+      'kubevirt.io/virtualmachines get,patch',
+      'kubevirt.io/virtualmachines/status patch',
+      'snapshot.kubevirt.io/virtualmachinesnapshotcontents create,delete,get,list,patch',
+      'snapshot.kubevirt.io/virtualmachinesnapshotcontents/status update',
+      'snapshot.kubevirt.io/virtualmachinesnapshots get,patch',
+      'snapshot.kubevirt.io/virtualmachinesnapshots/status update',
+      'snapshot.storage.k8s.io/volumesnapshotclasses list',
+      'snapshot.storage.k8s.io/volumesnapshots create,get',
+      'storage.k8s.io/storageclasses get',
+      'subresources.kubevirt.io/virtualmachineinstances/freeze update',
+      'subresources.kubevirt.io/virtualmachineinstances/unfreeze update',
     ],
   };
   for (const controller of CONTROLLERS) {
