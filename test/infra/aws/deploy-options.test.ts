@@ -24,7 +24,7 @@ describe('apiserver budget → maxConcurrency', () => {
   const floors = 2 * CONTROLLERS.length;
   const cases = [
     { why: `default: 200 QPS, 5 calls, 0.175 s, batch 1 → 7 in flight; over budget when Lambda's floors (${floors}) exceed it`, budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, inFlight: 7, over: floors > 7 },
-    { why: 'a bigger budget is split by weight and fits', budget: { apiQpsBudget: 800, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, inFlight: 28, over: false },
+    { why: 'a bigger budget is split by weight and fits', budget: { apiQpsBudget: 1600, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 1, inFlight: 56, over: false },
     { why: 'batch 10 cannot fit: Lambda floor of 2 per source, flagged over budget', budget: { apiQpsBudget: 200, apiCallsPerReconcile: 5, reconcileSeconds: 0.175 }, batch: 10, inFlight: 7, over: true },
   ];
   const weight = (c: (typeof CONTROLLERS)[number]) => CONTROLLER_REGISTRY.find((r) => r.name === c)!.weight;
