@@ -31,7 +31,7 @@ import {
 import { APP_LABEL } from '../shared/api/well-known.ts';
 import { CONTROLLERS, type Controller } from '../shared/controllers.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
-import type { VirtApiClient } from '../shared/kube/virt-api.ts';
+import { NO_VIRT_API, type VirtApiClient } from '../shared/kube/virt-api.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
@@ -75,7 +75,7 @@ export interface ControllerContext {
   /** After how long an unsatisfied expectation may be taken over (VmiDeps.createTakeoverMs and the like). */
   readonly takeoverMs?: number | undefined;
   /** virt-api's subresources (freeze, unfreeze, stop): the storage controllers call them. */
-  readonly virtApi: VirtApiClient;
+  readonly virtApi?: VirtApiClient | undefined;
   /** The runtime's metrics registry, for gauges a controller exports itself (kubevirt_vmi_number_of_outdated). */
   readonly metrics?: MetricsRegistry | undefined;
 }
@@ -157,7 +157,7 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
     },
   },
   snapshot: {
-    spec: (c) => snapshotController({ virtApi: c.virtApi, log: c.log, metrics: c.metrics, now: c.now, clockSpeed: c.clockSpeed }) as ControllerSpec<unknown>,
+    spec: (c) => snapshotController({ virtApi: c.virtApi ?? NO_VIRT_API, log: c.log, metrics: c.metrics, now: c.now, clockSpeed: c.clockSpeed }) as ControllerSpec<unknown>,
     relay: {
       watches: [{ res: VM_SNAPSHOTS }, { res: VM_SNAPSHOT_CONTENTS }, { res: VOLUME_SNAPSHOTS }, { res: VOLUME_SNAPSHOT_CLASSES }, { res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }],
       mapper: snapshotMapper,

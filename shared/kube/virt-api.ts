@@ -87,3 +87,10 @@ export function virtApiConnection(kube: KubeConnection, env: Readonly<Record<str
   const url = env.VIRT_API_URL;
   return url ? { ...kube, server: url, skipTLSVerify: kube.skipTLSVerify === true || url.startsWith('http:') } : kube;
 }
+
+/** A runtime with no virt-api (a chaos or bench harness without the storage side): every call fails, retried like any refusal. */
+export const NO_VIRT_API: VirtApiClient = {
+  async put(target, namespace, name, verb) {
+    throw new VirtApiError(0, `no virt-api configured for ${verb} of ${target} ${namespace}/${name}`);
+  },
+};
