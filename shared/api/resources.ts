@@ -20,6 +20,7 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import type { DataVolume } from './data-volume.ts';
+import type { VirtualMachineBackup, VirtualMachineBackupTracker } from './backup.ts';
 import type { VirtualMachineExport } from './export.ts';
 import type { StorageClass, VirtualMachineClone, VirtualMachineRestore, VirtualMachineSnapshot, VirtualMachineSnapshotContent, VolumeSnapshot, VolumeSnapshotClass } from './snapshot.ts';
 import type {
@@ -288,6 +289,15 @@ export const STORAGE_CLASSES = defineResource<StorageClass>({ group: 'storage.k8
 
 /** CDI's StorageProfile (cluster-scoped): `status.snapshotClass` overrides the VolumeSnapshotClass choice. */
 export const STORAGE_PROFILES = defineResource<{ metadata?: { name?: string }; status?: { snapshotClass?: string } }>({ group: CDI_GROUP, version: 'v1beta1', plural: 'storageprofiles', kind: 'StorageProfile', namespaced: false, subresources: ['status'] });
+
+/** `backup.kubevirt.io` (VirtualMachineBackup, VirtualMachineBackupTracker) */
+export const BACKUP_GROUP = 'backup.kubevirt.io';
+
+/** VirtualMachineBackup (`backup.kubevirt.io/v1alpha1`), with `/status`. */
+export const VM_BACKUPS = defineResource<VirtualMachineBackup>({ group: BACKUP_GROUP, version: 'v1alpha1', plural: 'virtualmachinebackups', kind: 'VirtualMachineBackup', namespaced: true, subresources: ['status'] });
+
+/** VirtualMachineBackupTracker (`backup.kubevirt.io/v1alpha1`), with `/status`. */
+export const VM_BACKUP_TRACKERS = defineResource<VirtualMachineBackupTracker>({ group: BACKUP_GROUP, version: 'v1alpha1', plural: 'virtualmachinebackuptrackers', kind: 'VirtualMachineBackupTracker', namespaced: true, subresources: ['status'] });
 
 /** `group/version` as written in `apiVersion` (`v1` for the core group). */
 export function apiVersionOf(r: ResourceCoordinates): string {
