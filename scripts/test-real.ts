@@ -13,6 +13,7 @@ export const REAL_LANE_SUITES = [
   'test/sandbox/apiserver/',
   'test/e2e/vmi-slice.test.ts',
   'test/e2e/wffc.test.ts',
+  'test/e2e/backend-storage.test.ts',
   'test/e2e/networks.test.ts',
   'test/e2e/vm-run-strategies.test.ts',
   'test/e2e/pool.test.ts',

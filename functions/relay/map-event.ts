@@ -84,9 +84,12 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
     case 'PersistentVolumeClaim':
     case 'DataVolume': {
       const term = key;
+      // A backend-storage PVC (persistent TPM/EFI) names its VMI by label, as KubeVirt's PVC handler reads it.
+      const backendFor = kind === 'PersistentVolumeClaim' ? obj.metadata?.labels?.['persistent-state-for'] : undefined;
       return [
         ...idx.vmiClaims.get(term).map((k) => ({ controller: 'vmi' as const, key: k })),
         ...idx.vmClaims.get(term).map((k) => ({ controller: 'vm' as const, key: k })),
+        ...(backendFor ? [{ controller: 'vmi' as const, key: `${ns}/${backendFor}` }] : []),
       ];
     }
     case 'KubeVirt': {

@@ -31,3 +31,5 @@ export interface VmiDeps {
 
 /** Expectation scopes (KubeVirt keeps one store per kind of object it waits for). */
 export const POD_EXPECTATIONS = 'vmi-pods';
+/** The backend-storage PVC a VMI controller pass created and no read has shown yet (KubeVirt's pvcExpectations). */
+export const BACKEND_PVC_EXPECTATIONS = 'vmi-backend-pvcs';

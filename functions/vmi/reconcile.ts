@@ -14,14 +14,15 @@ import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts'
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
-import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
+import { BACKEND_PVC_EXPECTATIONS, POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
+import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadiness, backendStorageNeeded, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
 import { decideSync, type Observed, type SyncError } from './sync.ts';
 import { computeVmi } from './update-status.ts';
 import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { planVmiWrite } from './write-status.ts';
-import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -46,9 +47,15 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const decision = decideSync(observed);
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
   if (decision.kind === 'create-pod') {
-    const created = await createLauncherPod(key, observed, decision.wffc, deps);
-    if (created.kind === 'created') observed = withPod(observed, created.pod);
-    else syncError = created.error;
+    const backend = await ensureBackendStorage(key, observed, deps);
+    if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
+    if (backend.kind === 'error') syncError = backend.error;
+    else {
+      if (backend.pvc) observed = { ...observed, backendPvc: backend.pvc };
+      const created = await createLauncherPod(key, observed, decision.wffc, deps);
+      if (created.kind === 'created') observed = withPod(observed, created.pod);
+      else syncError = created.error;
+    }
   } else if (decision.kind === 'delete-pods') {
     syncError = await deletePods(key, observed.vmi, decision.pods, deps);
   } else if (decision.kind === 'delete-temp-pods') {
@@ -101,13 +108,16 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
       }),
     ]);
   }
+  const backendPvc = backendStorageNeeded(vmi)
+    ? backendPvcFor(vmi.metadata?.name ?? '', (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${vmi.metadata?.name ?? ''}`, resourceVersion: rv })).items)
+    : undefined;
   const migrations = vmi.status?.migrationState
     ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
     : [];
   // Past Pending the claims are not read (they matter only before the launcher pod exists, and a
   // claim in use cannot go away): they count as ready, never as missing.
   const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };
-  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes, migrations };
+  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes, migrations, ...(backendPvc ? { backendPvc } : {}) };
 }
 
 type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };
@@ -157,7 +167,8 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, deps: 
   let pod: V1Pod;
   try {
     // A volume waiting for its first consumer gets the temporary pod first (reference-vm-vmi-depth §4).
-    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig());
+    const backendPvc = o.backendPvc?.metadata?.name;
+    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig(), backendPvc ? { backendPvc } : {});
   } catch (err) {
     if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
     if (!(err instanceof InvalidInputError)) throw err;
@@ -200,6 +211,46 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
     }
   }
   return undefined;
+}
+
+type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | { kind: 'wait'; seconds: number } | { kind: 'error'; error: SyncError };
+
+/**
+ * Backend storage before the launcher pod (reference-vm-vmi-depth §2): a VMI with a persistent
+ * TPM or EFI gets its `persistent-state-for-<vmi>-` PVC, created once (an expectation, like the
+ * pod's, holds a second pass off until a read shows it), and the pod waits until it is ready.
+ */
+async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
+  const { vmi } = o;
+  if (!backendStorageNeeded(vmi)) return { kind: 'ready' };
+  const now = deps.now();
+  let pvc = o.backendPvc;
+  const record = await deps.expectations.get(BACKEND_PVC_EXPECTATIONS, key);
+  if (pvc && record && record.add > 0) await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
+  else if (!pvc && record && !isExpectationSatisfied(record, now)) return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000)) };
+  if (!pvc) {
+    const config = await deps.clusterConfig();
+    const [classes, profiles] = await Promise.all([deps.kube.list(STORAGE_CLASSES, undefined), deps.kube.list(STORAGE_PROFILES, undefined)]);
+    const choice = backendClassAndMode(config.vmStateStorageClass, classes.items, profiles.items);
+    if ('error' in choice) return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: choice.error, requeue: true } };
+    if (!(await deps.expectations.tryExpectCreations(BACKEND_PVC_EXPECTATIONS, key, 1, now))) {
+      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: 'another worker is creating the backend-storage PVC', requeue: true } };
+    }
+    try {
+      pvc = await deps.kube.create(PVCS, renderBackendPvc(vmi, choice.className, choice.accessMode));
+    } catch (err) {
+      await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
+      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: err instanceof Error ? err.message : String(err), requeue: true } };
+    }
+  }
+  const classes = pvc.status?.phase === 'Bound' ? [] : (await deps.kube.list(STORAGE_CLASSES, undefined)).items;
+  const readiness = backendPvcReadiness(pvc, classes);
+  if (!readiness.ready) {
+    return readiness.error
+      ? { kind: 'error', error: { reason: 'FailedBackendStorageProbe', message: readiness.error, requeue: true } }
+      : { kind: 'error', error: { reason: 'BackendStorageNotReady', message: 'PVC pending', requeue: false } };
+  }
+  return { kind: 'ready', pvc };
 }
 
 /**

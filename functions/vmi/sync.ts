@@ -2,7 +2,7 @@
  * The VMI controller's pod lifecycle decision (reference.md §a.3), as a pure function of what
  * was observed. `reconcile.ts` carries the decision out; `update-status.ts` reports it.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isPodDownOrGoingDown, isPodFinal, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
@@ -16,6 +16,8 @@ export interface Observed {
   readonly pod: V1Pod | undefined;
   readonly volumes: VolumeReadiness;
   readonly migrations: readonly VirtualMachineInstanceMigration[];
+  /** The backend-storage PVC (persistent TPM/EFI), read only when the VMI needs one. */
+  readonly backendPvc?: V1PersistentVolumeClaim;
 }
 
 /** A sync error: `requeue` ones are retried with backoff, informal ones wait for an event. */

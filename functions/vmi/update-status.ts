@@ -3,7 +3,8 @@
  * what was observed (including a pod this pass just created), the VMI as it should now be.
  * `reconcile.ts` decides how to write the difference.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { BACKEND_VOLUME_STATUS_NAME } from '../../shared/storage/backend-storage.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../../shared/api/index.ts';
 import {
   COMPUTE_CONTAINER,
@@ -65,6 +66,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     status.activePods = Object.fromEntries(controlled.map((p) => [p.metadata?.uid ?? '', p.spec?.nodeName ?? '']));
   }
 
+  if (observed.backendPvc) syncBackendVolumeStatus(status, observed.backendPvc);
   syncReadyCondition(status, pod, vmiPodExists, now);
 
   if (pod && vmiPodExists) {
@@ -161,6 +163,19 @@ function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | u
     if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
     else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
   }
+}
+
+/**
+ * The backend-storage PVC's `status.volumeStatus` entry, `persistent-state-for-this-vm`, with its
+ * claim name and access modes; a legacy entry (`persistent-state-for…`) is renamed to it.
+ */
+function syncBackendVolumeStatus(status: VirtualMachineInstanceStatus, pvc: V1PersistentVolumeClaim): void {
+  const entry = { name: BACKEND_VOLUME_STATUS_NAME, target: '', persistentVolumeClaimInfo: { claimName: pvc.metadata?.name ?? '', accessModes: [...(pvc.spec?.accessModes ?? [])] as ('ReadOnlyMany' | 'ReadWriteMany' | 'ReadWriteOnce' | 'ReadWriteOncePod')[] } };
+  const others = (status.volumeStatus ?? []).filter((v) => !v.name.startsWith('persistent-state-for'));
+  const old = (status.volumeStatus ?? []).find((v) => v.name === BACKEND_VOLUME_STATUS_NAME);
+  const next = { ...old, ...entry, target: old?.target ?? '' };
+  if (old && JSON.stringify(old) === JSON.stringify(next) && others.length + 1 === (status.volumeStatus ?? []).length) return;
+  status.volumeStatus = [...others, next];
 }
 
 /** `status.interfaces` from the pod's network status (network-status.ts), written only when it differs as a set. */

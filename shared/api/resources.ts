@@ -18,7 +18,9 @@ import type {
   V1PodDisruptionBudget,
   V1Secret,
   V1Service,
+  V1StorageClass,
 } from '@kubernetes/client-node';
+import type { StorageProfileLike } from '../storage/backend-storage.ts';
 import type { DataVolume } from './data-volume.ts';
 import type { VirtualMachineBackup, VirtualMachineBackupTracker } from './backup.ts';
 import type { VirtualMachineExport } from './export.ts';

@@ -71,6 +71,8 @@ export interface ClusterConfig {
   /** `migrations.matchSELinuxLevelOnMigration`, nil = true. */
   matchSELinuxLevelOnMigration: boolean;
   evictionStrategy: string | undefined;
+  /** `spec.configuration.vmStateStorageClass`: the class of backend-storage PVCs ("" = the default class). */
+  vmStateStorageClass: string;
   /** `spec.configuration.migrations` with KubeVirt's defaults (reference §d.5); the migration controller reads it. */
   migrations: MigrationSettings;
 }
@@ -196,6 +198,7 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     maxHotplugRatio: cfg.liveUpdateConfiguration?.maxHotplugRatio ?? 4,
     matchSELinuxLevelOnMigration: cfg.migrations?.matchSELinuxLevelOnMigration ?? true,
     evictionStrategy: cfg.evictionStrategy,
+    vmStateStorageClass: cfg.vmStateStorageClass ?? '',
     migrations: migrationSettings(cfg),
   };
 }

@@ -32,6 +32,8 @@ export interface RenderOptions {
   qemuTimeoutJitterSeconds?: number;
   /** Name secondary interfaces net1, net2… (old ordinal scheme). */
   ordinalInterfaces?: boolean;
+  /** The backend-storage PVC (persistent TPM/EFI); required when the VMI needs one. */
+  backendPvc?: string;
 }
 
 function rejectUnsupported(vmi: VirtualMachineInstance): void {
@@ -62,7 +64,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
   const uid = vmiUid(vmi);
   const overhead = memoryOverhead(vmi, config).bytes;
   const resources = renderResources(vmi, config, overhead, opts.namespace);
-  const vols = renderVolumes(vmi, config, { pvcs: opts.pvcs, imageIds: opts.imageIds });
+  const vols = renderVolumes(vmi, config, { pvcs: opts.pvcs, imageIds: opts.imageIds, backendPvc: opts.backendPvc });
   const compute = renderComputeContainer(vmi, config, {
     resources,
     mounts: vols.mounts,

@@ -14,6 +14,8 @@ import { InvalidInputError, UnsupportedError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from './cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
+import { backendStorageNeeded } from '../storage/backend-storage.ts';
+import { isNonRoot } from './vmi-traits.ts';
 import {
   CONTAINER_BINARY_DIR, CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, HOTPLUG_DISK_DIR, IMAGE_VOLUME_DIR, KERNEL_BOOT_VOLUME_DIR, PRIVATE_DIR, SHARE_DIR,
 } from './paths.ts';
@@ -32,6 +34,8 @@ export interface VolumeRenderInput {
   pvcs?: Record<string, PvcInfo> | undefined;
   /** Image references pinned to digests by volume name (migration targets). */
   imageIds?: Record<string, string> | undefined;
+  /** The backend-storage PVC (persistent TPM/EFI), when the VMI needs one. */
+  backendPvc?: string | undefined;
 }
 
 export interface RenderedVolumes {
@@ -162,9 +166,7 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     mounts.push({ name, mountPath: `${PRIVATE_DIR}/secret/${name}`, readOnly: true });
   }
 
-  if (vmi.spec.domain.devices.tpm?.persistent || vmi.spec.domain.firmware?.bootloader?.efi?.persistent) {
-    throw new UnsupportedError(vmi.spec.domain.devices.tpm?.persistent ? 'spec.domain.devices.tpm.persistent' : 'spec.domain.firmware.bootloader.efi.persistent', 'backend storage (persistent TPM/EFI) is not supported');
-  }
+  renderBackendStorage(vmi, input.backendPvc, volumes, mounts);
 
   if (imageVolumes) {
     const ids = input.imageIds ?? {};
@@ -250,4 +252,25 @@ export function renderVolumesImageNames(vmi: VirtualMachineInstance): Array<[str
   const kb = vmi.spec.domain.firmware?.kernelBoot?.container?.image;
   if (kb) out.push([KERNEL_BOOT_VOLUME, kb]);
   return out;
+}
+
+/** The `vm-state` volume on the backend-storage PVC and its sub-path mounts (reference-vm-vmi-depth §2). */
+function renderBackendStorage(vmi: VirtualMachineInstance, claimName: string | undefined, volumes: V1Volume[], mounts: V1VolumeMount[]): void {
+  if (!backendStorageNeeded(vmi)) return;
+  if (!claimName) throw new InvalidInputError('spec.domain', "can't generate manifest without backend-storage PVC, waiting for the PVC to be created");
+  const nonRoot = isNonRoot(vmi);
+  volumes.push({ name: 'vm-state', persistentVolumeClaim: { claimName, readOnly: false } });
+  mounts.push({ name: 'vm-state', mountPath: '/run/kubevirt-private/backend-storage-meta', subPath: 'meta' });
+  const tpm = vmi.spec.domain.devices.tpm as { enabled?: boolean; persistent?: boolean } | undefined;
+  if (tpm && tpm.enabled !== false && tpm.persistent === true) {
+    mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/swtpm` : '/var/lib/libvirt/swtpm', subPath: 'swtpm' });
+    mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/var/lib/swtpm-localca` : '/var/lib/swtpm-localca', subPath: 'swtpm-localca' });
+  }
+  if (vmi.spec.domain.firmware?.bootloader?.efi?.persistent === true) {
+    mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/nvram` : '/var/lib/libvirt/qemu/nvram', subPath: 'nvram' });
+  }
+  if (nonRoot) {
+    volumes.push({ name: 'private-libvirt', emptyDir: {} }, { name: 'private-libvirt-qemu', emptyDir: {} });
+    mounts.push({ name: 'private-libvirt', mountPath: `${PRIVATE_DIR}/libvirt` }, { name: 'private-libvirt-qemu', mountPath: `${PRIVATE_DIR}/libvirt/qemu` });
+  }
 }

@@ -132,6 +132,11 @@ const CASES: readonly Case[] = [
     want: [],
   },
   { name: 'PVC nobody uses → nothing', event: ['PersistentVolumeClaim', 'ADDED', claim('free')], want: [] },
+  {
+    name: 'a backend-storage PVC → the VMI its persistent-state-for label names',
+    event: ['PersistentVolumeClaim', 'ADDED', { metadata: { name: 'persistent-state-for-a-x1', namespace: 'ns', labels: { 'persistent-state-for': 'a' } } }],
+    want: ['vmi ns/a'],
+  },
   { name: 'VM → its key', event: ['VirtualMachine', 'MODIFIED', vm('v')], want: ['vm ns/v'] },
   { name: 'migration → its key and its VMI', event: ['VirtualMachineInstanceMigration', 'ADDED', migration('m', 'a')], want: ['migration ns/m', 'vmi ns/a'] },
   {

@@ -84,14 +84,16 @@ describe('infra/kubernetes: manifests', () => {
   const CONTROLLER_RULES: Record<Controller, string[]> = {
     vmi: [
       '/events create',
-      '/persistentvolumeclaims get',
+      '/persistentvolumeclaims create,get,list',
       '/pods create,delete,list',
       '/pods/status patch',
       'cdi.kubevirt.io/datavolumes get',
+      'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstancemigrations list',
       'kubevirt.io/virtualmachineinstances get,patch,update',
       'kubevirt.io/virtualmachines get',
+      'storage.k8s.io/storageclasses list',
     ],
     vm: [
       '/events create',

@@ -1,0 +1,70 @@
+/**
+ * Backend storage end to end (issue 16, reference-vm-vmi-depth §2): a VM with a persistent TPM on
+ * the sandbox with its storage side. The VMI controller creates the `persistent-state-for-<vmi>-`
+ * PVC (owned by the VM, on the default class, 10Mi, Filesystem) before the launcher pod, which
+ * mounts it as `vm-state`; the VMI's volume status names it; a restart of the VM keeps the same PVC.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CREATED_BY_LABEL } from '../../shared/api/well-known.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { newRuntime, NS, until, vmManifest } from './support.ts';
+
+let sandbox: Sandbox;
+let rt: LocalRuntime;
+let kube: KubeClient;
+const problems: string[] = [];
+
+before(async () => {
+  sandbox = await startSandbox({ nodes: 2, storage: { provisionMs: 200 }, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50 } });
+  rt = newRuntime(sandbox, problems);
+  rt.start();
+  kube = createKubeClient(sandbox.apiServer.kubeConfig('test'));
+});
+after(async () => {
+  await rt?.stop();
+  await sandbox?.stop();
+});
+
+async function backendPvcs(): Promise<V1PersistentVolumeClaim[]> {
+  return (await kube.list(PVCS, NS, { labelSelector: 'persistent-state-for=tpm' })).items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+describe('a VM with a persistent TPM', () => {
+  test('its backend PVC before the launcher pod, mounted as vm-state, kept across a restart', async () => {
+    // arrange
+    const vm = vmManifest('tpm', { runStrategy: 'Always' });
+    vm.spec.template.spec!.domain.devices.tpm = { persistent: true } as never;
+    // act
+    await kube.create(VMS, vm);
+    // assert
+    await until('the VMI Running', async () => (await kube.get(VMIS, NS, 'tpm'))?.status?.phase === 'Running', { tries: 3000, problems });
+    const [pvc, ...more] = await backendPvcs();
+    assert.equal(more.length, 0, 'one backend PVC');
+    const vmUid = (await kube.get(VMS, NS, 'tpm'))?.metadata?.uid;
+    assert.match(pvc!.metadata?.name ?? '', /^persistent-state-for-tpm-\w+$/);
+    assert.equal(pvc!.metadata?.ownerReferences?.[0]?.uid, vmUid, 'owned by the VM');
+    assert.deepEqual([pvc!.spec?.resources?.requests?.storage, pvc!.spec?.volumeMode, pvc!.spec?.accessModes], ['10Mi', 'Filesystem', ['ReadWriteOnce']]);
+    assert.equal(pvc!.status?.phase, 'Bound');
+    const vmi = await kube.get(VMIS, NS, 'tpm');
+    const [pod] = (await kube.list(PODS, NS, { labelSelector: `${CREATED_BY_LABEL}=${vmi?.metadata?.uid}` })).items;
+    assert.ok(new Date(pod!.metadata!.creationTimestamp!).getTime() >= new Date(pvc!.metadata!.creationTimestamp!).getTime(), 'the PVC came first');
+    assert.equal(pod!.spec?.volumes?.find((v) => v.name === 'vm-state')?.persistentVolumeClaim?.claimName, pvc!.metadata?.name);
+    const mounts = pod!.spec?.containers.find((c) => c.name === 'compute')?.volumeMounts?.filter((m) => m.name === 'vm-state').map((m) => m.subPath);
+    assert.deepEqual(mounts, ['meta', 'swtpm', 'swtpm-localca']);
+    assert.equal(vmi?.status?.volumeStatus?.find((v) => v.name === 'persistent-state-for-this-vm')?.persistentVolumeClaimInfo?.claimName, pvc!.metadata?.name);
+    // act: restart the VM (stop, then start)
+    await kube.patch(VMS, NS, 'tpm', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+    await until('the VMI gone', async () => (await kube.get(VMIS, NS, 'tpm')) === undefined, { tries: 3000, problems });
+    await kube.patch(VMS, NS, 'tpm', { type: 'merge', body: { spec: { runStrategy: 'Always' } } });
+    await until('Running again', async () => (await kube.get(VMIS, NS, 'tpm'))?.status?.phase === 'Running', { tries: 3000, problems });
+    // assert: the same PVC
+    const after = await backendPvcs();
+    assert.deepEqual(after.map((p) => p.metadata?.uid), [pvc!.metadata?.uid]);
+  });
+});
