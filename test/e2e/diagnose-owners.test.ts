@@ -10,6 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { readOnly } from '../../infra/ops/cluster-reader.ts';
+import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
+import { parseTarget } from '../../infra/ops/target.ts';
 import type { VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { MIGRATIONS, NODES, PODS, VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
@@ -49,8 +52,11 @@ describe('virt-reconciler diagnose: replica sets and node drains on the sandbox'
   test('a replica set with all its replicas: "healthy", exit 0', async () => {
     // arrange
     await s.kube.create(VMI_REPLICA_SETS, replicaSet('fine-rs', 2));
-    await until('fine-rs ready', async () => (await s.kube.get(VMI_REPLICA_SETS, NS, 'fine-rs'))?.status?.readyReplicas === 2, { problems: s.problems });
+    await until('fine-rs ready', async () => (await s.kube.get(VMI_REPLICA_SETS, NS, 'fine-rs'))?.status?.readyReplicas === 2, { tries: 6000, problems: s.problems });
     await until('queues idle', () => queueIdle(s, ['replicaset', 'vmi']));
+    // On a loaded machine the relay may still be delivering the replica set's last status write,
+    // which diagnose rightly reports as relay lag: wait until the pipeline has caught up.
+    await until('the pipeline caught up', async () => (await diagnose(parseTarget('vmirs/default/fine-rs', DIAGNOSABLE), { cluster: readOnly(s.kube), queue: s.rt.queue, state: s.rt.state, now: Date.now() })).healthy, { tries: 6000 });
     // act
     const d = await diagnoseCli('vmirs/default/fine-rs');
     // assert
