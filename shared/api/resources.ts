@@ -18,7 +18,6 @@ import type {
   V1PodDisruptionBudget,
   V1Secret,
   V1Service,
-  V1StorageClass,
 } from '@kubernetes/client-node';
 import type { StorageProfileLike } from '../storage/backend-storage.ts';
 import type { DataVolume } from './data-volume.ts';
@@ -289,8 +288,11 @@ export const VOLUME_SNAPSHOT_CLASSES = defineResource<VolumeSnapshotClass>({ gro
 /** `storage.k8s.io/v1` StorageClass (cluster-scoped): provisioner and binding mode. */
 export const STORAGE_CLASSES = defineResource<StorageClass>({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false });
 
-/** CDI's StorageProfile (cluster-scoped): `status.snapshotClass` overrides the VolumeSnapshotClass choice. */
-export const STORAGE_PROFILES = defineResource<{ metadata?: { name?: string }; status?: { snapshotClass?: string } }>({ group: CDI_GROUP, version: 'v1beta1', plural: 'storageprofiles', kind: 'StorageProfile', namespaced: false, subresources: ['status'] });
+/**
+ * CDI's StorageProfile (cluster-scoped): `status.snapshotClass` overrides the VolumeSnapshotClass
+ * choice; `status.claimPropertySets` give the access modes a class supports (backend storage).
+ */
+export const STORAGE_PROFILES = defineResource<StorageProfileLike & { status?: { snapshotClass?: string } }>({ group: CDI_GROUP, version: 'v1beta1', plural: 'storageprofiles', kind: 'StorageProfile', namespaced: false, subresources: ['status'] });
 
 /** `backup.kubevirt.io` (VirtualMachineBackup, VirtualMachineBackupTracker) */
 export const BACKUP_GROUP = 'backup.kubevirt.io';

@@ -4,7 +4,7 @@
  * pkg/storage/backend-storage). Pure: when it is needed, which PVC belongs to a VMI, whether it
  * is ready, and the PVC to create (name, labels, owners, size, storage class, access mode).
  */
-import type { V1OwnerReference, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1OwnerReference, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 
 /** The label naming the VMI (by name) a backend PVC belongs to. */
@@ -16,6 +16,12 @@ export const BACKEND_PVC_SIZE = '10Mi';
 export const BACKEND_PVC_SIZE_WITH_CBT = '522Mi';
 const DEFAULT_VIRT_CLASS = 'storageclass.kubevirt.io/is-default-virt-class';
 const DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
+
+/** A StorageClass, as far as these rules read it. */
+export interface StorageClassLike {
+  readonly metadata?: { readonly name?: string | undefined; readonly annotations?: Readonly<Record<string, string>> | undefined } | undefined;
+  readonly volumeBindingMode?: string | undefined;
+}
 
 /** A CDI StorageProfile, as far as the access-mode choice reads it. */
 export interface StorageProfileLike {
@@ -45,7 +51,7 @@ export function backendPvcFor(vmiName: string, pvcs: readonly V1PersistentVolume
 export type BackendReadiness = { readonly ready: true } | { readonly ready: false; readonly error?: string };
 
 /** `IsPVCReady`: Bound; Pending on a WaitForFirstConsumer class; otherwise why not. */
-export function backendPvcReadiness(pvc: V1PersistentVolumeClaim, classes: readonly V1StorageClass[]): BackendReadiness {
+export function backendPvcReadiness(pvc: V1PersistentVolumeClaim, classes: readonly StorageClassLike[]): BackendReadiness {
   const phase = pvc.status?.phase ?? 'Pending';
   if (phase === 'Bound') return { ready: true };
   if (phase === 'Lost') return { ready: false, error: 'backend storage PVC lost' };
@@ -58,7 +64,7 @@ export function backendPvcReadiness(pvc: V1PersistentVolumeClaim, classes: reado
 }
 
 /** The storage class and access mode of a new backend PVC, or the error KubeVirt reports. */
-export function backendClassAndMode(vmStateStorageClass: string, classes: readonly V1StorageClass[], profiles: readonly StorageProfileLike[]): { className: string; accessMode: string } | { error: string } {
+export function backendClassAndMode(vmStateStorageClass: string, classes: readonly StorageClassLike[], profiles: readonly StorageProfileLike[]): { className: string; accessMode: string } | { error: string } {
   let className = vmStateStorageClass;
   let mode = 'ReadWriteMany';
   if (!className) {
