@@ -155,22 +155,22 @@ async function createVmis(key: string, rs: VirtualMachineInstanceReplicaSet, cou
   if (crash) throw (crash as PromiseRejectedResult).reason;
 
   const names: string[] = [];
-  const events: Promise<void>[] = [];
+  const events: EventSpec[] = [];
   let firstError: string | undefined;
   for (const r of results) {
     if (r.status === 'fulfilled') {
       names.push(vmiKey(r.value));
-      events.push(event(deps, rs, 'Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${r.value.metadata?.name ?? ''}`));
+      events.push(['Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${r.value.metadata?.name ?? ''}`]);
     } else {
       const m = message(r.reason);
       firstError ??= m;
       await deps.expectations.creationObserved(RS_EXPECTATIONS, key);
-      events.push(event(deps, rs, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${m}`));
+      events.push(['Warning', 'FailedCreate', `Error creating virtual machine instance: ${m}`]);
     }
   }
   // The burst is over: its creations are known by name (expectations-gate.ts).
   await deps.expectations.expectDeletions(RS_CREATED, key, names, deps.now());
-  await Promise.all(events);
+  await emitEvents(deps, rs, events);
   return firstError;
 }
 
@@ -193,20 +193,20 @@ async function deleteVmis(key: string, rs: VirtualMachineInstanceReplicaSet, vmi
   const crash = results.find((r) => r.status === 'rejected' && isWorkerCrash(r.reason));
   if (crash) throw (crash as PromiseRejectedResult).reason;
 
-  const events: Promise<void>[] = [];
+  const events: EventSpec[] = [];
   let firstError: string | undefined;
   for (const [i, r] of results.entries()) {
     const vmi = vmis[i]!;
     if (r.status === 'fulfilled') {
-      events.push(event(deps, rs, 'Normal', 'SuccessfulDelete', texts.ok(vmi)));
+      events.push(['Normal', 'SuccessfulDelete', texts.ok(vmi)]);
     } else {
       const m = message(r.reason);
       firstError ??= m;
       await deps.expectations.deletionObserved(RS_EXPECTATIONS, key, vmiKey(vmi));
-      events.push(event(deps, rs, 'Warning', 'FailedDelete', texts.failed(vmi, m)));
+      events.push(['Warning', 'FailedDelete', texts.failed(vmi, m)]);
     }
   }
-  await Promise.all(events);
+  await emitEvents(deps, rs, events);
   return firstError;
 }
 
@@ -225,6 +225,19 @@ async function writeStatus(key: string, rs: VirtualMachineInstanceReplicaSet, ac
     throw new TransientError('FailedStatusUpdate', message(err), { cause: err });
   }
   if (plan.pausedEvent) await event(deps, rs, 'Normal', plan.pausedEvent.reason, plan.pausedEvent.message);
+}
+
+/** An Event to record: type, reason, message. */
+type EventSpec = readonly ['Normal' | 'Warning', string, string];
+
+/**
+ * Records a pass's events together, once its expectation writes are done: started earlier, an
+ * event's rejection (a crashed worker) could be left unobserved while an await in between threw.
+ */
+async function emitEvents(deps: RsDeps, rs: VirtualMachineInstanceReplicaSet, events: readonly EventSpec[]): Promise<void> {
+  const results = await Promise.allSettled(events.map(([type, reason, text]) => event(deps, rs, type, reason, text)));
+  const crash = results.find((r) => r.status === 'rejected');
+  if (crash) throw (crash as PromiseRejectedResult).reason;
 }
 
 async function event(deps: RsDeps, rs: VirtualMachineInstanceReplicaSet, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
