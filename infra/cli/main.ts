@@ -12,7 +12,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   queues: { summary: 'queue depth per controller: visible, in flight, delayed, dead-lettered, oldest (--db or --aws)', load: async () => (await import('./commands/queues.ts')).command },
   dlq: { summary: 'dlq list: dead-lettered keys with reason, attempts, first and last failure', load: async () => (await import('./commands/dlq.ts')).command },
   trace: { summary: 'trace <vm|vmi|migration|replicaset|pool>/<ns>/<name> or node/<name>: event → message → reconcile → writes for the object and its children', load: async () => (await import('./commands/trace.ts')).command },
-  diagnose: { summary: 'diagnose <vmi|vm|migration|replicaset|pool>/<ns>/<name> or node/<name>: why it is stuck, verdict first, then the evidence (exit 1 = problem)', load: async () => (await import('./commands/diagnose.ts')).command },
+  diagnose: { summary: 'diagnose <vmi|vm|migration|replicaset|pool|snapshot>/<ns>/<name> or node/<name>: why it is stuck, verdict first, then the evidence (exit 1 = problem)', load: async () => (await import('./commands/diagnose.ts')).command },
   replay: { summary: 'put dead-lettered keys back on their queue (--key ns/name or --all)', load: async () => (await import('./commands/replay.ts')).command },
 };
 

@@ -6,6 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { readOnly } from '../../infra/ops/cluster-reader.ts';
+import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
+import { parseTarget } from '../../infra/ops/target.ts';
 import { NO_GUEST_AGENT_ANNOTATION } from '../../infra/sandbox/nodes/guest-agent.ts';
 import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
@@ -49,6 +52,8 @@ async function snapshotOf(name: string, vm: string, failureDeadline?: string): P
 }
 
 const snap = (name: string) => s.kube.get(VM_SNAPSHOTS, NS, name);
+/** `virt-reconciler diagnose snapshot/…`, in process. */
+const diagnoseSnapshot = (name: string) => diagnose(parseTarget(`snapshot/${NS}/${name}`, DIAGNOSABLE), { cluster: readOnly(s.kube), queue: s.rt.queue, state: s.rt.state, now: Date.now() });
 const conditions = (x: VirtualMachineSnapshot | undefined) => (x?.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}`);
 
 async function running(vm: string): Promise<boolean> {
@@ -130,16 +135,22 @@ describe('snapshot end to end', () => {
     const depth = await s.rt.queue.depth('snapshot');
     assert.equal(depth.visible + depth.inFlight, 0, 'nothing left to retry');
     assert.ok(await unlocked('snap-late'));
+    // and the operator's tool names it
+    const d = await diagnoseSnapshot('late-1');
+    assert.match(d.verdict, /^snapshot Failed: snapshot deadline exceeded/);
   });
 
   test('a snapshot of a VM that does not exist: a clear condition and one Event, then Failed at its deadline', async () => {
     // act
     await snapshotOf('ghost-1', 'no-such-vm', '3s');
     await until('the condition says so', async () => conditions(await snap('ghost-1')).includes('Progressing=False Source does not exist'), { problems: s.problems });
+    const d = await diagnoseSnapshot('ghost-1');
     const events = await s.kube.list(EVENTS, NS, { fieldSelector: 'involvedObject.name=ghost-1' });
     await until('the snapshot failed', () => phaseOf('ghost-1', 'Failed'), { problems: s.problems });
     // assert
     assert.deepEqual((events.items as { reason?: string; type?: string; message?: string }[]).map((e) => `${e.type} ${e.reason} ${e.message}`), [`Warning SourceDoesNotExist Source VirtualMachine ${NS}/no-such-vm does not exist`]);
     assert.ok(conditions(await snap('ghost-1')).includes('Failure=True snapshot deadline exceeded'));
+    // diagnose named the cause while it was in progress (or, had the 3 s deadline passed first, the failure)
+    assert.match(d.verdict, new RegExp(`^(snapshot not ready: its source VirtualMachine ${NS}/no-such-vm does not exist|snapshot Failed: snapshot deadline exceeded)`));
   });
 });

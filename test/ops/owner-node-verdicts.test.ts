@@ -1,11 +1,13 @@
 /**
  * The diagnose verdicts beyond the seed's three symptoms (issue 18), pure and table-driven: a
- * replica set or pool short of replicas, and a node drain that does not progress.
+ * replica set or pool short of replicas, a node drain that does not progress, and a snapshot that
+ * does not become ready.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { diagnosis, problem } from '../../infra/ops/diagnose/finding.ts';
 import { diagnoseNode, type NodeEvidence, type NodeView, type NodeVmiView } from '../../infra/ops/diagnose/node-verdicts.ts';
+import { diagnoseSnapshot, type SnapshotEvidence, type SnapshotView } from '../../infra/ops/diagnose/snapshot-verdicts.ts';
 import { diagnoseReplicas, POOL_KIND, REPLICA_SET_KIND, type ReplicasEvidence } from '../../infra/ops/diagnose/replicas-verdicts.ts';
 import type { TraceEntry } from '../../shared/state/traces.ts';
 import { NOW, trace } from './fixtures.ts';
@@ -142,6 +144,30 @@ describe('node and drain verdicts', () => {
       // arrange (the evidence above)
       // act
       const d = diagnoseNode(c.e);
+      // assert
+      assert.equal(d.verdict, c.first);
+      assert.equal(d.healthy, c.healthy ?? false);
+    });
+  }
+});
+
+describe('snapshot verdicts', () => {
+  const snap: SnapshotView = { name: 's', resourceVersion: '7', phase: 'InProgress', readyToUse: false, sourceKind: 'VirtualMachine', sourceName: 'vm', createdAt: NOW - 120_000, deadlineMs: 300_000, conditions: [], contentName: 'vmsnapshot-content-u' };
+  const ev = (over: Partial<SnapshotEvidence>): SnapshotEvidence => ({ now: NOW, key: 'default/s', snapshot: snap, sourceExists: true, deadLetters: [], traces: [], ...over });
+  const cases: { name: string; e: SnapshotEvidence; first: string; healthy?: boolean }[] = [
+    { name: 'ready', e: ev({ snapshot: { ...snap, phase: 'Succeeded', readyToUse: true } }), first: 'healthy: snapshot default/s is Succeeded, ready to use (content vmsnapshot-content-u)', healthy: true },
+    { name: 'gone', e: ev({ snapshot: undefined }), first: 'not found: VirtualMachineSnapshot default/s does not exist' },
+    { name: 'Failed at its deadline', e: ev({ snapshot: { ...snap, phase: 'Failed', conditions: [{ type: 'Failure', status: 'True', reason: 'Snapshot deadline exceeded' }] } }), first: 'snapshot Failed: Snapshot deadline exceeded' },
+    { name: 'the source VM is missing', e: ev({ sourceExists: false }), first: 'snapshot not ready: its source VirtualMachine default/vm does not exist' },
+    { name: 'an error on the content', e: ev({ content: { error: 'VolumeSnapshotClass sandbox-csi-snapclass not found', unready: [] } }), first: 'snapshot not ready: VolumeSnapshotClass sandbox-csi-snapclass not found (failure deadline in 3 min)' },
+    { name: 'the source lock not taken', e: ev({ snapshot: { ...snap, conditions: [{ type: 'Progressing', status: 'False', reason: 'Source not locked', message: 'source default/vm is not stopped' }] } }), first: 'snapshot not ready: Source not locked: source default/vm is not stopped (failure deadline in 3 min)' },
+    { name: 'VolumeSnapshots not ready after a minute', e: ev({ content: { unready: [{ name: 'vmsnapshot-u-volume-disk' }] } }), first: 'snapshot not ready: 1 VolumeSnapshot is not ready to use (vmsnapshot-u-volume-disk) (failure deadline in 3 min)' },
+    { name: 'VolumeSnapshots not ready yet, just started: a note', e: ev({ snapshot: { ...snap, createdAt: NOW - 5000 }, content: { unready: [{ name: 'v' }] } }), first: 'healthy: snapshot default/s is InProgress for 5 s (failure deadline in 4 min 55 s) (content vmsnapshot-content-u)', healthy: true },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      // act
+      const d = diagnoseSnapshot(c.e);
       // assert
       assert.equal(d.verdict, c.first);
       assert.equal(d.healthy, c.healthy ?? false);
