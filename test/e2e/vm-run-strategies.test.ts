@@ -17,7 +17,7 @@ import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { HANDED_OFF, launcherPods, newRuntime, NS, phases, queueIdle, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
 import { DATA_VOLUMES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
-import { KubeInvalidError } from '../../shared/kube/errors.ts';
+import { KubeTransientError } from '../../shared/kube/errors.ts';
 import { emulatorOnly } from '../support/lanes.ts';
 
 const SPEED = 20;
@@ -48,7 +48,8 @@ async function requestStateChange(s: Slice, name: string, requests: { action: 'S
       await s.kube.patch(VMS, NS, name, { type: 'json', ops }, { subresource: 'status' });
       return;
     } catch (err) {
-      if (!(err instanceof KubeInvalidError) || attempt >= 10) throw err;
+      // A failed `test` op is the client's Conflict (shared/kube/errors.ts): re-read and retry.
+      if (!(err instanceof KubeTransientError && err.reason === 'Conflict') || attempt >= 10) throw err;
     }
   }
 }
