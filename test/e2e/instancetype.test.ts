@@ -6,7 +6,6 @@
  * CPU the instance type also sets, and gets its Failure condition and event, and no VMI.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, EVENTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { KUBECTL } from '../kubectl/support.ts';
+import { KUBECTL, runKubectl, type KubectlResult } from '../kubectl/support.ts';
 import { launcherPods, newRuntime, NS, until } from './support.ts';
 
 let sandbox: Sandbox;
@@ -25,14 +24,8 @@ let kube: KubeClient;
 let dir: string;
 const problems: string[] = [];
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, KUBECONFIG: sandbox.kubeconfigPath, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
-  return new Promise((resolve) => {
-    const child = execFile(KUBECTL!, args, { env, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr });
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
+function kubectl(args: string[], stdin?: string): Promise<KubectlResult> {
+  return runKubectl({ kubeconfig: sandbox.kubeconfigPath, dir }, args, stdin);
 }
 
 /** What a user writes: the way KubeVirt's docs and `virtctl create vm --instancetype … --preference …` do. */

@@ -9,14 +9,13 @@
  * its VM (runStrategy Always) starts it again on another node.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EVACUATION_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
 import { MIGRATIONS, NODES, VMIS, VMS } from '../../shared/api/resources.ts';
-import { KUBECTL } from '../kubectl/support.ts';
+import { KUBECTL, runKubectl, type KubectlResult } from '../kubectl/support.ts';
 import { REAL } from '../support/lanes.ts';
 import { peaksFromAudit, type Peaks } from '../support/migration-peaks.ts';
 import { NS, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
@@ -24,14 +23,8 @@ import { NS, startSlice, until, vmiManifest, vmManifest, type Slice } from './su
 const SPEED = 10;
 const MIGRATING = Array.from({ length: 6 }, (_, i) => `drain-${i + 1}`);
 
-function kubectl(kubeconfig: string, dir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
-  return new Promise((resolve) => {
-    execFile(KUBECTL!, args, { env, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+function kubectl(kubeconfig: string, dir: string, args: string[]): Promise<KubectlResult> {
+  return runKubectl({ kubeconfig, dir, timeoutMs: 240_000 }, args);
 }
 
 describe('kubectl drain of a node with LiveMigrate VMIs', { skip: KUBECTL ? false : 'no kubectl on this machine' }, () => {

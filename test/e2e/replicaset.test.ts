@@ -4,7 +4,6 @@
  * VMI deleted by hand is replaced, an orphan VMI matching the selector is adopted.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
-import { KUBECTL } from '../kubectl/support.ts';
+import { KUBECTL, runKubectl, type KubectlResult } from '../kubectl/support.ts';
 import { newRuntime, NS, until, vmiManifest } from './support.ts';
 
 const RS = 'e2e-rs';
@@ -27,14 +26,8 @@ let kube: KubeClient;
 let dir: string;
 const problems: string[] = [];
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, KUBECONFIG: sandbox.kubeconfigPath, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
-  return new Promise((resolve) => {
-    const child = execFile(KUBECTL!, args, { env, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0, stdout, stderr });
-    });
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
+function kubectl(args: string[], stdin?: string): Promise<KubectlResult> {
+  return runKubectl({ kubeconfig: sandbox.kubeconfigPath, dir }, args, stdin);
 }
 
 async function rsUid(): Promise<string> {

@@ -45,19 +45,31 @@ export interface KubectlCluster {
   stop(): Promise<void>;
 }
 
+/** kubectl's environment for a cluster: its kubeconfig, and a HOME and cache of its own under `dir`. */
+function kubectlEnv(kubeconfig: string, dir: string): NodeJS.ProcessEnv {
+  return { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
+}
+
+/**
+ * Runs the real kubectl with `args` against `kubeconfig` (HOME and cache under `dir`); `stdin` is
+ * piped in (for `-f -`). Never rejects on a non-zero exit: the code is in the result.
+ */
+export function runKubectl(at: { kubeconfig: string; dir: string; timeoutMs?: number }, args: string[], stdin?: string): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile(KUBECTL!, args, { env: kubectlEnv(at.kubeconfig, at.dir), timeout: at.timeoutMs ?? 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    if (stdin !== undefined) child.stdin!.end(stdin);
+  });
+}
+
 /** Starts a sandbox and a kubectl environment for it. */
 export async function startKubectlCluster(): Promise<KubectlCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'vr-kubectl-'));
   const sandbox = await startSandbox({ kubeconfigOut: join(dir, 'kubeconfig') });
-  const env = { ...process.env, KUBECONFIG: sandbox.kubeconfigPath, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
-  const kubectl = (args: string[], stdin?: string): Promise<KubectlResult> =>
-    new Promise((resolve) => {
-      const child = execFile(KUBECTL!, args, { env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
-      if (stdin !== undefined) child.stdin!.end(stdin);
-    });
+  const env = kubectlEnv(sandbox.kubeconfigPath, dir);
+  const kubectl = (args: string[], stdin?: string): Promise<KubectlResult> => runKubectl({ kubeconfig: sandbox.kubeconfigPath, dir }, args, stdin);
   return {
     sandbox,
     dir,
