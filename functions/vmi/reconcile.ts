@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { StorageClass } from '../../shared/api/snapshot.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
@@ -225,13 +226,16 @@ async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Pr
   if (!backendStorageNeeded(vmi)) return { kind: 'ready' };
   const now = deps.now();
   let pvc = o.backendPvc;
+  // Listed at most once a pass: the create's choice of class and the readiness check share it.
+  let classes: StorageClass[] | undefined;
   const record = await deps.expectations.get(BACKEND_PVC_EXPECTATIONS, key);
   if (pvc && record && record.add > 0) await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
   else if (!pvc && record && !isExpectationSatisfied(record, now)) return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000)) };
   if (!pvc) {
     const config = await deps.clusterConfig();
-    const [classes, profiles] = await Promise.all([deps.kube.list(STORAGE_CLASSES, undefined), deps.kube.list(STORAGE_PROFILES, undefined)]);
-    const choice = backendClassAndMode(config.vmStateStorageClass, classes.items, profiles.items);
+    const [classList, profiles] = await Promise.all([deps.kube.list(STORAGE_CLASSES, undefined), deps.kube.list(STORAGE_PROFILES, undefined)]);
+    classes = classList.items;
+    const choice = backendClassAndMode(config.vmStateStorageClass, classes, profiles.items);
     if ('error' in choice) return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: choice.error, requeue: true } };
     if (!(await deps.expectations.tryExpectCreations(BACKEND_PVC_EXPECTATIONS, key, 1, now))) {
       return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: 'another worker is creating the backend-storage PVC', requeue: true } };
@@ -243,8 +247,8 @@ async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Pr
       return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: err instanceof Error ? err.message : String(err), requeue: true } };
     }
   }
-  const classes = pvc.status?.phase === 'Bound' ? [] : (await deps.kube.list(STORAGE_CLASSES, undefined)).items;
-  const readiness = backendPvcReadiness(pvc, classes);
+  if (pvc.status?.phase !== 'Bound') classes ??= (await deps.kube.list(STORAGE_CLASSES, undefined)).items;
+  const readiness = backendPvcReadiness(pvc, classes ?? []);
   if (!readiness.ready) {
     return readiness.error
       ? { kind: 'error', error: { reason: 'FailedBackendStorageProbe', message: readiness.error, requeue: true } }
