@@ -1,6 +1,7 @@
 /**
  * End-to-end benchmarks on the sandbox cluster, the serverless path side by side with the
- * client-go-style baseline (test/bench/baseline/), each on a fresh sandbox:
+ * client-go-style baseline (test/bench/baseline/), each on a fresh sandbox in a child process of
+ * its own (support/cluster.ts; BENCH_SANDBOX=inprocess runs it in the benchmark's process):
  *
  * 1. latency — N VMIs created at a steady rate (BENCH_RATE/s, default 5 — below what one 2-core
  *    machine reconciles, so the figure is event latency, not queueing behind a backlog): VMI create sent →
@@ -15,16 +16,17 @@
  * nothing fails on speed.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
 import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
 import type { ControlPlane } from '../../infra/sandbox/real/control-plane.ts';
 import { CpuProfiler } from './support/cpu-profile.ts';
+import { startCluster, type BenchCluster } from './support/cluster.ts';
 import { startSystem, type RunningSystem, type SystemName } from './support/systems.ts';
-import { CONTROLLER_IDENTITY, createVmis, percentile, sandboxFor, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
+import { CONTROLLER_IDENTITY, createVmis, percentile, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
 
 const N = Number(process.env.BENCH_VMIS ?? (process.env.BENCH_QUICK === '1' ? 300 : 1000));
 const RATE = Number(process.env.BENCH_RATE ?? 5);
 const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
+const IDENTITIES = [CONTROLLER_IDENTITY, USER_IDENTITY];
 /**
  * The real control plane's runs (docs/control-plane.md): the same two systems against the
  * upstream kube-apiserver, kube-controller-manager and kube-scheduler, with fewer VMIs (a real
@@ -91,10 +93,10 @@ interface ApiFigures {
 
 const isRead = (call: string) => call.startsWith('get ') || call.startsWith('list ');
 
-function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>, N: number): ApiFigures {
+async function apiFigures(cluster: BenchCluster, m: ReturnType<typeof vmiMetrics>, N: number): Promise<ApiFigures> {
   const identityPerVmi: Record<string, number> = {};
   const clusterWideCalls: Record<string, number> = {};
-  for (const c of sandbox.apiServer.counters.snapshot()) {
+  for (const c of await cluster.counters()) {
     if (c.identity !== CONTROLLER_IDENTITY) continue;
     const call = `${c.verb} ${c.resource}`;
     const into = c.namespace === '' || c.verb === 'watch' ? clusterWideCalls : identityPerVmi;
@@ -126,12 +128,12 @@ function apiFigures(sandbox: Sandbox, m: ReturnType<typeof vmiMetrics>, N: numbe
 
 async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator') {
   say(`${name} (${controlPlane}): latency — ${N} VMIs at ${RATE}/s`);
-  const sandbox = await sandboxFor(N, { controlPlane });
-  const tracker = new VmiTracker(sandbox);
-  const sys = await startSystem(name, sandbox);
+  const cluster = await startCluster({ vmis: N, controlPlane, identities: IDENTITIES });
+  const tracker = new VmiTracker(cluster);
+  const sys = await startSystem(name, cluster);
   try {
     const names = vmiNames('lat', N);
-    await createVmis(sandbox, tracker, names, { ratePerSec: RATE, onProgress: (d) => d % 250 === 0 && say(`${name}: ${d}/${N} created, ${tracker.count((m) => m.podCreatedAt !== undefined)} pods`) });
+    await createVmis(cluster, tracker, names, { ratePerSec: RATE, onProgress: (d) => d % 250 === 0 && say(`${name}: ${d}/${N} created, ${tracker.count((m) => m.podCreatedAt !== undefined)} pods`) });
     const podsOk = await waitUntil(() => tracker.count((m) => m.podCreatedAt !== undefined) >= N, 120_000, () => say(`${name}: ${tracker.count((m) => m.podCreatedAt !== undefined)}/${N} pods`));
     const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
     // Let trailing reconciles (the Running status sync) finish before counting.
@@ -154,32 +156,34 @@ async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlan
       // Expectations calls per reconcile of any controller (the serverless path's table; 0 for the baseline's memory).
       tableReadsPerReconcile: round(sys.table.reads / Math.max(1, m.allControllersReconciles)),
       tableWritesPerReconcile: round(sys.table.writes / Math.max(1, m.allControllersReconciles)),
-      api: apiFigures(sandbox, m, N),
+      api: await apiFigures(cluster, m, N),
     };
     say(`${name}: p50 ${figures.eventToPodP50Ms} ms, p99 ${figures.eventToPodP99Ms} ms, ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} writes/VMI`);
     return figures;
   } finally {
     await sys.stop();
     tracker.stop();
-    await sandbox.stop();
+    await cluster.stop();
   }
 }
 
 async function burstRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator') {
   say(`${name} (${controlPlane}): throughput — ${N} VMIs at once`);
-  const sandbox = await sandboxFor(N, { controlPlane });
-  const tracker = new VmiTracker(sandbox);
-  const sys = await startSystem(name, sandbox);
+  const cluster = await startCluster({ vmis: N, controlPlane, identities: IDENTITIES });
+  const tracker = new VmiTracker(cluster);
+  const sys = await startSystem(name, cluster);
   const profiler = new CpuProfiler();
   try {
     const names = vmiNames('burst', N);
     await profiler.start();
-    const t0 = sandbox.clock.nowMs();
-    await createVmis(sandbox, tracker, names, { concurrency: 50 });
-    const createdIn = sandbox.clock.nowMs() - t0;
+    await cluster.profile?.start();
+    const t0 = cluster.nowMs();
+    await createVmis(cluster, tracker, names, { concurrency: 50 });
+    const createdIn = cluster.nowMs() - t0;
     say(`${name}: ${N} created in ${round(createdIn / 1000, 1)} s`);
     const ok = await waitUntil(() => tracker.count((m) => m.scheduledAt !== undefined) >= N, 300_000, () => say(`${name}: ${tracker.count((m) => m.scheduledAt !== undefined)}/${N} Scheduled`));
     const cpu = await profiler.stop();
+    const clusterCpu = await cluster.profile?.stop();
     const lastScheduled = Math.max(...[...tracker.vmis.values()].map((m) => m.scheduledAt ?? 0));
     const seconds = (lastScheduled - t0) / 1000;
     const toPod = [...tracker.vmis.values()].filter((m) => m.podCreatedAt !== undefined).map((m) => m.podCreatedAt! - m.createSentAt!);
@@ -203,14 +207,16 @@ async function burstRun(name: SystemName, N: number, controlPlane: ControlPlane 
         apiCallP50Ms: percentile(sys.apiTimer.samples, 0.5),
         apiCallP99Ms: percentile(sys.apiTimer.samples, 0.99),
       },
-      cpuProfile: cpu,
+      sandboxPlacement: cluster.placement,
+      // With the cluster in a process of its own, each process has its own profile (and core).
+      cpuProfile: clusterCpu ? { pipeline: cpu, cluster: clusterCpu } : cpu,
     };
     say(`${name}: ${figures.vmisPerSecondScheduled} VMIs/s to Scheduled; queue wait ${avg.queueWaitAvgMs} ms, reconcile ${avg.reconcileAvgMs} ms avg`);
     return figures;
   } finally {
     await sys.stop();
     tracker.stop();
-    await sandbox.stop();
+    await cluster.stop();
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * A VMI replica set scaled 0 → N (BENCH_RS_REPLICAS, default 500; 100 with BENCH_QUICK=1) through
- * `/scale`, as `kubectl scale` does, on a fresh sandbox per system: the serverless path (relay →
+ * `/scale`, as `kubectl scale` does, on a fresh sandbox per system (in a child process, support/cluster.ts): the serverless path (relay →
  * SQLite queue → replica set and VMI workers → table) side by side with the in-process baseline
  * (informers → in-memory workqueues → the same replica set and VMI reconciles, expectations in
  * memory). Figures: seconds from the scale request to the last replica Running (sandbox clock),
@@ -8,12 +8,12 @@
  * identity sent), the replica set's reconciles, and how many VMIs it created (N when nothing
  * was created twice). Never a test: nothing fails on speed.
  */
-import type { AuditEntry } from '../../infra/sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import { startSystem, type RunningSystem, type SystemName } from './support/systems.ts';
-import { CONTROLLER_IDENTITY, sandboxFor, USER_IDENTITY, vmiManifest, waitUntil } from './support/vmi-run.ts';
+import { startCluster } from './support/cluster.ts';
+import { CONTROLLER_IDENTITY, USER_IDENTITY, vmiManifest, waitUntil } from './support/vmi-run.ts';
 
 const N = Number(process.env.BENCH_RS_REPLICAS ?? (process.env.BENCH_QUICK === '1' ? 100 : 500));
 const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
@@ -42,18 +42,16 @@ const perReplica = (o: Record<string, number>) => Object.fromEntries(Object.entr
 
 async function scaleRun(name: SystemName) {
   say(`${name}: replica set 0 → ${N}`);
-  const sandbox = await sandboxFor(N);
-  const sys = await startSystem(name, sandbox, { replicaSets: true });
-  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
+  const cluster = await startCluster({ vmis: N, identities: [CONTROLLER_IDENTITY, USER_IDENTITY] });
+  const sys = await startSystem(name, cluster, { replicaSets: true });
+  const user = createKubeClient(cluster.kubeConfig(USER_IDENTITY));
   const running = new Map<string, number>();
   let created = 0;
   let uid: string | undefined;
-  const unsubscribe = sandbox.apiServer.audit.subscribe((e: AuditEntry) => {
-    if (e.resource !== 'virtualmachineinstances' || !uid) return;
-    const vmi = e.object as unknown as VirtualMachineInstance;
-    if (!vmi.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid)) return;
+  const unsubscribe = cluster.onMilestone((e) => {
+    if (e.kind !== 'vmi' || !uid || e.ownerUid !== uid) return;
     if (e.verb === 'create') created++;
-    if (vmi.status?.phase === 'Running' && !running.has(e.name)) running.set(e.name, e.time);
+    if (e.phase === 'Running' && !running.has(e.name)) running.set(e.name, e.time);
   });
   try {
     const template = vmiManifest('template') as { spec: VirtualMachineInstance['spec'] };
@@ -67,16 +65,16 @@ async function scaleRun(name: SystemName) {
     uid = rs.metadata?.uid;
     // Let the controller annotate and write the empty status before the clock starts.
     await new Promise((r) => setTimeout(r, 1500));
-    const countersBefore = sandbox.apiServer.counters.snapshot().filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0);
+    const countersBefore = (await cluster.counters()).filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0);
     const rsCallsBefore = total(callsOf(sys, 'replicaset'));
-    const t0 = sandbox.clock.nowMs();
+    const t0 = cluster.nowMs();
     await user.updateScale(VMI_REPLICA_SETS, NS, RS, N);
     const ok = await waitUntil(() => running.size >= N, 600_000, () => say(`${name}: ${running.size}/${N} Running, ${created} created`));
     const seconds = (Math.max(...running.values()) - t0) / 1000;
     // Trailing reconciles (status with readyReplicas) before counting.
     const statusOk = await waitUntilAsync(async () => (await user.get(VMI_REPLICA_SETS, NS, RS))?.status?.readyReplicas === N, 60_000);
     await new Promise((r) => setTimeout(r, 1500));
-    const identityCalls = sandbox.apiServer.counters.snapshot().filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0) - countersBefore;
+    const identityCalls = (await cluster.counters()).filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0) - countersBefore;
     const rsCalls = callsOf(sys, 'replicaset');
     const rsReconciles = sys.metrics.total('reconcile_time_seconds', { controller: 'replicaset' });
     const figures = {
@@ -98,7 +96,7 @@ async function scaleRun(name: SystemName) {
   } finally {
     unsubscribe();
     await sys.stop();
-    await sandbox.stop();
+    await cluster.stop();
   }
 }
 

@@ -166,7 +166,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
   if (e2e) {
     const sys = ['baseline', 'serverless'] as const;
     out.push('## Event → launcher pod (steady rate)', '');
-    out.push(`${num(e2e, 'vmis')} VMIs created at ${num(e2e, 'latency.serverless.ratePerSec')}/s, each system on a fresh sandbox. "Event" = the VMI create request being sent, "pod created" = the launcher pod's create in the API server's audit log, both on the sandbox clock. The baseline (test/bench/baseline/) is an in-process client-go-style controller: list+watch → in-memory rate-limited workqueue (coalescing, per-key serialization) → 10 workers running the same instrumented VMI reconcile with in-memory expectations. The serverless path is \`LocalRuntime\`: relay → SQLite queue → 10 VMI workers (+ the VM controller, which the runtime also runs).`, '');
+    out.push(`${num(e2e, 'vmis')} VMIs created at ${num(e2e, 'latency.serverless.ratePerSec')}/s, each system on a fresh sandbox (in a child process unless BENCH_SANDBOX=inprocess). "Event" = the VMI create request being sent, "pod created" = the launcher pod's create in the API server's audit log, both on the sandbox clock. The baseline (test/bench/baseline/) is an in-process client-go-style controller: list+watch → in-memory rate-limited workqueue (coalescing, per-key serialization) → 10 workers running the same instrumented VMI reconcile with in-memory expectations. The serverless path is \`LocalRuntime\`: relay → SQLite queue → 10 VMI workers (+ the VM controller, which the runtime also runs).`, '');
     out.push(table(['', ...sys], [
       ['p50 ms', ...sys.map((s) => num(e2e, `latency.${s}.eventToPodP50Ms`))],
       ['p99 ms', ...sys.map((s) => num(e2e, `latency.${s}.eventToPodP99Ms`))],
@@ -183,7 +183,12 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       out.push(`**Saturated:** the p50 (${p50} ms) is more than 10 reconciles long: the creates came faster than this machine could reconcile them, so these latencies are mostly queueing and the ratio compares backlogs. For event latency proper, run below capacity (see the burst's VMIs/s), e.g. \`BENCH_RATE=3 BENCH_VMIS=300 npm run bench -- e2e\`.`, '');
     }
     out.push('## Throughput (burst)', '');
-    out.push(`${num(e2e, 'vmis')} VMIs created at once (50 concurrent creates); VMIs/s = N / (last VMI Scheduled − first create sent). The breakdown shows where a reconcile's time goes and the CPU profile where the process's one busy core goes (self time by component; everything — API server emulator, simulated nodes, relay, queue, workers — runs in one Node process).`, '');
+    const split = at(e2e, 'throughput.serverless.cpuProfile.pipeline') !== undefined;
+    const where = split
+      ? 'The sandbox (API server emulator and simulated nodes) runs in a child process of its own (test/bench/support/cluster.ts), so each process has a core: two CPU profiles, the system under test ("pipeline": relay, queue, workers, client) and the cluster.'
+      : 'Everything — API server emulator, simulated nodes, relay, queue, workers — runs in one Node process (BENCH_SANDBOX=inprocess).';
+    out.push(`${num(e2e, 'vmis')} VMIs created at once (50 concurrent creates); VMIs/s = N / (last VMI Scheduled − first create sent). The breakdown shows where a reconcile's time goes and the CPU profile where each busy core goes (self time by component). ${where}`, '');
+    const profiles: [string, string][] = split ? [['pipeline', 'cpuProfile.pipeline'], ['cluster', 'cpuProfile.cluster']] : [['process', 'cpuProfile']];
     out.push(table(['', ...sys], [
       ['VMIs/s to Scheduled', ...sys.map((s) => num(e2e, `throughput.${s}.vmisPerSecondScheduled`))],
       ['seconds to all Scheduled', ...sys.map((s) => num(e2e, `throughput.${s}.secondsToAllScheduled`))],
@@ -192,12 +197,14 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       ['reconcile avg / p50 / p99 ms', ...sys.map((s) => `${num(e2e, `throughput.${s}.breakdown.reconcileAvgMs`)} / ${num(e2e, `throughput.${s}.breakdown.reconcileP50Ms`)} / ${num(e2e, `throughput.${s}.breakdown.reconcileP99Ms`)}`)],
       ['API ms per reconcile', ...sys.map((s) => num(e2e, `throughput.${s}.breakdown.apiMsPerReconcile`))],
       ['API call p50 / p99 ms', ...sys.map((s) => `${num(e2e, `throughput.${s}.breakdown.apiCallP50Ms`)} / ${num(e2e, `throughput.${s}.breakdown.apiCallP99Ms`)}`)],
-      ['CPU busy % (profile)', ...sys.map((s) => { const idle = num(e2e, `throughput.${s}.cpuProfile.idlePercent`); return idle === undefined ? undefined : Math.round((100 - idle) * 10) / 10; })],
+      ...profiles.map(([label, path]): (string | number | undefined)[] => [`CPU busy %, ${label} (profile)`, ...sys.map((s) => { const idle = num(e2e, `throughput.${s}.${path}.idlePercent`); return idle === undefined ? undefined : Math.round((100 - idle) * 10) / 10; })]),
     ]), '');
-    const comps = new Set<string>();
-    for (const s of sys) for (const k of Object.keys((at(e2e, `throughput.${s}.cpuProfile.byComponent`) as Json | undefined) ?? {})) comps.add(k);
-    out.push('CPU self time by component, % of busy time:', '');
-    out.push(table(['component', ...sys], [...comps].map((c) => [c, ...sys.map((s) => numIn(e2e, `throughput.${s}.cpuProfile.byComponent`, c))])), '');
+    for (const [label, path] of profiles) {
+      const comps = new Set<string>();
+      for (const s of sys) for (const k of Object.keys((at(e2e, `throughput.${s}.${path}.byComponent`) as Json | undefined) ?? {})) comps.add(k);
+      out.push(`CPU self time by component, ${label}, % of its busy time:`, '');
+      out.push(table(['component', ...sys], [...comps].map((c) => [c, ...sys.map((s) => numIn(e2e, `throughput.${s}.${path}.byComponent`, c))])), '');
+    }
     out.push('## API calls per VMI, create → Running', '');
     out.push('From the steady-rate run. "VMI controller" = the calls its reconciles made (per-reconcile counters); "identity, namespaced" = everything the system\'s identity sent into the namespace as counted by the sandbox API server (the serverless runtime also runs the VM controller, whose reconciles of the VM key every VMI event names cost `get virtualmachines`). Cluster-wide calls (relay/informer list+watch, the cluster-config cache) are listed apart.', '');
     const calls = new Set<string>();

@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { LocalRuntime } from '../../infra/local/runtime.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
 import type { Traces } from '../../shared/state/traces.ts';
-import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
+import { startCluster } from './support/cluster.ts';
+import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
 
 const N = Number(process.env.BENCH_TRACE_VMIS ?? 150);
 const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 2);
@@ -52,17 +53,17 @@ function hookRecord(traces: Traces, on: boolean, into: { records: number; record
 }
 
 async function oneRound(on: boolean, index: number): Promise<RoundFigures> {
-  const sandbox = await sandboxFor(N);
-  const tracker = new VmiTracker(sandbox);
+  const cluster = await startCluster({ vmis: N, identities: [CONTROLLER_IDENTITY, USER_IDENTITY] });
+  const tracker = new VmiTracker(cluster);
   const dir = mkdtempSync(join(tmpdir(), 'bench-traces-'));
-  const rt = new LocalRuntime({ kubeConfig: sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY), dbPath: join(dir, 'queue.db'), log: silentLogger });
+  const rt = new LocalRuntime({ kubeConfig: cluster.kubeConfig(CONTROLLER_IDENTITY), dbPath: join(dir, 'queue.db'), log: silentLogger });
   const rec = { records: 0, recordMsTotal: 0, entryBytesTotal: 0 };
   hookRecord(rt.state.traces, on, rec);
   rt.start();
   try {
     while (!rt.relay.ready) await new Promise((r) => setTimeout(r, 50));
-    const t0 = sandbox.clock.nowMs();
-    await createVmis(sandbox, tracker, vmiNames(`tr${index}`, N), { concurrency: 25 });
+    const t0 = cluster.nowMs();
+    await createVmis(cluster, tracker, vmiNames(`tr${index}`, N), { concurrency: 25 });
     const allRunning = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000);
     const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
     // Trailing status reconciles settle before counting.
@@ -77,7 +78,7 @@ async function oneRound(on: boolean, index: number): Promise<RoundFigures> {
   } finally {
     await rt.stop();
     tracker.stop();
-    await sandbox.stop();
+    await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

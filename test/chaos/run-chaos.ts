@@ -20,6 +20,7 @@ import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../infra/local/workers.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
 import { REAL } from '../support/lanes.ts';
+import { inProcessCluster } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
@@ -85,7 +86,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const say = opts.progress ?? (() => {});
   const t0 = performance.now();
   const sandbox = await sandboxFor(opts.vmis + 1, { podStartupMs: 300, vmiBootMs: 300 });
-  const tracker = new VmiTracker(sandbox);
+  const cluster = inProcessCluster(sandbox);
+  const tracker = new VmiTracker(cluster);
   const store = openChaosStore(random);
   const { queue, state, slow } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
@@ -144,7 +146,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (const body of MALFORMED) await queue.sendRaw('vmi', body);
     injected.malformed = MALFORMED.length;
     const names = vmiNames('chaos', opts.vmis);
-    await createVmis(sandbox, tracker, [POISON_VMI, ...names], { concurrency: 10 });
+    await createVmis(cluster, tracker, [POISON_VMI, ...names], { concurrency: 10 });
     say(`${opts.vmis} VMIs (+1 poison) created; waiting for Scheduled under chaos`);
     const scheduled = () => names.filter((n) => tracker.vmis.get(n)?.scheduledAt !== undefined).length;
     await waitUntil(() => scheduled() >= names.length, opts.timeoutMs ?? 300_000, () => say(`${scheduled()}/${names.length} Scheduled, ${killer.crashes} worker kills, ${sender.duplicates} duplicate deliveries`));

@@ -26,6 +26,13 @@ const COMPONENTS: [string, RegExp][] = [
   ['JSON, GC, runtime', /^$/],
 ];
 
+/** Self-time share (%) per component, with the sampled seconds and the idle share. */
+export interface CpuFigures {
+  sampledSeconds: number;
+  idlePercent: number;
+  byComponent: Record<string, number>;
+}
+
 export class CpuProfiler {
   readonly #session = new Session();
 
@@ -37,7 +44,7 @@ export class CpuProfiler {
   }
 
   /** Stops and returns self-time share (%) per component, plus total sampled seconds. */
-  async stop(): Promise<{ sampledSeconds: number; idlePercent: number; byComponent: Record<string, number> }> {
+  async stop(): Promise<CpuFigures> {
     const { profile } = (await this.#session.post('Profiler.stop')) as { profile: Profile };
     this.#session.disconnect();
     const byNode = new Map<number, number>();

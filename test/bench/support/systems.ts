@@ -1,7 +1,7 @@
 /**
  * The two systems under comparison, started against one sandbox: the serverless path
  * (LocalRuntime: relay → SQLite queue → VMI function workers) and the client-go-style baseline
- * (informer → in-memory workqueue → the same reconcile). Both time their API calls and collect
+ * (informer → in-memory workqueue → the same reconcile), against one cluster (cluster.ts). Both time their API calls and collect
  * per-reconcile durations from the reconcile log lines.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { Fields, Logger } from '../../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
-import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import type { BenchCluster } from './cluster.ts';
 import { LocalRuntime } from '../../../infra/local/runtime.ts';
 import { BaselineController } from '../baseline/controller.ts';
 import { replicaSetController } from '../../../functions/replicaset/controller.ts';
@@ -74,9 +74,9 @@ export interface SystemOptions {
   readonly replicaSets?: boolean;
 }
 
-/** Starts `name` against `sandbox` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
-export async function startSystem(name: SystemName, sandbox: Sandbox, opts: SystemOptions = {}): Promise<RunningSystem> {
-  const kubeConfig = sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY);
+/** Starts `name` against `cluster` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
+export async function startSystem(name: SystemName, cluster: Pick<BenchCluster, 'kubeConfig'>, opts: SystemOptions = {}): Promise<RunningSystem> {
+  const kubeConfig = cluster.kubeConfig(CONTROLLER_IDENTITY);
   const apiTimer = new CallTimer();
   const table = { reads: 0, writes: 0 };
   const partial = { reconcileMs: [] as number[], failed: 0, table };

@@ -1,29 +1,24 @@
 /**
  * What the end-to-end benchmarks and the chaos suite share: a sandbox sized for N VMIs, a VMI
  * manifest, a creator that records when each create was sent, and a tracker that follows the
- * audit log (launcher pod creates per VMI, first Scheduled, first Running) on the sandbox clock.
+ * audit log's milestones (launcher pod creates per VMI, first Scheduled, first Running) on the
+ * sandbox clock — for a cluster in this process or in a child process (cluster.ts).
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { KIND_VMI } from '../../../shared/api/well-known.ts';
-import type { AuditEntry } from '../../../infra/sandbox/apiserver/index.ts';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import { startBenchSandbox } from './cluster-child.ts';
+import type { BenchCluster } from './cluster.ts';
+import type { Milestone } from './milestones.ts';
 
 /** The identity VMIs are created with (apart from the controllers' own). */
 export const USER_IDENTITY = 'bench-user';
 /** The identity the system under test uses. */
 export const CONTROLLER_IDENTITY = 'virt-reconciler';
 
-/** A sandbox with room for `vmis` launcher pods (110 pods per node) and quick simulated boots. */
+/** A sandbox in this process with room for `vmis` launcher pods and quick simulated boots (chaos runs; benchmarks use cluster.ts). */
 export async function sandboxFor(vmis: number, opts: { podStartupMs?: number; vmiBootMs?: number; controlPlane?: ControlPlane } = {}): Promise<Sandbox> {
-  const sandbox = await startSandbox({
-    ...(opts.controlPlane ? { controlPlane: opts.controlPlane } : {}),
-    nodes: Math.ceil(vmis / 100) + 1,
-    timings: { podStartupMs: opts.podStartupMs ?? 200, vmiBootMs: opts.vmiBootMs ?? 200 },
-  });
-  // Every write of a 1,000-VMI run must stay in the audit log.
-  sandbox.apiServer.audit.limit = Math.max(sandbox.apiServer.audit.limit, vmis * 100);
-  return sandbox;
+  return startBenchSandbox({ vmis, ...opts });
 }
 
 /** A small container-disk VMI. */
@@ -50,13 +45,13 @@ export interface VmiMilestones {
 
 const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
 
-/** Follows the audit log; see the module comment. */
+/** Follows the cluster's milestones; see the module comment. */
 export class VmiTracker {
   readonly vmis = new Map<string, VmiMilestones>();
   readonly #unsubscribe: () => void;
 
-  constructor(sandbox: Sandbox) {
-    this.#unsubscribe = sandbox.apiServer.audit.subscribe((e) => this.#see(e));
+  constructor(cluster: Pick<BenchCluster, 'onMilestone'>) {
+    this.#unsubscribe = cluster.onMilestone((m) => this.#see(m));
   }
 
   #get(name: string): VmiMilestones {
@@ -65,18 +60,15 @@ export class VmiTracker {
     return m;
   }
 
-  #see(e: AuditEntry): void {
-    if (e.resource === 'pods' && e.verb === 'create' && e.type === 'ADDED') {
-      const owner = (e.object.metadata.ownerReferences as { kind?: string; name?: string; controller?: boolean }[] | undefined)?.find((r) => r.kind === KIND_VMI && r.controller);
-      if (!owner?.name) return;
-      const m = this.#get(owner.name);
+  #see(e: Milestone): void {
+    if (e.kind === 'pod') {
+      const m = this.#get(e.vmi);
       m.podCreates++;
       m.podCreatedAt ??= e.time;
-    } else if (e.resource === 'virtualmachineinstances' && e.type !== 'DELETED') {
-      const phase = (e.object as { status?: { phase?: string } }).status?.phase ?? '';
+    } else {
       const m = this.#get(e.name);
-      if (HANDED_OFF.has(phase)) m.scheduledAt ??= e.time;
-      if (phase === 'Running') m.runningAt ??= e.time;
+      if (HANDED_OFF.has(e.phase)) m.scheduledAt ??= e.time;
+      if (e.phase === 'Running') m.runningAt ??= e.time;
     }
   }
 
@@ -101,14 +93,14 @@ export class VmiTracker {
  * (one at a time on a fixed schedule) when given. Records each send time in `tracker`.
  */
 export async function createVmis(
-  sandbox: Sandbox,
+  cluster: Pick<BenchCluster, 'kubeConfig' | 'nowMs'>,
   tracker: VmiTracker,
   names: readonly string[],
   opts: { concurrency?: number; ratePerSec?: number; namespace?: string; onProgress?: (done: number) => void },
 ): Promise<void> {
-  const api = sandbox.apiServer.kubeConfig(USER_IDENTITY).makeApiClient(CustomObjectsApi);
+  const api = cluster.kubeConfig(USER_IDENTITY).makeApiClient(CustomObjectsApi);
   const create = async (name: string) => {
-    tracker.sent(name, sandbox.clock.nowMs());
+    tracker.sent(name, cluster.nowMs());
     await api.createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: opts.namespace ?? 'default', plural: 'virtualmachineinstances', body: vmiManifest(name, opts.namespace) });
   };
   let done = 0;

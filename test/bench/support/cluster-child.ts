@@ -1,0 +1,120 @@
+/**
+ * The benchmarks' sandbox: {@link startBenchSandbox} sizes one for N VMIs; run as a forked child
+ * (cluster.ts), this file starts it in its own process and serves it over the IPC channel —
+ * kubeconfigs once, milestones in batches, counters, a CPU profile and its memory on request.
+ */
+import { fileURLToPath } from 'node:url';
+import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
+import { CpuProfiler } from './cpu-profile.ts';
+import { milestoneOf, type Milestone } from './milestones.ts';
+
+/** What the benchmark asks of its cluster. */
+export interface ClusterSpec {
+  /** Launcher pods it must have room for (100 per node, plus one node). */
+  readonly vmis: number;
+  readonly podStartupMs?: number;
+  readonly vmiBootMs?: number;
+  readonly controlPlane?: ControlPlane;
+  /** The identities it hands kubeconfigs out for. */
+  readonly identities: readonly string[];
+}
+
+/** A sandbox with room for `spec.vmis` launcher pods (110 pods per node) and quick simulated boots. */
+export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): Promise<Sandbox> {
+  const sandbox = await startSandbox({
+    ...(spec.controlPlane ? { controlPlane: spec.controlPlane } : {}),
+    nodes: Math.ceil(spec.vmis / 100) + 1,
+    timings: { podStartupMs: spec.podStartupMs ?? 200, vmiBootMs: spec.vmiBootMs ?? 200 },
+  });
+  // Every write of the run must stay in the audit log.
+  sandbox.apiServer.audit.limit = Math.max(sandbox.apiServer.audit.limit, spec.vmis * 100);
+  return sandbox;
+}
+
+/** Parent → child. */
+export type ChildRequest =
+  | { type: 'start'; id: number; spec: ClusterSpec }
+  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'rss' | 'stop'; id: number };
+
+/** Child → parent. */
+export type ChildMessage =
+  | { type: 'ready'; controlPlane: ControlPlane; nodeNames: string[]; clockNowMs: number; kubeconfigs: Record<string, string> }
+  | { type: 'failed'; error: string }
+  | { type: 'milestones'; batch: Milestone[] }
+  | { type: 'reply'; id: number; value?: unknown; error?: string };
+
+/** How often milestones are flushed to the parent: a bound on the delay they add to its view. */
+const FLUSH_MS = 20;
+
+async function serve(): Promise<void> {
+  let sandbox: Sandbox | undefined;
+  let profiler: CpuProfiler | undefined;
+  let batch: Milestone[] = [];
+  const send = (msg: ChildMessage) => process.send?.(msg);
+  const flush = setInterval(() => {
+    if (batch.length === 0) return;
+    send({ type: 'milestones', batch });
+    batch = [];
+  }, FLUSH_MS);
+  const answer = async (req: ChildRequest): Promise<unknown> => {
+    if (!sandbox) throw new Error('the sandbox is not started');
+    switch (req.type) {
+      case 'counters':
+        return sandbox.apiServer.counters.snapshot() satisfies RequestCount[];
+      case 'profile-start':
+        profiler = new CpuProfiler();
+        return profiler.start();
+      case 'profile-stop': {
+        if (!profiler) throw new Error('no profile was started');
+        const figures = await profiler.stop();
+        profiler = undefined;
+        return figures;
+      }
+      case 'rss':
+        return process.memoryUsage().rss;
+      case 'stop':
+        await sandbox.stop();
+        clearInterval(flush);
+        return undefined;
+      default:
+        throw new Error(`unknown request ${(req as { type: string }).type}`);
+    }
+  };
+  process.on('message', (raw) => {
+    const req = raw as ChildRequest;
+    if (req.type === 'start') {
+      void (async () => {
+        try {
+          sandbox = await startBenchSandbox(req.spec);
+          const s = sandbox;
+          s.apiServer.audit.subscribe((e) => {
+            const m = milestoneOf(e);
+            if (m) batch.push(m);
+          });
+          const kubeconfigs = Object.fromEntries(req.spec.identities.map((id) => [id, s.apiServer.kubeConfig(id).exportConfig()]));
+          send({ type: 'ready', controlPlane: s.controlPlane, nodeNames: s.nodeNames, clockNowMs: s.clock.nowMs(), kubeconfigs });
+        } catch (err) {
+          send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          process.exit(1);
+        }
+      })();
+      return;
+    }
+    answer(req).then(
+      (value) => {
+        send({ type: 'reply', id: req.id, value });
+        if (req.type === 'stop') process.disconnect();
+      },
+      (err: unknown) => send({ type: 'reply', id: req.id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  });
+  // The parent gone (a crashed benchmark) takes the cluster with it.
+  process.on('disconnect', () => {
+    clearInterval(flush);
+    void (sandbox?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) await serve();

@@ -1,0 +1,166 @@
+/**
+ * The cluster a benchmark runs against, wherever it runs: by default the sandbox (API server and
+ * node side) in a child process of its own, so that the system under test and the cluster each
+ * have one of the machine's cores (BENCH_SANDBOX=inprocess keeps the old single-process set-up,
+ * for a before/after). Both give the same view: kubeconfigs per identity, the sandbox clock, the
+ * audit log's milestones and the request counters.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
+import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import type { CpuFigures } from './cpu-profile.ts';
+import { milestoneOf, type Milestone } from './milestones.ts';
+import type { ChildRequest, ChildMessage, ClusterSpec } from './cluster-child.ts';
+
+export type { ClusterSpec } from './cluster-child.ts';
+
+/** Where the cluster runs. */
+export type ClusterPlacement = 'child process' | 'in process';
+
+/** A running benchmark cluster; see the module comment. */
+export interface BenchCluster {
+  readonly placement: ClusterPlacement;
+  readonly controlPlane: ControlPlane;
+  readonly nodeNames: readonly string[];
+  /** A kubeconfig whose requests the sandbox attributes to `identity` (one of {@link ClusterSpec.identities}). */
+  kubeConfig(identity: string): KubeConfig;
+  /** The sandbox clock (epoch ms); in a child process, the child's clock read through a measured offset. */
+  nowMs(): number;
+  /** Every milestone from now on; returns the unsubscribe. */
+  onMilestone(cb: (m: Milestone) => void): () => void;
+  /** The API server's request counters (identity, verb, resource, namespace). */
+  counters(): Promise<RequestCount[]>;
+  /** The cluster's own CPU profile, when it runs in a process of its own. */
+  readonly profile?: { start(): Promise<void>; stop(): Promise<CpuFigures> };
+  /** Its process's resident memory, bytes (child process only). */
+  rssBytes?(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** BENCH_SANDBOX: `child` (default) or `inprocess`. */
+export function placementFromEnv(): ClusterPlacement {
+  const v = process.env.BENCH_SANDBOX ?? 'child';
+  if (v === 'child') return 'child process';
+  if (v === 'inprocess') return 'in process';
+  throw new Error(`BENCH_SANDBOX=${v}: expected child or inprocess`);
+}
+
+/** Starts a cluster for `spec` where BENCH_SANDBOX says (or `placement`). */
+export async function startCluster(spec: ClusterSpec, placement: ClusterPlacement = placementFromEnv()): Promise<BenchCluster> {
+  if (placement === 'child process') return startClusterProcess(spec);
+  const { startBenchSandbox } = await import('./cluster-child.ts');
+  return inProcessCluster(await startBenchSandbox(spec));
+}
+
+/** A view of a sandbox started in this process. */
+export function inProcessCluster(sandbox: Sandbox): BenchCluster {
+  return {
+    placement: 'in process',
+    controlPlane: sandbox.controlPlane,
+    nodeNames: sandbox.nodeNames,
+    kubeConfig: (identity) => sandbox.apiServer.kubeConfig(identity),
+    nowMs: () => sandbox.clock.nowMs(),
+    onMilestone(cb) {
+      return sandbox.apiServer.audit.subscribe((e) => {
+        const m = milestoneOf(e);
+        if (m) cb(m);
+      });
+    },
+    counters: async () => sandbox.apiServer.counters.snapshot(),
+    stop: () => sandbox.stop(),
+  };
+}
+
+const CHILD = fileURLToPath(new URL('./cluster-child.ts', import.meta.url));
+
+/** Forks cluster-child.ts, waits for its sandbox, and wraps the IPC channel. */
+export async function startClusterProcess(spec: ClusterSpec): Promise<BenchCluster> {
+  const child: ChildProcess = fork(CHILD, [], { execArgv: process.execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const listeners = new Set<(m: Milestone) => void>();
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let exited: Error | undefined;
+  const failAll = (err: Error) => {
+    exited = err;
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+  child.on('exit', (code, signal) => failAll(new Error(`bench sandbox process exited (${signal ?? `code ${code}`})`)));
+  child.on('error', (err) => failAll(err));
+  const ready = new Promise<Extract<ChildMessage, { type: 'ready' }>>((resolve, reject) => {
+    child.on('message', (raw) => {
+      const msg = raw as ChildMessage;
+      if (msg.type === 'ready') resolve(msg);
+      else if (msg.type === 'failed') reject(new Error(`bench sandbox failed to start: ${msg.error}`));
+      else if (msg.type === 'milestones') for (const m of msg.batch) for (const cb of listeners) cb(m);
+      else if (msg.type === 'reply') {
+        const p = pending.get(msg.id);
+        pending.delete(msg.id);
+        if (msg.error !== undefined) p?.reject(new Error(msg.error));
+        else p?.resolve(msg.value);
+      }
+    });
+    child.once('exit', (code, signal) => reject(new Error(`bench sandbox process exited before it was ready (${signal ?? `code ${code}`})`)));
+  });
+  const ask = <T>(req: Omit<ChildRequest, 'id'>): Promise<T> => {
+    if (exited) return Promise.reject(exited);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      child.send({ ...req, id } as ChildRequest);
+    });
+  };
+  child.send({ type: 'start', id: 0, spec } satisfies ChildRequest);
+  let started: Extract<ChildMessage, { type: 'ready' }>;
+  try {
+    started = await ready;
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  // The child's clock runs at the wall clock's speed: one offset, measured now, maps it here.
+  const offset = started.clockNowMs - Date.now();
+  const configs = new Map<string, KubeConfig>();
+  for (const [identity, text] of Object.entries(started.kubeconfigs)) {
+    const kc = new KubeConfig();
+    kc.loadFromString(text);
+    configs.set(identity, kc);
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    placement: 'child process',
+    controlPlane: started.controlPlane,
+    nodeNames: started.nodeNames,
+    kubeConfig(identity) {
+      const kc = configs.get(identity);
+      if (!kc) throw new Error(`bench sandbox: no kubeconfig for identity ${identity} (asked for: ${[...configs.keys()].join(', ')})`);
+      return kc;
+    },
+    nowMs: () => Date.now() + offset,
+    onMilestone(cb) {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+    counters: () => ask<RequestCount[]>({ type: 'counters' }),
+    profile: {
+      start: () => ask<void>({ type: 'profile-start' }),
+      stop: () => ask<CpuFigures>({ type: 'profile-stop' }),
+    },
+    rssBytes: () => ask<number>({ type: 'rss' }),
+    stop() {
+      stopping ??= (async () => {
+        if (!exited) await ask<void>({ type: 'stop' }).catch(() => undefined);
+        if (child.exitCode === null && child.signalCode === null) {
+          const gone = new Promise((r) => child.once('exit', r));
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await gone;
+          clearTimeout(timer);
+        }
+      })();
+      return stopping;
+    },
+  };
+}
