@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { jsonLogger } from '../../shared/metrics/log.ts';
 import { drainChaosViolations, runDrainChaos } from './run-drain-chaos.ts';
 
 /**
@@ -14,7 +16,7 @@ const OPT_IN = process.env.CHAOS_DRAIN === '1' ? false : 'opt-in (CHAOS_DRAIN=1)
 
 test('a drain and a launcher upgrade under worker kills, duplicate deliveries ×5, 409/429/500, dropped watches and a poisoned key: never two unfinished migrations per VMI, the limits held, every VMI Running on the new launcher, the DLQ replayed', { skip: OPT_IN }, async () => {
   // arrange + act
-  const report = await runDrainChaos({ vmis: Number(process.env.CHAOS_DRAIN_VMIS ?? 8), phaseTimeoutMs: 150_000, ...(process.env.CHAOS_PROGRESS ? { progress: (l: string) => console.log(l) } : {}) });
+  const report = await runDrainChaos({ vmis: Number(process.env.CHAOS_DRAIN_VMIS ?? 8), phaseTimeoutMs: 150_000, ...(process.env.CHAOS_PROGRESS ? { progress: (l: string) => console.log(l) } : {}), ...(process.env.CHAOS_LOG ? { log: jsonLogger({}, { write: (l) => appendFileSync(process.env.CHAOS_LOG!, l + '\n') }), onAudit: (a) => writeFileSync(`${process.env.CHAOS_LOG}.audit`, a.map((e) => JSON.stringify(e)).join('\n')) } : {}) });
   console.log(`drain chaos (seed ${report.seed}): ${report.seconds} s (drain ${report.drainSeconds} s, update ${report.updateSeconds} s), ${report.migrationsCreated} migrations, ${report.refusedEvictions} evictions refused, peak running ${report.peaks.cluster}, peak outbound ${report.peaks.perNode}; injected ${JSON.stringify(report.injected)}`);
   // assert
   assert.ok(report.injected.workerKills! > 0, `no worker was killed (seed ${report.seed}): the run proved nothing`);

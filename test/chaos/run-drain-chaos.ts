@@ -22,6 +22,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkerPool } from '../../infra/local/workers.ts';
 import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
+import type { AuditEntry } from '../../infra/sandbox/apiserver/audit.ts';
 import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
 import { controllerSpecs } from '../../functions/registry.ts';
 import { Relay } from '../../functions/relay/relay.ts';
@@ -53,6 +54,10 @@ export interface DrainChaosOptions {
   /** Per phase (start, drain, update, replay), ms. */
   readonly phaseTimeoutMs?: number;
   readonly progress?: (line: string) => void;
+  /** Where the workers' reconcile log lines go (JSON, one a line), for a run to be read afterwards. Default none. */
+  readonly log?: Logger;
+  /** Receives the API server's audit log at the end (to study a run afterwards). */
+  readonly onAudit?: (entries: readonly AuditEntry[]) => void;
 }
 
 export interface DrainChaosReport {
@@ -172,7 +177,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
         controller: spec.controller,
         concurrency: spec.controller === 'workload-updater' ? 1 : spec.controller === 'vmi' ? 10 : 3,
         queue: slow,
-        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: quiet, now }),
+        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now }),
         metrics,
         log: quiet,
       }),
@@ -193,7 +198,8 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     const vmis = await ours(user, names);
     const where = vmis.map((v) => `${v.metadata?.name?.replace('drain-chaos-', '')}@${v.status?.nodeName}/${(v.status?.launcherContainerImageVersion ?? '?').split(':').pop()}`).join(' ');
     const depths = await Promise.all(PARTS.map(async (c) => `${c}:${JSON.stringify(await queue.depth(c))}`));
-    return `${killer.crashes} kills, ${sender.duplicates} dups; migrations ${JSON.stringify(Object.fromEntries(phases))}; ${where}; queues ${depths.join(' ')}`;
+    const outdated = (await user.get(KUBEVIRTS, 'kubevirt', 'kubevirt'))?.status?.outdatedVirtualMachineInstanceWorkloads;
+    return `${killer.crashes} kills, ${sender.duplicates} dups; outdated on the CR ${String(outdated)}; migrations ${JSON.stringify(Object.fromEntries(phases))}; ${where}; queues ${depths.join(' ')}`;
   };
   let drainSeconds = 0;
   let updateSeconds = 0;
@@ -259,6 +265,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   const final = await ours(user, [...names, POISON_VMI]);
   const kv = await user.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
   const audit = sandbox.apiServer.audit.query();
+  opts.onAudit?.(audit);
   const report: DrainChaosReport = {
     seed,
     seconds: Math.round((performance.now() - t0) / 100) / 10,
