@@ -20,6 +20,7 @@ import {
   SERVICES,
   VM_EXPORTS,
   VM_POOLS,
+  VM_RESTORES,
   VM_SNAPSHOT_CONTENTS,
   VM_SNAPSHOTS,
   VMI_REPLICA_SETS,
@@ -53,6 +54,8 @@ import { poolMapper } from './pool/relay-map.ts';
 import { coreMapper } from './relay/map-event.ts';
 import { replicaSetController } from './replicaset/controller.ts';
 import { replicaSetMapper } from './replicaset/relay-map.ts';
+import { restoreController } from './restore/controller.ts';
+import { restoreMapper } from './restore/relay-map.ts';
 import { snapshotController } from './snapshot/controller.ts';
 import { snapshotMapper } from './snapshot/relay-map.ts';
 import type { RelayRoute } from '../shared/relay/route.ts';
@@ -162,6 +165,10 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
       watches: [{ res: VM_SNAPSHOTS }, { res: VM_SNAPSHOT_CONTENTS }, { res: VOLUME_SNAPSHOTS }, { res: VOLUME_SNAPSHOT_CLASSES }, { res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }],
       mapper: snapshotMapper,
     },
+  },
+  restore: {
+    spec: (c) => restoreController({ virtApi: c.virtApi ?? NO_VIRT_API, log: c.log, now: c.now, clockSpeed: c.clockSpeed }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VM_RESTORES }, { res: PVCS }, { res: DATA_VOLUMES }, { res: VMS }, { res: VM_SNAPSHOTS }], mapper: restoreMapper },
   },
 };
 

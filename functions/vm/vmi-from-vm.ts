@@ -3,30 +3,16 @@
  * the template's metadata and spec, named after the VM, controlled by it and held by its
  * finalizer until the VM controller lets go. Pure.
  */
-import { createHash } from 'node:crypto';
+import { legacyFirmwareUuid } from '../../shared/api/firmware-uuid.ts';
 import type { V1ControllerRevision } from '@kubernetes/client-node';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePreferenceSpec } from '../../shared/api/index.ts';
 import { applyAutoattachPreferences } from '../../shared/instancetype/apply-preference.ts';
 import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { START_REQUEST, startRevisionName, VM_GENERATION_ANNOTATION } from './well-known.ts';
 
-/** KubeVirt's namespace UUID for firmware UUIDs derived from the VM name. */
-const FIRMWARE_UUID_NAMESPACE = '6a1a24a1-4061-4607-8bf4-a3963d0c5895';
-
-/** RFC 4122 version-5 (SHA-1) UUID of `name` in namespace `ns`. */
-export function uuidV5(ns: string, name: string): string {
-  const nsBytes = Buffer.from(ns.replace(/-/g, ''), 'hex');
-  const hash = createHash('sha1').update(nsBytes).update(name, 'utf8').digest();
-  const b = hash.subarray(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x50;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const hex = b.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
 /** The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts). */
 export function firmwareUuid(vm: VirtualMachine): string {
-  return vm.spec.template.spec?.domain.firmware?.uuid ?? uuidV5(FIRMWARE_UUID_NAMESPACE, vm.metadata?.name ?? '');
+  return vm.spec.template.spec?.domain.firmware?.uuid ?? legacyFirmwareUuid(vm.metadata?.name ?? '');
 }
 
 /**
