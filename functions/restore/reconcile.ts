@@ -20,6 +20,8 @@ import { removeFinalizerOps } from '../../shared/kube/finalizer-ops.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { conditionOf, updateCondition } from '../../shared/storage/conditions.ts';
+import type { VmLike } from '../../shared/storage/vm-volumes.ts';
+import { cleanupBackend } from './backend.ts';
 import type { RestoreDeps } from './deps.ts';
 import { restoreEvent } from './events.ts';
 import { DEFAULT_GRACE_PERIOD_MS, INITIALIZING, LAST_RESTORE_UID_ANNOTATION, OPERATION_COMPLETE, RESTORE_FINALIZER, restoreAnnotationValue } from './names.ts';
@@ -147,6 +149,8 @@ export async function reconcileRestore(key: string, deps: RestoreDeps, ctx: Reco
 
     // 12. cleanup: the DataVolumes the restored VM no longer names
     for (const dv of r.status?.deletedDataVolumes ?? []) await deps.kube.delete(DATA_VOLUMES, namespace, dv);
+    // and the backend claims the target gave up
+    if (target) await cleanupBackend(namespace, target as VmLike, deps);
 
     // 13. the target is free again
     if (!target) throw new RestoreStepError('At this point target should exist');

@@ -10,6 +10,7 @@ import type { VirtualMachineRestore, VirtualMachineSnapshotContent, VolumeRestor
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { applyJsonPatch } from '../../shared/kube/json-patch-apply.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
+import { handOverBackend } from './backend.ts';
 import type { RestoreDeps } from './deps.ts';
 import { restoreEvent } from './events.ts';
 import { ALLOW_CLAIM_ADOPTION_ANNOTATION, OWNED_BY_VM_ANNOTATION, POPULATED_FOR_ANNOTATION, PRE_POPULATED_ANNOTATION, RESTORE_NAME_ANNOTATION, restoreVolumeName } from './names.ts';
@@ -95,6 +96,9 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
     if (!isDeepStrictEqual(deletedDataVolumes, r.status?.deletedDataVolumes ?? [])) updated = true;
   }
   if (updated) return { updated, restores, ...(deletedDataVolumes ? { deletedDataVolumes } : {}) };
+
+  // 4. the backend-storage claim handed to the target
+  await handOverBackend(r, content, restores, deps);
 
   // 5. the VM written: created (with spec.patches) or updated in place
   let written: RestoreVm;

@@ -11,9 +11,10 @@ import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
 import type { VirtualMachineRestore, VirtualMachineSnapshotContent, VolumeBackup, VolumeSnapshot } from '../../../shared/api/snapshot.ts';
 import { applyJsonPatch } from '../../../shared/kube/json-patch-apply.ts';
 import type { EventType, WatchedObject } from '../../../shared/relay/route.ts';
-import { fnv32aHex } from '../../../shared/storage/get-name.ts';
+import { fnv32aHex, getName } from '../../../shared/storage/get-name.ts';
 import { restoreAnnotationValue, restoreVolumeName, type NamingInput } from '../../../functions/restore/names.ts';
 import { renderRestorePvc } from '../../../functions/restore/restore-pvc.ts';
+import { cleanupBackendValue, relabelled } from '../../../functions/restore/backend.ts';
 import { restoredVm, type RestoreVm } from '../../../functions/restore/restored-vm.ts';
 import { restoreMapper } from '../../../functions/restore/relay-map.ts';
 import { restorePatches } from '../../../functions/restore/target.ts';
@@ -208,6 +209,22 @@ describe('spec.patches', () => {
     assert.equal(out.spec.template.spec.domain.devices.interfaces[0]?.macAddress, 'new');
   });
   test('a failed test op throws', () => assert.throws(() => applyJsonPatch(vm, [{ op: 'test', path: '/metadata/name', value: 'other' }])));
+});
+
+describe('backend claim labels', () => {
+  const cases: { name: string; labels: Record<string, string> | undefined; set: Record<string, string | undefined>; want: Record<string, string> | undefined }[] = [
+    { name: 'the original gives up persistent-state-for for the cleanup label', labels: { 'persistent-state-for': 'vm', app: 'a' }, set: { 'persistent-state-for': undefined, 'restore.kubevirt.io/cleanup-backend-pvc': cleanupBackendValue('vm') }, want: { app: 'a', 'restore.kubevirt.io/cleanup-backend-pvc': 'persistent-state-for-vm' } },
+    { name: 'the restored claim takes persistent-state-for=<target>', labels: { app: 'a' }, set: { 'persistent-state-for': 'new' }, want: { app: 'a', 'persistent-state-for': 'new' } },
+    { name: 'already so: nothing to write', labels: { 'persistent-state-for': 'new' }, set: { 'persistent-state-for': 'new' }, want: undefined },
+    { name: 'removing an absent label: nothing to write', labels: undefined, set: { x: undefined }, want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(relabelled(c.labels, c.set), c.want));
+  test('the cleanup value of a long target name is shortened with FNV-32a', () => {
+    const long = 'n'.repeat(60);
+    assert.equal(cleanupBackendValue(long), getName('persistent-state-for', long, 63));
+    assert.equal(cleanupBackendValue('vm'), 'persistent-state-for-vm');
+    assert.ok(cleanupBackendValue(long).length <= 63);
+  });
 });
 
 describe('restore relay mapping', () => {

@@ -138,6 +138,24 @@ describe('restore reconcile against the sandbox API server', () => {
     assert.equal((await restore('inpl-1-r'))?.status?.complete, true);
   });
 
+  test('backend storage: the restored backend claim labelled for the VM, the original given up and deleted once done', async () => {
+    // arrange: a VM with a persistent TPM, its backend claim in the snapshot
+    const src = await source(h, 'be-1', { backend: true });
+    const r = await restoreOf(h, 'be-1-r', src.snapshot, 'be-1');
+    const restored = `restore-${r.metadata?.uid ?? ''}-persistent-state-for-be-1`;
+    // act
+    const outcomes = await settle(server, h, `${NS}/be-1-r`, () => bindAll(h));
+    // assert
+    assert.ok(outcomes.every((o) => typeof o !== 'string'), JSON.stringify(outcomes));
+    assert.equal((await restore('be-1-r'))?.status?.complete, true);
+    assert.equal((await h.kube.get(PVCS, NS, restored))?.metadata?.labels?.['persistent-state-for'], 'be-1');
+    const labelled = await h.kube.list(PVCS, NS, { labelSelector: 'persistent-state-for=be-1' });
+    assert.deepEqual(labelled.items.map((p) => p.metadata?.name), [restored], 'exactly one backend claim for the VM');
+    const old = await h.kube.get(PVCS, NS, 'be-1-backend');
+    assert.ok(old === undefined || old.metadata?.deletionTimestamp, 'the original deleted');
+    assert.ok(actions(server).includes('delete persistentvolumeclaims be-1-backend'));
+  });
+
   test('into a new VM: created Halted with the snapshot VM labels and the patches, the claims marked owned-by-vm handed to it', async () => {
     // arrange: the source VM owns its claim
     const src = await source(h, 'nv-src', { ownedClaim: true });

@@ -162,8 +162,11 @@ export interface Source {
  * `<name>-snap` of it as the snapshot controller and CSI snapshotter leave one: the content
  * recording the VM and its claim, the VolumeSnapshot ready with `restoreSize`.
  */
-export async function source(h: Harness, name: string, opts: { ownedClaim?: boolean; restoreSize?: string; snapshotReady?: boolean; contentReady?: boolean } = {}): Promise<Source> {
-  const vm = await h.kube.create(VMS, vmManifest(name));
+export async function source(h: Harness, name: string, opts: { ownedClaim?: boolean; restoreSize?: string; snapshotReady?: boolean; contentReady?: boolean; backend?: boolean } = {}): Promise<Source> {
+  const manifest = vmManifest(name);
+  // a persistent TPM keeps its state in the backend claim `<name>-backend` (persistent-state-for=<name>)
+  if (opts.backend) manifest.spec.template.spec!.domain.devices.tpm = { persistent: true };
+  const vm = await h.kube.create(VMS, manifest);
   await claim(h, `${name}-disk`, { ...(opts.ownedClaim ? { owner: vm } : {}), labels: { app: name, 'persistent-state-for': 'x' }, annotations: { 'pv.kubernetes.io/bind-completed': 'yes', 'cdi.kubevirt.io/storage.contentType': 'kubevirt', keep: 'me' } });
   const pvc = await h.kube.get(PVCS, NS, `${name}-disk`);
   const snapshot = `${name}-snap`;
@@ -179,7 +182,7 @@ export async function source(h: Harness, name: string, opts: { ownedClaim?: bool
     spec: {
       source: { virtualMachine: { metadata: { name, namespace: NS, uid: vm.metadata?.uid, labels: vm.metadata?.labels }, spec: vm.spec } },
       virtualMachineSnapshotName: snapshot,
-      volumeBackups: [{ volumeName: 'disk', persistentVolumeClaim: { metadata: pvc?.metadata ?? {}, spec: pvc?.spec ?? {} }, volumeSnapshotName: volumeSnapshot }],
+      volumeBackups: [{ volumeName: 'disk', persistentVolumeClaim: { metadata: pvc?.metadata ?? {}, spec: pvc?.spec ?? {} }, volumeSnapshotName: volumeSnapshot }, ...(await backendBackup(h, name, opts.backend))],
     },
   } as never);
   await h.kube.patch(VM_SNAPSHOT_CONTENTS, NS, content, { type: 'merge', body: { status: { readyToUse: opts.contentReady ?? true, creationTime: new Date().toISOString() } } }, { subresource: 'status' });
@@ -191,6 +194,17 @@ export async function source(h: Harness, name: string, opts: { ownedClaim?: bool
     { subresource: 'status' },
   );
   return { vm, snapshot, content, volumeSnapshot };
+}
+
+/** The backend claim `<name>-backend`, its ready VolumeSnapshot, and its volume backup (none unless `backend`). */
+async function backendBackup(h: Harness, name: string, backend: boolean | undefined): Promise<unknown[]> {
+  if (!backend) return [];
+  await claim(h, `${name}-backend`, { labels: { 'persistent-state-for': name } });
+  const pvc = await h.kube.get(PVCS, NS, `${name}-backend`);
+  const vs = `vmsnapshot-${name}-volume-backend`;
+  await h.kube.create(VOLUME_SNAPSHOTS, { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: vs, namespace: NS }, spec: { source: { persistentVolumeClaimName: `${name}-backend` } } } as never);
+  await h.kube.patch(VOLUME_SNAPSHOTS, NS, vs, { type: 'merge', body: { status: { readyToUse: true, creationTime: new Date().toISOString(), restoreSize: '10Mi' } } }, { subresource: 'status' });
+  return [{ volumeName: `persistent-state-for-${name}`, persistentVolumeClaim: { metadata: pvc?.metadata ?? {}, spec: pvc?.spec ?? {} }, volumeSnapshotName: vs }];
 }
 
 /** A Running VMI for the VM `name` (the target is not Ready while it exists). */

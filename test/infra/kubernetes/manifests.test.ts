@@ -205,7 +205,7 @@ describe('infra/kubernetes: manifests', () => {
     ],
     restore: [
       '/events create',
-      '/persistentvolumeclaims create,delete,get,update',
+      '/persistentvolumeclaims create,delete,get,list,update',
       'cdi.kubevirt.io/datavolumes create,delete,get,patch',
       'kubevirt.io/virtualmachineinstances get',
       'kubevirt.io/virtualmachines create,get,update',
