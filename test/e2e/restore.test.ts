@@ -212,6 +212,31 @@ describe('restore end to end', () => {
     await until('the new VM runs', () => running('rs-dv-new'), { problems: s.problems });
   });
 
+  test('a VM with a persistent TPM restored in place: its backend claim restored too, the old one deleted; it runs on the restored one', async () => {
+    // arrange: the VMI controller made the backend claim when the VM first ran
+    const vm = vmManifest('rs-tpm', { runStrategy: 'Always' });
+    vm.spec.template.spec!.domain.devices.tpm = { persistent: true } as never;
+    await s.kube.create(VMS, vm);
+    await until('the VM runs', () => running('rs-tpm'), { problems: s.problems });
+    const backend = async () => (await s.kube.list(PVCS, NS, { labelSelector: 'persistent-state-for=rs-tpm' })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '');
+    const [original] = await backend();
+    await s.kube.patch(VMS, NS, 'rs-tpm', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+    await until('the VM stopped', async () => (await s.kube.get(VMIS, NS, 'rs-tpm')) === undefined, { problems: s.problems });
+    await readySnapshot('rs-tpm-snap', 'rs-tpm');
+    // act
+    const r = await restoreOf('rs-tpm-r', 'rs-tpm-snap', 'rs-tpm');
+    await until('the restore completes', () => complete('rs-tpm-r'), { problems: s.problems });
+    await s.kube.patch(VMS, NS, 'rs-tpm', { type: 'merge', body: { spec: { runStrategy: 'Always' } } });
+    await until('the VM runs again', () => running('rs-tpm'), { problems: s.problems });
+    // assert
+    const restored = `restore-${r.metadata?.uid ?? ''}-persistent-state-for-rs-tpm`;
+    assert.ok(original);
+    assert.deepEqual(await backend(), [restored], 'exactly the restored backend claim');
+    await until('the original backend claim is gone', async () => (await s.kube.get(PVCS, NS, original ?? ''))?.metadata?.deletionTimestamp !== undefined || (await s.kube.get(PVCS, NS, original ?? '')) === undefined);
+    const vmi = await s.kube.get(VMIS, NS, 'rs-tpm');
+    assert.equal(vmi?.status?.volumeStatus?.find((v) => v.name === 'persistent-state-for-this-vm')?.persistentVolumeClaimInfo?.claimName, restored);
+  });
+
   test('a restore of a snapshot that does not exist: a clear condition and Event, not retried; it goes on once the snapshot is there and ready', async () => {
     // arrange
     await vmWithClaim('rs-late', 'Halted');
