@@ -18,6 +18,8 @@ import {
   PODS,
   PVCS,
   SERVICES,
+  VM_BACKUP_TRACKERS,
+  VM_BACKUPS,
   VM_EXPORTS,
   VM_POOLS,
   VM_RESTORES,
@@ -38,6 +40,8 @@ import type { MetricsRegistry } from '../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../shared/state/port.ts';
 import type { ClusterConfig } from '../shared/template/cluster-config.ts';
+import { backupController } from './backup/controller.ts';
+import { backupMapper } from './backup/relay-map.ts';
 import { disruptionBudgetController } from './disruption-budget/controller.ts';
 import { disruptionBudgetMapper } from './disruption-budget/relay-map.ts';
 import { evacuationController } from './evacuation/controller.ts';
@@ -169,6 +173,10 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   restore: {
     spec: (c) => restoreController({ virtApi: c.virtApi ?? NO_VIRT_API, log: c.log, now: c.now, clockSpeed: c.clockSpeed }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: VM_RESTORES }, { res: PVCS }, { res: DATA_VOLUMES }, { res: VMS }, { res: VM_SNAPSHOTS }], mapper: restoreMapper },
+  },
+  backup: {
+    spec: (c) => backupController({ virtApi: c.virtApi ?? NO_VIRT_API, log: c.log, now: c.now }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VM_BACKUPS }, { res: VM_BACKUP_TRACKERS }, { res: VMIS }, { res: VM_EXPORTS }], mapper: backupMapper },
   },
 };
 

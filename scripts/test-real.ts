@@ -29,6 +29,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/disruption-budget.test.ts',
   'test/e2e/snapshot.test.ts',
   'test/e2e/restore.test.ts',
+  'test/e2e/backup.test.ts',
   'test/functions/migration/sandbox-flow.test.ts',
   'test/functions/migration/timeouts-gc.test.ts',
   'test/functions/migration/parallel-limits.test.ts',

@@ -44,6 +44,8 @@ export const CONTROLLER_REGISTRY = [
   // KubeVirt's --snapshot-controller-threads default; one key names a snapshot and the VM of that name.
   { name: 'snapshot', title: 'VirtualMachineSnapshot (and contents, VM snapshot statuses)', workers: 6, weight: 1, keyScope: 'namespaced' },
   { name: 'restore', title: 'VirtualMachineRestore', workers: 3, weight: 1, keyScope: 'namespaced' },
+  // KubeVirt runs 6 workers on each of its two queues (backups, trackers); here one queue serves both.
+  { name: 'backup', title: 'VirtualMachineBackup (and tracker)', workers: 6, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

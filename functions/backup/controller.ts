@@ -1,7 +1,6 @@
 /** The backup controller as the runtime sees it: its reconcile and how to build its deps. */
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
-import type { Controller } from '../../shared/controllers.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { BackupCommands, BackupDeps } from './deps.ts';
 import { reconcileBackup } from './reconcile.ts';
@@ -14,7 +13,7 @@ export interface BackupControllerOptions {
 
 export function backupController(opts: BackupControllerOptions): ControllerSpec<BackupDeps> {
   return {
-    controller: 'backup' as string as Controller, // not registered yet: docs/backup-controller.md
+    controller: 'backup',
     reconcile: reconcileBackup,
     deps: (kube: KubeClient) => ({ kube, virtApi: opts.virtApi, now: opts.now ?? Date.now, log: opts.log }),
   };

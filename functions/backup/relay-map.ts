@@ -6,7 +6,6 @@
  * hold only names: each backup's source, each tracker's VM.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Controller } from '../../shared/controllers.ts';
 import type { EventMapper, KeyTarget, WatchedObject } from '../../shared/relay/route.ts';
 import { BACKUP_API_VERSION, KIND_BACKUP, KIND_TRACKER } from './names.ts';
 
@@ -27,7 +26,7 @@ class NameIndex {
   }
 }
 
-const target = (ns: string, name: string): KeyTarget => ({ controller: 'backup' as string as Controller, key: `${ns}/${name}` });
+const target = (ns: string, name: string): KeyTarget => ({ controller: 'backup', key: `${ns}/${name}` });
 
 /** The backup controller's mapper, with its indexes. */
 export function backupMapper(): EventMapper {

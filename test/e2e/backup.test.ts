@@ -47,11 +47,7 @@ async function vmiClean(): Promise<boolean> {
   return (vmi?.spec.utilityVolumes ?? []).length === 0 && !(vmi?.status?.volumeStatus ?? []).some((v) => v.name.endsWith('-backup-target-pvc')) && vmi?.status?.changedBlockTracking?.backupStatus === undefined;
 }
 
-/** The backup controller is not in the registry yet (docs/backup-controller.md): nothing would reconcile. */
-const NOT_REGISTERED = 'the backup controller is not registered yet: with its relay watches the replica set chaos test fails (docs/backup-controller.md)';
-
 before(async () => {
-  if (NOT_REGISTERED) return;
   // Each backup step (progress, completion, attach) takes 1.5 s: long enough to delete one mid-way.
   s = await startSlice({ timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
   // Changed block tracking for the VMs labelled backup=yes (virt-operator's configuration).
@@ -72,7 +68,7 @@ after(async () => {
   await s?.stop();
 });
 
-describe('backup end to end (relay → queue → backup function → sandbox virt-handler and virt-api)', { skip: NOT_REGISTERED }, () => {
+describe('backup end to end (relay → queue → backup function → sandbox virt-handler and virt-api)', () => {
   test('a backup through its tracker to completion: target hotplugged and released, checkpoint on the tracker; the next one is incremental', async () => {
     // arrange
     await boundClaim('e2e-full-target');

@@ -60,6 +60,8 @@ describe('infra/kubernetes: manifests', () => {
       '/pods',
       '/services',
       'apps/controllerrevisions',
+      'backup.kubevirt.io/virtualmachinebackups',
+      'backup.kubevirt.io/virtualmachinebackuptrackers',
       'cdi.kubevirt.io/datavolumes',
       'export.kubevirt.io/virtualmachineexports',
       'kubevirt.io/kubevirts',
@@ -217,6 +219,19 @@ describe('infra/kubernetes: manifests', () => {
       'snapshot.storage.k8s.io/volumesnapshots get',
       'storage.k8s.io/storageclasses get',
       'subresources.kubevirt.io/virtualmachines/stop update',
+    ],
+    backup: [
+      '/events create',
+      '/persistentvolumeclaims get',
+      'backup.kubevirt.io/virtualmachinebackups get,patch',
+      'backup.kubevirt.io/virtualmachinebackups/status update',
+      'backup.kubevirt.io/virtualmachinebackuptrackers get',
+      'backup.kubevirt.io/virtualmachinebackuptrackers/status patch',
+      'export.kubevirt.io/virtualmachineexports delete,get',
+      'kubevirt.io/virtualmachineinstances get,patch',
+      'kubevirt.io/virtualmachines get',
+      'subresources.kubevirt.io/virtualmachineinstances/backup update',
+      'subresources.kubevirt.io/virtualmachineinstances/redefine-checkpoint update',
     ],
   };
   for (const controller of CONTROLLERS) {
