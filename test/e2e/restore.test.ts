@@ -212,6 +212,57 @@ describe('restore end to end', () => {
     await until('the new VM runs', () => running('rs-dv-new'), { problems: s.problems });
   });
 
+  test('a VM with a dataVolumeTemplate restored in place: the renamed template replaces the old one, whose DataVolume is deleted', async () => {
+    // arrange
+    const vm = vmManifest('rs-dvip', { runStrategy: 'Halted', dataVolumeTemplates: [{ metadata: { name: 'rs-dvip-disk' }, spec: { source: { blank: {} }, storage: { resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS } } }] } as Partial<VirtualMachine['spec']>);
+    vm.spec.template.spec!.domain.devices.disks = [...(vm.spec.template.spec!.domain.devices.disks ?? []), { name: 'disk', disk: { bus: 'virtio' } }];
+    vm.spec.template.spec!.volumes = [...(vm.spec.template.spec!.volumes ?? []), { name: 'disk', dataVolume: { name: 'rs-dvip-disk' } }];
+    await s.kube.create(VMS, vm);
+    await until('the DataVolume succeeded', async () => (await s.kube.get(DATA_VOLUMES, NS, 'rs-dvip-disk'))?.status?.phase === 'Succeeded', { problems: s.problems });
+    await until('its claim is bound', async () => (await s.kube.get(PVCS, NS, 'rs-dvip-disk'))?.status?.phase === 'Bound');
+    await readySnapshot('rs-dvip-snap', 'rs-dvip');
+    // act
+    const r = await restoreOf('rs-dvip-r', 'rs-dvip-snap', 'rs-dvip');
+    await until('the restore completes', () => complete('rs-dvip-r'), { problems: s.problems });
+    // assert
+    const restored = `restore-${r.metadata?.uid ?? ''}-disk`;
+    const target = await vmOf('rs-dvip');
+    assert.deepEqual(target?.spec.dataVolumeTemplates?.map((t) => t.metadata?.name), [restored]);
+    assert.deepEqual((await restore('rs-dvip-r'))?.status?.deletedDataVolumes, ['rs-dvip-disk']);
+    await until('the old DataVolume is gone', async () => {
+      const dv = await s.kube.get(DATA_VOLUMES, NS, 'rs-dvip-disk');
+      return dv === undefined || dv.metadata?.deletionTimestamp !== undefined;
+    });
+    await s.kube.patch(VMS, NS, 'rs-dvip', { type: 'merge', body: { spec: { runStrategy: 'Always' } } });
+    await until('the VM runs on the restored DataVolume', () => running('rs-dvip'), { problems: s.problems });
+    assert.equal((await s.kube.get(VMIS, NS, 'rs-dvip'))?.spec.volumes?.find((v) => v.name === 'disk')?.dataVolume?.name, restored);
+  });
+
+  test('InPlace with a dataVolumeTemplate: the DataVolume kept and marked pre-populated, its claim deleted and restored under its own name', async () => {
+    // arrange
+    const vm = vmManifest('rs-inpl', { runStrategy: 'Halted', dataVolumeTemplates: [{ metadata: { name: 'rs-inpl-disk' }, spec: { source: { blank: {} }, storage: { resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS } } }] } as Partial<VirtualMachine['spec']>);
+    vm.spec.template.spec!.domain.devices.disks = [...(vm.spec.template.spec!.domain.devices.disks ?? []), { name: 'disk', disk: { bus: 'virtio' } }];
+    vm.spec.template.spec!.volumes = [...(vm.spec.template.spec!.volumes ?? []), { name: 'disk', dataVolume: { name: 'rs-inpl-disk' } }];
+    await s.kube.create(VMS, vm);
+    await until('the DataVolume succeeded', async () => (await s.kube.get(DATA_VOLUMES, NS, 'rs-inpl-disk'))?.status?.phase === 'Succeeded', { problems: s.problems });
+    await until('its claim is bound', async () => (await s.kube.get(PVCS, NS, 'rs-inpl-disk'))?.status?.phase === 'Bound');
+    const before = await s.kube.get(PVCS, NS, 'rs-inpl-disk');
+    await readySnapshot('rs-inpl-snap', 'rs-inpl');
+    // act
+    await restoreOf('rs-inpl-r', 'rs-inpl-snap', 'rs-inpl', { volumeRestorePolicy: 'InPlace' });
+    await until('the restore completes', () => complete('rs-inpl-r'), { problems: s.problems });
+    // assert
+    const pvc = await s.kube.get(PVCS, NS, 'rs-inpl-disk');
+    assert.notEqual(pvc?.metadata?.uid, before?.metadata?.uid, 'a new claim under the old name');
+    assert.equal(pvc?.spec?.dataSource?.kind, 'VolumeSnapshot');
+    assert.deepEqual((await restore('rs-inpl-r'))?.status?.restores?.map((e) => [e.persistentVolumeClaim, e.dataVolumeName]), [['rs-inpl-disk', 'rs-inpl-disk']]);
+    const dv = await s.kube.get(DATA_VOLUMES, NS, 'rs-inpl-disk');
+    assert.equal(dv?.metadata?.annotations?.['restore.kubevirt.io/name'], 'rs-inpl-r');
+    assert.deepEqual((await vmOf('rs-inpl'))?.spec.dataVolumeTemplates?.map((t) => t.metadata?.name), ['rs-inpl-disk']);
+    await s.kube.patch(VMS, NS, 'rs-inpl', { type: 'merge', body: { spec: { runStrategy: 'Always' } } });
+    await until('the VM runs', () => running('rs-inpl'), { problems: s.problems });
+  });
+
   test('a VM with a persistent TPM restored in place: its backend claim restored too, the old one deleted; it runs on the restored one', async () => {
     // arrange: the VMI controller made the backend claim when the VM first ran
     const vm = vmManifest('rs-tpm', { runStrategy: 'Always' });
