@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Store, StoreEvent } from './store.ts';
-import { clone, type KubeObject } from './types.ts';
+import type { KubeObject } from './types.ts';
 
 /** One audited write. */
 export interface AuditEntry {
@@ -23,7 +23,7 @@ export interface AuditEntry {
   namespace?: string;
   name: string;
   resourceVersion: string;
-  /** The object after the write (for DELETED: its last state). */
+  /** The object after the write (for DELETED: its last state): the stored object itself, read-only. */
   object: KubeObject;
 }
 
@@ -58,7 +58,9 @@ export class AuditLog {
         resource: e.res.resource,
         name: md.name!,
         resourceVersion: String(e.rv),
-        object: clone(e.object),
+        // The stored object itself: the store never mutates what it holds (store.ts), and a copy
+        // of every write was a tenth of the emulator's time at 1,000 VMIs.
+        object: e.object,
       };
       if (e.ctx.subresource) entry.subresource = e.ctx.subresource;
       if (md.namespace) entry.namespace = md.namespace;

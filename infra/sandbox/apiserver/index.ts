@@ -104,7 +104,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const core: Core = { store, registry, openapi: new OpenApiDocuments(registry), clock, podGraceExpiry: opts.podGraceExpiry ?? true, kickControllers: () => gc?.kick() };
   gc = new GarbageCollector(core);
   // Every change may start a cascade (owner gone, finalizer dropped, namespace emptied).
-  store.subscribe(() => gc.kick());
+  store.subscribe((e) => {
+    gc.note(e);
+    gc.kick();
+  });
   const tooLargeWaitMs = opts.tooLargeWaitMs ?? 3000;
   const hub = new WatchHub(store, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, tooLargeWaitMs, tooLargeAsGone: opts.tooLargeAsGone ?? false });
   const counters = new RequestCounters();

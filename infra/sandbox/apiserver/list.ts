@@ -7,7 +7,7 @@ import { ApiError, badRequest, expired } from './errors.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { apiVersionOf, type ResourceInfo } from './resources.ts';
 import type { Store } from './store.ts';
-import { clone, type KubeObject } from './types.ts';
+import type { KubeObject } from './types.ts';
 
 /** The list query parameters. */
 export interface ListParams {
@@ -97,7 +97,9 @@ export function listObjects(store: Store, res: ResourceInfo, namespace: string |
     kind: res.listKind,
     metadata,
     items: page.map((o) => {
-      const c = clone(o);
+      // A shallow copy: only the top-level type fields differ from the stored object, which no
+      // one mutates (store.ts); a deep copy of every item made large lists cost twice.
+      const c: KubeObject = { ...o };
       // The real server omits apiVersion/kind on built-in list items (catches code reading obj.kind).
       if (res.builtin) {
         delete c.apiVersion;

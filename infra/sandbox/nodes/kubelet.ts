@@ -57,6 +57,15 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     list: listAllPods(api),
     onError: (e) => opts.onError?.('kubelet pod informer', e),
     onEvent: (_event, pod) => worker.add(keyOf(pod)),
+    // What VMI, node and Secret events wake: found by index, not by a scan of every pod.
+    indexes: {
+      vmi: (p) => {
+        const uid = owningVmi(p)?.uid;
+        return uid ? [uid] : [];
+      },
+      node: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
+      secret: (p) => secretNamesOf(p).map((s) => `${p.metadata?.namespace ?? ''}/${s}`),
+    },
   });
   const nodes: WatchedCache<Node> = new WatchedCache<Node>({
     kc: api.kc,
@@ -66,7 +75,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     onEvent: (event, node) => {
       if (event === 'delete') return;
       const name = node.metadata?.name;
-      for (const p of pods.list()) if (p.spec?.nodeName === name) worker.add(keyOf(p));
+      for (const p of pods.byIndex('node', name ?? '')) worker.add(keyOf(p));
     },
   });
   // Launcher pods end when their VMI ends or migrates away, so VMI changes wake their pods.
@@ -77,7 +86,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     onError: (e) => opts.onError?.('kubelet vmi informer', e),
     onEvent: (_event, vmi) => {
       const uid = vmi.metadata?.uid;
-      for (const p of pods.list(vmi.metadata?.namespace)) if (owningVmi(p)?.uid === uid) worker.add(keyOf(p));
+      for (const p of pods.byIndex('vmi', uid ?? '')) worker.add(keyOf(p));
     },
   });
 
@@ -89,7 +98,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     list: async () => plain<RawList<KubeObject>>(await api.core.listSecretForAllNamespaces({})),
     onError: (e) => opts.onError?.('kubelet secret informer', e),
     onEvent: (_event, secret) => {
-      for (const p of pods.list(secret.metadata?.namespace)) if (secretNamesOf(p).includes(secret.metadata?.name ?? '')) worker.add(keyOf(p));
+      for (const p of pods.byIndex('secret', `${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`)) worker.add(keyOf(p));
     },
   });
 

@@ -24,6 +24,17 @@ function amount(resource: string, value: string): number {
   return resource === 'cpu' ? milli(value) : parseQuantity(value);
 }
 
+// Pods from an informer's cache are immutable snapshots (an update is a new object), so a pod's
+// requests are computed once, not once per placement of every other pod.
+const requestsCache = new WeakMap<Pod, Resources>();
+
+/** {@link podRequests}, computed once per pod object. */
+function cachedRequests(pod: Pod): Resources {
+  let r = requestsCache.get(pod);
+  if (!r) requestsCache.set(pod, (r = podRequests(pod)));
+  return r;
+}
+
 /** Effective requests of a pod: max(sum of containers, any init container) + overhead; a missing
  * request defaults to the limit, as API defaulting does. */
 export function podRequests(pod: Pod): Resources {
@@ -81,7 +92,7 @@ function sameDomain(key: string, a: Node | undefined, b: Node | undefined): bool
 /** Runs filters and score; `placed` are the pods already on nodes (not terminal). */
 export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly PlacedPod[]): Placement {
   const ns = pod.metadata?.namespace ?? '';
-  const req = podRequests(pod);
+  const req = cachedRequests(pod);
   const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
   const reasons = new Map<string, number>();
   const reject = (reason: string) => reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
@@ -89,6 +100,17 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
   const antiTerms = affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const affTerms = affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const candidates: { name: string; score: number }[] = [];
+  // One pass over the placed pods, not one per node: their count and requests by node, and the
+  // few that carry anti-affinity terms (the symmetric check needs only those).
+  const onNodes = new Map<string, { pods: PlacedPod[]; used: Resources }>();
+  const withAnti: PlacedPod[] = [];
+  for (const p of placed) {
+    let n = onNodes.get(p.nodeName);
+    if (!n) onNodes.set(p.nodeName, (n = { pods: [], used: new Map() }));
+    n.pods.push(p);
+    for (const [r, v] of cachedRequests(p.pod)) n.used.set(r, (n.used.get(r) ?? 0) + v);
+    if (p.pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) withAnti.push(p);
+  }
 
   for (const node of nodes) {
     const name = node.metadata?.name ?? '';
@@ -107,10 +129,9 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
       reject("node(s) didn't match Pod's node affinity/selector");
       continue;
     }
-    const onNode = placed.filter((p) => p.nodeName === name);
+    const onNode = onNodes.get(name)?.pods ?? [];
     const alloc = allocatable(node);
-    const used: Resources = new Map();
-    for (const p of onNode) for (const [r, v] of podRequests(p.pod)) used.set(r, (used.get(r) ?? 0) + v);
+    const used: Resources = onNodes.get(name)?.used ?? new Map();
     if (onNode.length + 1 > (alloc.get('pods') ?? Infinity)) {
       reject('Too many pods');
       continue;
@@ -126,7 +147,7 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
       continue;
     }
     // Symmetry: an existing pod's anti-affinity also keeps this pod away from its domain.
-    const existingAnti = placed.some((p) =>
+    const existingAnti = withAnti.some((p) =>
       (p.pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).some(
         (t) => sameDomain(t.topologyKey, byName.get(p.nodeName), node) && termMatchesPod(t, p.pod.metadata?.namespace ?? '', pod),
       ),

@@ -69,6 +69,13 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       const owner = owningVmi(pod);
       if (owner) worker.add(`${pod.metadata?.namespace ?? ''}/${owner.name}`);
     },
+    // A VMI's launcher pods by its uid, not by a scan of every launcher pod.
+    indexes: {
+      vmi: (p) => {
+        const uid = owningVmi(p)?.uid;
+        return uid ? [uid] : [];
+      },
+    },
   });
   const nodes: WatchedCache<Node> = new WatchedCache<Node>({
     kc: api.kc,
@@ -107,8 +114,8 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
 
   const launcherOn = (vmi: Vmi, nodeName: string | undefined): Pod | undefined =>
     pods
-      .list(vmi.metadata?.namespace)
-      .filter((p) => owningVmi(p)?.uid === vmi.metadata?.uid && p.spec?.nodeName === nodeName)
+      .byIndex('vmi', vmi.metadata?.uid ?? '')
+      .filter((p) => p.spec?.nodeName === nodeName)
       .sort((a, b) => (timeMs(b.metadata?.creationTimestamp) ?? 0) - (timeMs(a.metadata?.creationTimestamp) ?? 0))[0];
 
   // VMIs have no status subresource (as in KubeVirt): status and labels go in one merge patch on

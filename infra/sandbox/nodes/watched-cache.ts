@@ -32,6 +32,12 @@ export interface WatchedCacheOptions<T extends KubeObject> {
   onError?: (err: unknown) => void;
   /** First restart delay in real ms (doubles up to 5 s); default 100. */
   restartDelayMs?: number;
+  /**
+   * Secondary indexes, kept up to date before `onEvent` runs: index name → the values an object
+   * is found under (e.g. the uid of its owning VMI). {@link WatchedCache.byIndex} reads them, so
+   * "the pods of this VMI" costs the pods found, not a scan of every pod.
+   */
+  indexes?: Record<string, (obj: T) => readonly string[]>;
 }
 
 /** A started, self-healing informer with a read-only cache. */
@@ -44,6 +50,10 @@ export class WatchedCache<T extends KubeObject> {
   #synced = false;
   /** How many times the informer had to be restarted after an error. */
   restarts = 0;
+  /** index name → value → object key → object. */
+  readonly #index = new Map<string, Map<string, Map<string, T>>>();
+  /** index name → object key → the values it is indexed under now. */
+  readonly #indexed = new Map<string, Map<string, readonly string[]>>();
 
   constructor(opts: WatchedCacheOptions<T>) {
     this.#opts = opts;
@@ -57,6 +67,7 @@ export class WatchedCache<T extends KubeObject> {
     // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
     // stop() and may still deliver events afterwards (kube-api.md §1.4).
     const forward = (event: CacheEvent) => (obj: KubernetesObject) => {
+      this.#reindex(event, obj as unknown as T);
       if (!this.#stopped) opts.onEvent(event, obj as unknown as T);
     };
     this.#informer.on('add', forward('add'));
@@ -94,6 +105,41 @@ export class WatchedCache<T extends KubeObject> {
 
   list(namespace?: string): readonly T[] {
     return this.#informer.list(namespace) as unknown as readonly T[];
+  }
+
+  /** The cached objects found under `value` in index `name` (declared in the options). */
+  byIndex(name: string, value: string): readonly T[] {
+    if (!this.#opts.indexes?.[name]) throw new Error(`WatchedCache ${this.#opts.path}: no index ${name}`);
+    const found = this.#index.get(name)?.get(value);
+    return found ? [...found.values()] : [];
+  }
+
+  #reindex(event: CacheEvent, obj: T): void {
+    const indexes = this.#opts.indexes;
+    if (!indexes) return;
+    const key = `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+    for (const [name, valuesOf] of Object.entries(indexes)) {
+      let byValue = this.#index.get(name);
+      if (!byValue) this.#index.set(name, (byValue = new Map()));
+      let current = this.#indexed.get(name);
+      if (!current) this.#indexed.set(name, (current = new Map()));
+      for (const v of current.get(key) ?? []) {
+        const set = byValue.get(v);
+        set?.delete(key);
+        if (set?.size === 0) byValue.delete(v);
+      }
+      if (event === 'delete') {
+        current.delete(key);
+        continue;
+      }
+      const values = valuesOf(obj);
+      current.set(key, values);
+      for (const v of values) {
+        let set = byValue.get(v);
+        if (!set) byValue.set(v, (set = new Map()));
+        set.set(key, obj);
+      }
+    }
   }
 
   #restartLater(err: unknown): void {

@@ -6,7 +6,7 @@ import { Session } from 'node:inspector/promises';
 
 interface ProfileNode {
   id: number;
-  callFrame: { url: string; functionName: string };
+  callFrame: { url: string; functionName: string; lineNumber?: number };
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -31,6 +31,8 @@ export interface CpuFigures {
   sampledSeconds: number;
   idlePercent: number;
   byComponent: Record<string, number>;
+  /** The functions with the most self time: `name (file:line)` → % of busy time (top 15). */
+  topFunctions: Record<string, number>;
 }
 
 export class CpuProfiler {
@@ -52,6 +54,7 @@ export class CpuProfiler {
     const deltas = profile.timeDeltas ?? [];
     samples.forEach((id, i) => byNode.set(id, (byNode.get(id) ?? 0) + (deltas[i] ?? 0)));
     const totals = new Map<string, number>();
+    const byFunction = new Map<string, number>();
     let all = 0;
     let idle = 0;
     for (const node of profile.nodes) {
@@ -63,6 +66,8 @@ export class CpuProfiler {
         continue;
       }
       const url = node.callFrame.url;
+      const where = `${node.callFrame.functionName || '(anonymous)'} (${url.replace(/^.*\/(infra|shared|functions|test|node_modules)\//, '$1/') || 'native'}:${(node.callFrame.lineNumber ?? -1) + 1})`;
+      byFunction.set(where, (byFunction.get(where) ?? 0) + us);
       const name = COMPONENTS.find(([, re]) => re.test(url))?.[0] ?? (url.includes('node_modules') ? 'other libraries' : url.startsWith('node:') ? 'node built-ins' : 'other');
       totals.set(name, (totals.get(name) ?? 0) + us);
     }
@@ -70,6 +75,9 @@ export class CpuProfiler {
     const byComponent = Object.fromEntries(
       [...totals].sort((a, b) => b[1] - a[1]).map(([k, us]) => [k, Math.round((1000 * us) / Math.max(1, busy)) / 10]),
     );
-    return { sampledSeconds: Math.round(all / 1e4) / 100, idlePercent: Math.round((1000 * idle) / Math.max(1, all)) / 10, byComponent };
+    const topFunctions = Object.fromEntries(
+      [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, us]) => [k, Math.round((1000 * us) / Math.max(1, busy)) / 10]),
+    );
+    return { sampledSeconds: Math.round(all / 1e4) / 100, idlePercent: Math.round((1000 * idle) / Math.max(1, all)) / 10, byComponent, topFunctions };
   }
 }
