@@ -150,6 +150,9 @@ function networkCode(err: unknown): string | undefined {
   return err instanceof TypeError && err.message === 'fetch failed' ? 'fetch failed' : undefined;
 }
 
+/** kube-apiserver's message for a 422 whose JSON patch could not be applied. */
+const PATCH_NOT_APPLIED_MESSAGE = 'the server rejected our request due to an error in our request';
+
 /**
  * Maps anything client-node throws to the classes above. Errors that are already ours pass
  * through; an unrecognised error is returned unchanged (a bug, reported as InternalError).
@@ -173,12 +176,14 @@ export function toKubeError(err: unknown, request: ApiRequest): unknown {
   }
   if (code >= 500) return new KubeTransientError('ServerError', request, message, { status: code, cause: err });
   const causes = status.details?.causes ?? [];
-  // A JSON patch that cannot be applied — a `test` op failed or a path is missing — comes back
-  // as 422 with an `UnexpectedServerResponse` cause (upstream wraps the patch library's error).
-  // It means "the object changed since you read it", not "your object is invalid": retry.
+  // A JSON patch that cannot be applied — a `test` op failed or a path is missing — comes back as
+  // 422: from kube-apiserver v1.37 with the generic message and empty details, from older servers
+  // with an `UnexpectedServerResponse` cause wrapping the patch library's error. Either means "the
+  // object changed since you read it", not "your object is invalid" (that 422 names the object and
+  // its field causes): retry.
   const unapplied = causes.find((c) => c.reason === 'UnexpectedServerResponse');
-  if (code === 422 && request.verb === 'patch' && unapplied) {
-    return new KubeTransientError('Conflict', request, `patch not applied: ${unapplied.message ?? message}`, { status: code, cause: err });
+  if (code === 422 && request.verb === 'patch' && (unapplied || (causes.length === 0 && message === PATCH_NOT_APPLIED_MESSAGE))) {
+    return new KubeTransientError('Conflict', request, `patch not applied: ${unapplied?.message ?? 'a test operation failed or a path is missing'}`, { status: code, cause: err });
   }
   if (code === 422) return new KubeInvalidError(request, message, causes);
   return new KubeRequestError(request, code, status.reason ?? `Http${code}`, message, { cause: err });

@@ -88,10 +88,17 @@ export function invalid(res: Pick<ResourceInfo, 'group' | 'kind'>, name: string,
   return new ApiError(422, 'Invalid', msg, details);
 }
 
-/** 422 from a failed JSON-patch operation (upstream wraps the patch library's error). */
-export function patchRejected(message: string): ApiError {
-  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ reason: 'UnexpectedServerResponse', message }] });
+/**
+ * 422 from a failed JSON-patch operation. kube-apiserver v1.37 answers with the generic message and
+ * empty details (no cause naming the failed op, as older servers gave), which the real lane showed:
+ * `why` is for our own logs only, never on the wire.
+ */
+export function patchRejected(_why: string): ApiError {
+  return new ApiError(422, 'Invalid', PATCH_REJECTED_MESSAGE, {});
 }
+
+/** The message of a 422 for a JSON patch that could not be applied. */
+export const PATCH_REJECTED_MESSAGE = 'the server rejected our request due to an error in our request';
 
 export function badRequest(message: string): ApiError {
   return new ApiError(400, 'BadRequest', message);
