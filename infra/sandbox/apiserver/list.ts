@@ -82,7 +82,7 @@ export function listObjects(store: Store, res: ResourceInfo, namespace: string |
     snapshotRv = at.rv;
     if (at.exact && at.rv < store.oldestRv()) throw expired(at.rv, store.oldestRv());
     const selected = (o: KubeObject) => label.matches(o.metadata.labels) && field.matches(o);
-    items = at.exact ? store.scanAt(res, namespace, at.rv) : store.scan(res, namespace, selected);
+    items = at.exact ? store.scanAt(res, namespace, at.rv) : store.scan(res, namespace, selected, label.equalities);
   }
   const matching = items.filter((o) => (!after || keyOf(o) > after) && label.matches(o.metadata.labels) && field.matches(o));
   const limit = p.limit && p.limit > 0 ? p.limit : undefined;

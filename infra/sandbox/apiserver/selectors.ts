@@ -13,6 +13,8 @@ type Requirement =
 /** A parsed label selector; an empty one matches everything. */
 export interface LabelSelector {
   matches(labels: Record<string, string> | undefined): boolean;
+  /** Its `key=value` requirements (one value, equality): what a label index can answer. */
+  readonly equalities: readonly (readonly [string, string])[];
 }
 
 // Upstream allows an optional DNS prefix and a 63-char name part; values are ≤ 63 chars.
@@ -78,6 +80,7 @@ export function parseLabelSelector(raw: string | undefined | null): LabelSelecto
     }
   }
   return {
+    equalities: reqs.flatMap((q) => (q.op === 'in' && q.values.length === 1 ? [[q.key, q.values[0]!] as const] : [])),
     matches(labels) {
       const l = labels ?? {};
       return reqs.every((q) => {

@@ -40,6 +40,8 @@ function objectKey(ns: string | undefined, name: string): string {
 /** See the module comment. */
 export class Store {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
+  /** Per resource: `key=value` of a label → the keys of the objects carrying it. */
+  private readonly labelIndex = new Map<string, Map<string, Set<string>>>();
   private readonly history: StoreEvent[] = [];
   private readonly listeners = new Set<(e: StoreEvent) => void>();
   private rv: number;
@@ -81,12 +83,50 @@ export class Store {
     return o && clone(o);
   }
 
-  /** Stored objects (not copies) of a resource, optionally one namespace, in key order. */
-  scan(res: ResourceInfo, ns?: string, keep?: (o: KubeObject) => boolean): KubeObject[] {
+  private labelsOf(res: ResourceInfo): Map<string, Set<string>> {
+    const key = resourceKey(res);
+    let m = this.labelIndex.get(key);
+    if (!m) this.labelIndex.set(key, (m = new Map()));
+    return m;
+  }
+
+  private indexLabels(res: ResourceInfo, k: string, prev: KubeObject | undefined, next: KubeObject | undefined): void {
+    const index = this.labelsOf(res);
+    for (const [lk, lv] of Object.entries(prev?.metadata.labels ?? {})) {
+      if (next?.metadata.labels?.[lk] === lv) continue;
+      const set = index.get(`${lk}=${lv}`);
+      set?.delete(k);
+      if (set?.size === 0) index.delete(`${lk}=${lv}`);
+    }
+    for (const [lk, lv] of Object.entries(next?.metadata.labels ?? {})) {
+      const set = index.get(`${lk}=${lv}`);
+      if (set) set.add(k);
+      else index.set(`${lk}=${lv}`, new Set([k]));
+    }
+  }
+
+  /**
+   * Stored objects (not copies) of a resource, optionally one namespace, in key order.
+   * `equalities` (a selector's `key=value` requirements) narrow the walk to the objects carrying
+   * the rarest of those labels, through the label index: a list of one VMI's pods costs its pods,
+   * not every pod (`keep` must still check the whole selector).
+   */
+  scan(res: ResourceInfo, ns?: string, keep?: (o: KubeObject) => boolean, equalities: readonly (readonly [string, string])[] = []): KubeObject[] {
     // Filter first, then sort only what is kept: a label-selected list of a few pods must not pay
     // for sorting every pod in the namespace.
     const out: { k: string; o: KubeObject }[] = [];
-    for (const o of this.bucket(res).values()) {
+    const bucket = this.bucket(res);
+    let walk: Iterable<KubeObject> = bucket.values();
+    if (equalities.length > 0) {
+      const index = this.labelsOf(res);
+      let rarest: Set<string> | undefined;
+      for (const [lk, lv] of equalities) {
+        const set = index.get(`${lk}=${lv}`) ?? new Set<string>();
+        if (!rarest || set.size < rarest.size) rarest = set;
+      }
+      walk = [...rarest!].map((k) => bucket.get(k)!).filter((o) => o !== undefined);
+    }
+    for (const o of walk) {
       if ((!ns || o.metadata.namespace === ns) && (!keep || keep(o))) out.push({ k: objectKey(o.metadata.namespace, o.metadata.name!), o });
     }
     return out.sort((a, b) => (a.k < b.k ? -1 : 1)).map((e) => e.o);
@@ -118,6 +158,7 @@ export class Store {
     lastIssuedRv = Math.max(lastIssuedRv, rv);
     obj.metadata.resourceVersion = String(rv);
     b.set(k, obj);
+    this.indexLabels(res, k, prev, obj);
     this.emit(prev ? { type: 'MODIFIED', rv, res, object: obj, prev, ctx } : { type: 'ADDED', rv, res, object: obj, ctx });
     return obj;
   }
@@ -129,6 +170,7 @@ export class Store {
     const prev = b.get(k);
     if (!prev) return undefined;
     b.delete(k);
+    this.indexLabels(res, k, prev, undefined);
     const rv = ++this.rv;
     lastIssuedRv = Math.max(lastIssuedRv, rv);
     const last = clone(prev);
