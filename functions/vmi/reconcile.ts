@@ -18,7 +18,9 @@ import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { BACKEND_PVC_EXPECTATIONS, POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadiness, backendStorageNeeded, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
-import { decideSync, type Observed, type SyncError } from './sync.ts';
+import { decideSync, isFinal, type Observed, type SyncError } from './sync.ts';
+import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
+import { volumeStatusEvents } from './hotplug/volume-status.ts';
 import { computeVmi } from './update-status.ts';
 import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
@@ -66,6 +68,15 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
   }
 
+  // hotplug: the attachment pods of the launcher pod (hotplug/step.ts)
+  let requeueSeconds: number | undefined;
+  if (observed.hotplug && observed.pod && (decision.kind === 'none' || isFinal(observed.vmi))) {
+    const r = await syncHotplug(key, observed.vmi, observed.pod, observed.pods, observed.hotplug, deps, (type, reason, message) => event(deps, vmi, type, reason, message));
+    observed = { ...observed, hotplug: { ...observed.hotplug, attachmentPods: r.attachmentPods } };
+    syncError ??= r.error;
+    requeueSeconds = r.requeueSeconds;
+  }
+
   // status, from what was observed (and what this pass created)
   const ownerVmLive = await isOwnerVmLive(observed, deps);
   const now = new Date(deps.now()).toISOString();
@@ -79,11 +90,12 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
   else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });
+  for (const e of volumeStatusEvents(vmi.status?.volumeStatus, desired.status?.volumeStatus)) await event(deps, vmi, 'Normal', e.reason, e.message);
   await syncUnpausedGate(observed, now, deps);
 
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
-  return done;
+  return requeueSeconds !== undefined ? requeueAfter(requeueSeconds, 'attachment pod expectation not yet satisfied') : done;
 }
 
 async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<Observed> {
@@ -118,7 +130,9 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   // Past Pending the claims are not read (they matter only before the launcher pod exists, and a
   // claim in use cannot go away): they count as ready, never as missing.
   const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };
-  return { vmi, pods, pod: currentVmiPod(vmi, pods), volumes, migrations, ...(backendPvc ? { backendPvc } : {}) };
+  const pod = currentVmiPod(vmi, pods);
+  const hotplug = needsHotplugRead(vmi, pod) ? await observeHotplug(vmi, pod, pods, deps, rv) : undefined;
+  return { vmi, pods, pod, volumes, migrations, ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
 }
 
 type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };

@@ -6,6 +6,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isPodDownOrGoingDown, isPodFinal, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
+import type { HotplugObserved } from './hotplug/step.ts';
 
 /** What the observe step found. */
 export interface Observed {
@@ -18,6 +19,8 @@ export interface Observed {
   readonly migrations: readonly VirtualMachineInstanceMigration[];
   /** The backend-storage PVC (persistent TPM/EFI), read only when the VMI needs one. */
   readonly backendPvc?: V1PersistentVolumeClaim;
+  /** Attachment pods and hotplug claims, read only for a VMI with hotplug volumes (hotplug/step.ts). */
+  readonly hotplug?: HotplugObserved;
 }
 
 /** A sync error: `requeue` ones are retried with backoff, informal ones wait for an event. */

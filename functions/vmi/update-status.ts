@@ -3,6 +3,7 @@
  * what was observed (including a pod this pass just created), the VMI as it should now be.
  * `reconcile.ts` decides how to write the difference.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { BACKEND_VOLUME_STATUS_NAME } from '../../shared/storage/backend-storage.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../../shared/api/index.ts';
@@ -21,6 +22,7 @@ import { condition, findCondition, removeCondition, setCondition } from './condi
 import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { Observed, SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
+import { hotplugVolumeStatus } from './hotplug/volume-status.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
@@ -141,6 +143,10 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       break;
   }
   status.phase = phase;
+  if ((phase === 'Scheduled' || phase === 'Running') && pod && vmiPodExists && observed.hotplug) {
+    const next = hotplugVolumeStatus({ vmi, launcherPod: pod, attachmentPods: observed.hotplug.attachmentPods, pvcs: observed.hotplug.pvcs });
+    if (!isDeepStrictEqual(next, status.volumeStatus ?? [])) status.volumeStatus = next;
+  }
 
   if (!isHandlerOwned(original.status?.phase)) {
     syncSynchronizedCondition(status, syncError, pod, now);

@@ -41,6 +41,8 @@ export interface SandboxTimings {
   vmiBootMs?: number;
   /** VMI deleted → domain shut down (Succeeded). Default 1000. */
   vmiShutdownMs?: number;
+  /** Each hotplug volume step of virt-handler (mount, attach, unmount). Default 200. */
+  vmiHotplugMs?: number;
   migration?: Partial<MigrationTimings>;
   /** A KubeVirt upgrade's rollout (spec.imageTag changed → Deployed again). Default 10 000. */
   kubevirtDeployMs?: number;
@@ -218,6 +220,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       clock,
       ...(t.vmiBootMs !== undefined ? { bootMs: t.vmiBootMs } : {}),
       ...(t.vmiShutdownMs !== undefined ? { shutdownMs: t.vmiShutdownMs } : {}),
+      ...(t.vmiHotplugMs !== undefined ? { hotplugMs: t.vmiHotplugMs } : {}),
       ...(t.migration ? { migration: t.migration } : {}),
       ...(onError ? { onError } : {}),
     });

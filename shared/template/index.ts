@@ -17,7 +17,7 @@ export { networkAnnotations, hashedPodInterfaceName, podLabels, vmiIdLabelValue 
 export * from './quantity.ts';
 export { renderTargetPod, imageIdsFromSourcePod } from './render-target-pod.ts';
 export type { TargetPodOptions } from './render-target-pod.ts';
-export { renderAttachmentPod } from './render-attachment-pod.ts';
+export { renderAttachmentPod, renderHotplugTriggerPod } from './render-attachment-pod.ts';
 export { renderTempPod } from './render-temp-pod.ts';
 export type { AttachmentVolume } from './render-attachment-pod.ts';
 export { vmiFromManifest } from './vmi-from-manifest.ts';

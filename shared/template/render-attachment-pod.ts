@@ -3,10 +3,10 @@
  * the hotplugged PVCs so virt-handler can hand them to the running guest. Owned by the launcher
  * pod; names the VMI in annotations.
  */
-import type { V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import {
-  APP_LABEL, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
+  APP_LABEL, EPHEMERAL_PROVISIONING_ANNOTATION, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { ClusterConfig } from './cluster-config.ts';
@@ -22,12 +22,32 @@ export interface AttachmentVolume {
   /** The PVC's UID (block devices are exposed at `/path/<vol>/<pvcUID>`). */
   claimUid?: string;
   volumeMode?: 'Block' | 'Filesystem';
+  /**
+   * virt-handler already uses it (status phase `Ready` or `MountedToPod`): a filesystem volume is
+   * then not mounted into the new pod again, only listed as a pod volume.
+   */
+  mounted?: boolean;
 }
 
 const DEFAULT_TOLERATIONS: V1Toleration[] = [
   'node.kubernetes.io/unschedulable', 'node.kubernetes.io/network-unavailable', 'node.kubernetes.io/disk-pressure',
   'node.kubernetes.io/memory-pressure', 'node.kubernetes.io/pid-pressure',
 ].map((key) => ({ key, operator: 'Exists', effect: 'NoSchedule' }));
+
+/** `hp-volume-` pods' metadata: the label, the owner-VMI annotations, the launcher pod as controller. */
+function hotplugPodMetadata(launcherPod: V1Pod, vmi: VirtualMachineInstance, annotations: Record<string, string>): V1ObjectMeta {
+  const name = launcherPod.metadata?.name;
+  const uid = launcherPod.metadata?.uid;
+  if (!name) throw new InvalidInputError('launcherPod.metadata.name', 'is required');
+  if (!uid) throw new InvalidInputError('launcherPod.metadata.uid', 'is required');
+  return {
+    generateName: 'hp-volume-',
+    ...(launcherPod.metadata?.namespace && { namespace: launcherPod.metadata.namespace }),
+    labels: { [APP_LABEL]: HOTPLUG_DISK_APP },
+    annotations: { [OWNER_VMI_NAME_ANNOTATION]: vmiName(vmi), [OWNER_VMI_UID_ANNOTATION]: vmiUid(vmi), ...annotations },
+    ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid, controller: true, blockOwnerDeletion: true }],
+  };
+}
 
 /** The attachment pod for `volumes` of `vmi`, whose launcher pod is `launcherPod` (running on a node). */
 export function renderAttachmentPod(
@@ -36,11 +56,7 @@ export function renderAttachmentPod(
   vmi: VirtualMachineInstance,
   config: ClusterConfig,
 ): V1Pod {
-  const podName = launcherPod.metadata?.name;
-  const podUid = launcherPod.metadata?.uid;
   const node = launcherPod.spec?.nodeName;
-  if (!podName) throw new InvalidInputError('launcherPod.metadata.name', 'is required');
-  if (!podUid) throw new InvalidInputError('launcherPod.metadata.uid', 'is required');
   if (!node) throw new InvalidInputError('launcherPod.spec.nodeName', 'is required: the launcher must be scheduled');
   const level = selinuxLevel(vmi.status?.selinuxContext);
   if (!level && vmi.status?.selinuxContext !== 'none') throw new InvalidInputError('status.selinuxContext', 'VMI is missing SELinux context');
@@ -57,7 +73,7 @@ export function renderAttachmentPod(
     if (v.volumeMode === 'Block') {
       if (!v.claimUid) throw new InvalidInputError(`volumes[${i}].claimUid`, 'is required for block volumes');
       devices.push({ name: v.name, devicePath: `/path/${v.name}/${v.claimUid}` });
-    } else {
+    } else if (!v.mounted) {
       mounts.push({ name: v.name, mountPath: `/${v.name}` });
     }
   }
@@ -72,13 +88,7 @@ export function renderAttachmentPod(
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      generateName: 'hp-volume-',
-      ...(launcherPod.metadata?.namespace && { namespace: launcherPod.metadata.namespace }),
-      labels: { [APP_LABEL]: HOTPLUG_DISK_APP },
-      annotations: { [OWNER_VMI_NAME_ANNOTATION]: vmiName(vmi), [OWNER_VMI_UID_ANNOTATION]: vmiUid(vmi) },
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: podName, uid: podUid, controller: true, blockOwnerDeletion: true }],
-    },
+    metadata: hotplugPodMetadata(launcherPod, vmi, {}),
     spec: {
       containers: [{
         name: 'hotplug-disk',
@@ -106,6 +116,41 @@ export function renderAttachmentPod(
       },
       tolerations,
       volumes: podVolumes,
+      terminationGracePeriodSeconds: 0,
+    },
+  };
+}
+
+/**
+ * The hotplug trigger pod (reference §b.9): a pod that only exists so that a WaitForFirstConsumer
+ * claim being hotplugged gets bound on the launcher's node. Same metadata as the attachment pod
+ * plus `kubevirt.io/ephemeral-provisioning: "true"`; it exits at once.
+ */
+export function renderHotplugTriggerPod(volume: AttachmentVolume, launcherPod: V1Pod, vmi: VirtualMachineInstance, config: ClusterConfig): V1Pod {
+  if (!volume.name || !volume.claimName) throw new InvalidInputError('volume', 'needs a name and a claimName');
+  const block = volume.volumeMode === 'Block';
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: hotplugPodMetadata(launcherPod, vmi, { [EPHEMERAL_PROVISIONING_ANNOTATION]: 'true' }),
+    spec: {
+      containers: [{
+        name: 'hotplug-disk',
+        image: config.launcherImage,
+        imagePullPolicy: config.imagePullPolicy,
+        command: ['/bin/bash', '-c', 'exit', '0'],
+        resources: hotplugDiskResources(config),
+        ...(block ? { volumeDevices: [{ name: volume.name, devicePath: '/dev/hotplugblockdevice' }] } : { volumeMounts: [{ name: volume.name, mountPath: '/pvc' }] }),
+      }],
+      affinity: {
+        podAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { ...launcherPod.metadata?.labels } }, topologyKey: HOSTNAME_NODE_LABEL }],
+        },
+      },
+      ...(launcherPod.spec?.tolerations ? { tolerations: structuredClone(launcherPod.spec.tolerations) } : {}),
+      ...(block ? { securityContext: { runAsUser: 0 } } : {}),
+      restartPolicy: 'Never',
+      volumes: [{ name: volume.name, persistentVolumeClaim: { claimName: volume.claimName } }],
       terminationGracePeriodSeconds: 0,
     },
   };

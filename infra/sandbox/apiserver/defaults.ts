@@ -88,6 +88,43 @@ function qosClass(spec: Record<string, unknown>): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+const SERVICE_ACCOUNT_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * What the real server's ServiceAccount admission plugin does to a new pod: the `default` service
+ * account when none is named, and, unless the pod opts out (`automountServiceAccountToken:
+ * false`), a projected `kube-api-access-<5 random>` volume (token, the cluster CA, the namespace)
+ * mounted read-only at `/var/run/secrets/kubernetes.io/serviceaccount` in every container that
+ * has nothing mounted there. KubeVirt's attachment-pod comparison counts this volume. Not
+ * emulated: the 403 for a service account that does not exist, and a service account's own
+ * `automountServiceAccountToken: false`.
+ */
+function injectServiceAccountToken(spec: Record<string, unknown>): void {
+  if (typeof spec.serviceAccountName !== 'string' || spec.serviceAccountName === '') spec.serviceAccountName = 'default';
+  spec.serviceAccount = spec.serviceAccountName;
+  if (spec.automountServiceAccountToken === false) return;
+  const containers = [...((spec.initContainers as unknown[]) ?? []), ...((spec.containers as unknown[]) ?? [])].filter(isObject);
+  const needing = containers.filter((c) => !((c.volumeMounts as unknown[] | undefined) ?? []).some((m) => isObject(m) && m.mountPath === SERVICE_ACCOUNT_MOUNT_PATH));
+  if (needing.length === 0) return;
+  const name = generateName('kube-api-access-');
+  const volumes = Array.isArray(spec.volumes) ? spec.volumes : (spec.volumes = []);
+  volumes.push({
+    name,
+    projected: {
+      defaultMode: 420,
+      sources: [
+        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ],
+    },
+  });
+  for (const c of needing) {
+    const mounts = Array.isArray(c.volumeMounts) ? c.volumeMounts : (c.volumeMounts = []);
+    mounts.push({ name, readOnly: true, mountPath: SERVICE_ACCOUNT_MOUNT_PATH });
+  }
+}
+
 /** Core defaults and the initial status the real strategies set on create. */
 export function prepareForCreate(res: ResourceInfo, obj: KubeObject): void {
   if (res.group !== '') return;
@@ -106,6 +143,7 @@ export function prepareForCreate(res: ResourceInfo, obj: KubeObject): void {
       c.terminationMessagePolicy ??= 'File';
       c.imagePullPolicy ??= typeof c.image === 'string' && !c.image.includes(':') ? 'Always' : 'IfNotPresent';
     }
+    injectServiceAccountToken(spec);
     obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
   } else if (res.resource === 'persistentvolumeclaims') {
     obj.status = { phase: 'Pending' };

@@ -2,7 +2,8 @@
  * The sandbox's virt-handler (one loop for every node): takes over a VMI once the VMI controller
  * has handed it off (phase Scheduled, status.nodeName set — reference §a.4) and boots it to
  * Running; shuts a deleted VMI down (Succeeded); reports a VMI Failed/Succeeded when its launcher
- * pod ends; and executes handed-off migrations step by step ({@link nextMigrationStep}), ending
+ * pod ends; moves hotplugged volumes through virt-handler's phases (hotplug-volumes.ts); and
+ * executes handed-off migrations step by step ({@link nextMigrationStep}), ending
  * with status.nodeName on the target. Durations are simulated ms on the sandbox clock.
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, type NodeSideApi } from './api.ts';
@@ -10,6 +11,7 @@ import { KeyWorker } from './key-worker.ts';
 import { LAUNCHER_LABEL, owningVmi } from './launcher-exit.ts';
 import { DEFAULT_MIGRATION_TIMINGS, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
 import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
+import { nextHotplugVolumeStatus } from './hotplug-volumes.ts';
 import { WatchedCache } from './watched-cache.ts';
 import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
@@ -21,6 +23,8 @@ export interface VirtHandlerOptions {
   bootMs?: number;
   /** Simulated ms from a VMI's deletion to its domain being shut down; default 1000. */
   shutdownMs?: number;
+  /** Simulated ms each hotplug volume step takes (mount, attach, unmount); default 200. */
+  hotplugMs?: number;
   migration?: Partial<MigrationTimings>;
   /** False for a node whose virt-handler is stopped (a fault): its VMIs are left alone. */
   serves?: (nodeName: string) => boolean;
@@ -41,6 +45,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   const { api, clock } = opts;
   const bootMs = opts.bootMs ?? 1000;
   const shutdownMs = opts.shutdownMs ?? 1000;
+  const hotplugMs = opts.hotplugMs ?? 200;
   const timings: MigrationTimings = { ...DEFAULT_MIGRATION_TIMINGS, ...opts.migration };
   const failures = new Map<string, string>();
   // When each delayed step was first due, keyed by VMI key + step: a step's timer counts from
@@ -168,7 +173,13 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       }
     }
     const ms = activeMigration(vmi);
-    if (!ms) return;
+    if (!ms) {
+      // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when unplugged.
+      const volumeStatus = nextHotplugVolumeStatus(vmi);
+      const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
+      if (volumeStatus && due(key, `hotplug/${step ?? ''}`, hotplugMs)) await patchStatus(vmi, { volumeStatus });
+      return;
+    }
     const targetPod = pods.get(namespace, ms.targetPod ?? '');
     const step = nextMigrationStep({
       vmi,

@@ -1,0 +1,71 @@
+/**
+ * virt-handler's side of volume hotplug, as a pure step (reference-vm-vmi-depth §3.2 "Phases set
+ * by virt-handler"): once the VMI controller has written a ready attachment pod's UID for a
+ * volume (`hotplugVolume.attachPodUID`), the volume is mounted into the launcher (`MountedToPod`),
+ * then attached to the domain (`Ready`, with a disk target); a volume gone from the spec is
+ * detached and unmounted (`UnMountedFromPod`) so that the controller can let its pod go.
+ * Entries without `hotplugVolume` (the launcher's own volumes, backend storage) are left alone.
+ */
+import type { Vmi } from './objects.ts';
+
+interface VolumeStatus {
+  name: string;
+  target?: string;
+  phase?: string;
+  reason?: string;
+  message?: string;
+  hotplugVolume?: { attachPodName?: string; attachPodUID?: string };
+  [field: string]: unknown;
+}
+
+type HotplugVmi = Vmi & {
+  spec?: { utilityVolumes?: { name: string }[] };
+  status?: { volumeStatus?: VolumeStatus[] };
+};
+
+/** Phases from which a volume still in the spec is mounted (KubeVirt's `canUpdateToMounted`). */
+const MOUNTABLE = new Set(['Bound', 'Pending', 'AttachedToNode']);
+/** Phases from which a volume gone from the spec is unmounted (`canUpdateToUnmounted`). */
+const UNMOUNTABLE = new Set(['Ready', 'MountedToPod', 'AttachedToNode']);
+
+/** The next disk target on the SCSI bus hotplugged disks use: `sda`, `sdb`, … not yet taken. */
+function nextTarget(taken: ReadonlySet<string>): string {
+  for (let i = 0; i < 26; i++) {
+    const t = `sd${String.fromCharCode(97 + i)}`;
+    if (!taken.has(t)) return t;
+  }
+  return 'sdz';
+}
+
+/**
+ * The volume statuses after one handler step (each volume moves at most one phase), or undefined
+ * when nothing moves. A utility volume is never attached to the domain: it stops at `MountedToPod`.
+ */
+export function nextHotplugVolumeStatus(vmi: HotplugVmi): VolumeStatus[] | undefined {
+  const current = vmi.status?.volumeStatus ?? [];
+  const spec = new Set((vmi.spec?.volumes ?? []).map((v) => v.name));
+  const utility = new Set((vmi.spec?.utilityVolumes ?? []).map((u) => u.name));
+  const taken = new Set(current.map((s) => s.target ?? '').filter((t) => t !== ''));
+  let changed = false;
+  const next = current.map((s) => {
+    if (!s.hotplugVolume) return s;
+    const phase = s.phase ?? '';
+    const wanted = spec.has(s.name) || utility.has(s.name);
+    if (wanted && MOUNTABLE.has(phase) && s.hotplugVolume.attachPodUID) {
+      changed = true;
+      return { ...s, phase: 'MountedToPod', reason: 'VolumeMountedToPod', message: `Volume ${s.name} has been mounted in virt-launcher pod` };
+    }
+    if (wanted && phase === 'MountedToPod' && spec.has(s.name)) {
+      changed = true;
+      const target = nextTarget(taken);
+      taken.add(target);
+      return { ...s, target, phase: 'Ready', reason: 'VolumeReady', message: `Successfully attach hotplugged volume ${s.name} to VM` };
+    }
+    if (!wanted && UNMOUNTABLE.has(phase)) {
+      changed = true;
+      return { ...s, target: '', phase: 'UnMountedFromPod', reason: 'VolumeUnMountedFromPod', message: `Volume ${s.name} has been unmounted from virt-launcher pod` };
+    }
+    return s;
+  });
+  return changed ? next : undefined;
+}
