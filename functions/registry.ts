@@ -105,7 +105,7 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
     relay: { watches: [{ res: VMIS }, LAUNCHER_PODS, { res: PVCS }, { res: DATA_VOLUMES }, { res: KUBEVIRTS }, { res: MIGRATIONS }], mapper: coreMapper },
   },
   vm: {
-    spec: (c) => vmController({ expectations: c.expectations, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
+    spec: (c) => vmController({ expectations: c.expectations, clusterConfig: c.clusterConfig, log: c.log, now: c.now, ...opt('clockSpeed', c.clockSpeed), ...opt('takeoverMs', c.takeoverMs) }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: coreMapper },
   },
   migration: {

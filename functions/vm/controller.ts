@@ -3,6 +3,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { Expectations } from '../../shared/state/port.ts';
+import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 import type { VmDeps } from './deps.ts';
 import { reconcileVm } from './reconcile.ts';
 
@@ -13,6 +14,7 @@ export interface VmControllerOptions {
   readonly takeoverMs?: number;
   /** See VmDeps.clockSpeed. */
   readonly clockSpeed?: number;
+  readonly clusterConfig?: () => Promise<ClusterConfig>;
 }
 
 export function vmController(opts: VmControllerOptions): ControllerSpec<VmDeps> {
@@ -26,6 +28,7 @@ export function vmController(opts: VmControllerOptions): ControllerSpec<VmDeps> 
       log: opts.log,
       ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
       ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
+      ...(opts.clusterConfig !== undefined ? { clusterConfig: opts.clusterConfig } : {}),
     }),
   };
 }

@@ -2,6 +2,7 @@
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Expectations } from '../../shared/state/port.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
+import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 
 /** What a reconcile logs through (shared by every controller). */
 export type Logger = ReconcileLogger;
@@ -25,6 +26,8 @@ export interface VmDeps {
   /** ∈ [0, 1): start-failure backoff jitter. Defaults to Math.random. */
   readonly random?: () => number;
   readonly log: Logger;
+  /** The cluster config from the KubeVirt CR (feature gates for declarative hotplug); KubeVirt's defaults when absent. */
+  readonly clusterConfig?: () => Promise<ClusterConfig>;
   /**
    * After this long an unsatisfied expectation whose object never appeared (or never went) may be
    * taken over: per-key serialization means the worker that recorded it has been gone at least a

@@ -27,6 +27,8 @@ import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
 import { runStrategyOf } from './run-strategy.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
+import { syncVolumeHotplug } from './hotplug/step.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
 
@@ -119,6 +121,14 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     }
   }
 
+  // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
+  if (proceed && !observed.vm.metadata?.deletionTimestamp) {
+    const config = await (deps.clusterConfig ?? defaultClusterConfig)();
+    const r = await syncVolumeHotplug(observed.vm, observed.vmi, config, deps);
+    observed = { ...observed, vm: r.vm, vmi: r.vmi };
+    syncError ??= r.error;
+  }
+
   // status, from what was observed (and what this pass did)
   const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
@@ -137,6 +147,9 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
   return requeueSeconds !== undefined ? requeueAfter(wallSeconds(deps, requeueSeconds), 'waiting (expectations or start backoff)') : done;
 }
+
+/** KubeVirt's defaults, for harnesses that give the VM controller no cluster config. */
+const defaultClusterConfig = async (): Promise<ClusterConfig> => clusterConfigFromKubeVirt(undefined);
 
 /** Seconds on the reconcile's clock → seconds on the queue's wall clock (equal unless the clock is sped up). */
 function wallSeconds(deps: VmDeps, seconds: number): number {

@@ -7,6 +7,7 @@ import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, Virtu
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
 import { templateNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
+import { trimVolumeRequests } from './hotplug/volume-requests.ts';
 import { isFinal, runStrategyOf } from './run-strategy.ts';
 import { nextStartFailure } from './start-failure.ts';
 import type { Observed, SyncError } from './sync.ts';
@@ -48,6 +49,11 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   else delete status.startFailure;
 
   trimStateChangeRequest(status, vmi);
+  if (status.volumeRequests) {
+    const left = trimVolumeRequests(vm.spec.template.spec, status.volumeRequests);
+    if (left.length > 0) status.volumeRequests = left;
+    else delete status.volumeRequests;
+  }
   syncConditions(status, vmi, input.syncError, iso);
 
   const names = new Set(templateNames(vm));

@@ -15,8 +15,12 @@ export const DEFAULT_IMAGE_TAG = 'v1.9.0';
 /** Feature gates that are GA in KubeVirt: always on, whatever the CR says. */
 const GA_GATES = new Set([
   'LiveMigration', 'NonRoot', 'VmiMemoryOverheadReport', 'MigrationPriorityQueue', 'AutoResourceLimitsGate',
-  'VMPersistentState', 'CPUNodeDiscoveryGate', 'SRIOV', 'HotplugVolumes', 'HotplugNICs', 'DataVolumes',
+  'VMPersistentState', 'CPUNodeDiscoveryGate', 'SRIOV', 'HotplugNICs', 'DataVolumes',
 ]);
+/*
+ * Deprecated gates (`HotplugVolumes`, the legacy volume hotplug that goes through
+ * `status.volumeRequests`) are in neither set: on only when listed in `featureGates`.
+ */
 /** Beta gates: on unless explicitly disabled. */
 const BETA_ON_GATES = new Set([
   'ImageVolume', 'PodSecondaryInterfaceNamingUpgrade', 'ExternalNetResourceInjection', 'DecentralizedLiveMigration',

@@ -5,7 +5,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import {
-  clusterConfigFromKubeVirt, hashedPodInterfaceName, PvcNotFoundError, renderAttachmentPod, renderLauncherPod, renderTargetPod, vmiIdLabelValue,
+  clusterConfigFromKubeVirt, hashedPodInterfaceName, PvcNotFoundError, renderAttachmentPod, renderHotplugTriggerPod, renderLauncherPod, renderTargetPod, vmiIdLabelValue,
 } from '../../shared/template/index.ts';
 import { projectRoot } from '../support/reference.ts';
 import { compute, loadVmi } from './support.ts';
@@ -188,5 +188,35 @@ describe('hotplug attachment pod (reference §b.9)', () => {
     assert.throws(() => renderAttachmentPod([], unscheduled, vmi, config), (e: unknown) => e instanceof InvalidInputError && e.field === 'launcherPod.spec.nodeName');
     const noCtx = { ...vmi, status: { ...vmi.status, selinuxContext: '' } };
     assert.throws(() => renderAttachmentPod([], launcher, noCtx, config), /SELinux context/);
+  });
+
+  test('a volume virt-handler already uses (Ready/MountedToPod) is a pod volume, not mounted again', () => {
+    // act
+    const pod = renderAttachmentPod([{ name: 'hot', claimName: 'hot-claim', mounted: true }, { name: 'new', claimName: 'n' }], launcher, vmi, config);
+    // assert
+    assert.deepEqual(pod.spec?.volumes?.map((v) => v.name), ['hotplug-disks', 'hot', 'new']);
+    assert.deepEqual(pod.spec?.containers[0]?.volumeMounts?.map((m) => m.name), ['hotplug-disks', 'new']);
+  });
+
+  test('table: the WFFC trigger pod — annotated, exits at once, pod affinity to the launcher, the claim at /pvc or as a block device', () => {
+    const cases = [
+      { name: 'filesystem', volume: { name: 'w', claimName: 'w-claim' }, mount: [{ name: 'w', mountPath: '/pvc' }], device: undefined, runAsUser: undefined },
+      { name: 'block', volume: { name: 'w', claimName: 'w-claim', claimUid: 'u', volumeMode: 'Block' as const }, mount: undefined, device: [{ name: 'w', devicePath: '/dev/hotplugblockdevice' }], runAsUser: 0 },
+    ];
+    for (const c of cases) {
+      // act
+      const pod = renderHotplugTriggerPod(c.volume, launcher, vmi, config);
+      // assert
+      assert.equal(pod.metadata?.generateName, 'hp-volume-', c.name);
+      assert.equal(pod.metadata?.annotations?.['kubevirt.io/ephemeral-provisioning'], 'true', c.name);
+      assert.deepEqual(pod.metadata?.ownerReferences?.map((r) => [r.kind, r.uid]), [['Pod', 'pod-uid']], c.name);
+      assert.deepEqual(pod.spec?.containers[0]?.command, ['/bin/bash', '-c', 'exit', '0'], c.name);
+      assert.deepEqual(pod.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution, [{ labelSelector: { matchLabels: launcher.metadata?.labels }, topologyKey: 'kubernetes.io/hostname' }], c.name);
+      assert.deepEqual(pod.spec?.tolerations, [{ key: 'a', operator: 'Exists' }], `${c.name}: tolerations copied verbatim`);
+      assert.deepEqual(pod.spec?.volumes, [{ name: 'w', persistentVolumeClaim: { claimName: 'w-claim' } }], c.name);
+      assert.deepEqual(pod.spec?.containers[0]?.volumeMounts, c.mount, c.name);
+      assert.deepEqual(pod.spec?.containers[0]?.volumeDevices, c.device, c.name);
+      assert.equal(pod.spec?.securityContext?.runAsUser, c.runAsUser, c.name);
+    }
   });
 });

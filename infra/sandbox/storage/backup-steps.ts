@@ -43,12 +43,19 @@ export function utilityVolumeStatus(vmi: BackupVmi): VolumeStatus[] | undefined 
   const wanted = new Set((vmi.spec?.utilityVolumes ?? []).map((u) => u.name));
   const regular = new Set((vmi.spec?.volumes ?? []).map((v) => v.name));
   const current = vmi.status?.volumeStatus ?? [];
-  // Only hotplugged entries that are neither utility volumes nor spec volumes are detached.
-  const kept = current.filter((s) => !s.hotplugVolume || wanted.has(s.name) || regular.has(s.name));
+  // Only hotplugged entries that are neither utility volumes nor spec volumes are detached, and
+  // only those this agent attached (its own pod name, or none): an unplugged volume whose
+  // attachment pod the VMI controller still holds goes through the controller's Detaching.
+  const marker = `hp-volume-${vmi.metadata?.name ?? ''}`;
+  const ours = (s: VolumeStatus) => {
+    const pod = (s.hotplugVolume as { attachPodName?: string } | undefined)?.attachPodName;
+    return pod === undefined || pod === marker;
+  };
+  const kept = current.filter((s) => !s.hotplugVolume || wanted.has(s.name) || regular.has(s.name) || !ours(s));
   const have = new Set(kept.map((s) => s.name));
   const added: VolumeStatus[] = [...wanted]
     .filter((n) => !have.has(n))
-    .map((name) => ({ name, target: '', phase: 'MountedToPod', reason: 'VolumeMountedToPod', message: `Volume ${name} has been mounted in virt-launcher pod`, hotplugVolume: { attachPodName: `hp-volume-${vmi.metadata?.name ?? ''}` } }));
+    .map((name) => ({ name, target: '', phase: 'MountedToPod', reason: 'VolumeMountedToPod', message: `Volume ${name} has been mounted in virt-launcher pod`, hotplugVolume: { attachPodName: marker } }));
   if (added.length === 0 && kept.length === current.length) return undefined;
   return [...kept, ...added];
 }

@@ -108,6 +108,7 @@ describe('infra/kubernetes: manifests', () => {
       'instancetype.kubevirt.io/virtualmachineclusterpreferences get',
       'instancetype.kubevirt.io/virtualmachineinstancetypes get',
       'instancetype.kubevirt.io/virtualmachinepreferences get',
+      'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstances create,delete,get,patch',
       'kubevirt.io/virtualmachines get,patch',
       'kubevirt.io/virtualmachines/status patch',

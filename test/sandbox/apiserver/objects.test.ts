@@ -28,6 +28,32 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     assert.ok(groups.groups.some((g) => g.name === 'cdi.kubevirt.io'));
   });
 
+  test('ServiceAccount admission: the default service account and a kube-api-access- token volume in every container, unless the pod opts out', async () => {
+    // arrange
+    const two = podBody('sa-token', {}, { containers: [{ name: 'a', image: 'x:1' }, { name: 'b', image: 'x:1' }], initContainers: [{ name: 'i', image: 'x:1' }] });
+    const optOut = podBody('sa-token-off', {}, { automountServiceAccountToken: false });
+    // act
+    const pod = await sb.core.createNamespacedPod({ namespace: 'default', body: two as never });
+    const off = await sb.core.createNamespacedPod({ namespace: 'default', body: optOut as never });
+    // assert
+    assert.deepEqual([pod.spec?.serviceAccountName, pod.spec?.serviceAccount], ['default', 'default']);
+    const token = pod.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'));
+    assert.match(token?.name ?? '', /^kube-api-access-[a-z0-9]{5}$/);
+    assert.deepEqual(JSON.parse(JSON.stringify(token?.projected)), {
+      defaultMode: 420,
+      sources: [
+        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ],
+    });
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+      assert.deepEqual(JSON.parse(JSON.stringify(c.volumeMounts)), [{ name: token?.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }], c.name);
+    }
+    assert.equal(off.spec?.serviceAccountName, 'default');
+    assert.deepEqual([off.spec?.volumes, off.spec?.containers[0]?.volumeMounts], [undefined, undefined], 'automountServiceAccountToken: false');
+  });
+
   test('A2/E23: form-encoded set-based label selectors (+ as space) are understood', async () => {
     // arrange
     await createVmi(sb, 'a2-one', { labels: { 'kubevirt.io/created-by': 'u1' } });
