@@ -20,7 +20,7 @@ export interface AttachmentInput {
   readonly vmi: VirtualMachineInstance;
   /** The VMI's current launcher pod. */
   readonly launcherPod: V1Pod;
-  /** Pods whose controller is the launcher pod (attachment and trigger pods). */
+  /** Attachment and trigger pods (only those the launcher pod controls count). */
   readonly attachmentPods: readonly V1Pod[];
   readonly claims: HotplugClaims;
 }
@@ -94,9 +94,16 @@ function podVolumeNames(pod: V1Pod): string[] {
   return (pod.spec?.volumes ?? []).filter((v) => v.persistentVolumeClaim !== undefined).map((v) => v.name);
 }
 
+/** The attachment pods of this launcher pod (after a migration the old launcher's are not its). */
+export function podsOfLauncher(pods: readonly V1Pod[], launcherPod: V1Pod): V1Pod[] {
+  const uid = launcherPod.metadata?.uid;
+  return pods.filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid));
+}
+
 /** What the hotplug step does this pass (nothing unless the launcher pod is ready for it). */
 export function planAttachmentPods(input: AttachmentInput): AttachmentPlan {
-  const { vmi, launcherPod, attachmentPods } = input;
+  const { vmi, launcherPod } = input;
+  const attachmentPods = podsOfLauncher(input.attachmentPods, launcherPod);
   if (!launcherReadyForHotplug(launcherPod)) return NOTHING;
   const volumes = hotplugVolumes(vmi, launcherPod);
   // needsHandleHotplug: with no hotplug volume and no attachment pod there is nothing to do.

@@ -15,7 +15,7 @@ import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../../shared
 import { renderAttachmentPod, renderHotplugTriggerPod, type AttachmentVolume } from '../../../shared/template/render-attachment-pod.ts';
 import type { VmiDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
-import { currentAndOldPods, orphanedAttachmentPods, planAttachmentPods } from './attachment-pods.ts';
+import { currentAndOldPods, orphanedAttachmentPods, planAttachmentPods, podsOfLauncher } from './attachment-pods.ts';
 import { hotplugVolumes, readyVolumes, type HotplugVolume } from './volumes.ts';
 
 /** Attachment pods this controller created and no read has shown yet, per VMI key and volume set. */
@@ -140,7 +140,7 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
   } else {
     // The pod for this set is visible: a creation expectation recorded for it is met.
     const ready = readyVolumes(hotplugVolumes(vmi, launcherPod), h);
-    const { current } = currentAndOldPods(pods, ready.ready);
+    const { current } = currentAndOldPods(podsOfLauncher(pods, launcherPod), ready.ready);
     if (current) {
       const ek = setKey(key, launcherPod, ready.ready);
       if (await deps.expectations.get(ATTACHMENT_POD_EXPECTATIONS, ek)) await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, ek);

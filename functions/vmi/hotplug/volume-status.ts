@@ -8,7 +8,7 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance, VolumeStatus } from '../../../shared/api/index.ts';
 import { BACKEND_VOLUME_STATUS_NAME } from '../../../shared/storage/backend-storage.ts';
-import { currentAndOldPods } from './attachment-pods.ts';
+import { currentAndOldPods, podsOfLauncher } from './attachment-pods.ts';
 import { hotplugVolumes } from './volumes.ts';
 
 const PREALLOCATION_ANNOTATION = 'cdi.kubevirt.io/storage.preallocation';
@@ -66,7 +66,8 @@ function withPhase(entry: VolumeStatus, p: Phased): VolumeStatus {
  * them), as is the backend-storage entry.
  */
 export function hotplugVolumeStatus(input: VolumeStatusInput): VolumeStatus[] {
-  const { vmi, launcherPod, attachmentPods, pvcs } = input;
+  const { vmi, launcherPod, pvcs } = input;
+  const attachmentPods = podsOfLauncher(input.attachmentPods, launcherPod);
   const existing = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
   const volumes = hotplugVolumes(vmi, launcherPod);
   // The current pod is judged against every hotplug volume, ready or not.

@@ -134,6 +134,7 @@ describe('the attachment pod plan (handleHotplugVolumes, cleanupAttachmentPods)'
       { name: 'last volume unplugged and released: no new pod, the old goes', vmi: vmi([], [{ name: 'x', target: '', phase: 'UnMountedFromPod', hotplugVolume: {} }]), pods: [attachment('p1', ['x'])], claims: claims(), want: { delete: ['p1'] } },
       { name: 'an already deleting pod is not deleted again', vmi: vmi([hp('x')]), pods: [attachment('p1', ['x']), attachment('p0', ['z'], { deleting: true })], claims: claims('x-claim'), want: { delete: [] } },
       { name: 'claim missing: PVCNotReady, nothing done', vmi: vmi([hp('x')]), pods: [attachment('p0', ['z'])], claims: claims(), want: { delete: [], error: 'PVCNotReady' } },
+      { name: 'after a migration the old launcher\'s pod is not current: a new one', vmi: vmi([hp('x')]), pods: [{ ...attachment('p0', ['x']), metadata: { ...attachment('p0', ['x']).metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'old', uid: 'old-launcher', controller: true }] } }], claims: claims('x-claim'), want: { create: ['x'], delete: [] } },
       { name: 'launcher not ready: nothing', vmi: vmi([hp('x')]), pods: [], claims: claims('x-claim'), launcher: { ...LAUNCHER, status: { phase: 'Pending' } }, want: { delete: [] } },
     ];
     for (const c of cases) {
