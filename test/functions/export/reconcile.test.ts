@@ -53,6 +53,8 @@ async function runPod(name: string): Promise<void> {
 }
 const cond = (vme: VirtualMachineExport, type: string) => vme.status?.conditions?.find((c) => c.type === type);
 const condSummary = (vme: VirtualMachineExport) => (vme.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}${c.message ? `: ${c.message}` : ''}`);
+/** The pod's volumes as rendered: the API server's ServiceAccount admission adds the kube-api-access- token volume (both lanes). */
+const renderedVolumes = (pod: V1Pod | undefined) => (pod?.spec?.volumes ?? []).map((v) => v.name).filter((n) => !n.startsWith('kube-api-access-'));
 const envOf = (pod: V1Pod) => Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
 
 describe('export of a PVC', () => {
@@ -104,7 +106,7 @@ describe('export of a PVC', () => {
     assert.equal(env.VOLUME0_EXPORT_DIR_URI, '/volumes/disk-a/dir/');
     assert.equal(env.VOLUME0_EXPORT_ARCHIVE_URI, '/volumes/disk-a/disk.tar.gz');
     assert.equal(env.EXPORT_VM_DEF_URI, undefined);
-    assert.deepEqual(pod.spec?.volumes?.map((v) => v.name), ['certificates', 'token', 'disk-a']);
+    assert.deepEqual(renderedVolumes(pod), ['certificates', 'token', 'disk-a']);
     const cert = await h.kube.get(SECRETS, NS, certSecret);
     assert.equal(cert?.type, 'kubernetes.io/tls');
     assert.equal(cert?.metadata?.ownerReferences?.[0]?.kind, 'Pod');
@@ -317,7 +319,7 @@ describe('export of a VM', () => {
     // assert
     const pod = await h.kube.get(PODS, NS, 'virt-export-exp-vm1');
     assert.equal(envOf(pod!).EXPORT_VM_DEF_URI, '/manifests/all');
-    assert.deepEqual(pod?.spec?.volumes?.map((v) => v.name), ['certificates', 'token', 'vm1-disk', 'manifest-data']);
+    assert.deepEqual(renderedVolumes(pod), ['certificates', 'token', 'vm1-disk', 'manifest-data']);
     const cm = await h.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-exp-vm1');
     assert.equal(cm?.data?.internal_host, 'virt-export-exp-vm1.default.svc');
     assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').metadata.name, 'vm1');
