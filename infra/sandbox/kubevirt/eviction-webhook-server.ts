@@ -129,6 +129,12 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
       }
     })();
   });
+  // kube-apiserver's webhook client (Go's http.Transport) keeps idle connections for 90 s; Node
+  // closes its side after 5 s by default, so a call sent just as the server closed the idle
+  // connection was reset ("connection reset by peer"), the eviction failed and `kubectl drain`
+  // gave up (seen on the real lane under load). The server outlives the client's idle timeout.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
