@@ -6,9 +6,25 @@
  * HTTP error on the watch and a dropped connection, and it reports `stop()` as an `error`
  * (kube-api.md §1.4). So: restart from `error` with a bounded real-time backoff, guarded by our
  * own `stopped` flag so `stop()` never turns into a restart.
+ *
+ * And its re-watch after a watch that ended cleanly (the server closed it) waits 1 s, doubling up
+ * to 30 s, and starts again from 0 only when an event arrives. A quiet informer whose watch is
+ * dropped every few seconds (the chaos suite's fault loop) thus reached the 30 s cap and saw
+ * nothing for up to 30 s of wall time at a stretch — a kubelet that started a pod, a virt-handler
+ * that moved a migration on, once per 30 s (150 sandbox seconds at 5×): the drain/upgrade chaos
+ * run's stall. client-go's reflector, which a kubelet and virt-handler run, re-watches at once
+ * after a clean end (its backoff is for failed list/watch calls, which here go through
+ * `#restartLater`), so the delay is capped at {@link REWATCH_DELAY_CAP_MS}.
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from './objects.ts';
+
+/**
+ * The longest wait before re-watching after a watch ended cleanly: short enough that a dropped
+ * watch costs the node side nothing it would notice, long enough that a server closing every
+ * watch at once cannot make it spin.
+ */
+export const REWATCH_DELAY_CAP_MS = 100;
 
 /** What a list function returns: items as plain JSON plus the list's resourceVersion. */
 export interface RawList<T> {
@@ -63,7 +79,8 @@ export class WatchedCache<T extends KubeObject> {
       this.#synced = true;
       return l as unknown as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
     };
-    this.#informer = new ListWatch(opts.path, new Watch(opts.kc), list, false, opts.labelSelector, opts.fieldSelector);
+    const rewatchDelay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, REWATCH_DELAY_CAP_MS)).unref());
+    this.#informer = new ListWatch(opts.path, new Watch(opts.kc), list, false, opts.labelSelector, opts.fieldSelector, { delayFn: rewatchDelay });
     // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
     // stop() and may still deliver events afterwards (kube-api.md §1.4).
     const forward = (event: CacheEvent) => (obj: KubernetesObject) => {

@@ -1,0 +1,41 @@
+/**
+ * The node side's informer (infra/sandbox/nodes/watched-cache.ts) after its watch is dropped over
+ * and over while nothing changes — what the chaos suite's fault loop does every few seconds. A
+ * kubelet or virt-handler re-watches at once after a watch ends (client-go's reflector); the
+ * sandbox's must too, or the simulated cluster goes blind while the controllers wait on it.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { KubeObject } from '../../../infra/sandbox/nodes/objects.ts';
+import { WatchedCache } from '../../../infra/sandbox/nodes/watched-cache.ts';
+import { clients, waitFor } from './helpers.ts';
+
+test('dropped four times in a row with no event in between, the cache still sees the next change within a second', async () => {
+  // arrange
+  const server = await startApiServer({ port: 0 });
+  const kc = server.kubeConfig('node-sim');
+  const { core } = clients(kc);
+  const seen: string[] = [];
+  const cache = new WatchedCache<KubeObject>({
+    kc,
+    path: '/api/v1/namespaces/default/configmaps',
+    list: async () => (await core.listNamespacedConfigMap({ namespace: 'default' })) as never,
+    onEvent: (event, obj) => seen.push(`${event} ${obj.metadata?.name ?? ''}`),
+  });
+  try {
+    await cache.start();
+    // act: the watch ends cleanly again and again (each time as soon as it is open again), with
+    // nothing to report in between
+    for (let i = 0; i < 4; i++) await waitFor(`watch ${i + 1} open, then dropped`, async () => server.faults.dropWatches() > 0 || undefined, 30_000);
+    const createdAt = Date.now();
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after-drops' } } });
+    await waitFor('the cache to see the new ConfigMap', async () => seen.includes('add after-drops'), 20_000);
+    const tookMs = Date.now() - createdAt;
+    // assert
+    assert.ok(tookMs < 1000, `the change reached the cache ${tookMs} ms after it was made (a backed-off re-watch)`);
+  } finally {
+    await cache.stop();
+    await server.close();
+  }
+});
