@@ -40,6 +40,7 @@ import type { MetricsRegistry } from '../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../shared/state/port.ts';
 import type { ClusterConfig } from '../shared/template/cluster-config.ts';
+import type { ClusterConfigRead } from '../shared/reconcile/cluster-config-cache.ts';
 import { backupController } from './backup/controller.ts';
 import { backupMapper } from './backup/relay-map.ts';
 import { disruptionBudgetController } from './disruption-budget/controller.ts';
@@ -74,7 +75,7 @@ export interface ControllerContext {
   readonly kube: KubeClient;
   readonly expectations: Expectations;
   readonly leases: Leases;
-  readonly clusterConfig: () => Promise<ClusterConfig>;
+  readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly log: Logger;
   readonly now: () => number;
   /** Simulated ms per wall-clock ms of `now` (a sped-up sandbox clock). */

@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/metrics/log.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfigRead } from '../../shared/reconcile/cluster-config-cache.ts';
 import type { MigrationDeps, PolicySource } from './deps.ts';
 import { NO_POLICIES } from './policy-source.ts';
 import { reconcileMigration } from './reconcile.ts';
@@ -11,7 +12,7 @@ import { reconcileMigration } from './reconcile.ts';
 export interface MigrationControllerOptions {
   readonly expectations: Expectations;
   readonly leases: Leases;
-  readonly clusterConfig: () => Promise<ClusterConfig>;
+  readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly log: Logger;
   /** Migration policies and namespace labels; default none (the cluster config applies as is). */
   readonly policySource?: PolicySource;

@@ -4,6 +4,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfigRead } from '../../shared/reconcile/cluster-config-cache.ts';
 
 export type MigrationKube = Pick<
   KubeClient,
@@ -24,8 +25,11 @@ export interface MigrationDeps {
   readonly expectations: Expectations;
   /** Cross-key limits: `migrations/cluster` and `migrations/node/<node>` (DESIGN.md §3). */
   readonly leases: Leases;
-  /** The cluster config from the KubeVirt CR; cached by the caller for a few seconds. */
-  readonly clusterConfig: () => Promise<ClusterConfig>;
+  /**
+   * The cluster config from the KubeVirt CR; cached by the caller for a few seconds, read anew
+   * with `{ fresh: true }` (the target pod's launcher image must be the CR's current one).
+   */
+  readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly policySource: PolicySource;
   /** Epoch ms. Pod ages, timeouts and lease expiry are all measured on this clock. */
   readonly now: () => number;

@@ -188,10 +188,16 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   // The source node's labels give the host-model CPU and vendor selectors (reference §b.8). One
   // read per target pod, after the slots: a refused migration polls often and must not pay it.
   // A node that is gone has no labels to copy; the target pod is rendered without them.
-  const sourceNodeLabels = sourceNode ? ((await deps.kube.get(NODES, undefined, sourceNode))?.metadata?.labels ?? {}) : {};
+  // The config is read anew too: just after an upgrade a cached one (up to 5 s old) still names
+  // the old launcher image, and the workload updater's migration would land the VMI on the
+  // launcher it is leaving (seen in the drain/upgrade chaos run: Succeeded, still outdated).
+  const [sourceNodeLabels, current] = await Promise.all([
+    sourceNode ? deps.kube.get(NODES, undefined, sourceNode).then((n) => n?.metadata?.labels ?? {}) : Promise.resolve({}),
+    deps.clusterConfig({ fresh: true }),
+  ]);
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, config, sourceNodeLabels);
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels);
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     // Cannot render now (e.g. no SELinux context yet): give the slot back and say so on the VMI.

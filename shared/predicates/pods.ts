@@ -19,14 +19,17 @@ export function isTempPod(pod: V1Pod): boolean {
 
 /**
  * The VMI's current launcher pod: among pods it controls, skip those on another node than a set
- * `status.nodeName` (that excludes migration target pods) and take the newest.
+ * `status.nodeName` (that excludes migration target pods) and take the newest. A pod not bound
+ * to a node yet is on another node too: a migration's target pod waiting for the scheduler is
+ * the newest pod of the VMI, and taken for the current one it would lend the VMI its launcher
+ * image (and network status) until it is bound elsewhere.
  */
 export function currentVmiPod(vmi: VirtualMachineInstance, pods: readonly V1Pod[]): V1Pod | undefined {
   const node = vmi.status?.nodeName;
   let best: V1Pod | undefined;
   for (const pod of pods) {
     if (!isControlledBy(pod, vmi)) continue;
-    if (node && pod.spec?.nodeName && pod.spec.nodeName !== node) continue;
+    if (node && pod.spec?.nodeName !== node) continue;
     if (!best || created(pod) > created(best)) best = pod;
   }
   return best;

@@ -21,14 +21,14 @@ import { SqsKeyQueue, queueUrlsFromEnv } from '../queue/sqs-queue.ts';
 import type { KeyQueue } from '../queue/port.ts';
 import { openDynamoDbState } from '../state/dynamodb-state.ts';
 import type { StateStore } from '../state/port.ts';
-import { cachedClusterConfig } from '../reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig, type ClusterConfigRead } from '../reconcile/cluster-config-cache.ts';
 import type { ClusterConfig } from '../template/cluster-config.ts';
 
 export interface LambdaEnv {
   readonly queue: KeyQueue;
   readonly state: StateStore;
   readonly kube: KubeClient;
-  readonly clusterConfig: () => Promise<ClusterConfig>;
+  readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly log: Logger;
   readonly metrics: MetricsRegistry;
 }
