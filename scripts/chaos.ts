@@ -5,9 +5,12 @@
  * set scaled 20 → 60 → 10 → 40 under the same faults, with VMIs deleted by hand on the way
  * (test/chaos/run-replicaset-chaos.ts; CHAOS_RS_STEPS=a,b,c overrides the steps). Prints what
  * was injected and checked; exits 1 on any lost key, duplicate pod, unreplayable poison, or a
- * replica set with more live VMIs than spec.replicas or not reaching it.
+ * replica set with more live VMIs than spec.replicas or not reaching it. Last, a node drain and a
+ * launcher upgrade of CHAOS_DRAIN_VMIS (default 8) VMIs under the same faults, at KubeVirt's
+ * default migration limits (test/chaos/run-drain-chaos.ts).
  */
 import { chaosViolations, runChaos } from '../test/chaos/run-chaos.ts';
+import { drainChaosViolations, runDrainChaos } from '../test/chaos/run-drain-chaos.ts';
 import { replicaSetChaosViolations, runReplicaSetChaos } from '../test/chaos/run-replicaset-chaos.ts';
 
 const vmis = Number(process.env.CHAOS_VMIS ?? 200);
@@ -39,4 +42,15 @@ process.stdout.write(
     rsViolations.length ? `FAILED:\n  - ${rsViolations.join('\n  - ')}` : 'PASSED: never more live VMIs than spec.replicas at any audit-log instant; every step reached exactly',
   ].join('\n') + '\n',
 );
-process.exitCode = violations.length || rsViolations.length ? 1 : 0;
+const drainVmis = Number(process.env.CHAOS_DRAIN_VMIS ?? 8);
+process.stdout.write(`chaos: drain and upgrade of ${drainVmis} VMIs\n`);
+const drain = await runDrainChaos({ vmis: drainVmis, phaseTimeoutMs: 300_000, ...(seed !== undefined ? { seed } : {}), ...(killRate !== undefined ? { killRate } : {}), progress: (l) => process.stdout.write(`  ${l}\n`) });
+const drainViolations = drainChaosViolations(drain);
+process.stdout.write(
+  [
+    `seed ${drain.seed}, ${drain.seconds} s (drain ${drain.drainSeconds} s, update ${drain.updateSeconds} s), ${drain.migrationsCreated} migrations, peaks ${drain.peaks.cluster} running / ${drain.peaks.perNode} outbound`,
+    `injected: ${Object.entries(drain.injected).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    drainViolations.length ? `FAILED:\n  - ${drainViolations.join('\n  - ')}` : 'PASSED: no VMI with two unfinished migrations, the limits held, every VMI Running on the new launcher, outdated count 0, only the poison dead-lettered and replayed',
+  ].join('\n') + '\n',
+);
+process.exitCode = violations.length || rsViolations.length || drainViolations.length ? 1 : 0;

@@ -15,8 +15,9 @@
  *    that VMI reaches Running too.
  *
  * Checked from the API server's audit log, replayed in commit order: never two unfinished
- * migrations for one VMI, at most 5 migrations running in the cluster and 2 leaving one node (the
- * migration controller's limits, KubeVirt's defaults); and that nothing is lost: every VMI Running,
+ * migrations for one VMI, at most `limits.cluster` migrations running in the cluster and
+ * `limits.perNode` leaving one node (the migration controller's limits, set on the CR; KubeVirt's
+ * defaults 5 and 2 unless the run lowers them); and that nothing is lost: every VMI Running,
  * none left on node01 after the drain, every one on the new launcher, the outdated count 0.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,6 +47,12 @@ import { RELAY_IDENTITY } from './run-chaos.ts';
 export interface DrainChaosOptions {
   /** LiveMigrate VMIs on the drained node. Default 8. */
   readonly vmis?: number;
+  /**
+   * The migration limits set on the KubeVirt CR (`spec.configuration.migrations`), and checked.
+   * Default KubeVirt's: 5 per cluster, 2 outbound per node. A small run lowers the cluster one so
+   * that both limits are reached with few VMIs.
+   */
+  readonly limits?: { readonly cluster: number; readonly perNode: number };
   readonly seed?: number;
   /** Probability per API/table call that a worker dies around it. Default 0.03. */
   readonly killRate?: number;
@@ -81,6 +88,8 @@ export interface DrainChaosReport {
   readonly migrationsCreated: number;
   readonly twoUnfinished: string[];
   readonly peaks: Peaks;
+  /** The limits the run set and is judged by. */
+  readonly limits: { readonly cluster: number; readonly perNode: number };
   readonly deadLetters: readonly DeadLetter[];
   readonly replay: ReplayReport | undefined;
   readonly poisonRecovered: boolean;
@@ -148,6 +157,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   const say = opts.progress ?? (() => {});
   const phaseMs = opts.phaseTimeoutMs ?? 120_000;
   const speed = opts.speed ?? 5;
+  const limits = opts.limits ?? { cluster: 5, perNode: 2 };
   const t0 = performance.now();
   const sandbox: Sandbox = await startSandbox({ nodes: 3, speed, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, kubevirtDeployMs: 10_000 } });
   const store = openChaosStore(random);
@@ -211,7 +221,10 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   try {
     relay.start();
     for (const p of pools) p.start();
-    await user.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { workloadUpdateStrategy: { workloadUpdateMethods: ['LiveMigrate'] } } } });
+    await user.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', {
+      type: 'merge',
+      body: { spec: { workloadUpdateStrategy: { workloadUpdateMethods: ['LiveMigrate'] }, configuration: { migrations: { parallelMigrationsPerCluster: limits.cluster, parallelOutboundMigrationsPerNode: limits.perNode } } } },
+    });
     // 1. everything on node01
     for (const n of others) await setUnschedulable(n, true);
     for (const n of names) await user.create(VMIS, vmiManifest(n, { evictionStrategy: 'LiveMigrate' }));
@@ -283,6 +296,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     migrationsCreated: audit.filter((e) => e.resource === 'virtualmachineinstancemigrations' && e.type === 'ADDED').length,
     twoUnfinished: vmisWithTwoUnfinished(audit),
     peaks: peaksFromAudit(audit),
+    limits,
     deadLetters,
     replay,
     poisonRecovered,
@@ -313,8 +327,8 @@ export function drainChaosViolations(r: DrainChaosReport, opts: { limits?: boole
   if (r.refusedEvictions === 0) out.push('virt-api never refused an eviction: the drain did not go through the webhook');
   if (r.twoUnfinished.length) out.push(`two unfinished migrations at once for: ${r.twoUnfinished.join(', ')}`);
   if (opts.limits !== false) {
-    if (r.peaks.cluster > 5) out.push(`${r.peaks.cluster} migrations running in the cluster at once (limit 5)`);
-    if (r.peaks.perNode > 2) out.push(`${r.peaks.perNode} migrations leaving ${r.peaks.perNodeAt} at once (limit 2)`);
+    if (r.peaks.cluster > r.limits.cluster) out.push(`${r.peaks.cluster} migrations running in the cluster at once (limit ${r.limits.cluster})`);
+    if (r.peaks.perNode > r.limits.perNode) out.push(`${r.peaks.perNode} migrations leaving ${r.peaks.perNodeAt} at once (limit ${r.limits.perNode})`);
   }
   const poison = r.deadLetters.find((d) => d.key === `${NS}/${POISON_VMI}`);
   if (!poison) out.push('the poison key is not in the DLQ');
