@@ -177,6 +177,32 @@ describe('embedded queue (--db)', () => {
     assert.deepEqual([vmi?.visible, vmi?.deadLettered], [3, 1], 'the replayed key waits once, beside the 2 visible ones');
   });
 
+  test('cluster-scoped keys (a node name): queued, dead-lettered, listed and replayed by name; the wrong form refused', async () => {
+    // arrange: node01 dead-lettered on the node queue, node02 waiting on the evacuation queue
+    const db = join(work, `q${files++}.db`);
+    const q = new SqliteKeyQueue({ db });
+    const nodeKey = (name: string, controller: Controller) => ({ ...keyMessage(name, 7, 'MODIFIED', controller), cause: { kind: 'Node', namespace: '', name, uid: `uid-${name}`, resourceVersion: '7', event: 'MODIFIED', seenAt: 1_000 } });
+    await q.send([nodeKey('node01', 'node')]);
+    await q.deadLetter('node', await one(q, 'node'), { reason: 'FailedPatchNode', message: 'failed to mark node node01 as unschedulable' });
+    await q.send([nodeKey('node02', 'evacuation')]);
+    await q.close();
+    // act
+    const listed = parseJson<DeadLetter[]>(await cli(['dlq', 'list', '--db', db, '--controller', 'node', '--json']));
+    const depth = parseJson<{ queues: QueueDepth[] }>(await cli(['queues', '--db', db, '--json']));
+    const wrongForm = await cli(['replay', '--db', db, '--controller', 'node', '--key', 'default/node01']);
+    const replayed = await cli(['replay', '--db', db, '--controller', 'node', '--key', 'node01']);
+    const after = parseJson<{ queues: QueueDepth[] }>(await cli(['queues', '--db', db, '--json']));
+    // assert
+    assert.deepEqual(listed.map((d) => [d.controller, d.key, d.reason]), [['node', 'node01', 'FailedPatchNode']]);
+    assert.equal(depth.queues.find((d) => d.controller === 'evacuation')?.visible, 1);
+    assert.equal(wrongForm.code, 2);
+    assert.match(wrongForm.stderr, /--key must be a name \(lower-case DNS names\), got 'default\/node01'/);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.match(replayed.stdout, /^node\s+node01$/m);
+    const node = after.queues.find((d) => d.controller === 'node');
+    assert.deepEqual([node?.visible, node?.deadLettered], [1, 0], 'node01 is back on the node queue');
+  });
+
   test('replay --all --controller --max: only that controller, at most N, skipped ones reported', async () => {
     // arrange
     const db = await fixtureDb();
