@@ -20,6 +20,7 @@ import {
   SERVICES,
   VM_BACKUP_TRACKERS,
   VM_BACKUPS,
+  VM_CLONES,
   VM_EXPORTS,
   VM_POOLS,
   VM_RESTORES,
@@ -43,6 +44,8 @@ import type { ClusterConfig } from '../shared/template/cluster-config.ts';
 import type { ClusterConfigRead } from '../shared/reconcile/cluster-config-cache.ts';
 import { backupController } from './backup/controller.ts';
 import { backupMapper } from './backup/relay-map.ts';
+import { cloneController } from './clone/controller.ts';
+import { cloneMapper } from './clone/relay-map.ts';
 import { disruptionBudgetController } from './disruption-budget/controller.ts';
 import { disruptionBudgetMapper } from './disruption-budget/relay-map.ts';
 import { evacuationController } from './evacuation/controller.ts';
@@ -178,6 +181,10 @@ export const WIRING: Readonly<Record<Controller, ControllerWiring>> = {
   backup: {
     spec: (c) => backupController({ virtApi: c.virtApi ?? NO_VIRT_API, log: c.log, now: c.now }) as ControllerSpec<unknown>,
     relay: { watches: [{ res: VM_BACKUPS }, { res: VM_BACKUP_TRACKERS }, { res: VMIS }, { res: VM_EXPORTS }], mapper: backupMapper },
+  },
+  clone: {
+    spec: (c) => cloneController({ log: c.log, now: c.now }) as ControllerSpec<unknown>,
+    relay: { watches: [{ res: VM_CLONES }, { res: VM_SNAPSHOTS }, { res: VM_RESTORES }, { res: PVCS }, { res: VMS }], mapper: cloneMapper },
   },
 };
 

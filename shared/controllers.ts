@@ -46,6 +46,8 @@ export const CONTROLLER_REGISTRY = [
   { name: 'restore', title: 'VirtualMachineRestore', workers: 3, weight: 1, keyScope: 'namespaced' },
   // KubeVirt runs 6 workers on each of its two queues (backups, trackers); here one queue serves both.
   { name: 'backup', title: 'VirtualMachineBackup (and tracker)', workers: 6, weight: 1, keyScope: 'namespaced' },
+  // KubeVirt's --clone-controller-threads default.
+  { name: 'clone', title: 'VirtualMachineClone', workers: 3, weight: 1, keyScope: 'namespaced' },
 ] as const satisfies readonly ControllerInfo[];
 
 /** A controller's name: one queue (and one DLQ and timer queue) each. */

@@ -63,6 +63,7 @@ describe('infra/kubernetes: manifests', () => {
       'backup.kubevirt.io/virtualmachinebackups',
       'backup.kubevirt.io/virtualmachinebackuptrackers',
       'cdi.kubevirt.io/datavolumes',
+      'clone.kubevirt.io/virtualmachineclones',
       'export.kubevirt.io/virtualmachineexports',
       'kubevirt.io/kubevirts',
       'kubevirt.io/virtualmachineinstancemigrations',
@@ -233,6 +234,16 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachines get',
       'subresources.kubevirt.io/virtualmachineinstances/backup update',
       'subresources.kubevirt.io/virtualmachineinstances/redefine-checkpoint update',
+    ],
+    clone: [
+      '/events create',
+      '/persistentvolumeclaims get',
+      'clone.kubevirt.io/virtualmachineclones delete,get',
+      'clone.kubevirt.io/virtualmachineclones/status update',
+      'kubevirt.io/virtualmachines get',
+      'snapshot.kubevirt.io/virtualmachinerestores create,delete,get',
+      'snapshot.kubevirt.io/virtualmachinesnapshotcontents get',
+      'snapshot.kubevirt.io/virtualmachinesnapshots create,delete,get',
     ],
   };
   for (const controller of CONTROLLERS) {
