@@ -10,7 +10,7 @@ import { isKey } from '../../shared/queue/message.ts';
 export class BadTargetError extends Error {}
 
 /** The kinds these commands know, by their short name. */
-export const TARGET_KINDS = ['vmi', 'vm', 'migration', 'replicaset', 'pool', 'node', 'snapshot'] as const;
+export const TARGET_KINDS = ['vmi', 'vm', 'migration', 'replicaset', 'pool', 'node', 'snapshot', 'restore'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** Kinds whose objects have no namespace: their target is `<kind>/<name>` and their key the name. */
@@ -46,6 +46,11 @@ const ALIASES: Readonly<Record<string, TargetKind>> = {
   vmsnapshot: 'snapshot',
   virtualmachinesnapshot: 'snapshot',
   virtualmachinesnapshots: 'snapshot',
+  restore: 'restore',
+  restores: 'restore',
+  vmrestore: 'restore',
+  virtualmachinerestore: 'restore',
+  virtualmachinerestores: 'restore',
   node: 'node',
   nodes: 'node',
   no: 'node',

@@ -7,6 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { readOnly } from '../../infra/ops/cluster-reader.ts';
+import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
+import { parseTarget } from '../../infra/ops/target.ts';
 import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { DATA_VOLUMES, EVENTS, PVCS, VM_RESTORES, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
@@ -59,6 +62,8 @@ async function restoreOf(name: string, snap: string, target: string, spec: Parti
 }
 
 const restore = (name: string) => s.kube.get(VM_RESTORES, NS, name);
+/** `virt-reconciler diagnose restore/…`, in process. */
+const diagnoseRestore = (name: string) => diagnose(parseTarget(`restore/${NS}/${name}`, DIAGNOSABLE), { cluster: readOnly(s.kube), queue: s.rt.queue, state: s.rt.state, now: Date.now() });
 const vmOf = async (name: string) => (await s.kube.get(VMS, NS, name)) as VirtualMachine | undefined;
 const conditions = (x: VirtualMachineRestore | undefined) => (x?.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}`);
 const complete = async (name: string) => (await restore(name))?.status?.complete === true;
@@ -130,10 +135,14 @@ describe('restore end to end', () => {
     const waiting = 'Waiting for target VM to be powered off. Please stop the restore target to proceed with restore, or the operation will fail after 5m0s';
     await until('the restore waits', async () => conditions(await restore('rs-wait-r')).includes(`Progressing=False ${waiting}`), { problems: s.problems });
     const stillRunning = await running('rs-wait');
+    const d = await diagnoseRestore('rs-wait-r');
     await s.kube.patch(VMS, NS, 'rs-wait', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
     await until('the restore completes', () => complete('rs-wait-r'), { problems: s.problems });
     // assert
     assert.ok(stillRunning, 'the restore does not stop the VM itself');
+    assert.equal(d.verdict, `restore not complete: ${waiting}`, 'the operator is told why');
+    assert.match(d.findings[0]?.hint ?? '', /stop the VM default\/rs-wait/);
+    assert.ok((await diagnoseRestore('rs-wait-r')).healthy, 'complete: healthy');
     assert.ok((await eventsOf('rs-wait-r')).includes('Warning RestoreTargetNotReady Restore target VMI still exists, please stop the restore target to proceed with restore'));
     assert.deepEqual(conditions(await restore('rs-wait-r')), ['Progressing=False Operation complete', 'Ready=True Operation complete']);
     assert.equal(await s.kube.get(VMIS, NS, 'rs-wait'), undefined);

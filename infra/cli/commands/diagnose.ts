@@ -8,7 +8,7 @@ import { clusterReader } from '../../ops/cluster-reader.ts';
 import { diagnose, DIAGNOSABLE, renderDiagnosis } from '../../ops/diagnose/diagnose.ts';
 import { OPS_HELP, targetCommand } from '../ops-backend.ts';
 
-const HELP = `usage: virt-reconciler diagnose <vmi|vm|migration|replicaset|pool|snapshot>/<namespace>/<name> [--json] [--db FILE | --aws …]
+const HELP = `usage: virt-reconciler diagnose <vmi|vm|migration|replicaset|pool|snapshot|restore>/<namespace>/<name> [--json] [--db FILE | --aws …]
        virt-reconciler diagnose node/<name> [--json] [--db FILE | --aws …]
 
 Answers "why is it stuck?" with a verdict on the first line and the evidence under it:
@@ -19,7 +19,9 @@ that has not delivered the object's latest change; a replica set or pool short o
 (paused, failing creates, waiting on expectations, or its first unready replica's own cause); a
 node drain that does not progress (a VMI that cannot live-migrate, a stuck evacuation
 migration, no migration at all) or a node whose virt-handler stopped; a snapshot that does not
-become ready (its source missing, an error, the lock, VolumeSnapshots not ready). Reads only.
+become ready (its source missing, an error, the lock, VolumeSnapshots not ready); a restore that
+does not complete (its target VM still running, its snapshot not ready, another restore holding
+the VM, restored claims not bound). Reads only.
 
 Exit code: 0 healthy, 1 a problem was found (or a source could not be read), 2 bad input.
 

@@ -5,7 +5,7 @@
 import type { Target } from '../target.ts';
 
 /** The kinds diagnose has verdicts for. */
-export const DIAGNOSABLE = ['vmi', 'vm', 'migration', 'replicaset', 'pool', 'node', 'snapshot'] as const;
+export const DIAGNOSABLE = ['vmi', 'vm', 'migration', 'replicaset', 'pool', 'node', 'snapshot', 'restore'] as const;
 import type { Diagnosis } from './finding.ts';
 import { gatherMigrationEvidence } from './migration-evidence.ts';
 import { diagnoseMigration } from './migration-verdicts.ts';
@@ -13,6 +13,8 @@ import { gatherNodeEvidence } from './node-evidence.ts';
 import { diagnoseNode } from './node-verdicts.ts';
 import { gatherPoolEvidence, gatherReplicaSetEvidence } from './replicas-evidence.ts';
 import { diagnoseReplicas, POOL_KIND, REPLICA_SET_KIND } from './replicas-verdicts.ts';
+import { gatherRestoreEvidence } from './restore-evidence.ts';
+import { diagnoseRestore } from './restore-verdicts.ts';
 import { gatherSnapshotEvidence } from './snapshot-evidence.ts';
 import { diagnoseSnapshot } from './snapshot-verdicts.ts';
 import { gatherVmEvidence } from './vm-evidence.ts';
@@ -37,6 +39,8 @@ export async function diagnose(target: Target & { readonly kind: (typeof DIAGNOS
       return diagnoseNode(await gatherNodeEvidence(src, target.name));
     case 'snapshot':
       return diagnoseSnapshot(await gatherSnapshotEvidence(src, target.namespace, target.name));
+    case 'restore':
+      return diagnoseRestore(await gatherRestoreEvidence(src, target.namespace, target.name));
   }
 }
 

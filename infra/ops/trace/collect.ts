@@ -68,7 +68,7 @@ export async function collectTrace(target: Target, src: TraceSources): Promise<O
     links.push({ controller, key, why, entries });
   };
   const { namespace, name, key } = target;
-  if (target.kind === 'migration' || target.kind === 'pool' || target.kind === 'replicaset' || target.kind === 'snapshot') {
+  if (target.kind === 'migration' || target.kind === 'pool' || target.kind === 'replicaset' || target.kind === 'snapshot' || target.kind === 'restore') {
     await follow(target.kind, key, 'the object');
   } else if (target.kind === 'node') {
     // A node's story: the node controller's checks, and the evacuation controller's migrations.
