@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { DATA_VOLUMES, PVCS, VMS } from '../../shared/api/resources.ts';
+import { adoptRevisions, copyRevisions } from '../../shared/instancetype/revision-copy.ts';
 import type { VirtualMachineRestore, VirtualMachineSnapshotContent, VolumeRestore } from '../../shared/api/snapshot.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { applyJsonPatch } from '../../shared/kube/json-patch-apply.ts';
@@ -100,7 +101,9 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
   // 4. the backend-storage claim handed to the target
   await handOverBackend(r, content, restores, deps);
 
-  // 5. the VM written: created (with spec.patches) or updated in place
+  // 5. the VM written: created (with spec.patches) or updated in place, naming the instance type
+  // and preference revisions copied back from the snapshot's under the target's name
+  vm.spec = await copyRevisions(deps.kube, ns, vm.spec ?? {}, { from: r.spec?.virtualMachineSnapshotName ?? '', to: r.spec?.target?.name ?? '' });
   let written: RestoreVm;
   if (!target) {
     let patched: RestoreVm;
@@ -130,7 +133,8 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
       }
     }
   } else {
-    await deps.kube.update(VMS, vm as never);
+    written = (await deps.kube.update(VMS, vm as never)) as unknown as RestoreVm;
   }
+  await adoptRevisions(deps.kube, ns, written.spec ?? {}, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', name: written.metadata?.name ?? '', uid: written.metadata?.uid ?? '' });
   return { updated: true, restores, ...(deletedDataVolumes ? { deletedDataVolumes } : {}) };
 }

@@ -15,6 +15,7 @@ import type { VirtualMachineSnapshot, VirtualMachineSnapshotContent, VmSpec, Vol
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { removeFinalizerOps } from '../../shared/kube/finalizer-ops.ts';
+import { copyRevisions } from '../../shared/instancetype/revision-copy.ts';
 import { aggregate, nextContentStatus } from './content-status.ts';
 import { isTerminating, shouldDeleteContent } from './deadline.ts';
 import type { SnapshotDeps } from './deps.ts';
@@ -39,7 +40,12 @@ export async function createContent(snapshot: VirtualMachineSnapshot, src: Sourc
     if (choice.name !== '') classed.add(claim);
   }
   const backups = volumeBackupsFor(snapshot.metadata?.uid ?? '', claims, pvcs, (p) => classed.has(p.metadata?.name ?? ''));
-  const content = renderContent(snapshot, src.vm, sourceSpecFor(src.vm, await runningSpec(src, deps)), backups);
+  // The instance type and preference revisions the VM names are copied for the snapshot (owned
+  // by it), and the content names the copies (§1.4): a restore needs them after the VM is gone.
+  const ns = snapshot.metadata?.namespace ?? '';
+  const owner = { apiVersion: SNAPSHOT_API_VERSION, kind: 'VirtualMachineSnapshot', name: snapshot.metadata?.name ?? '', uid: snapshot.metadata?.uid ?? '' };
+  const spec = await copyRevisions(deps.kube, ns, sourceSpecFor(src.vm, await runningSpec(src, deps)), { from: src.vm.metadata?.name ?? '', to: owner.name }, owner);
+  const content = renderContent(snapshot, src.vm, spec, backups);
   try {
     await deps.kube.create(VM_SNAPSHOT_CONTENTS, content);
   } catch (err) {

@@ -12,7 +12,7 @@ import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
 import { parseTarget } from '../../infra/ops/target.ts';
 import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
-import { DATA_VOLUMES, EVENTS, PVCS, VM_RESTORES, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, EVENTS, INSTANCETYPES, PVCS, VM_RESTORES, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachineRestore } from '../../shared/api/snapshot.ts';
 import { NS, queueIdle, startSlice, until, vmManifest, type Slice } from './support.ts';
 
@@ -295,6 +295,33 @@ describe('restore end to end', () => {
     await until('the original backend claim is gone', async () => (await s.kube.get(PVCS, NS, original ?? ''))?.metadata?.deletionTimestamp !== undefined || (await s.kube.get(PVCS, NS, original ?? '')) === undefined);
     const vmi = await s.kube.get(VMIS, NS, 'rs-tpm');
     assert.equal(vmi?.status?.volumeStatus?.find((v) => v.name === 'persistent-state-for-this-vm')?.persistentVolumeClaimInfo?.claimName, restored);
+  });
+
+  test('a VM pinned to an instance type revision into a new VM: the snapshot keeps a copy of the revision, the restore copies it back under the new VM, which owns it', async () => {
+    // arrange: a namespaced instance type, a VM whose spec pins the revision the VM controller made (as an older KubeVirt wrote it)
+    await s.kube.create(INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineInstancetype', metadata: { name: 'small-it', namespace: NS }, spec: { cpu: { guest: 1 }, memory: { guest: '64Mi' } } } as never);
+    await vmWithClaim('itr-src', 'Halted');
+    await until('the claim is bound', async () => (await s.kube.get(PVCS, NS, 'itr-src-data'))?.status?.phase === 'Bound');
+    // a merge patch, not an update: the VM controller writes the VM meanwhile
+    await s.kube.patch(VMS, NS, 'itr-src', { type: 'merge', body: { spec: { instancetype: { name: 'small-it', kind: 'VirtualMachineInstancetype' }, template: { spec: { domain: { resources: null } } } } } });
+    let rev = '';
+    await until('the instance type revision', async () => (rev = (await vmOf('itr-src'))?.status?.instancetypeRef?.controllerRevisionRef?.name ?? '') !== '', { problems: s.problems });
+    await s.kube.patch(VMS, NS, 'itr-src', { type: 'merge', body: { spec: { instancetype: { revisionName: rev } } } });
+    // act
+    await readySnapshot('itr-snap', 'itr-src');
+    await restoreOf('itr-r', 'itr-snap', 'itr-new');
+    await until('the restore completes', () => complete('itr-r'), { problems: s.problems });
+    // assert
+    const snapshotCopy = await s.kube.get(CONTROLLER_REVISIONS, NS, rev.replace('itr-src', 'itr-snap'));
+    const snapshot = await s.kube.get(VM_SNAPSHOTS, NS, 'itr-snap');
+    assert.equal(snapshotCopy?.metadata?.ownerReferences?.[0]?.uid, snapshot?.metadata?.uid, 'the snapshot owns its copy');
+    const target = await vmOf('itr-new');
+    const restored = rev.replace('itr-src', 'itr-new');
+    assert.equal(target?.spec.instancetype?.revisionName, restored);
+    const copy = await s.kube.get(CONTROLLER_REVISIONS, NS, restored);
+    assert.deepEqual(copy?.data, snapshotCopy?.data);
+    assert.equal(copy?.metadata?.labels?.['instancetype.kubevirt.io/object-name'], 'small-it');
+    assert.deepEqual(copy?.metadata?.ownerReferences?.map((r) => `${r.kind}/${r.name} ${r.uid === target?.metadata?.uid} ${r.controller}`), ['VirtualMachine/itr-new true true']);
   });
 
   test('a restore of a snapshot that does not exist: a clear condition and Event, not retried; it goes on once the snapshot is there and ready', async () => {

@@ -191,7 +191,7 @@ describe('infra/kubernetes: manifests', () => {
       '/events create',
       '/persistentvolumeclaims get,list',
       '/pods list',
-      'apps/controllerrevisions get',
+      'apps/controllerrevisions create,get',
       'cdi.kubevirt.io/datavolumes get',
       'cdi.kubevirt.io/storageprofiles get',
       'kubevirt.io/virtualmachineinstances get',
@@ -210,6 +210,7 @@ describe('infra/kubernetes: manifests', () => {
     restore: [
       '/events create',
       '/persistentvolumeclaims create,delete,get,list,update',
+      'apps/controllerrevisions create,get,patch',
       'cdi.kubevirt.io/datavolumes create,delete,get,patch',
       'kubevirt.io/virtualmachineinstances get',
       'kubevirt.io/virtualmachines create,get,update',
