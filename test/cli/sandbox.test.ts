@@ -3,9 +3,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
 import { projectRoot } from '../support/reference.ts';
 
-test('sandbox runs standalone: prints its kubeconfig, serves nodes, stops on SIGTERM with exit 0', async () => {
+test('sandbox runs standalone: prints its kubeconfig, serves nodes, provisions claims (the storage side runs), stops on SIGTERM with exit 0', async () => {
   // arrange
   const child = spawn(process.execPath, ['bin/virt-reconciler.js', 'sandbox', '--nodes', '2', '--speed', '10'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -23,9 +24,17 @@ test('sandbox runs standalone: prints its kubeconfig, serves nodes, stops on SIG
     });
     const kc = new KubeConfig();
     kc.loadFromFile(path);
-    const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+    const core = kc.makeApiClient(CoreV1Api);
+    const nodes = await core.listNode();
+    await core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { metadata: { name: 'cli-claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS } } });
+    let phase: string | undefined;
+    for (let i = 0; i < 200 && phase !== 'Bound'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      phase = (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'cli-claim' })).status?.phase;
+    }
     // assert
     assert.deepEqual(nodes.items.map((n) => n.metadata?.name).sort(), ['node01', 'node02']);
+    assert.equal(phase, 'Bound', 'the simulated provisioner binds a claim of the sandbox storage class');
   } finally {
     child.kill('SIGTERM');
   }

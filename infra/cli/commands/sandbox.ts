@@ -46,6 +46,8 @@ export const command: Command = {
     const { startSandbox } = await import('../../sandbox/sandbox.ts');
     const sandbox = await startSandbox({
       nodes,
+      // with the storage side (CSI snapshotter, provisioner, CDI, export server, backup agent)
+      storage: true,
       port,
       speed,
       ...(kubeconfigOut ? { kubeconfigOut } : {}),

@@ -102,7 +102,9 @@ export const command: Command = {
       }
     } else {
       // The kubeconfig goes next to the database, where `trace` and `diagnose` look for the cluster.
-      sandbox = await startSandbox({ nodes, ...(controlPlane ? { controlPlane } : {}), kubeconfigOut: join(dataDir, SANDBOX_KUBECONFIG), log: (line) => process.stderr.write(`${line}
+      // The storage side too (CSI snapshotter, provisioner, CDI, export server, backup agent): a user's
+      // snapshots, restores, exports and clones complete as on a cluster with those operators.
+      sandbox = await startSandbox({ nodes, storage: true, ...(controlPlane ? { controlPlane } : {}), kubeconfigOut: join(dataDir, SANDBOX_KUBECONFIG), log: (line) => process.stderr.write(`${line}
 `) });
       kubeConfig = sandbox.apiServer.kubeConfig('admin');
       process.stdout.write(`cluster: sandbox at ${sandbox.apiServer.url} with ${nodes} nodes, ${sandbox.controlPlane === 'real' ? 'real Kubernetes control plane' : 'API server emulator'} (kubeconfig ${sandbox.kubeconfigPath})\n`);
