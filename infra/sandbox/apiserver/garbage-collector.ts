@@ -89,7 +89,6 @@ export class GarbageCollector {
       this.dirtyOwners.add(uid);
       for (const d of this.dependentsOf.get(uid) ?? []) this.dirtyDependents.add(d);
     }
-    if (md.deletionTimestamp && !e.prev?.metadata.deletionTimestamp) for (const d of this.dependentsOf.get(uid) ?? []) this.dirtyDependents.add(d);
   }
 
   /** Schedules a pass on the next turn of the event loop (coalesces bursts of changes). */
