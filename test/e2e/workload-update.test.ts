@@ -45,7 +45,11 @@ describe('workload updater end to end', () => {
     await until('every VMI on the new launcher and the outdated count 0', async () => {
       const vmis = (await s.kube.list(VMIS, NS)).items.filter((v) => NAMES.includes(v.metadata?.name ?? ''));
       const kv = await s.kube.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
-      return vmis.every((v) => v.status?.phase === 'Running' && v.status.launcherContainerImageVersion === NEW) && kv?.status?.outdatedVirtualMachineInstanceWorkloads === 0;
+      // The migrations' own final phase too: a VMI reports the new launcher before the migration
+      // controller has written its migration Succeeded (a fresh-clone CI run read one in between).
+      const migrations = (await s.kube.list(MIGRATIONS, NS)).items.filter((m) => m.metadata?.annotations?.[WORKLOAD_UPDATE_MIGRATION_ANNOTATION] !== undefined);
+      const final = migrations.every((m) => m.status?.phase === 'Succeeded' || m.status?.phase === 'Failed');
+      return final && vmis.every((v) => v.status?.phase === 'Running' && v.status.launcherContainerImageVersion === NEW) && kv?.status?.outdatedVirtualMachineInstanceWorkloads === 0;
     }, { problems: s.problems, tries: 12_000 });
     // assert
     const audit = s.sandbox.apiServer.audit.query();
