@@ -5,6 +5,7 @@
  * label and annotation removals, the firmware UUID blanked, then the clone's own `spec.patches`
  * verbatim, last, so they win. One JSON string per operation.
  */
+import { escapeJsonPointer } from '../../shared/kube/client.ts';
 import type { VirtualMachineClone } from '../../shared/api/snapshot.ts';
 import { keysToRemove } from './filters.ts';
 import { LAST_RESTORE_UID_ANNOTATION } from './names.ts';
@@ -21,7 +22,7 @@ export interface PatchSourceVm {
 }
 
 /** A JSON-pointer token (RFC 6901): `~` → `~0`, `/` → `~1`. */
-export const escapePointer = (token: string) => token.replaceAll('~', '~0').replaceAll('/', '~1');
+export const escapePointer = escapeJsonPointer;
 
 // Field order as Go marshals its patch struct: op, path, value. Removals keep `"value":null`
 // (KubeVirt marshals the plain struct there, reference §3.3).

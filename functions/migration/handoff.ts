@@ -25,7 +25,8 @@ export interface HandoffInput {
 export function handoffState(input: HandoffInput): VirtualMachineInstanceMigrationState {
   const { vmi, migration, targetPod } = input;
   const overhead = targetPod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
-  const sourcePod = migration.status?.migrationState?.sourcePod ?? input.sourcePodName;
+  const own = migration.status?.migrationState;
+  const sourcePod = own?.sourcePod ?? input.sourcePodName;
   return {
     migrationUid: migration.metadata?.uid ?? '',
     targetNode: targetPod.spec?.nodeName ?? '',
@@ -34,6 +35,9 @@ export function handoffState(input: HandoffInput): VirtualMachineInstanceMigrati
     ...(sourcePod ? { sourcePod } : {}),
     ...(overhead ? { targetMemoryOverhead: overhead } : {}),
     ...(input.policyName ? { migrationPolicyName: input.policyName } : {}),
+    // The backend PVCs (backend-storage.ts), as handleTargetPodHandoff passes them on.
+    ...(own?.sourcePersistentStatePVCName ? { sourcePersistentStatePVCName: own.sourcePersistentStatePVCName } : {}),
+    ...(own?.targetPersistentStatePVCName ? { targetPersistentStatePVCName: own.targetPersistentStatePVCName } : {}),
     migrationConfiguration: input.configuration,
   };
 }

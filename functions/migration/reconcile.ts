@@ -16,6 +16,8 @@ import { EVACUATION_ANNOTATION, WORKLOAD_UPDATE_ANNOTATION } from './backoff.ts'
 import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 import { podExpectationsGate } from './expectations-gate.ts';
 import { collectGarbage } from './gc.ts';
+import type { PersistentStatePvcs } from './backend-storage.ts';
+import { dropUnhandedTarget, followUpBackend, prepareTargetBackend } from './backend-pvcs.ts';
 import { abortPatch, handoffPatch, targetDownPatch } from './handoff.ts';
 import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority, runningMigrations, type RunningMigration } from './limits.ts';
 import { handedOff, isFinal, nextPhase } from './phases.ts';
@@ -51,12 +53,14 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
 
   // sync
   let wait: { seconds: number; why: string } | undefined;
+  let persistentStatePvcs: PersistentStatePvcs | undefined;
   if (gate.kind === 'wait') wait = { seconds: gate.seconds, why: 'target pod expectations not yet satisfied' };
   else {
     const action = decideSync(observed, deps.now());
     const acted = await act(key, action, observed, deps);
     observed = acted.observed;
     wait = acted.wait;
+    persistentStatePvcs = acted.persistentStatePvcs;
   }
 
   // status
@@ -76,7 +80,9 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     const refused = await acquireSlots(deps.leases, { holder, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
     if (refused) deps.log.warn('could not renew a migration lease after it expired', { key, limit: refused });
   }
-  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString() });
+  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs });
+  // backend storage: the migration's own target PVC handed over to the VMI, or cleaned up
+  for (const step of await followUpBackend(desired, observed.vmi, result.phase, deps)) deps.log.info(step, { key });
   // A final migration gives its leases back after its final phase is written (so no observer
   // ever sees more running migrations than the limit) and before its finalizer goes (so a lease
   // never outlives the migration that holds it). A crash in between: the next pass releases again.
@@ -111,6 +117,8 @@ function otherMigrationActive(o: Observed): boolean {
 interface Acted {
   readonly observed: Observed;
   readonly wait?: { seconds: number; why: string };
+  /** The backend PVCs the target pod was created with (recorded in the migration's status). */
+  readonly persistentStatePvcs?: PersistentStatePvcs;
 }
 
 async function act(key: string, action: SyncAction, o: Observed, deps: MigrationDeps): Promise<Acted> {
@@ -195,18 +203,25 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     sourceNode ? deps.kube.get(NODES, undefined, sourceNode).then((n) => n?.metadata?.labels ?? {}) : Promise.resolve({}),
     deps.clusterConfig({ fresh: true }),
   ]);
+  // Cannot create now (no backend PVC to start from, no SELinux context yet…): give the slot
+  // back and say so on the VMI.
+  const cannot = async (why: string): Promise<Acted> => {
+    await releaseSlots(deps.leases, key, sourceNode);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${why}`);
+    return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${why}` } };
+  };
+  const backend = await prepareTargetBackend(vmi, migration, current, deps);
+  if (backend.kind === 'error') return cannot(backend.message);
+  const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels);
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target);
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
-    // Cannot render now (e.g. no SELinux context yet): give the slot back and say so on the VMI.
-    await releaseSlots(deps.leases, key, sourceNode);
-    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${err.message}`);
-    return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${err.message}` } };
+    return cannot(err.message);
   }
   if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now()))) {
-    return { observed: o, wait: { seconds: 1, why: 'another worker is creating the target pod' } };
+    return { observed: o, wait: { seconds: 1, why: 'another worker is creating the target pod' }, ...(persistentStatePvcs && { persistentStatePvcs }) };
   }
   let created: V1Pod;
   try {
@@ -217,7 +232,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     throw err;
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);
-  return { observed: { ...o, targetPod: created, pods: [...o.pods, created] } };
+  return { observed: { ...o, targetPod: created, pods: [...o.pods, created] }, ...(persistentStatePvcs && { persistentStatePvcs }) };
 }
 
 /**
@@ -235,6 +250,7 @@ async function runningInCluster(deps: MigrationDeps): Promise<readonly RunningMi
 async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<Outcome> {
   const result = nextPhase({ migration, vmi: undefined, targetPod: undefined, otherMigrationActive: false });
   await deps.expectations.delete(POD_EXPECTATIONS, key);
+  await dropUnhandedTarget(migration, deps);
   if (result.steps.length > 0) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
   const desired = computeMigration({ migration, vmi: undefined, result, sourcePod: undefined, now: new Date(deps.now()).toISOString() });
   await writeMigration(migration, desired, deps, () => releaseSlots(deps.leases, key, migration.status?.migrationState?.sourceNode));

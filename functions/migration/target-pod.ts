@@ -81,7 +81,7 @@ export function hostModelLabelsForRemigration(nodeLabels: Readonly<Record<string
 /**
  * The target pod for `migration` of `vmi`, rendered by the template service. `sourceNodeLabels`
  * (the labels of the node the VMI runs on) give the host-model CPU and CPU vendor selectors
- * (reference §b.8).
+ * (reference §b.8). `backendPvc` is the backend-storage claim the target mounts (backend-pvcs.ts).
  */
 export function renderMigrationTargetPod(
   vmi: VirtualMachineInstance,
@@ -89,10 +89,12 @@ export function renderMigrationTargetPod(
   sourcePod: V1Pod,
   config: ClusterConfig,
   sourceNodeLabels: Readonly<Record<string, string>> = {},
+  backendPvc?: string,
 ): V1Pod {
+  const backend = backendPvc ? { backendPvc } : {};
   const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
   // Re-migration: keep the digests the VMI already runs. The renderer does not see the source
   // pod on this path, so its CPU selectors come in through the node labels instead.
-  if (pinned) return renderTargetPod(vmi, migration, undefined, config, { imageIds: pinned, sourceNodeLabels: hostModelLabelsForRemigration(sourceNodeLabels, sourcePod) });
-  return renderTargetPod(vmi, migration, sourcePod, config, { sourceNodeLabels: { ...sourceNodeLabels } });
+  if (pinned) return renderTargetPod(vmi, migration, undefined, config, { ...backend, imageIds: pinned, sourceNodeLabels: hostModelLabelsForRemigration(sourceNodeLabels, sourcePod) });
+  return renderTargetPod(vmi, migration, sourcePod, config, { ...backend, sourceNodeLabels: { ...sourceNodeLabels } });
 }

@@ -22,6 +22,8 @@ export interface StatusInput {
   readonly sourcePod: V1Pod | undefined;
   /** ISO timestamp of this pass. */
   readonly now: string;
+  /** The backend PVCs the target pod was created with this pass (backend-storage.ts). */
+  readonly persistentStatePvcs?: { readonly source: string; readonly target: string } | undefined;
 }
 
 /** The migration as it should be after this pass. Never mutates its input. */
@@ -44,9 +46,15 @@ export function computeMigration(input: StatusInput): VirtualMachineInstanceMigr
   if ((result.phase === 'Pending' || result.phase === 'Scheduling') && vmi?.status?.nodeName && !status.migrationState?.sourceNode) {
     status.migrationState = { ...status.migrationState, sourceNode: vmi.status.nodeName, ...(input.sourcePod?.metadata?.name ? { sourcePod: input.sourcePod.metadata.name } : {}) };
   }
+  if (input.persistentStatePvcs) {
+    status.migrationState = { ...status.migrationState, sourcePersistentStatePVCName: input.persistentStatePvcs.source, targetPersistentStatePVCName: input.persistentStatePvcs.target };
+  }
   if (isFinal(result.phase)) {
     const vmiState = vmi?.status?.migrationState;
-    if (vmiState && vmiState.migrationUid === meta.uid) status.migrationState = structuredClone(vmiState);
+    // The VMI's state, copied; the backend PVC names stay the migration's own record.
+    const own = status.migrationState;
+    const pvcs = { ...(own?.sourcePersistentStatePVCName && { sourcePersistentStatePVCName: own.sourcePersistentStatePVCName }), ...(own?.targetPersistentStatePVCName && { targetPersistentStatePVCName: own.targetPersistentStatePVCName }) };
+    if (vmiState && vmiState.migrationUid === meta.uid) status.migrationState = { ...pvcs, ...structuredClone(vmiState) };
     if (result.failure && !status.migrationState?.failureReason) {
       status.migrationState = { ...status.migrationState, failed: true, failureReason: result.failure };
     }

@@ -4,12 +4,7 @@
  * request, another worker) changed that field since our read, instead of silently overwriting it.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { JsonPatchOperation } from '../../shared/kube/client.ts';
-
-/** RFC 6901 escaping of one path segment (`kubevirt.io/x` → `kubevirt.io~1x`). */
-function segment(s: string): string {
-  return s.replace(/~/g, '~0').replace(/\//g, '~1');
-}
+import { escapeJsonPointer as segment, type JsonPatchOperation } from '../../shared/kube/client.ts';
 
 /**
  * Ops turning `before` into `after` at `path` (e.g. `/status`), top-level field by field. When

@@ -61,6 +61,11 @@ export interface JsonPatchOperation {
   readonly from?: string;
 }
 
+/** RFC 6901 escaping of one JSON-pointer segment (`kubevirt.io/x` → `kubevirt.io~1x`). */
+export function escapeJsonPointer(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
 /**
  * A patch body and its type. `merge` = RFC 7386 JSON merge patch (`null` deletes, arrays replace);
  * `json` = RFC 6902. A failed `test` op is reported as `KubeTransientError` reason `Conflict`

@@ -9,6 +9,8 @@ import type { VirtualMachineInstance } from '../api/index.ts';
 
 /** The label naming the VMI (by name) a backend PVC belongs to. */
 export const BACKEND_PVC_LABEL = 'persistent-state-for';
+/** The label a migration's own target backend PVC carries in place of {@link BACKEND_PVC_LABEL} until the hand-off. */
+export const MIGRATION_NAME_LABEL = 'kubevirt.io/migrationName';
 /** The `status.volumeStatus` entry of the backend PVC. */
 export const BACKEND_VOLUME_STATUS_NAME = 'persistent-state-for-this-vm';
 /** `PVCSize`, and `CBTBackendStateOverhead` added while CBT is on. */
@@ -81,8 +83,17 @@ export function backendClassAndMode(vmStateStorageClass: string, classes: readon
   return { className, accessMode: mode };
 }
 
-/** The backend PVC for `vmi` (`createPVC`): owned by the VMI's owners (its VM), else by the VMI. */
-export function renderBackendPvc(vmi: VirtualMachineInstance, className: string, accessMode: string): V1PersistentVolumeClaim {
+/** `CurrentPVCName`: the claim the VMI's `persistent-state-for-this-vm` volume status names, if any. */
+export function currentBackendPvcName(vmi: VirtualMachineInstance): string | undefined {
+  return vmi.status?.volumeStatus?.find((v) => v.name === BACKEND_VOLUME_STATUS_NAME)?.persistentVolumeClaimInfo?.claimName || undefined;
+}
+
+/**
+ * The backend PVC for `vmi` (`createPVC`): owned by the VMI's owners (its VM), else by the VMI.
+ * With `migrationName` it is that migration's target PVC: labelled `kubevirt.io/migrationName`
+ * instead of `persistent-state-for`, so that nothing takes it for the VMI's until the hand-off.
+ */
+export function renderBackendPvc(vmi: VirtualMachineInstance, className: string, accessMode: string, migrationName?: string): V1PersistentVolumeClaim {
   const name = vmi.metadata?.name ?? '';
   const owners: V1OwnerReference[] = vmi.metadata?.ownerReferences?.length
     ? vmi.metadata.ownerReferences.map((r) => ({ ...r }))
@@ -93,7 +104,7 @@ export function renderBackendPvc(vmi: VirtualMachineInstance, className: string,
     metadata: {
       generateName: `${BACKEND_PVC_LABEL}-${name}-`,
       namespace: vmi.metadata?.namespace ?? '',
-      labels: { [BACKEND_PVC_LABEL]: name, 'cdi.kubevirt.io/applyStorageProfile': 'true' },
+      labels: { ...(migrationName ? { [MIGRATION_NAME_LABEL]: migrationName } : { [BACKEND_PVC_LABEL]: name }), 'cdi.kubevirt.io/applyStorageProfile': 'true' },
       ownerReferences: owners,
     },
     spec: {

@@ -3,13 +3,15 @@
  * the sandbox with its storage side. The VMI controller creates the `persistent-state-for-<vmi>-`
  * PVC (owned by the VM, on the default class, 10Mi, Filesystem) before the launcher pod, which
  * mounts it as `vm-state`; the VMI's volume status names it; a restart of the VM keeps the same PVC.
+ * A live migration of it (ReadWriteOnce) gets a target PVC of its own, handed over to the VMI once
+ * the target domain is ready, and the source PVC is deleted.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
-import { PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { CREATED_BY_LABEL } from '../../shared/api/well-known.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -66,5 +68,35 @@ describe('a VM with a persistent TPM', () => {
     // assert: the same PVC
     const after = await backendPvcs();
     assert.deepEqual(after.map((p) => p.metadata?.uid), [pvc!.metadata?.uid]);
+  });
+});
+
+describe('a live migration of a VM with a persistent TPM', () => {
+  test('a target PVC of its own, handed over to the VMI, the source deleted', async () => {
+    // arrange
+    const vm = vmManifest('tpm-mig', { runStrategy: 'Always' });
+    vm.spec.template.spec!.domain.devices.tpm = { persistent: true } as never;
+    await kube.create(VMS, vm);
+    await until('the VMI Running', async () => (await kube.get(VMIS, NS, 'tpm-mig'))?.status?.phase === 'Running', { tries: 3000, problems });
+    const mine = async () => (await kube.list(PVCS, NS)).items.filter((p) => p.metadata?.name?.startsWith('persistent-state-for-tpm-mig-'));
+    const [source] = await mine();
+    const sourceNode = (await kube.get(VMIS, NS, 'tpm-mig'))?.status?.nodeName;
+    // act
+    await kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-tpm', namespace: NS }, spec: { vmiName: 'tpm-mig' } });
+    // assert
+    await until('the migration Succeeded', async () => (await kube.get(MIGRATIONS, NS, 'mig-tpm'))?.status?.phase === 'Succeeded', { tries: 3000, problems });
+    const state = (await kube.get(MIGRATIONS, NS, 'mig-tpm'))?.status?.migrationState;
+    assert.equal(state?.sourcePersistentStatePVCName, source!.metadata?.name);
+    const targetName = state?.targetPersistentStatePVCName;
+    assert.ok(targetName && targetName !== source!.metadata?.name, 'a target PVC of its own');
+    await until('the source PVC gone', async () => (await mine()).every((p) => p.metadata?.name === targetName || p.metadata?.deletionTimestamp), { tries: 3000, problems });
+    const target = await kube.get(PVCS, NS, targetName);
+    assert.equal(target?.metadata?.labels?.['persistent-state-for'], 'tpm-mig', 'handed over to the VMI');
+    assert.equal(target?.metadata?.labels?.['kubevirt.io/migrationName'], undefined);
+    const vmi = await kube.get(VMIS, NS, 'tpm-mig');
+    assert.notEqual(vmi?.status?.nodeName, sourceNode, 'moved');
+    const [pod] = (await kube.list(PODS, NS, { labelSelector: `${CREATED_BY_LABEL}=${vmi?.metadata?.uid}` })).items.filter((p) => p.spec?.nodeName === vmi?.status?.nodeName);
+    assert.equal(pod?.spec?.volumes?.find((v) => v.name === 'vm-state')?.persistentVolumeClaim?.claimName, targetName, 'the target pod mounts it');
+    await until('the VMI\'s volume status names the target', async () => (await kube.get(VMIS, NS, 'tpm-mig'))?.status?.volumeStatus?.find((v) => v.name === 'persistent-state-for-this-vm')?.persistentVolumeClaimInfo?.claimName === targetName, { tries: 3000, problems });
   });
 });
