@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
 import { WORKLOAD_UPDATE_MIGRATION_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
 import { OUTDATED_VMIS_GAUGE } from '../../functions/workload-updater/deps.ts';
-import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
+import { inCommitOrder, peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
 import { NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
 const SPEED = 10;
@@ -39,6 +39,8 @@ describe('workload updater end to end', () => {
       const vmis = (await s.kube.list(VMIS, NS)).items.filter((v) => NAMES.includes(v.metadata?.name ?? ''));
       return vmis.length === 20 && vmis.every((v) => v.status?.phase === 'Running' && v.status.launcherContainerImageVersion === OLD && v.status.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True'));
     }, { problems: s.problems });
+    // The VMIs' nodes as the log starts: the replay below attributes target pods to source nodes.
+    const nodesBefore = new Map((await s.kube.list(VMIS, NS)).items.map((v) => [v.metadata?.name ?? '', v.status?.nodeName ?? '']));
     s.sandbox.apiServer.audit.clear();
     // act: the upgrade
     await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { imageTag: 'v1.9.1' } } });
@@ -58,7 +60,7 @@ describe('workload updater end to end', () => {
       .map((e) => (e.object as { status?: { outdatedVirtualMachineInstanceWorkloads?: number } }).status?.outdatedVirtualMachineInstanceWorkloads);
     const created = audit.filter((e) => e.resource === 'virtualmachineinstancemigrations' && e.type === 'ADDED');
     const ours = (await s.kube.list(MIGRATIONS, NS)).items.filter((m) => m.metadata?.annotations?.[WORKLOAD_UPDATE_MIGRATION_ANNOTATION] !== undefined);
-    peaks = peaksFromAudit(audit);
+    peaks = peaksFromAudit(inCommitOrder(audit), nodesBefore);
     // Rounds: creations closer than a second (sandbox clock) apart belong to one round. The audit
     // entry's time, not creationTimestamp: the real API server stamps whole wall-clock seconds.
     const times = created.map((e) => e.time).sort((a, b) => a - b);

@@ -28,9 +28,14 @@ export function inCommitOrder(entries: readonly AuditEntry[]): AuditEntry[] {
   return keyed.sort((a, b) => (a.rv === b.rv ? a.i - b.i : a.rv < b.rv ? -1 : 1)).map((x) => x.e);
 }
 
-/** Replays the audit log in commit order; returns the highest counts seen at any instant. */
-export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
-  const vmiNode = new Map<string, string>();
+/**
+ * Replays the audit log (pass it in commit order); returns the highest counts seen at any instant.
+ * A target pod's source node is its VMI's node as last written; `knownVmiNodes` gives the VMIs'
+ * nodes from before the log starts (a log cleared after the VMIs were placed). A source still
+ * unknown counts alone (`?<migration uid>`), never pooled with other unknowns into one node.
+ */
+export function peaksFromAudit(entries: readonly AuditEntry[], knownVmiNodes: ReadonlyMap<string, string> = new Map()): Peaks {
+  const vmiNode = new Map<string, string>(knownVmiNodes);
   const running = new Map<string, string>(); // migration uid → source node
   const finished = new Set<string>();
   const peaks: Peaks = { cluster: 0, perNode: 0, perNodeAt: '', started: 0, runningAtPeak: [], peakAt: '' };
@@ -41,7 +46,7 @@ export function peaksFromAudit(entries: readonly AuditEntry[]): Peaks {
     if (e.resource === 'pods' && e.type === 'ADDED') {
       const uid = obj.metadata.labels?.[MIGRATION_JOB_UID_LABEL];
       if (uid && !finished.has(uid)) {
-        running.set(uid, vmiNode.get(obj.metadata.ownerReferences?.[0]?.name ?? '') ?? '?');
+        running.set(uid, vmiNode.get(obj.metadata.ownerReferences?.[0]?.name ?? '') ?? `?${uid}`);
         peaks.started++;
       }
     }
