@@ -13,7 +13,7 @@ import { VMI_REPLICA_SETS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import { startSystem, type RunningSystem, type SystemName } from './support/systems.ts';
 import { startCluster } from './support/cluster.ts';
-import { CONTROLLER_IDENTITY, USER_IDENTITY, vmiManifest, waitUntil } from './support/vmi-run.ts';
+import { CONTROLLER_IDENTITY, USER_IDENTITY, vmiManifest, waitUntil, waitUntilAsync } from './support/vmi-run.ts';
 
 const N = Number(process.env.BENCH_RS_REPLICAS ?? (process.env.BENCH_QUICK === '1' ? 100 : 500));
 const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
@@ -98,15 +98,6 @@ async function scaleRun(name: SystemName) {
     await sys.stop();
     await cluster.stop();
   }
-}
-
-async function waitUntilAsync(pred: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (await pred()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return false;
 }
 
 export async function run(): Promise<Record<string, unknown>> {

@@ -87,6 +87,8 @@ export function summaryRows(results: Json): Row[] {
   rows.push(row('trace table writes per reconcile', num(traces, 'traceWritesPerReconcile'), '', '≤ 1', (v) => v <= 1));
   rows.push(info('reconcile avg ms, traces off / on (side by side)', num(traces, 'reconcileAvgMsOff'), ` / ${num(traces, 'reconcileAvgMsOn')} ms`, `entry ${num(traces, 'traceEntryAvgBytes')} bytes avg`));
   rows.push(row(`relay memory per watched object (${num(relay, 'watched') ?? '?'} objects)`, num(relay, 'perObjectKB'), ' KB', '≤ 20 KB', (v) => v <= 20));
+  const drain = results['test/bench/drain.bench.ts'];
+  rows.push(info(`node drain of ${num(drain, 'vmis') ?? 'N'} VMIs: share of the limits' ideal`, num(drain, 'shareOfIdeal'), '', `KubeVirt's limits (2 outbound per node): ⌈N/2⌉ waves; drained in ${num(drain, 'secondsToDrained') ?? '?'} sandbox s, peaks ${String(at(drain, 'peakRunning') ?? '?')}/${String(at(drain, 'peakOutboundPerNode') ?? '?')}`));
   rows.push(row('cost per million reconciles ($)', num(cost, 'breakdown.total'), '', '≤ 2', (v) => v <= 2));
   rows.push(info('cost per million reconciles, SQS batch 10 ($)', num(cost, 'batch10.total'), '', 'what-if: 10 keys per invocation'));
   return rows;
@@ -235,6 +237,23 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     out.push(table(['replica set calls per replica', ...sys], [...calls].sort().map((c) => [c, ...sys.map((s) => numIn(rs, `scale.${s}.replicaSetCallsPerReplica`, c))])), '');
   }
 
+  const drain = r['test/bench/drain.bench.ts'];
+  if (drain) {
+    out.push(`## Node drain of ${num(drain, 'vmis')} LiveMigrate VMIs`, '');
+    out.push('Every VMI placed on one node, which is then tainted `kubevirt.io/drain:NoSchedule` (the evacuation controller\'s trigger), on a fresh sandbox; the serverless path only (the baseline runs no evacuation or migration controller). The anchor is KubeVirt\'s own limits: with 2 outbound migrations per node the drain takes at least ⌈N / 2⌉ waves of one migration\'s duration; "share of the ideal" is that bound over the measured time. Peaks are replayed from the API server\'s writes (a migration runs from its target pod\'s create to Succeeded/Failed). API calls: everything the system\'s identity sent during the drain, per VMI moved.', '');
+    out.push(table(['figure', 'serverless'], [
+      ['sandbox s to drained', num(drain, 'secondsToDrained')],
+      ['VMIs moved per minute', num(drain, 'vmisPerMinute')],
+      ['one migration, avg s (target pod → Succeeded)', num(drain, 'avgMigrationSeconds')],
+      ['ideal s under the limits (⌈N/2⌉ × one migration)', num(drain, 'idealSeconds')],
+      ['share of the ideal', num(drain, 'shareOfIdeal')],
+      ['peak running / peak outbound from the node (limits 5 / 2)', `${String(at(drain, 'peakRunning'))} / ${String(at(drain, 'peakOutboundPerNode'))}`],
+      ['target pods created (N when none twice)', num(drain, 'targetPodsCreated')],
+      ['API calls per VMI moved (all controllers)', num(drain, 'apiCallsPerMovedVmi')],
+      ['all moved', String(at(drain, 'allMoved'))],
+    ]), '');
+  }
+
   const bundles = r['test/bench/bundles.bench.ts'];
   if (bundles) {
     out.push('## Bundles and cold import', '');
@@ -262,7 +281,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     ]), '');
     out.push(`What-if, 10 keys per invocation (each invocation billed for its slowest key, taken as the burst run's reconcile p99): \`${JSON.stringify(at(cost, 'batch10'))}\`.`, '');
   }
-  const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/replicaset.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
+  const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/replicaset.bench.ts', 'test/bench/drain.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
   if (others.length) {
     out.push('## Other benchmarks', '');
     for (const k of others) out.push(`- \`${k}\`: \`${JSON.stringify(r[k])}\``);

@@ -65,7 +65,7 @@ export class VmiTracker {
       const m = this.#get(e.vmi);
       m.podCreates++;
       m.podCreatedAt ??= e.time;
-    } else {
+    } else if (e.kind === 'vmi') {
       const m = this.#get(e.name);
       if (HANDED_OFF.has(e.phase)) m.scheduledAt ??= e.time;
       if (e.phase === 'Running') m.runningAt ??= e.time;
@@ -152,4 +152,14 @@ export function percentile(values: readonly number[], p: number): number {
 /** `vmi-00001`, … */
 export function vmiNames(prefix: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(5, '0')}`);
+}
+
+/** Polls the async `pred` every `everyMs` until it holds or `timeoutMs` (wall) pass; answers whether it held. */
+export async function waitUntilAsync(pred: () => Promise<boolean>, timeoutMs: number, everyMs = 200): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (await pred()) return true;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return false;
 }
