@@ -10,6 +10,26 @@
  *
  * Nothing here imports a controller: this module is bundled into every Lambda function.
  */
+import { KUBEVIRTS, NODES, type Resource } from './api/resources.ts';
+
+/**
+ * A controller's periodic **sweep** (docs/controllers.md "Sweeps"): a durable schedule (an
+ * EventBridge Scheduler schedule on AWS, the local runtime's timer) puts the controller's sweep
+ * key on its queue every `periodSeconds`; the controller lists `lists` once and sends one key per
+ * object it found (shared/reconcile/sweep.ts). A schedule cannot name the objects, so it names
+ * the sweep, and the controller expands it.
+ */
+export interface SweepInfo {
+  /** How often, on the controller's clock. Whole minutes: EventBridge Scheduler's rate unit. */
+  readonly periodSeconds: number;
+  /** What one sweep lists (one LIST call, all namespaces). */
+  readonly lists: Resource<unknown>;
+  /**
+   * `each`: every listed object's key. `only`: the key only when exactly one object is listed
+   * (the workload updater's one KubeVirt CR: with none or several, KubeVirt queues nothing).
+   */
+  readonly keys: 'each' | 'only';
+}
 
 /** What the runtime and the infrastructure need to know about one controller. */
 export interface ControllerInfo {
@@ -23,6 +43,8 @@ export interface ControllerInfo {
   readonly weight: number;
   /** `namespaced` keys are `namespace/name`; `cluster` keys are a bare `name` (a node, a policy). */
   readonly keyScope: 'namespaced' | 'cluster';
+  /** Its periodic sweep, when it has periodic work no event may trigger. */
+  readonly sweep?: SweepInfo;
 }
 
 /**
@@ -35,11 +57,13 @@ export const CONTROLLER_REGISTRY = [
   { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced' },
   { name: 'replicaset', title: 'VirtualMachineInstanceReplicaSet', workers: 3, weight: 1, keyScope: 'namespaced' },
-  { name: 'node', title: 'Node', workers: 3, weight: 1, keyScope: 'cluster' },
+  // KubeVirt's once-a-minute re-check of every node: a node whose virt-handler died sends no event.
+  { name: 'node', title: 'Node', workers: 3, weight: 1, keyScope: 'cluster', sweep: { periodSeconds: 60, lists: NODES, keys: 'each' } },
   { name: 'evacuation', title: 'Evacuation (node drain)', workers: 3, weight: 1, keyScope: 'cluster' },
   { name: 'disruption-budget', title: 'Disruption budget (legacy PDB cleanup)', workers: 3, weight: 1, keyScope: 'namespaced' },
   // One worker, as KubeVirt hard-codes: there is one key (the KubeVirt CR).
-  { name: 'workload-updater', title: 'Workload updater (launcher upgrades)', workers: 1, weight: 1, keyScope: 'namespaced' },
+  // Swept at batchEvictionInterval's default (60 s), the pace of its eviction batches.
+  { name: 'workload-updater', title: 'Workload updater (launcher upgrades)', workers: 1, weight: 1, keyScope: 'namespaced', sweep: { periodSeconds: 60, lists: KUBEVIRTS, keys: 'only' } },
   { name: 'export', title: 'VirtualMachineExport', workers: 3, weight: 1, keyScope: 'namespaced' },
   // KubeVirt's --snapshot-controller-threads default; one key names a snapshot and the VM of that name.
   { name: 'snapshot', title: 'VirtualMachineSnapshot (and contents, VM snapshot statuses)', workers: 6, weight: 1, keyScope: 'namespaced' },
@@ -59,6 +83,11 @@ export const CONTROLLERS: readonly Controller[] = CONTROLLER_REGISTRY.map((c) =>
 /** The registry entry of `name`. */
 export function controllerInfo(name: Controller): ControllerInfo {
   return CONTROLLER_REGISTRY.find((c) => c.name === name)!;
+}
+
+/** The controllers that have a sweep, with it, in registry order. */
+export function sweeps(): readonly { readonly controller: Controller; readonly sweep: SweepInfo }[] {
+  return CONTROLLER_REGISTRY.flatMap((c: ControllerInfo) => (c.sweep ? [{ controller: c.name as Controller, sweep: c.sweep }] : []));
 }
 
 /** True when `value` names a registered controller. */

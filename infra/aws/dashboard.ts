@@ -1,18 +1,20 @@
 /**
  * The CloudWatch dashboard (DESIGN.md §5): one row per controller with its queue (depth, age of
  * oldest key, dead letters) and its function (invocations/errors, duration, concurrency, our EMF
- * reconcile metrics), then the timer forwarder.
+ * reconcile metrics), then the timer forwarder and the sweep schedules.
  */
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import type { ControllerQueue } from './controller-queue.ts';
 import type { ReconcileFunction } from './reconcile-function.ts';
+import type { SweepSchedules } from './sweep-schedules.ts';
 import type { TimerForwarder } from './timer-forwarder.ts';
 
 export interface ReconcilerDashboardProps {
   readonly dashboardName: string;
   readonly units: readonly { readonly queue: ControllerQueue; readonly fn: ReconcileFunction }[];
   readonly forwarder: TimerForwarder;
+  readonly sweeps: SweepSchedules;
 }
 
 export class ReconcilerDashboard extends Construct {
@@ -26,6 +28,6 @@ export class ReconcilerDashboard extends Construct {
       this.dashboard.addWidgets(...u.queue.widgets());
       this.dashboard.addWidgets(...u.fn.widgets());
     }
-    this.dashboard.addWidgets(...props.forwarder.widgets());
+    this.dashboard.addWidgets(...props.forwarder.widgets(), ...props.sweeps.widgets());
   }
 }

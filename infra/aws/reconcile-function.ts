@@ -1,7 +1,8 @@
 /**
  * One controller's reconcile function as one operational unit: the Lambda from `dist/<controller>`,
  * its SQS FIFO trigger (partial batch responses, max concurrency from the apiserver budget), the
- * least-privilege grants (consume its own queue; send to its own timer queue and DLQ; the table's
+ * least-privilege grants (consume its own queue; send to its own timer queue and DLQ, and to its
+ * own queue when it has a sweep; the table's
  * item operations), the EKS access entry that maps its role to the functions' Kubernetes group,
  * and its dashboard widgets.
  */
@@ -12,6 +13,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { controllerInfo } from '../../shared/controllers.ts';
 import { EKS_ENV } from '../../shared/kube/eks-token.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import { STATE_TABLE_ENV } from '../../shared/state/dynamodb-table.ts';
@@ -81,8 +83,10 @@ export class ReconcileFunction extends Construct {
       maxConcurrency: this.maxConcurrency,
     });
     this.fn.addEventSource(this.source);
-    // requeue-after → its timer queue; dead letters (with a reason) → its DLQ. Nothing else.
-    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.timers.queueArn, queue.dlq.queueArn] }));
+    // requeue-after → its timer queue; dead letters (with a reason) → its DLQ; a swept controller
+    // also sends the keys its sweep lists to its own queue (shared/reconcile/sweep.ts). Nothing else.
+    const own = controllerInfo(controller).sweep ? [queue.queue.queueArn] : [];
+    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.timers.queueArn, queue.dlq.queueArn, ...own] }));
     props.state.grantStateAccess(this.role);
 
     if (settings.cluster !== undefined && settings.createAccessEntries) {

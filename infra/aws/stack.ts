@@ -1,7 +1,7 @@
 /**
  * The whole AWS deployment of virt-reconciler: per controller a {@link ControllerQueue} and a
  * {@link ReconcileFunction}; the {@link StateTable}; the {@link TimerForwarder} for requeue-after;
- * the dashboard; alarm actions; outputs the operator needs (role ARNs for EKS access, queue URLs
+ * the {@link SweepSchedules} of the controllers with a sweep; the dashboard; alarm actions; outputs the operator needs (role ARNs for EKS access, queue URLs
  * for the CLI). Settings come from context (settings.ts); code from the bundles (bundles.ts).
  */
 import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
@@ -17,6 +17,7 @@ import { ReconcileFunction } from './reconcile-function.ts';
 import { RelayIdentity } from './relay-identity.ts';
 import { planConcurrency, visibilityTimeoutFor, type ReconcilerSettings } from './settings.ts';
 import { StateTable } from './state-table.ts';
+import { SweepSchedules } from './sweep-schedules.ts';
 import { TimerForwarder } from './timer-forwarder.ts';
 
 export interface ReconcilerStackProps extends StackProps {
@@ -29,6 +30,7 @@ export class ReconcilerStack extends Stack {
   readonly functions: readonly ReconcileFunction[];
   readonly state: StateTable;
   readonly forwarder: TimerForwarder;
+  readonly sweeps: SweepSchedules;
 
   constructor(scope: Construct, id: string, props: ReconcilerStackProps) {
     super(scope, id, props);
@@ -56,8 +58,9 @@ export class ReconcilerStack extends Stack {
     this.queues = units.map((u) => u.queue);
     this.functions = units.map((u) => u.fn);
     this.forwarder = new TimerForwarder(this, 'TimerForwarder', { assetDir: asset('timer-forwarder'), queues: this.queues, settings: s });
+    this.sweeps = new SweepSchedules(this, 'Sweeps', { prefix: s.prefix, queues: this.queues });
     const relay = new RelayIdentity(this, 'Relay', { queues: this.queues, ...(s.cluster !== undefined ? { clusterName: s.cluster.name } : {}) });
-    new ReconcilerDashboard(this, 'Dashboard', { dashboardName: `${s.prefix}`, units, forwarder: this.forwarder });
+    new ReconcilerDashboard(this, 'Dashboard', { dashboardName: `${s.prefix}`, units, forwarder: this.forwarder, sweeps: this.sweeps });
 
     if (s.alarmTopicArn !== undefined) {
       const topic = sns.Topic.fromTopicArn(this, 'AlarmTopic', s.alarmTopicArn);

@@ -22,6 +22,7 @@ import { Relay } from '../../functions/relay/relay.ts';
 import { controllerSpecs } from '../../functions/registry.ts';
 import { controllerInfo, perController } from '../../shared/controllers.ts';
 import { Checkpointer } from './checkpointer.ts';
+import { SweepTimers } from './sweeps.ts';
 import { WorkerPool } from './workers.ts';
 
 /** The runtime's parts that talk to the cluster, each of which may have its own identity. */
@@ -54,6 +55,8 @@ export interface LocalRuntimeOptions {
    * (reached with the kubeconfig's server, CA and token).
    */
   readonly virtApiUrl?: string;
+  /** Run the controllers' sweeps (infra/local/sweeps.ts); default true. */
+  readonly sweeps?: boolean;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -78,6 +81,8 @@ export class LocalRuntime {
   readonly kube: KubeClient;
   readonly relay: Relay;
   readonly pools: WorkerPool[];
+  /** The sweeps' schedule (EventBridge Scheduler's part on AWS). */
+  readonly sweeps: SweepTimers;
   readonly #db: DatabaseSync;
   readonly #opts: LocalRuntimeOptions;
   #sweeper: NodeJS.Timeout | undefined;
@@ -119,17 +124,19 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY }),
+          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue }),
           metrics: this.metrics,
           log: opts.log,
         }),
     );
+    this.sweeps = new SweepTimers({ queue: this.queue, log: opts.log, now, clockSpeed: opts.clockSpeed });
     this.relay = new Relay({ kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics });
   }
 
   start(): void {
     this.relay.start();
     for (const p of this.pools) p.start();
+    if (this.#opts.sweeps !== false) this.sweeps.start();
     // Expired expectations and idle failure counts are swept now and then.
     this.#sweeper = setInterval(() => this.state.sweep(Date.now()), 60_000);
     this.#sweeper.unref();
@@ -138,6 +145,7 @@ export class LocalRuntime {
   /** Clean shutdown: stop watching (flushing the outbox), let workers settle their keys, close the database. */
   async stop(): Promise<void> {
     clearInterval(this.#sweeper);
+    this.sweeps.stop();
     await this.relay.stop();
     await Promise.all(this.pools.map((p) => p.stop()));
     await this.queue.close();

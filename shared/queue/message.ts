@@ -13,7 +13,7 @@ export interface Cause {
   readonly name: string;
   readonly uid: string;
   readonly resourceVersion: string;
-  /** ADDED | MODIFIED | DELETED | RELIST | REPLAY | REQUEUE */
+  /** ADDED | MODIFIED | DELETED | RELIST | REPLAY | REQUEUE | SWEEP */
   readonly event: string;
   /** Epoch milliseconds when the relay saw the event. */
   readonly seenAt: number;
@@ -32,14 +32,32 @@ export interface KeyMessage {
 }
 
 /**
+ * The key of a controller's periodic sweep (shared/reconcile/sweep.ts): not an object's key —
+ * `@` is in no Kubernetes name, so it cannot collide with one — and accepted only for a
+ * controller whose registry entry has a sweep.
+ */
+export const SWEEP_KEY = '@sweep';
+
+/** The cause event of a sweep and of the keys it expands into. */
+export const SWEEP_EVENT = 'SWEEP';
+
+/** True when `key` is the sweep key. */
+export function isSweepKey(key: string): boolean {
+  return key === SWEEP_KEY;
+}
+
+/**
  * The deduplication id: key + cause uid + resourceVersion + event type. Never the key alone, or
- * a legitimate re-enqueue inside SQS's 5-minute window would be dropped. Hashed to fit SQS's
- * 128-character limit.
+ * a legitimate re-enqueue inside SQS's 5-minute window would be dropped. A sweep's messages add
+ * the sweep's instant (`seenAt`): an unchanged object is swept again every period with the same
+ * uid and resourceVersion, while a re-delivered sweep must not send its keys twice. Hashed to fit
+ * SQS's 128-character limit.
  */
 export function dedupId(msg: KeyMessage): string {
   const c = msg.cause;
+  const sweep = c.event === SWEEP_EVENT ? `\n${c.seenAt}` : '';
   return createHash('sha256')
-    .update(`${msg.controller}\n${msg.key}\n${c.uid}\n${c.resourceVersion}\n${c.event}`)
+    .update(`${msg.controller}\n${msg.key}\n${c.uid}\n${c.resourceVersion}\n${c.event}${sweep}`)
     .digest('hex');
 }
 
@@ -95,8 +113,13 @@ export function parseKeyMessage(body: string): KeyMessage {
   const m = raw as Record<string, unknown>;
   if (m.v !== 1) throw bad('v', `unsupported message version ${JSON.stringify(m.v)}`);
   if (!isController(m.controller)) throw bad('controller', `must be one of ${CONTROLLERS.join(', ')}`);
-  const scope = controllerInfo(m.controller).keyScope;
-  if (typeof m.key !== 'string' || !isKey(m.key, scope)) throw bad('key', scope === 'cluster' ? 'must be a name (cluster-scoped)' : 'must be namespace/name');
+  const info = controllerInfo(m.controller);
+  const scope = info.keyScope;
+  if (m.key === SWEEP_KEY) {
+    if (!info.sweep) throw bad('key', `${SWEEP_KEY}: controller ${m.controller} has no sweep`);
+  } else if (typeof m.key !== 'string' || !isKey(m.key, scope)) {
+    throw bad('key', scope === 'cluster' ? 'must be a name (cluster-scoped)' : 'must be namespace/name');
+  }
   const c = m.cause;
   if (typeof c !== 'object' || c === null) throw bad('cause', 'missing');
   const cause = c as Record<string, unknown>;

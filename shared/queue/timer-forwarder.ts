@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
+import { dedupId, isSweepKey, parseKeyMessage, SWEEP_EVENT, type Controller, type KeyMessage } from './message.ts';
 import { recause } from './recause.ts';
 
 /** SQS's ceiling for DelaySeconds. */
@@ -20,8 +20,11 @@ export const MAX_DELAY_SECONDS = 900;
 /** The timer message body. */
 export interface TimerBody {
   readonly v: 1;
-  /** Epoch ms the key is due. */
-  readonly fireAt: number;
+  /**
+   * Epoch ms the key is due. A sweep's schedule (shared/reconcile/sweep.ts `sweepTimerBody`)
+   * writes an ISO 8601 instant instead, which is all EventBridge Scheduler can put there.
+   */
+  readonly fireAt: number | string;
   readonly message: KeyMessage;
 }
 
@@ -41,21 +44,25 @@ export function planTimer(body: string, now: number): TimerPlan {
   let t: TimerBody;
   try {
     const raw = JSON.parse(body) as Partial<TimerBody>;
-    if (raw.v !== 1 || typeof raw.fireAt !== 'number') return { kind: 'drop', why: 'not a timer (v/fireAt)' };
-    t = { v: 1, fireAt: raw.fireAt, message: parseKeyMessage(JSON.stringify(raw.message)) };
+    const fireAt = typeof raw.fireAt === 'string' ? Date.parse(raw.fireAt) : raw.fireAt;
+    if (raw.v !== 1 || typeof fireAt !== 'number' || !Number.isFinite(fireAt)) return { kind: 'drop', why: `not a timer (v/fireAt ${JSON.stringify(raw.fireAt)})` };
+    t = { v: 1, fireAt, message: parseKeyMessage(JSON.stringify(raw.message)) };
   } catch (err) {
     return { kind: 'drop', why: (err as Error).message };
   }
+  const fireAt = t.fireAt as number;
   // SQS may deliver a delayed message a little early or late; anything due within a second fires.
-  if (t.fireAt - now > 1000) return { kind: 'wait', controller: t.message.controller, body, delaySeconds: delayFor(t.fireAt, now) };
+  if (fireAt - now > 1000) return { kind: 'wait', controller: t.message.controller, body, delaySeconds: delayFor(fireAt, now) };
+  // A sweep is stamped with its scheduled instant: the keys it expands into are deduplicated by it.
+  const message = isSweepKey(t.message.key) ? { ...t.message, cause: { ...t.message.cause, event: SWEEP_EVENT, seenAt: fireAt } } : recause(t.message, 'REQUEUE', now);
   return {
     kind: 'forward',
     controller: t.message.controller,
-    message: recause(t.message, 'REQUEUE', now),
+    message,
     groupId: t.message.key,
     // Per timer, not per key: a re-delivered timer message is dropped by FIFO dedup, while the
     // next requeue-after of the same key (another fireAt) is not.
-    dedupId: createHash('sha256').update(`${dedupId(t.message)}\ntimer\n${t.fireAt}`).digest('hex'),
+    dedupId: createHash('sha256').update(`${dedupId(t.message)}\ntimer\n${fireAt}`).digest('hex'),
   };
 }
 

@@ -2,17 +2,20 @@
  * Wraps a controller's reconcile with what every delivery needs, the same on Lambda and locally:
  * a per-reconcile API call counter, "not older than" reads from the message's cause, timing,
  * metrics with client-go / controller-runtime names, one structured log line per reconcile, and
- * one trace entry per reconcile in the state table (issue 18) — no per-controller code.
+ * one trace entry per reconcile in the state table (issue 18) — no per-controller code. The
+ * controller's sweep key (shared/reconcile/sweep.ts) is expanded here instead of reconciled, with
+ * the same counting, logging and tracing.
  */
 import type { KubeClient } from '../kube/client.ts';
 import { ApiCallCounter, countingKubeClient } from '../kube/call-counter.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
-import type { Controller } from '../queue/message.ts';
-import { DEFAULT_RETRY, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
+import { isSweepKey, type Controller } from '../queue/message.ts';
+import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceEntry, Traces } from '../state/traces.ts';
 import { reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile } from './outcome.ts';
+import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
 import { isWorkerCrash } from './worker-crash.ts';
 
@@ -32,6 +35,8 @@ export interface InstrumentOptions {
   readonly traces?: Traces;
   /** The queue's retry policy (default DEFAULT_RETRY), to tell a last failed attempt from a retry. */
   readonly retry?: Pick<RetryPolicy, 'maxAttempts'>;
+  /** The controller's queue, where a sweep sends the keys it lists; without it a sweep is refused. */
+  readonly queue?: Pick<KeyQueue, 'send'>;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -43,14 +48,15 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
   const { controller } = spec;
   return async (rk) => {
     const counter = new ApiCallCounter();
-    const deps = spec.deps(countingKubeClient(opts.kube, counter));
     const started = now();
     const cause = rk.message.cause;
     opts.metrics.observe('workqueue_queue_duration_seconds', 'How long a key waited in the queue', { name: controller }, Math.max(0, started - rk.enqueuedAt) / 1000);
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
     let result: { outcome: Outcome } | { error: unknown } | undefined;
     try {
-      const outcome = await spec.reconcile(rk.message.key, deps, context(cause.resourceVersion, rk.attempt));
+      const outcome = isSweepKey(rk.message.key)
+        ? await runSweep(controller, rk.message, { kube: countingKubeClient(opts.kube, counter), queue: opts.queue, log: opts.log })
+        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(opts.kube, counter)), context(cause.resourceVersion, rk.attempt));
       result = { outcome };
       opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { CONTROLLERS } from '../../../shared/controllers.ts';
+import { CONTROLLERS, controllerInfo, sweeps } from '../../../shared/controllers.ts';
+import { sweepTimerBody } from '../../../shared/reconcile/sweep.ts';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
@@ -126,9 +127,59 @@ describe('ReconcilerStack: functions', () => {
       assert.match(JSON.stringify(receive[0]!.Resource), new RegExp(`Queue${c}Queue`), `${c} may receive only from its own queue`);
       const send = statements.find((s) => ([] as string[]).concat(s.Action).includes('sqs:SendMessage'))!;
       assert.deepEqual(JSON.stringify(send.Resource).match(/Queue\w+?(Timers|Dlq)/g)?.sort(), [`Queue${c}Dlq`, `Queue${c}Timers`].sort());
+      // A swept controller sends the keys its sweep lists to its own queue; no other controller may.
+      assert.equal(new RegExp(`Queue${c}Queue`).test(JSON.stringify(send.Resource)), controllerInfo(name).sweep !== undefined, `${name}: own queue in SendMessage iff it has a sweep`);
       const ddb = statements.find((s) => ([] as string[]).concat(s.Action).some((a) => a.startsWith('dynamodb:')))!;
       assert.deepEqual(([] as string[]).concat(ddb.Action).sort(), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     }
+  });
+});
+
+describe('ReconcilerStack: sweep schedules', () => {
+  /** The logical id of a queue, by its name. */
+  const queueId = (name: string): string => resourcesOf(template, 'AWS::SQS::Queue').find((q) => q.props.QueueName === name)!.id;
+
+  test('one EventBridge Scheduler schedule per registry entry with a sweep, at its period, sending the sweep timer to that controller\'s timer queue', () => {
+    assert.ok(sweeps().length > 0);
+    template.resourceCountIs('AWS::Scheduler::Schedule', sweeps().length);
+    template.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'virt-reconciler-sweeps' });
+    for (const { controller, sweep } of sweeps()) {
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        Name: `virt-reconciler-${controller}-sweep`,
+        GroupName: Match.anyValue(),
+        State: 'ENABLED',
+        ScheduleExpression: sweep.periodSeconds === 60 ? 'rate(1 minute)' : `rate(${sweep.periodSeconds / 60} minutes)`,
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: {
+          Arn: { 'Fn::GetAtt': [queueId(`virt-reconciler-${controller}-timers`), 'Arn'] },
+          Input: sweepTimerBody(controller),
+          RoleArn: Match.anyValue(),
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queueId(`virt-reconciler-${controller}-timers-dlq`), 'Arn'] } },
+          RetryPolicy: { MaximumEventAgeInSeconds: sweep.periodSeconds, MaximumRetryAttempts: 3 },
+        },
+      });
+    }
+  });
+
+  test('each schedule\'s role is assumed by EventBridge Scheduler only and may only send to its timer queue and that queue\'s DLQ', () => {
+    const byName = new Map(resourcesOf(template, 'AWS::Scheduler::Schedule').map((s) => [s.props.Name, s.props]));
+    for (const { controller } of sweeps()) {
+      const target = byName.get(`virt-reconciler-${controller}-sweep`)!.Target as { RoleArn: { 'Fn::GetAtt': [string, string] } };
+      const roleId = target.RoleArn['Fn::GetAtt'][0];
+      const role = resourcesOf(template, 'AWS::IAM::Role').find((r) => r.id === roleId)!;
+      assert.match(JSON.stringify(role.props.AssumeRolePolicyDocument), /scheduler\.amazonaws\.com/);
+      const statements = resourcesOf(template, 'AWS::IAM::Policy')
+        .filter((p) => JSON.stringify(p.props.Roles).includes(roleId))
+        .flatMap((p) => (p.props.PolicyDocument as { Statement: Statement[] }).Statement);
+      assert.deepEqual([...new Set(statements.flatMap((s) => ([] as string[]).concat(s.Action)))], ['sqs:SendMessage']);
+      const resources = statements.flatMap((s) => ([] as unknown[]).concat(s.Resource)).map((r) => (r as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]).sort();
+      assert.deepEqual(resources, [queueId(`virt-reconciler-${controller}-timers`), queueId(`virt-reconciler-${controller}-timers-dlq`)].sort(), 'never a FIFO key queue (Scheduler cannot give it dedup ids)');
+    }
+  });
+
+  test('the dashboard graphs the schedules\' invocations, target errors, drops and dead letters', () => {
+    const body = JSON.stringify(resourcesOf(template, 'AWS::CloudWatch::Dashboard')[0]!.props.DashboardBody);
+    for (const name of ['AWS/Scheduler', 'InvocationAttemptCount', 'TargetErrorCount', 'InvocationDroppedCount', 'InvocationsSentToDeadLetterCount', 'virt-reconciler-sweeps']) assert.ok(body.includes(name), `dashboard lacks ${name}`);
   });
 });
 

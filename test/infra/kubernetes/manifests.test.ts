@@ -146,7 +146,7 @@ describe('infra/kubernetes: manifests', () => {
     ],
     node: [
       '/events create',
-      '/nodes get,patch',
+      '/nodes get,list,patch',
       '/pods list',
       'apps/daemonsets list',
       'kubevirt.io/virtualmachineinstances list,patch',
