@@ -20,7 +20,7 @@ export interface TraceCause {
   readonly namespace: string;
   readonly name: string;
   readonly resourceVersion: string;
-  /** ADDED | MODIFIED | DELETED | RELIST | REPLAY | REQUEUE */
+  /** ADDED | MODIFIED | DELETED | RELIST | REPLAY | REQUEUE | SWEEP */
   readonly event: string;
   /** Epoch ms when the relay saw the event. */
   readonly seenAt: number;
