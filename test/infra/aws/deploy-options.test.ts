@@ -85,7 +85,11 @@ describe('cluster access and VPC placement', () => {
     const { template } = buildStack({ context: ctx, bundle: bundleResolver(dist) });
     template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'virt-reconciler-vm', VpcConfig: { SubnetIds: ['subnet-a', 'subnet-b'], SecurityGroupIds: ['sg-1'] } });
     const roles = resourcesOf(template, 'AWS::IAM::Role');
-    for (const r of roles.filter((x) => !x.id.startsWith('Relay'))) assert.match(JSON.stringify(r.props.ManagedPolicyArns), /AWSLambdaVPCAccessExecutionRole/);
+    // Every function's role (not the relay's Pod Identity role, not the sweep schedules' roles).
+    const lambdaRoles = roles.filter((x) => JSON.stringify(x.props.AssumeRolePolicyDocument).includes('lambda.amazonaws.com'));
+    assert.equal(lambdaRoles.length, resourcesOf(template, 'AWS::Lambda::Function').length);
+    for (const r of lambdaRoles) assert.match(JSON.stringify(r.props.ManagedPolicyArns), /AWSLambdaVPCAccessExecutionRole/);
+    for (const r of roles.filter((x) => !lambdaRoles.includes(x))) assert.equal(r.props.ManagedPolicyArns, undefined, `${r.id}: no managed policy`);
   });
 });
 
