@@ -9,7 +9,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { VMI_CONDITION } from '../../shared/api/well-known.ts';
+import { isHotplugInProgress } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { isPodDownOrGoingDown, isPodFinal, isPodReady } from '../../shared/predicates/pods.ts';
 
 /** Phases in which KubeVirt counts a migration as "running" (`IsRunning`): from Scheduling on. */
@@ -122,8 +122,10 @@ function step(phase: MigrationPhase, input: PhaseInput): MigrationPhase | undefi
   }
 }
 
-/** A hotplug change still in progress holds Succeeded back (KubeVirt waits for it). */
+/**
+ * A hotplug change still in progress holds Succeeded back (KubeVirt waits for it): the target
+ * virt-handler removes `HotVCPUChange` / `HotMemoryChange` once it has applied the change.
+ */
 function hotplugPending(vmi: VirtualMachineInstance | undefined): boolean {
-  const conds = vmi?.status?.conditions ?? [];
-  return conds.some((c) => c.type === VMI_CONDITION.VCPUChange || ((c.type === VMI_CONDITION.MemoryChange || c.type === VMI_CONDITION.MigrationRequired) && c.status === 'True'));
+  return isHotplugInProgress(vmi);
 }

@@ -28,6 +28,8 @@ import { runStrategyOf } from './run-strategy.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
 import { syncVolumeHotplug } from './hotplug/step.ts';
+import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
+import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
@@ -66,6 +68,10 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // instance types and preferences: pinned, resolved for the start (or a failure that ends the sync)
   let resolved: Resolved = {};
   let proceed = gate.satisfied;
+  const config = await (deps.clusterConfig ?? defaultClusterConfig)();
+  // RestartRequired: what the live-update step decided, or cleared by a start or stop (KubeVirt's cleanupRestartRequired).
+  let restartRequired: LiveUpdateResult['restartRequired'];
+  let startedOrStopped = false;
   if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
     const r = await syncInstancetypes(observed.vm, deps);
     observed = { ...observed, vm: r.vm };
@@ -96,10 +102,11 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
         break;
       }
       case 'start': {
-        const r = await startVmi(key, observed.vm, resolved, deps);
+        const r = await startVmi(key, observed.vm, resolved, config, deps);
         if (r.kind === 'created') {
           observed = { ...observed, vmi: r.vmi };
           creationExpected = true;
+          startedOrStopped = true;
         } else if (r.kind === 'lost-race') {
           creationExpected = true;
           requeueSeconds = LOST_RACE_REQUEUE_SECONDS;
@@ -113,6 +120,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
         observed = r.observed;
         syncError = r.error;
         deletionExpected = r.error === undefined;
+        startedOrStopped = r.error === undefined;
         break;
       }
       case 'switch-to-always':
@@ -123,14 +131,23 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
   if (proceed && !observed.vm.metadata?.deletionTimestamp) {
-    const config = await (deps.clusterConfig ?? defaultClusterConfig)();
     const r = await syncVolumeHotplug(observed.vm, observed.vmi, config, deps);
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     syncError ??= r.error;
   }
 
+  // live updates: RestartRequired, CPU / memory hotplug, affinity and tolerations (liveupdate/step.ts)
+  const live = observed.vmi;
+  if (startedOrStopped) restartRequired = { kind: 'clear' };
+  else if (proceed && syncError === undefined && live && !observed.vm.metadata?.deletionTimestamp && !live.metadata?.deletionTimestamp && !isFinal(live)) {
+    const r = await syncLiveUpdate(observed.vm, live, resolved, config, deps);
+    observed = { ...observed, vmi: r.vmi };
+    restartRequired = r.restartRequired;
+    syncError ??= r.error;
+  }
+
   // status, from what was observed (and what this pass did)
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -242,13 +259,14 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
 
 type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'lost-race' } | { kind: 'failed'; error: SyncError };
 
-async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, deps: VmDeps): Promise<StartResult> {
+async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, config: ClusterConfig, deps: VmDeps): Promise<StartResult> {
   const expanded = expandVmi(vmiFromVm(vm, resolved.preference?.spec), resolved);
   if (!expanded.ok) {
     await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${expanded.message}`);
     return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${expanded.message}`, requeue: true } };
   }
-  const vmi = fillInputDefaults(expanded.vmi);
+  // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
+  const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
   // The discontinued network bindings are refused here too, before a VMI exists (reference-vm-vmi-depth §6);
   // after the expansion, as upstream validates the VMI it would create.
   const causes = discontinuedBindingCauses(vmi.spec);

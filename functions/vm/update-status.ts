@@ -18,6 +18,11 @@ export interface VmStatusInput {
   readonly syncError: SyncError | undefined;
   readonly creationExpected: boolean;
   readonly deletionExpected: boolean;
+  /**
+   * `RestartRequired` after this pass (liveupdate/step.ts; `clear` too when the pass started or
+   * stopped the VMI); undefined leaves the condition as it is.
+   */
+  readonly restartRequired?: { readonly kind: 'clear' } | { readonly kind: 'set'; readonly message: string } | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -55,6 +60,7 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
     else delete status.volumeRequests;
   }
   syncConditions(status, vmi, input.syncError, iso);
+  syncRestartRequired(status, input.restartRequired, iso);
 
   const names = new Set(templateNames(vm));
   const dataVolumes: DataVolume[] = [...observed.dataVolumes.entries()].filter(([n]) => names.has(n)).map(([, dv]) => dv);
@@ -99,6 +105,25 @@ function setCondition(list: VirtualMachineCondition[], cond: VirtualMachineCondi
   const old = list.find((c) => c.type === cond.type);
   if (old && old.status === cond.status && old.reason === cond.reason) return list;
   return [...list.filter((c) => c.type !== cond.type), cond];
+}
+
+/**
+ * `RestartRequired` carries no reason; an existing True one keeps its first message (KubeVirt's
+ * UpdateCondition). It is never mirrored from the VMI.
+ */
+function syncRestartRequired(status: VirtualMachineStatus, decision: VmStatusInput['restartRequired'], now: string): void {
+  if (!decision) return;
+  const list = status.conditions ?? [];
+  if (decision.kind === 'clear') {
+    const kept = list.filter((c) => c.type !== VM_CONDITION.RestartRequired);
+    if (kept.length === list.length) return;
+    if (kept.length > 0) status.conditions = kept;
+    else delete status.conditions;
+    return;
+  }
+  if (list.some((c) => c.type === VM_CONDITION.RestartRequired && c.status === 'True')) return;
+  const cond: VirtualMachineCondition = { type: VM_CONDITION.RestartRequired, status: 'True', message: decision.message, lastProbeTime: null, lastTransitionTime: now };
+  status.conditions = [...list.filter((c) => c.type !== VM_CONDITION.RestartRequired), cond];
 }
 
 /** Ready from the VMI, Failure from the sync error, every other VMI condition mirrored. */

@@ -80,12 +80,14 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // status, from what was observed (and what this pass created)
   const ownerVmLive = await isOwnerVmLive(observed, deps);
   const now = new Date(deps.now()).toISOString();
+  const config = await deps.clusterConfig();
   const desired = computeVmi({
     observed,
     syncError,
     now,
-    launcherImage: (await deps.clusterConfig()).launcherImage,
+    launcherImage: config.launcherImage,
     ownerVmLive,
+    memoryOverheadRatio: config.additionalGuestMemoryOverheadRatio,
   });
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);

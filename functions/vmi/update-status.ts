@@ -23,9 +23,11 @@ import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isT
 import type { Observed, SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
 import { hotplugVolumeStatus } from './hotplug/volume-status.ts';
+import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
+const MEMORY_HOTPLUG_OVERHEAD_RATIO_LABEL = 'kubevirt.io/memory-hotplug-overhead-ratio';
 
 export interface StatusInput {
   readonly observed: Observed;
@@ -36,6 +38,8 @@ export interface StatusInput {
   readonly launcherImage: string;
   /** Whether a VM owning this VMI still exists (only consulted for final VMIs without pods). */
   readonly ownerVmLive: boolean;
+  /** `additionalGuestMemoryOverheadRatio` as configured, if set (labelled on a memory hotplug). */
+  readonly memoryOverheadRatio?: number | undefined;
 }
 
 /** Phases in which virt-handler owns the VMI: the controller only patches a few fields then. */
@@ -125,7 +129,10 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     case 'Scheduled':
     case 'Running':
       if (!pod || !vmiPodExists) phase = 'Failed';
-      else if (phase === 'Running' && !isPodDownOrGoingDown(pod)) syncInterfaces(vmi, status, pod);
+      else if (phase === 'Running' && !isPodDownOrGoingDown(pod)) {
+        syncInterfaces(vmi, status, pod);
+        markHotplug(vmi, input.memoryOverheadRatio, now);
+      }
       break;
     case 'Succeeded':
     case 'Failed':
@@ -155,6 +162,20 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     }
   }
   return vmi;
+}
+
+/**
+ * A spec the VM controller raised (reference-vm-vmi-depth §5): `HotVCPUChange` / `HotMemoryChange`
+ * True, without a reason, added only when absent; the workload updater migrates the VMI and the
+ * target virt-handler applies the change and removes them.
+ */
+function markHotplug(vmi: VirtualMachineInstance, ratio: number | undefined, now: string): void {
+  const status = vmi.status!;
+  if (cpuHotplugPending(vmi) && !findCondition(status, VMI_CONDITION.VCPUChange)) setCondition(status, condition(VMI_CONDITION.VCPUChange, 'True', '', '', now));
+  if (memoryHotplugPending(vmi) && !findCondition(status, VMI_CONDITION.MemoryChange)) {
+    setCondition(status, condition(VMI_CONDITION.MemoryChange, 'True', '', '', now));
+    if (ratio !== undefined) vmi.metadata = { ...vmi.metadata, labels: { ...vmi.metadata?.labels, [MEMORY_HOTPLUG_OVERHEAD_RATIO_LABEL]: String(ratio) } };
+  }
 }
 
 function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | undefined, vmiPodExists: boolean, now: string): void {

@@ -16,13 +16,12 @@ import {
   migrationVmiKey,
 } from '../../shared/api/vmi-eviction.ts';
 import { isVolumeMigration } from './volume-migration.ts';
+import { isHotplugInProgress } from '../../shared/liveupdate/hotplug-conditions.ts';
 
 const cond = (vmi: VirtualMachineInstance, type: string) => (vmi.status?.conditions ?? []).find((c) => c.type === type);
 
-/** `HotVCPUChange` with any status, or `HotMemoryChange`/`MigrationRequired` True. */
-export function isHotplugInProgress(vmi: VirtualMachineInstance): boolean {
-  return cond(vmi, 'HotVCPUChange') !== undefined || cond(vmi, 'HotMemoryChange')?.status === 'True' || cond(vmi, 'MigrationRequired')?.status === 'True';
-}
+/** Shared with the VM, VMI and migration controllers (shared/liveupdate/hotplug-conditions.ts). */
+export { isHotplugInProgress };
 
 export function isVolumeUpdateInProgress(vmi: VirtualMachineInstance): boolean {
   return cond(vmi, 'VolumesChange')?.status === 'True';

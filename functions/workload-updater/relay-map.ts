@@ -6,6 +6,8 @@
  * progress. (Upstream enqueues all of these 5 s later; the reconcile's creation throttle plays that.)
  */
 import type { EventMapper, KeyTarget, WatchedObject } from '../../shared/relay/route.ts';
+import type { VirtualMachineInstanceCondition } from '../../shared/api/index.ts';
+import { isHotplugInProgress } from '../../shared/liveupdate/hotplug-conditions.ts';
 
 const FINAL = new Set(['Failed', 'Succeeded']);
 
@@ -13,8 +15,8 @@ type Condition = { type?: unknown; status?: unknown };
 
 function changeInProgress(obj: WatchedObject): boolean {
   const conditions = (Array.isArray(obj.status?.conditions) ? obj.status.conditions : []) as Condition[];
-  const is = (type: string, status?: string) => conditions.some((c) => c.type === type && (status === undefined || c.status === status));
-  return is('HotVCPUChange') || is('HotMemoryChange', 'True') || is('MigrationRequired', 'True') || is('VolumesChange', 'True');
+  const volumes = conditions.some((c) => c.type === 'VolumesChange' && c.status === 'True');
+  return volumes || isHotplugInProgress({ spec: { domain: { devices: {} } }, status: { conditions: conditions as VirtualMachineInstanceCondition[] } });
 }
 
 function migrating(obj: WatchedObject): boolean {

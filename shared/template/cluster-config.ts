@@ -70,8 +70,10 @@ export interface ClusterConfig {
   supportContainerResources: Record<string, SupportContainerOverride>;
   defaultNetworkInterface: string;
   permitBridgeInterfaceOnPodNetwork: boolean;
+  /** `vmRolloutStrategy`: `LiveUpdate` (the default) or `Stage`. */
   vmRolloutStrategy: string;
-  maxHotplugRatio: number;
+  /** `liveUpdateConfiguration`, defaulted: the hotplug maxima (reference-vm-vmi-depth §5). */
+  liveUpdate: LiveUpdateSettings;
   /** `migrations.matchSELinuxLevelOnMigration`, nil = true. */
   matchSELinuxLevelOnMigration: boolean;
   evictionStrategy: string | undefined;
@@ -79,6 +81,16 @@ export interface ClusterConfig {
   vmStateStorageClass: string;
   /** `spec.configuration.migrations` with KubeVirt's defaults (reference §d.5); the migration controller reads it. */
   migrations: MigrationSettings;
+}
+
+/** `liveUpdateConfiguration` as the hotplug defaults read it. */
+export interface LiveUpdateSettings {
+  /** `maxCpuSockets`, when set. */
+  maxCpuSockets: number | undefined;
+  /** `maxGuest` (a quantity string), when set. */
+  maxGuest: string | undefined;
+  /** `maxHotplugRatio`: 4 when unset, but 1 when `liveUpdateConfiguration` itself is absent (as KubeVirt). */
+  maxHotplugRatio: number;
 }
 
 /** The cluster-wide migration settings (`migrations` in the KubeVirt CR), defaulted as KubeVirt does. */
@@ -199,7 +211,11 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     defaultNetworkInterface: netIface || 'bridge',
     permitBridgeInterfaceOnPodNetwork: cfg.network?.permitBridgeInterfaceOnPodNetwork ?? true,
     vmRolloutStrategy: cfg.vmRolloutStrategy ?? 'LiveUpdate',
-    maxHotplugRatio: cfg.liveUpdateConfiguration?.maxHotplugRatio ?? 4,
+    liveUpdate: {
+      maxCpuSockets: cfg.liveUpdateConfiguration?.maxCpuSockets,
+      maxGuest: cfg.liveUpdateConfiguration?.maxGuest === undefined ? undefined : String(cfg.liveUpdateConfiguration.maxGuest),
+      maxHotplugRatio: cfg.liveUpdateConfiguration ? (cfg.liveUpdateConfiguration.maxHotplugRatio || 4) : 1,
+    },
     matchSELinuxLevelOnMigration: cfg.migrations?.matchSELinuxLevelOnMigration ?? true,
     evictionStrategy: cfg.evictionStrategy,
     vmStateStorageClass: cfg.vmStateStorageClass ?? '',

@@ -138,7 +138,7 @@ describe('instance types and preferences end to end (relay → queue → functio
       assert.deepEqual((cr.data as { spec?: unknown }).spec, object?.spec);
     }
     const vmi = await kube.get(VMIS, NS, 'e2e-it');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 2, cores: 1, threads: 1 }, 'the instance type: 2 vCPUs as sockets');
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 2, cores: 1, threads: 1, maxSockets: 2 }, 'the instance type: 2 vCPUs as sockets (maxSockets: the hotplug default)');
     assert.equal(vmi?.spec.domain.memory?.guest, '256Mi');
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'containerdisk', disk: { bus: 'sata' } }], 'the preferred disk bus');
     assert.equal(vmi?.spec.domain.devices.interfaces?.[0]?.model, 'e1000', 'the preferred interface model, on the default pod interface');

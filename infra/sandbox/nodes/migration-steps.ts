@@ -7,6 +7,7 @@
  * failed → Failed.
  */
 import { isTerminalPhase, type MigrationState, type Pod, type Vmi } from './objects.ts';
+import { appliedHotplugStatus } from './hotplug-apply.ts';
 
 export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
 export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
@@ -41,6 +42,8 @@ export interface MigrationInputs {
   failWith: string | undefined;
   nowIso: string;
   timings: MigrationTimings;
+  /** A test asked the memory hotplug this migration carries to fail (`HotMemoryChange=False`). */
+  failMemoryHotplug?: boolean;
   /** Interfaces as the target domain reports them. */
   targetInterfaces: (pod: Pod) => unknown[];
 }
@@ -124,6 +127,8 @@ export function nextMigrationStep(input: MigrationInputs): MigrationStep | undef
       // version is unknown until the VMI controller reads it from the new pod.
       evacuationNodeName: null,
       launcherContainerImageVersion: null,
+      // The target domain takes a hot-plugged CPU or memory change (hotplug-apply.ts).
+      ...appliedHotplugStatus(vmi, nowIso, input.failMemoryHotplug === true),
     },
   };
 }

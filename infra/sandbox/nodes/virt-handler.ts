@@ -35,6 +35,8 @@ export interface VirtHandlerOptions {
 export interface VirtHandler {
   /** Test hook: the VMI's current or next migration fails with `reason` instead of completing. */
   failMigration(namespace: string, name: string, reason?: string): void;
+  /** Test hook: the memory hotplug the VMI's next migration carries fails (`HotMemoryChange=False`). */
+  failMemoryHotplug(namespace: string, name: string): void;
   restarts(): number;
   stop(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   const hotplugMs = opts.hotplugMs ?? 200;
   const timings: MigrationTimings = { ...DEFAULT_MIGRATION_TIMINGS, ...opts.migration };
   const failures = new Map<string, string>();
+  const memoryFailures = new Set<string>();
   // When each delayed step was first due, keyed by VMI key + step: a step's timer counts from
   // the moment its preconditions first held, like a real handler's work taking that long.
   const since = new Map<string, number>();
@@ -189,10 +192,12 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       nowIso: now,
       timings,
       targetInterfaces: (pod) => interfacesOf(vmi, pod.status?.podIP),
+      failMemoryHotplug: memoryFailures.has(key),
     });
     if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
     if (step.status || step.labels) await patchVmi(vmi, step);
     if (step.step === 'fail') failures.delete(key);
+    if (step.step === 'complete') memoryFailures.delete(key);
   };
 
   const worker = new KeyWorker(
@@ -214,6 +219,9 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       const key = namespace === '*' ? '*' : `${namespace}/${name}`;
       failures.set(key, reason);
       worker.add(key);
+    },
+    failMemoryHotplug(namespace, name) {
+      memoryFailures.add(`${namespace}/${name}`);
     },
     restarts: () => vmis.restarts + pods.restarts + nodes.restarts,
     async stop() {

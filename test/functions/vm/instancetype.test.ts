@@ -111,7 +111,7 @@ describe('VM reconcile: instance types and preferences', () => {
     assert.deepEqual([data.apiVersion, data.kind, data.metadata['name'], data.metadata['labels']], ['instancetype.kubevirt.io/v1beta1', 'VirtualMachineClusterInstancetype', 'u1.small', undefined]);
     assert.deepEqual(data.spec, it?.spec);
     const vmi = await h.kube.get(VMIS, NS, 'it-1');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 1, cores: 2, threads: 1 }, 'guest 2 vCPUs as cores (preferredCPUTopology: cores)');
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 1, cores: 2, threads: 1, maxSockets: 1 }, 'guest 2 vCPUs as cores (preferredCPUTopology: cores)');
     assert.equal(vmi?.spec.domain.memory?.guest, '1Gi');
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'root', disk: { bus: 'sata' } }]);
     assert.equal(vmi?.spec.domain.devices.interfaces?.[0]?.model, 'e1000', 'the preference reaches the default pod interface');
@@ -129,7 +129,7 @@ describe('VM reconcile: instance types and preferences', () => {
     const got = await h.kube.get(VMS, NS, 'it-ns');
     assert.equal(got?.status?.instancetypeRef?.kind, 'VirtualMachineInstancetype');
     const vmi = await h.kube.get(VMIS, NS, 'it-ns');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 4, cores: 1, threads: 1 });
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 4, cores: 1, threads: 1, maxSockets: 4 });
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'root', disk: { bus: 'scsi' } }]);
     assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/instancetype-name'], 'ns-medium');
     assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/preference-name'], 'ns-pref');
@@ -200,7 +200,7 @@ describe('VM reconcile: instance types and preferences', () => {
     const first = await h.kube.get(VMIS, NS, 'pin-1');
     assert.ok(pinned?.endsWith('-1'), pinned);
     assert.equal((await h.kube.get(VMS, NS, 'pin-1'))?.status?.instancetypeRef?.controllerRevisionRef?.name, pinned);
-    assert.deepEqual(first?.spec.domain.cpu, { sockets: 1, cores: 1, threads: 1 }, 'still the pinned 1 vCPU');
+    assert.deepEqual(first?.spec.domain.cpu, { sockets: 1, cores: 1, threads: 1, maxSockets: 1 }, 'still the pinned 1 vCPU (maxSockets: the hotplug default, ratio 1 without liveUpdateConfiguration)');
     const second = await h.kube.get(VMS, NS, 'pin-2');
     assert.ok(second?.status?.instancetypeRef?.controllerRevisionRef?.name?.endsWith('-2'), 'generation 2');
     assert.equal((await h.kube.get(VMIS, NS, 'pin-2'))?.spec.domain.cpu?.sockets, 3);

@@ -214,3 +214,28 @@ describe('write strategy', () => {
     assert.equal(planVmiWrite(original, again).kind, 'none');
   });
 });
+
+describe('status: hotplug conditions in Running (reference-vm-vmi-depth §5)', () => {
+  const withSpec = (domain: Record<string, unknown>, status: Record<string, unknown>): VirtualMachineInstance => {
+    const v = vmi('Running');
+    return { ...v, spec: { domain: { devices: {}, ...domain } }, status: { ...v.status, ...status } } as VirtualMachineInstance;
+  };
+  const cases: { name: string; vmi: VirtualMachineInstance; ratio?: number; conditions: string[]; label?: string }[] = [
+    { name: 'sockets above the current topology → HotVCPUChange=True', vmi: withSpec({ cpu: { sockets: 2, maxSockets: 4 } }, { currentCPUTopology: { sockets: 1, cores: 1, threads: 1 } }), conditions: ['HotVCPUChange=True'] },
+    { name: 'no maxSockets → nothing', vmi: withSpec({ cpu: { sockets: 2 } }, { currentCPUTopology: { sockets: 1 } }), conditions: [] },
+    { name: 'an existing HotVCPUChange is kept as it is', vmi: withSpec({ cpu: { sockets: 2, maxSockets: 4 } }, { currentCPUTopology: { sockets: 1 }, conditions: [{ type: 'HotVCPUChange', status: 'False', reason: 'x' }] }), conditions: ['HotVCPUChange=False'] },
+    { name: 'guest above guestRequested → HotMemoryChange=True and the overhead-ratio label', vmi: withSpec({ memory: { guest: '4Gi', maxGuest: '8Gi' } }, { memory: { guestRequested: '2Gi' } }), ratio: 1.5, conditions: ['HotMemoryChange=True'], label: '1.5' },
+    { name: 'guest equal → nothing', vmi: withSpec({ memory: { guest: '2Gi', maxGuest: '8Gi' } }, { memory: { guestRequested: '2Gi' } }), conditions: [] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      // act
+      const out = computeVmi({ observed: observed(c.vmi, pod('Running')), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true, memoryOverheadRatio: c.ratio });
+      // assert
+      const hot = (out.status?.conditions ?? []).filter((x) => x.type.startsWith('Hot')).map((x) => `${x.type}=${x.status}`);
+      assert.deepEqual(hot, c.conditions);
+      assert.equal(out.metadata?.labels?.['kubevirt.io/memory-hotplug-overhead-ratio'], c.label);
+      for (const x of (out.status?.conditions ?? []).filter((y) => y.type.startsWith('Hot') && y.reason !== 'x')) assert.equal(x.reason, '', 'no reason');
+    });
+  }
+});

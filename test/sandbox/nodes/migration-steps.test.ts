@@ -73,3 +73,41 @@ describe('launcher exit', () => {
     test(c.name, () => assert.equal(launcherExit(c.pod, c.vmi)?.phase, c.want));
   }
 });
+
+describe('hotplug applied by the target handler on completion (reference-vm-vmi-depth §5)', () => {
+  const ready: MigrationState = { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't', targetNodeDomainDetected: true };
+  const hot = (conditions: { type: string; status: string }[]): Vmi => ({
+    metadata: { name: 'v', namespace: 'default', uid: 'u' },
+    spec: { domain: { cpu: { sockets: 3, cores: 1, threads: 1 }, memory: { guest: '4Gi' } } },
+    status: { phase: 'Running', nodeName: 'node01', migrationState: ready, conditions, memory: { guestAtBoot: '2Gi', guestCurrent: '2Gi', guestRequested: '2Gi' } },
+  });
+  const table: { name: string; conditions: { type: string; status: string }[]; failMemory?: boolean; want: Record<string, unknown> }[] = [
+    { name: 'no hotplug: nothing extra', conditions: [{ type: 'LiveMigratable', status: 'True' }], want: {} },
+    {
+      name: 'CPU: the topology from the spec, HotVCPUChange gone',
+      conditions: [{ type: 'LiveMigratable', status: 'True' }, { type: 'HotVCPUChange', status: 'True' }],
+      want: { currentCPUTopology: { sockets: 3, cores: 1, threads: 1 }, conditions: [{ type: 'LiveMigratable', status: 'True' }] },
+    },
+    {
+      name: 'memory: guestRequested and guestCurrent from the spec, HotMemoryChange gone',
+      conditions: [{ type: 'HotMemoryChange', status: 'True' }],
+      want: { memory: { guestAtBoot: '2Gi', guestCurrent: '4Gi', guestRequested: '4Gi' }, conditions: [] },
+    },
+    {
+      name: 'memory refused (test hook): HotMemoryChange=False',
+      conditions: [{ type: 'HotMemoryChange', status: 'True' }],
+      failMemory: true,
+      want: { conditions: [{ type: 'HotMemoryChange', status: 'False', reason: 'MemoryHotplugFailed', message: 'memory hotplug failed (sandbox test hook)', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+    },
+  ];
+  for (const c of table) {
+    test(c.name, () => {
+      // act
+      const step = nextMigrationStep(input(hot(c.conditions), { failMemoryHotplug: c.failMemory }));
+      // assert
+      assert.equal(step?.step, 'complete');
+      const got = Object.fromEntries(Object.entries(step?.status ?? {}).filter(([k]) => ['currentCPUTopology', 'memory', 'conditions'].includes(k)));
+      assert.deepEqual(got, c.want);
+    });
+  }
+});

@@ -1,0 +1,130 @@
+/**
+ * The VM reconcile's live-update step (reference-vm-vmi-depth §5), after the run-strategy sync
+ * while a VMI runs: `RestartRequired` from the start spec, then — under the LiveUpdate rollout
+ * strategy, and only when no restart is pending — the CPU, affinity/nodeSelector, tolerations and
+ * memory handlers, in KubeVirt's order, each patching the VMI spec. The VMI controller and the
+ * workload updater take it from there (the `HotVCPUChange` / `HotMemoryChange` conditions, the
+ * hotplug migration). Also the `kubevirt.io/vm-generation` annotation's catch-up.
+ */
+import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineSpec } from '../../../shared/api/index.ts';
+import { CONTROLLER_REVISIONS, VMIS } from '../../../shared/api/resources.ts';
+import { isLiveUpdate } from '../../../shared/liveupdate/defaults.ts';
+import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { VmDeps } from '../deps.ts';
+import { expandVmi } from '../instancetype/expand-vmi.ts';
+import type { Resolved } from '../instancetype/sync-step.ts';
+import type { SyncError } from '../sync.ts';
+import { vmiFromVm } from '../vmi-from-vm.ts';
+import { VM_CONDITION, VM_GENERATION_ANNOTATION } from '../well-known.ts';
+import type { LiveChange } from './change.ts';
+import { cpuChange } from './cpu-hotplug.ts';
+import { memoryChange } from './memory-hotplug.ts';
+import { affinityChanges, tolerationsChange } from './placement.ts';
+import { RESTART_REQUIRED_MESSAGE, restartRequired } from './restart-required.ts';
+import { isDeepStrictEqual } from 'node:util';
+
+/** What the step leaves for the status write. */
+export interface LiveUpdateResult {
+  readonly vmi: VirtualMachineInstance;
+  /**
+   * `RestartRequired` after this pass: `clear` (no difference left), a message to set (the first
+   * of this pass; an existing True one keeps its own), or undefined (no decision this pass).
+   */
+  readonly restartRequired?: { readonly kind: 'clear' } | { readonly kind: 'set'; readonly message: string };
+  readonly error?: SyncError;
+}
+
+/** The generation suffix of a start revision name (`revision-start-vm-<uid>-<generation>`). */
+export function revisionGeneration(name: string | undefined): number | undefined {
+  const n = Number(name?.slice(name.lastIndexOf('-') + 1));
+  return name && Number.isInteger(n) ? n : undefined;
+}
+
+/** The VM template spec as the VMI would get it: defaults of the start, instance type and preference applied. */
+function expanded(vm: VirtualMachine, spec: VirtualMachineSpec, resolved: Resolved): VirtualMachineInstanceSpec | undefined {
+  const r = expandVmi(vmiFromVm({ ...vm, spec }, resolved.preference?.spec), resolved);
+  return r.ok ? r.vmi.spec : undefined;
+}
+
+const REASONS = {
+  cpu: ['HotPlugCPUError', 'Error encountered while handling CPU change request: '],
+  affinity: ['AffinityChangeError', ''],
+  tolerations: ['TolerationsChangeError', ''],
+  memory: ['HotPlugMemoryError', 'error encountered while handling memory hotplug requests: '],
+} as const;
+
+/** Runs the step for the VM's live (not final, not deleting) VMI. */
+export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineInstance, resolved: Resolved, config: ClusterConfig, deps: VmDeps): Promise<LiveUpdateResult> {
+  let vmi = vmiIn;
+  const startGeneration = revisionGeneration(vmi.status?.virtualMachineRevisionName);
+  // The revision is named by generation and the generation moves with every spec change: at the
+  // same generation the start spec is the VM's own spec, and no read is needed.
+  let startSpec: VirtualMachineSpec | undefined = vm.spec;
+  if (startGeneration !== vm.metadata?.generation) {
+    const name = vmi.status?.virtualMachineRevisionName;
+    const rev = name ? await deps.kube.get(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name) : undefined;
+    startSpec = (rev?.data as { spec?: VirtualMachineSpec } | undefined)?.spec;
+  }
+  if (startSpec && startSpec !== vm.spec) vmi = await syncGenerationAnnotation(vm, startSpec, vmi, deps);
+
+  const current = expanded(vm, vm.spec, resolved);
+  const started = startSpec ? expanded(vm, startSpec, resolved) : undefined;
+  const liveUpdate = isLiveUpdate(config);
+  let restartNeeded = false;
+  let restart: LiveUpdateResult['restartRequired'];
+  if (current && started) {
+    restartNeeded = restartRequired({ started, current, vmi, liveUpdate, volumesMigrate: vm.spec.updateVolumesStrategy === 'Migration' });
+    restart = restartNeeded ? { kind: 'set', message: RESTART_REQUIRED_MESSAGE } : { kind: 'clear' };
+  }
+  // The handlers wait while a restart is pending. A condition this pass cleared does not count
+  // (KubeVirt asks the VM as syncRestartRequired left it): a handler's own RestartRequired, e.g.
+  // sockets above maxSockets, is cleared and set again each pass instead of flapping.
+  const pending = restart === undefined && (vm.status?.conditions?.some((c) => c.type === VM_CONDITION.RestartRequired) ?? false);
+  if (!liveUpdate || restartNeeded || pending || !current) return { vmi, restartRequired: restart };
+
+  const now = deps.now();
+  const handlers: [keyof typeof REASONS, () => LiveChange[]][] = [
+    ['cpu', () => [cpuChange({ template: current, vmi, cpuAllocationRatio: config.cpuAllocationRatio, now })]],
+    ['affinity', () => affinityChanges({ template: current, vmi, now })],
+    ['tolerations', () => [tolerationsChange({ template: current, vmi, now })]],
+    ['memory', () => [memoryChange({ template: current, vmi, now, defaultArchitecture: config.defaultArchitecture })]],
+  ];
+  let message: string | undefined;
+  for (const [which, decide] of handlers) {
+    const [reason, prefix] = REASONS[which];
+    for (const change of decide()) {
+      if (change.kind === 'restart') message ??= change.message;
+      else if (change.kind === 'error') return { vmi, restartRequired: withMessage(restart, message), error: { reason, message: `${prefix}${change.message}`, requeue: true } };
+      else if (change.kind === 'patch') {
+        try {
+          vmi = await deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops: change.ops });
+        } catch (err) {
+          return { vmi, restartRequired: withMessage(restart, message), error: { reason, message: `${prefix}${err instanceof Error ? err.message : String(err)}`, requeue: true } };
+        }
+      }
+    }
+  }
+  return { vmi, restartRequired: withMessage(restart, message) };
+}
+
+/** A handler's RestartRequired comes after syncRestartRequired's clear, so it wins. */
+function withMessage(restart: LiveUpdateResult['restartRequired'], message: string | undefined): LiveUpdateResult['restartRequired'] {
+  return message === undefined ? restart : { kind: 'set', message };
+}
+
+/**
+ * `kubevirt.io/vm-generation` follows the VM's generation while the template still equals the
+ * start revision's (a change outside the template, e.g. the run strategy): one JSON patch that
+ * tests and replaces the whole annotation map, as KubeVirt does.
+ */
+async function syncGenerationAnnotation(vm: VirtualMachine, startSpec: VirtualMachineSpec, vmi: VirtualMachineInstance, deps: VmDeps): Promise<VirtualMachineInstance> {
+  const generation = String(vm.metadata?.generation ?? '');
+  const annotations = vmi.metadata?.annotations ?? {};
+  if (generation === '' || annotations[VM_GENERATION_ANNOTATION] === generation) return vmi;
+  if (!isDeepStrictEqual(startSpec.template, vm.spec.template)) return vmi;
+  const ops = [
+    { op: 'test' as const, path: '/metadata/annotations', value: annotations },
+    { op: 'replace' as const, path: '/metadata/annotations', value: { ...annotations, [VM_GENERATION_ANNOTATION]: generation } },
+  ];
+  return deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops });
+}

@@ -1,0 +1,178 @@
+/**
+ * The VM reconcile's live updates against the sandbox API server (reference-vm-vmi-depth §5):
+ * the hotplug defaults on the VMI it starts, sockets raised on a running VMI patched into it,
+ * RestartRequired (no reason, first message kept, cleared by a restart), the handlers held back
+ * while a restart is pending, the vm-generation annotation's catch-up, and Stage.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { VMIS, VMS } from '../../../shared/api/resources.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { KubeVirt } from '../../../shared/api/index.ts';
+import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+
+let server: ApiServer;
+let h: Harness;
+let config: ClusterConfig;
+
+before(async () => {
+  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+});
+after(async () => {
+  await server.close();
+});
+beforeEach(() => {
+  config = clusterConfigFromKubeVirt({ spec: { configuration: { liveUpdateConfiguration: { maxCpuSockets: 4 } } } } as KubeVirt);
+  const base = harness(server);
+  h = { ...base, deps: { ...base.deps, clusterConfig: async () => config } };
+  server.audit.clear();
+});
+
+function liveVm(name: string): VirtualMachine {
+  const vm = vmManifest(name, { runStrategy: 'Always' });
+  vm.spec.template.spec!.domain.cpu = { sockets: 1, cores: 1, threads: 1 };
+  vm.spec.template.spec!.domain.memory = { guest: '2Gi' };
+  vm.spec.template.spec!.domain.resources = { requests: { cpu: '100m', memory: '2Gi' } };
+  return vm;
+}
+
+/** Plays the VMI controller and virt-handler: the VMI Running and migratable. */
+async function run(name: string): Promise<VirtualMachineInstance> {
+  // A Running transition: a VMI that ends after it is no start failure (no crash-loop backoff).
+  const status = { phase: 'Running', phaseTransitionTimestamps: [{ phase: 'Running', phaseTransitionTimestamp: '2026-03-01T12:00:00Z' }], conditions: [{ type: 'Ready', status: 'True' }, { type: 'LiveMigratable', status: 'True' }] };
+  return h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status } });
+}
+
+async function started(name: string): Promise<VirtualMachineInstance> {
+  await h.kube.create(VMS, liveVm(name));
+  await reconcileUntilSettled(server, h, `${NS}/${name}`);
+  const vmi = await run(name);
+  await reconcileUntilSettled(server, h, `${NS}/${name}`);
+  return vmi;
+}
+
+const patchTemplate = (name: string, ops: { op: 'replace' | 'add' | 'remove'; path: string; value?: unknown }[]) =>
+  h.kube.patch(VMS, NS, name, { type: 'json', ops: ops.map((o) => ({ ...o, path: `/spec/template/spec${o.path}` })) });
+const restartCondition = async (name: string) => (await h.kube.get(VMS, NS, name))?.status?.conditions?.find((c) => c.type === 'RestartRequired');
+
+describe('VM live updates against the sandbox API server', () => {
+  test('the started VMI carries the hotplug defaults: maxSockets, maxGuest, status.memory, currentCPUTopology', async () => {
+    // arrange + act
+    const vmi = await started('lu-defaults');
+    // assert
+    assert.equal(vmi.spec.domain.cpu?.maxSockets, 4, 'maxCpuSockets');
+    assert.equal(vmi.spec.domain.memory?.maxGuest, '8Gi', 'guest × 4 (the default ratio with liveUpdateConfiguration)');
+    assert.deepEqual(vmi.status?.memory, { guestAtBoot: '2Gi', guestCurrent: '2Gi', guestRequested: '2Gi' });
+    assert.deepEqual(vmi.status?.currentCPUTopology, { sockets: 1, cores: 1, threads: 1 });
+  });
+
+  test('sockets raised on a running VM: the VMI is patched (sockets, cpu request + 100m per vCPU), no RestartRequired; the generation annotation stays', async () => {
+    // arrange
+    await started('lu-cpu');
+    server.audit.clear();
+    // act
+    await patchTemplate('lu-cpu', [{ op: 'replace', path: '/domain/cpu/sockets', value: 3 }]);
+    const settled = await reconcileUntilSettled(server, h, `${NS}/lu-cpu`);
+    // assert
+    const vmi = await h.kube.get(VMIS, NS, 'lu-cpu');
+    assert.equal(vmi?.spec.domain.cpu?.sockets, 3);
+    assert.equal(vmi?.spec.domain.resources?.requests?.['cpu'], '300m');
+    assert.equal(await restartCondition('lu-cpu'), undefined);
+    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '1', 'the template differs from the start revision');
+    assert.ok(objectActions(server).includes('patch virtualmachineinstances lu-cpu'), objectActions(server).join('\n'));
+    assert.deepEqual(settled.errors, []);
+  });
+
+  test('a CPU hotplug already in progress is a HotPlugCPUError failure, retried', async () => {
+    // arrange
+    await started('lu-busy');
+    await h.kube.patch(VMIS, NS, 'lu-busy', { type: 'merge', body: { status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'LiveMigratable', status: 'True' }, { type: 'HotVCPUChange', status: 'True' }] } } });
+    await patchTemplate('lu-busy', [{ op: 'replace', path: '/domain/cpu/sockets', value: 2 }]);
+    // act
+    const settled = await reconcileUntilSettled(server, h, `${NS}/lu-busy`, 3).catch((e: Error) => e);
+    // assert
+    assert.ok(settled instanceof Error, 'a requeued sync error never settles');
+    const failure = (await h.kube.get(VMS, NS, 'lu-busy'))?.status?.conditions?.find((c) => c.type === 'Failure');
+    assert.equal(failure?.reason, 'HotPlugCPUError');
+    assert.equal(failure?.message, 'Error encountered while handling CPU change request: another CPU hotplug is in progress');
+    assert.equal((await h.kube.get(VMIS, NS, 'lu-busy'))?.spec.domain.cpu?.sockets, 1);
+  });
+
+  test('a non-live-updatable change: RestartRequired, no reason, the first message kept; the handlers wait; a restart clears it', async () => {
+    // arrange
+    await started('lu-restart');
+    // act: sockets above maxSockets (the CPU handler's message), then cores (syncRestartRequired's)
+    await patchTemplate('lu-restart', [{ op: 'replace', path: '/domain/cpu/sockets', value: 5 }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-restart`);
+    const first = await restartCondition('lu-restart');
+    await patchTemplate('lu-restart', [{ op: 'replace', path: '/domain/cpu/cores', value: 2 }, { op: 'replace', path: '/domain/cpu/sockets', value: 2 }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-restart`);
+    const second = await restartCondition('lu-restart');
+    const vmiBefore = await h.kube.get(VMIS, NS, 'lu-restart');
+    // restart: the VMI goes (as virtctl restart would ask), Always starts a new one
+    await h.kube.delete(VMIS, NS, 'lu-restart');
+    await h.kube.patch(VMIS, NS, 'lu-restart', { type: 'merge', body: { status: { phase: 'Succeeded' } } });
+    await reconcileUntilSettled(server, h, `${NS}/lu-restart`);
+    const after = await restartCondition('lu-restart');
+    const vmiAfter = await h.kube.get(VMIS, NS, 'lu-restart');
+    // assert
+    assert.equal(first?.status, 'True');
+    assert.equal(first?.reason ?? '', '', 'no reason');
+    assert.equal(first?.message, "CPU sockets updated in template spec to a value higher than what's available");
+    assert.equal(second?.message, first?.message, 'the first message is kept while it stays True');
+    assert.equal(vmiBefore?.spec.domain.cpu?.sockets, 1, 'no hotplug while a restart is pending');
+    assert.equal(after, undefined, 'the start cleared it');
+    assert.deepEqual(vmiAfter?.spec.domain.cpu, { sockets: 2, cores: 2, threads: 1, maxSockets: 4 });
+  });
+
+  test('a change outside the template (the run strategy) moves the vm-generation annotation; a change back clears RestartRequired', async () => {
+    // arrange
+    await started('lu-gen');
+    // act
+    await h.kube.patch(VMS, NS, 'lu-gen', { type: 'merge', body: { spec: { runStrategy: 'RerunOnFailure' } } });
+    await reconcileUntilSettled(server, h, `${NS}/lu-gen`);
+    const annotation = (await h.kube.get(VMIS, NS, 'lu-gen'))?.metadata?.annotations?.['kubevirt.io/vm-generation'];
+    await patchTemplate('lu-gen', [{ op: 'add', path: '/domain/cpu/model', value: 'host-passthrough' }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-gen`);
+    const set = await restartCondition('lu-gen');
+    await patchTemplate('lu-gen', [{ op: 'remove', path: '/domain/cpu/model' }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-gen`);
+    const cleared = await restartCondition('lu-gen');
+    const vm = await h.kube.get(VMS, NS, 'lu-gen');
+    // assert
+    assert.equal(annotation, '2');
+    assert.equal(set?.message, 'a non-live-updatable field was changed in the template spec');
+    assert.equal(cleared, undefined);
+    assert.equal(vm?.status?.observedGeneration, 4, 'the template equals the start revision again');
+  });
+
+  test('Stage: sockets raised need a restart, the VMI is left alone', async () => {
+    // arrange
+    config = clusterConfigFromKubeVirt({ spec: { configuration: { vmRolloutStrategy: 'Stage' } } } as KubeVirt);
+    await started('lu-stage');
+    // act
+    await patchTemplate('lu-stage', [{ op: 'replace', path: '/domain/cpu/sockets', value: 2 }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-stage`);
+    // assert
+    assert.equal((await restartCondition('lu-stage'))?.message, 'a non-live-updatable field was changed in the template spec');
+    const vmi = await h.kube.get(VMIS, NS, 'lu-stage');
+    assert.equal(vmi?.spec.domain.cpu?.sockets, 1);
+    assert.equal(vmi?.spec.domain.cpu?.maxSockets, undefined, 'no hotplug maxima under Stage');
+  });
+
+  test('memory raised and tolerations added on a running VM: both patched into the VMI', async () => {
+    // arrange
+    await started('lu-mem');
+    // act
+    await patchTemplate('lu-mem', [{ op: 'replace', path: '/domain/memory/guest', value: '4Gi' }, { op: 'add', path: '/tolerations', value: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }] }]);
+    await reconcileUntilSettled(server, h, `${NS}/lu-mem`);
+    // assert
+    const vmi = await h.kube.get(VMIS, NS, 'lu-mem');
+    assert.equal(vmi?.spec.domain.memory?.guest, '4Gi');
+    assert.equal(vmi?.spec.domain.resources?.requests?.['memory'], '4Gi');
+    assert.deepEqual(vmi?.spec.tolerations, [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]);
+    assert.equal(await restartCondition('lu-mem'), undefined);
+  });
+});
