@@ -3,7 +3,7 @@
  * observe (VM, its VMI, its templated DataVolumes) → expectations gate → metadata (finalizer) →
  * sync (decide, then act) → status through `/status` → release the VMI once final.
  */
-import type { DataVolume, VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { DataVolume, VirtualMachine, VirtualMachineInstance, VirtualMachineMemoryDumpRequest } from '../../shared/api/index.ts';
 import {
   KIND_VM,
   KUBEVIRT_API_VERSION,
@@ -29,6 +29,8 @@ import { createValidationMessage, discontinuedBindingCauses } from '../../shared
 import { START_REQUEST } from './well-known.ts';
 import { syncVolumeHotplug } from './hotplug/step.ts';
 import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
+import { syncMemoryDump } from './memorydump/step.ts';
+import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
@@ -136,6 +138,15 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     syncError ??= r.error;
   }
 
+  // memory dump: status.memoryDumpRequest (memorydump/)
+  let memoryDumpRequest: VirtualMachineMemoryDumpRequest | null | undefined;
+  if (proceed && syncError === undefined && !observed.vm.metadata?.deletionTimestamp) {
+    const r = await syncMemoryDump(observed.vm, observed.vmi, deps);
+    observed = { ...observed, vm: r.vm, vmi: r.vmi };
+    memoryDumpRequest = r.request;
+    syncError ??= r.error;
+  }
+
   // live updates: RestartRequired, CPU / memory hotplug, affinity and tolerations (liveupdate/step.ts)
   const live = observed.vmi;
   if (startedOrStopped) restartRequired = { kind: 'clear' };
@@ -147,7 +158,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // status, from what was observed (and what this pass did)
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -267,6 +278,9 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
   }
   // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
   const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
+  // A dump volume whose dump is over stays in the template but not in a new VMI (§7).
+  const dump = vm.status?.memoryDumpRequest;
+  if (dump && !dumpVolumeWanted(dump) && vmi.spec.volumes) vmi.spec.volumes = vmi.spec.volumes.filter((v) => !(v.name === dump.claimName && v.memoryDump));
   // The discontinued network bindings are refused here too, before a VMI exists (reference-vm-vmi-depth §6);
   // after the expansion, as upstream validates the VMI it would create.
   const causes = discontinuedBindingCauses(vmi.spec);

@@ -3,7 +3,7 @@
  * observed (including a VMI this pass just created or deleted) and the sync error, the VM status
  * as it should now be. `reconcile.ts` writes the difference through `/status`.
  */
-import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineStatus } from '../../shared/api/index.ts';
+import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
 import { templateNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
@@ -23,6 +23,8 @@ export interface VmStatusInput {
    * stopped the VMI); undefined leaves the condition as it is.
    */
   readonly restartRequired?: { readonly kind: 'clear' } | { readonly kind: 'set'; readonly message: string } | undefined;
+  /** `status.memoryDumpRequest` after the memory-dump step: undefined = as read, null = dropped. */
+  readonly memoryDumpRequest?: VirtualMachineMemoryDumpRequest | null | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -54,6 +56,8 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   else delete status.startFailure;
 
   trimStateChangeRequest(status, vmi);
+  if (input.memoryDumpRequest === null) delete status.memoryDumpRequest;
+  else if (input.memoryDumpRequest !== undefined) status.memoryDumpRequest = input.memoryDumpRequest;
   if (status.volumeRequests) {
     const left = trimVolumeRequests(vm.spec.template.spec, status.volumeRequests);
     if (left.length > 0) status.volumeRequests = left;

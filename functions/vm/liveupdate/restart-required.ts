@@ -20,7 +20,7 @@ export interface RestartInput {
   readonly volumesMigrate: boolean;
 }
 
-const hotpluggable = (v: Volume) => v.persistentVolumeClaim?.hotpluggable === true || v.dataVolume?.hotpluggable === true;
+const hotpluggable = (v: Volume) => v.persistentVolumeClaim?.hotpluggable === true || v.dataVolume?.hotpluggable === true || v.memoryDump?.hotpluggable === true;
 const claimVolume = (v: Volume) => v.persistentVolumeClaim !== undefined || v.dataVolume !== undefined;
 
 /** True when a restart is needed. Never mutates its input. */

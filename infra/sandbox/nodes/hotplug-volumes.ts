@@ -26,7 +26,7 @@ type HotplugVmi = Vmi & {
 /** Phases from which a volume still in the spec is mounted (KubeVirt's `canUpdateToMounted`). */
 const MOUNTABLE = new Set(['Bound', 'Pending', 'AttachedToNode']);
 /** Phases from which a volume gone from the spec is unmounted (`canUpdateToUnmounted`). */
-const UNMOUNTABLE = new Set(['Ready', 'MountedToPod', 'AttachedToNode']);
+const UNMOUNTABLE = new Set(['Ready', 'MountedToPod', 'AttachedToNode', 'MemoryDumpCompleted', 'MemoryDumpFailed']);
 
 /** The next disk target on the SCSI bus hotplugged disks use: `sda`, `sdb`, … not yet taken. */
 function nextTarget(taken: ReadonlySet<string>): string {
@@ -41,7 +41,7 @@ function nextTarget(taken: ReadonlySet<string>): string {
  * The volume statuses after one handler step (each volume moves at most one phase), or undefined
  * when nothing moves. A utility volume is never attached to the domain: it stops at `MountedToPod`.
  */
-export function nextHotplugVolumeStatus(vmi: HotplugVmi): VolumeStatus[] | undefined {
+export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toISOString()): VolumeStatus[] | undefined {
   const current = vmi.status?.volumeStatus ?? [];
   const spec = new Set((vmi.spec?.volumes ?? []).map((v) => v.name));
   const utility = new Set((vmi.spec?.utilityVolumes ?? []).map((u) => u.name));
@@ -54,6 +54,18 @@ export function nextHotplugVolumeStatus(vmi: HotplugVmi): VolumeStatus[] | undef
     if (wanted && MOUNTABLE.has(phase) && s.hotplugVolume.attachPodUID) {
       changed = true;
       return { ...s, phase: 'MountedToPod', reason: 'VolumeMountedToPod', message: `Volume ${s.name} has been mounted in virt-launcher pod` };
+    }
+    // A memory-dump volume is not attached as a disk: the domain's memory is dumped into it.
+    const dump = (vmi.spec?.volumes ?? []).find((v) => v.name === s.name)?.['memoryDump'] !== undefined;
+    if (dump && wanted && phase === 'MountedToPod') {
+      changed = true;
+      return { ...s, phase: 'MemoryDumpInProgress', reason: 'MemoryDumpVolumeInProgress', message: `Memory dump Volume ${s.name} is in progress`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), claimName: s.name, startTimestamp: nowIso } };
+    }
+    if (dump && wanted && phase === 'MemoryDumpInProgress') {
+      changed = true;
+      const stamp = nowIso.replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+      const fileName = `${vmi.metadata?.name ?? ''}-${s.name}-${stamp}.memory.dump`;
+      return { ...s, phase: 'MemoryDumpCompleted', reason: 'MemoryDumpVolumeCompleted', message: `Memory dump Volume ${s.name} has completed successfully`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), endTimestamp: nowIso, targetFileName: fileName } };
     }
     if (wanted && phase === 'MountedToPod' && spec.has(s.name)) {
       changed = true;

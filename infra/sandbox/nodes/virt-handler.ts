@@ -178,7 +178,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     const ms = activeMigration(vmi);
     if (!ms) {
       // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when unplugged.
-      const volumeStatus = nextHotplugVolumeStatus(vmi);
+      const volumeStatus = nextHotplugVolumeStatus(vmi, now);
       const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
       if (volumeStatus && due(key, `hotplug/${step ?? ''}`, hotplugMs)) await patchStatus(vmi, { volumeStatus });
       return;

@@ -101,7 +101,7 @@ describe('infra/kubernetes: manifests', () => {
     ],
     vm: [
       '/events create',
-      '/persistentvolumeclaims get',
+      '/persistentvolumeclaims get,patch',
       'apps/controllerrevisions create,delete,get',
       'cdi.kubevirt.io/datasources get',
       'cdi.kubevirt.io/datavolumes create,get',

@@ -40,3 +40,28 @@ describe('virt-handler hotplug step', () => {
     }
   });
 });
+
+describe('virt-handler memory dump step (reference-vm-vmi-depth §7)', () => {
+  const pod = { attachPodName: 'p', attachPodUID: 'uid' };
+  const dumpVmi = (status: Record<string, unknown>[], inSpec = true) => ({
+    metadata: { name: 'vm' },
+    spec: { volumes: inSpec ? [{ name: 'd', memoryDump: { claimName: 'd', hotpluggable: true } }] : [] },
+    status: { volumeStatus: status },
+  });
+  test('table: mounted → dump in progress (start time) → completed (end time, file name); unplugged after', () => {
+    const now = '2026-12-01T23:50:55Z';
+    const cases: { name: string; vmi: ReturnType<typeof dumpVmi>; want: Record<string, unknown> | undefined }[] = [
+      { name: 'mounted: the dump starts, no disk target', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MountedToPod', hotplugVolume: pod, memoryDumpVolume: { claimName: 'd' } }]), want: { phase: 'MemoryDumpInProgress', target: '', memoryDumpVolume: { claimName: 'd', startTimestamp: now } } },
+      { name: 'in progress: completed', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpInProgress', hotplugVolume: pod, memoryDumpVolume: { claimName: 'd', startTimestamp: 't0' } }]), want: { phase: 'MemoryDumpCompleted', target: '', memoryDumpVolume: { claimName: 'd', startTimestamp: 't0', endTimestamp: now, targetFileName: 'vm-d-20261201-235055.memory.dump' } } },
+      { name: 'completed and still in the spec: nothing', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpCompleted', hotplugVolume: pod }]), want: undefined },
+      { name: 'completed and gone from the spec: unmounted', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpCompleted', hotplugVolume: pod }], false), want: { phase: 'UnMountedFromPod', target: '' } },
+    ];
+    for (const c of cases) {
+      // act
+      const next = nextHotplugVolumeStatus(c.vmi as never, now)?.[0];
+      // assert
+      const got = next ? Object.fromEntries(Object.entries(next).filter(([k]) => ['phase', 'target', 'memoryDumpVolume'].includes(k))) : undefined;
+      assert.deepEqual(got, c.want, c.name);
+    }
+  });
+});
