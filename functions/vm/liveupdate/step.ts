@@ -59,8 +59,11 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
   const startGeneration = revisionGeneration(vmi.status?.virtualMachineRevisionName);
   // The revision is named by generation and the generation moves with every spec change: at the
   // same generation the start spec is the VM's own spec, and no read is needed.
+  // Likewise once the vm-generation annotation has caught up: it moves only while the template
+  // equals the start revision's, and only the template is compared.
   let startSpec: VirtualMachineSpec | undefined = vm.spec;
-  if (startGeneration !== vm.metadata?.generation) {
+  const caughtUp = vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation);
+  if (startGeneration !== vm.metadata?.generation && !caughtUp) {
     const name = vmi.status?.virtualMachineRevisionName;
     const rev = name ? await deps.kube.get(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name) : undefined;
     startSpec = (rev?.data as { spec?: VirtualMachineSpec } | undefined)?.spec;
