@@ -59,7 +59,7 @@ export async function followUpBackend(migration: VirtualMachineInstanceMigration
       done.push(`handed backend PVC ${next.target} over to the VMI`);
     } else {
       const name = next.kind === 'delete-source' ? next.source : next.target;
-      await deleteIgnoringGone(namespace, name, deps);
+      await deps.kube.delete(PVCS, namespace, name); // a claim already gone answers false: what was wanted
       done.push(`deleted ${next.kind === 'delete-source' ? 'source' : 'target'} backend PVC ${name}`);
       break;
     }
@@ -73,10 +73,5 @@ export async function dropUnhandedTarget(migration: VirtualMachineInstanceMigrat
   if (!pvcs) return;
   const namespace = migration.metadata?.namespace ?? '';
   const target = await deps.kube.get(PVCS, namespace, pvcs.target);
-  if (target && !target.metadata?.deletionTimestamp && target.metadata?.labels?.[MIGRATION_NAME_LABEL] === migration.metadata?.name) await deleteIgnoringGone(namespace, pvcs.target, deps);
-}
-
-/** A claim already gone is what was wanted: `delete` answers false then. */
-async function deleteIgnoringGone(namespace: string, name: string, deps: MigrationDeps): Promise<void> {
-  await deps.kube.delete(PVCS, namespace, name);
+  if (target && !target.metadata?.deletionTimestamp && target.metadata?.labels?.[MIGRATION_NAME_LABEL] === migration.metadata?.name) await deps.kube.delete(PVCS, namespace, pvcs.target);
 }

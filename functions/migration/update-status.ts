@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationCondition } from '../../shared/api/index.ts';
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, MIGRATION_FINALIZER, STORAGE_OBSERVED_API_VERSION_ANNOTATION } from '../../shared/api/well-known.ts';
+import type { PersistentStatePvcs } from './backend-storage.ts';
 import { isFinal, type PhaseResult } from './phases.ts';
 
 export const VMI_NAME_LABEL = 'kubevirt.io/vmi-name';
@@ -23,7 +24,7 @@ export interface StatusInput {
   /** ISO timestamp of this pass. */
   readonly now: string;
   /** The backend PVCs the target pod was created with this pass (backend-storage.ts). */
-  readonly persistentStatePvcs?: { readonly source: string; readonly target: string } | undefined;
+  readonly persistentStatePvcs?: PersistentStatePvcs | undefined;
 }
 
 /** The migration as it should be after this pass. Never mutates its input. */

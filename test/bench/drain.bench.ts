@@ -51,8 +51,9 @@ export async function run(): Promise<Record<string, unknown>> {
       else running.delete(m.name);
     }
     if (m.kind === 'pod' && m.migrationUid) podAt.set(m.migrationUid, m.time);
-    if (m.kind === 'migration' && m.phase === 'Succeeded' && podAt.has(m.uid)) {
-      durations.push(m.time - podAt.get(m.uid)!);
+    // A migration that ends any way leaves the set of those in flight; only a success is timed.
+    if (m.kind === 'migration' && ['Succeeded', 'Failed', 'Deleted'].includes(m.phase) && podAt.has(m.uid)) {
+      if (m.phase === 'Succeeded') durations.push(m.time - podAt.get(m.uid)!);
       podAt.delete(m.uid);
     }
   });
