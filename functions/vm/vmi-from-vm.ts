@@ -8,6 +8,7 @@ import type { V1ControllerRevision } from '@kubernetes/client-node';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePreferenceSpec } from '../../shared/api/index.ts';
 import { applyAutoattachPreferences } from '../../shared/instancetype/apply-preference.ts';
 import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { pinRevisionNames } from './instancetype/pinned.ts';
 import { START_REQUEST, startRevisionName, VM_GENERATION_ANNOTATION } from './well-known.ts';
 
 /** The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts). */
@@ -83,7 +84,8 @@ function addDefaultPodNetwork(spec: VirtualMachineInstance['spec']): void {
 
 /**
  * The start ControllerRevision of `vm` (reference.md §c.3): the VM's spec as the VMI is started
- * from it, controller-owned by the VM (so it goes with the VM).
+ * from it, with `spec.instancetype/preference.revisionName` filled from the status refs
+ * (reference-vm-vmi-depth §1.5), controller-owned by the VM (so it goes with the VM).
  */
 export function startRevision(vm: VirtualMachine): V1ControllerRevision {
   const generation = vm.metadata?.generation ?? 1;
@@ -97,7 +99,7 @@ export function startRevision(vm: VirtualMachine): V1ControllerRevision {
         { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true },
       ],
     },
-    data: { spec: structuredClone(vm.spec) },
+    data: { spec: pinRevisionNames(vm.spec, vm.status) },
     revision: generation,
   };
 }

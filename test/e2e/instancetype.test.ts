@@ -3,7 +3,9 @@
  * → VM and VMI functions → sandbox) and the real kubectl. `kubectl create` of a cluster instance
  * type, a cluster preference and two VMs: one runs with the expanded spec (CPU and memory from the
  * instance type, device preferences from the preference) and pinned revisions; the other sets the
- * CPU the instance type also sets, and gets its Failure condition and event, and no VMI.
+ * CPU the instance type also sets, and gets its Failure condition and event, and no VMI. Then the
+ * running VM's matcher is pointed at an instance type with dedicated CPUs (`kubectl patch`): the
+ * start revision pinned the old one, so the VM gets `RestartRequired` and the VMI runs on.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -147,6 +149,29 @@ describe('instance types and preferences end to end (relay → queue → functio
     assert.equal((await launcherPods(kube, vmi?.metadata?.uid ?? '')).length, 1);
     const get = await kubectl(['get', 'vm', 'e2e-it', '-o', 'jsonpath={.status.printableStatus}']);
     assert.equal(get.stdout, 'Running');
+  });
+
+  test('the running VM switched to an instance type with dedicated CPUs: RestartRequired, the VMI untouched', async () => {
+    // arrange
+    await until('e2e-it Running', async () => (await kube.get(VMIS, NS, 'e2e-it'))?.status?.phase === 'Running', { tries: 6000, problems });
+    const before = await kube.get(VMIS, NS, 'e2e-it');
+    const dedicated = 'apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\nmetadata:\n  name: e2e.dedicated\nspec:\n  cpu:\n    guest: 2\n    dedicatedCPUPlacement: true\n  memory:\n    guest: 256Mi\n';
+    const created = await kubectl(['create', '-f', '-'], dedicated);
+    assert.equal(created.code, 0, created.stderr);
+    // act
+    const patched = await kubectl(['patch', 'vm', 'e2e-it', '-n', NS, '--type=json', '-p', '[{"op":"replace","path":"/spec/instancetype/name","value":"e2e.dedicated"}]']);
+    assert.equal(patched.code, 0, patched.stderr);
+    await until('RestartRequired on e2e-it', async () => (await kube.get(VMS, NS, 'e2e-it'))?.status?.conditions?.some((c) => c.type === 'RestartRequired' && c.status === 'True') === true, { tries: 6000, problems });
+    // assert
+    const vm = await kube.get(VMS, NS, 'e2e-it');
+    const start = await kube.get(CONTROLLER_REVISIONS, NS, before?.status?.virtualMachineRevisionName ?? '');
+    const it = await kube.get(CLUSTER_INSTANCETYPES, undefined, 'e2e.small');
+    assert.equal((start?.data as { spec: { instancetype?: { revisionName?: string } } }).spec.instancetype?.revisionName, `e2e-it-e2e.small-v1beta1-${it?.metadata?.uid}-${it?.metadata?.generation}`, 'the start revision pins the old instance type');
+    assert.equal(vm?.status?.instancetypeRef?.name, 'e2e.dedicated', 'the status ref follows the matcher');
+    assert.equal(vm?.status?.conditions?.find((c) => c.type === 'RestartRequired')?.message, 'a non-live-updatable field was changed in the template spec');
+    const vmi = await kube.get(VMIS, NS, 'e2e-it');
+    assert.equal(vmi?.metadata?.uid, before?.metadata?.uid, 'the same VMI');
+    assert.equal(vmi?.spec.domain.cpu?.dedicatedCpuPlacement, undefined);
   });
 
   test('the conflicting VM gets its Failure condition and event, and no VMI', async () => {

@@ -53,7 +53,7 @@ export type InstancetypeSyncResult =
   | { readonly kind: 'error'; readonly vm: VirtualMachine; readonly error: SyncError; readonly event?: string };
 
 const FLAVOURS: readonly Flavour[] = ['instancetype', 'preference'];
-const REF_FIELD = { instancetype: 'instancetypeRef', preference: 'preferenceRef' } as const;
+export const REF_FIELD = { instancetype: 'instancetypeRef', preference: 'preferenceRef' } as const;
 const FIND_REASON = { instancetype: 'FailedFindInstancetype', preference: 'FailedFindPreference' } as const;
 const INFER_LABELS = {
   instancetype: [DEFAULT_INSTANCETYPE_LABEL, DEFAULT_INSTANCETYPE_KIND_LABEL],

@@ -12,6 +12,7 @@ import { isLiveUpdate } from '../../../shared/liveupdate/defaults.ts';
 import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import { expandVmi } from '../instancetype/expand-vmi.ts';
+import { resolvePinned } from '../instancetype/pinned.ts';
 import type { Resolved } from '../instancetype/sync-step.ts';
 import type { SyncError } from '../sync.ts';
 import { vmiFromVm } from '../vmi-from-vm.ts';
@@ -61,8 +62,11 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
   // same generation the start spec is the VM's own spec, and no read is needed.
   // Likewise once the vm-generation annotation has caught up: it moves only while the template
   // equals the start revision's, and only the template is compared.
+  // Not with matchers: the annotation follows the template only, so an instance type switched by
+  // its matcher (the template unchanged) is seen in the start revision's pinned revisions alone.
   let startSpec: VirtualMachineSpec | undefined = vm.spec;
-  const caughtUp = vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation);
+  const matchers = vm.spec.instancetype !== undefined || vm.spec.preference !== undefined;
+  const caughtUp = !matchers && vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation);
   if (startGeneration !== vm.metadata?.generation && !caughtUp) {
     const name = vmi.status?.virtualMachineRevisionName;
     const rev = name ? await deps.kube.get(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name) : undefined;
@@ -71,7 +75,9 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
   if (startSpec && startSpec !== vm.spec) vmi = await syncGenerationAnnotation(vm, startSpec, vmi, deps);
 
   const current = expanded(vm, vm.spec, resolved);
-  const started = startSpec ? expanded(vm, startSpec, resolved) : undefined;
+  // The start spec with its own pinned revisions, the VM with its status refs (§1.7).
+  const startResolved = startSpec && startSpec !== vm.spec ? await resolvePinned(startSpec, vm, resolved, deps) : resolved;
+  const started = startSpec && startResolved ? expanded(vm, startSpec, startResolved) : undefined;
   const liveUpdate = isLiveUpdate(config);
   let restartNeeded = false;
   let restart: LiveUpdateResult['restartRequired'];

@@ -2,13 +2,14 @@
  * The VM reconcile's live updates against the sandbox API server (reference-vm-vmi-depth §5):
  * the hotplug defaults on the VMI it starts, sockets raised on a running VMI patched into it,
  * RestartRequired (no reason, first message kept, cleared by a restart), the handlers held back
- * while a restart is pending, the vm-generation annotation's catch-up, and Stage.
+ * while a restart is pending, the vm-generation annotation's catch-up, and Stage; an instance
+ * type switched by its matcher, judged with the start revision's pinned revisions (§1.5, §1.7).
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { VMIS, VMS } from '../../../shared/api/resources.ts';
+import { CLUSTER_INSTANCETYPES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/template/cluster-config.ts';
 import type { KubeVirt } from '../../../shared/api/index.ts';
 import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
@@ -19,6 +20,11 @@ let config: ClusterConfig;
 
 before(async () => {
   server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  const kube = harness(server).kube;
+  const it = (name: string, spec: { cpu: { guest: number; dedicatedCPUPlacement?: boolean }; memory: { guest: string } }) => kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name }, spec });
+  await it('lu.small', { cpu: { guest: 1 }, memory: { guest: '1Gi' } });
+  await it('lu.large', { cpu: { guest: 2 }, memory: { guest: '2Gi' } });
+  await it('lu.dedicated', { cpu: { guest: 1, dedicatedCPUPlacement: true }, memory: { guest: '1Gi' } });
 });
 after(async () => {
   await server.close();
@@ -174,5 +180,78 @@ describe('VM live updates against the sandbox API server', () => {
     assert.equal(vmi?.spec.domain.resources?.requests?.['memory'], '4Gi');
     assert.deepEqual(vmi?.spec.tolerations, [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]);
     assert.equal(await restartCondition('lu-mem'), undefined);
+  });
+
+  describe('an instance type switched by its matcher on a running VM (§1.5, §1.7)', () => {
+    /** A VM whose CPU and memory come from the cluster instance type `lu.small`, started and Running. */
+    async function startedWithInstancetype(name: string): Promise<VirtualMachineInstance> {
+      const vm = vmManifest(name, { runStrategy: 'Always' });
+      vm.spec.instancetype = { name: 'lu.small' };
+      delete vm.spec.template.spec!.domain.resources;
+      await h.kube.create(VMS, vm);
+      await reconcileUntilSettled(server, h, `${NS}/${name}`);
+      const vmi = await run(name);
+      await reconcileUntilSettled(server, h, `${NS}/${name}`);
+      return vmi;
+    }
+    const switchTo = (name: string, instancetype: string) => h.kube.patch(VMS, NS, name, { type: 'json', ops: [{ op: 'replace', path: '/spec/instancetype/name', value: instancetype }] });
+
+    test('the start revision stores the spec with revisionName filled from the status ref', async () => {
+      // arrange + act
+      const vmi = await startedWithInstancetype('lu-it-pin');
+      // assert
+      const vm = await h.kube.get(VMS, NS, 'lu-it-pin');
+      const pinned = vm?.status?.instancetypeRef?.controllerRevisionRef?.name;
+      assert.ok(pinned, 'the status ref names a revision');
+      const start = await h.kube.get(CONTROLLER_REVISIONS, NS, vmi.status?.virtualMachineRevisionName ?? '');
+      assert.deepEqual((start?.data as { spec: VirtualMachine['spec'] }).spec.instancetype, { name: 'lu.small', revisionName: pinned });
+      assert.equal(vm?.spec.instancetype?.revisionName, undefined, 'the VM spec itself is not written');
+    });
+
+    test('to one with dedicatedCPUPlacement: RestartRequired, the VMI untouched', async () => {
+      // arrange
+      await startedWithInstancetype('lu-it-dedicated');
+      // act
+      await switchTo('lu-it-dedicated', 'lu.dedicated');
+      const settled = await reconcileUntilSettled(server, h, `${NS}/lu-it-dedicated`);
+      const again = await reconcileUntilSettled(server, h, `${NS}/lu-it-dedicated`);
+      // assert
+      const condition = await restartCondition('lu-it-dedicated');
+      assert.equal(condition?.status, 'True');
+      assert.equal(condition?.message, 'a non-live-updatable field was changed in the template spec');
+      assert.equal((await h.kube.get(VMIS, NS, 'lu-it-dedicated'))?.spec.domain.cpu?.dedicatedCpuPlacement, undefined);
+      assert.deepEqual([...settled.errors, ...again.errors], []);
+      assert.equal((await restartCondition('lu-it-dedicated'))?.status, 'True', 'kept on later passes (the vm-generation annotation does not hide it)');
+    });
+
+    test('to one differing only in cpu.guest and memory.guest: live-updatable, no RestartRequired, sockets hotplugged', async () => {
+      // arrange
+      await startedWithInstancetype('lu-it-large');
+      // act
+      await switchTo('lu-it-large', 'lu.large');
+      const settled = await reconcileUntilSettled(server, h, `${NS}/lu-it-large`);
+      // assert
+      assert.equal(await restartCondition('lu-it-large'), undefined);
+      const vmi = await h.kube.get(VMIS, NS, 'lu-it-large');
+      assert.equal(vmi?.spec.domain.cpu?.sockets, 2, 'the CPU handler patched the new guest count');
+      assert.deepEqual(settled.errors, []);
+    });
+
+    test('the pinned revision does not decode: no RestartRequired decision that pass', async () => {
+      // arrange
+      const vmi = await startedWithInstancetype('lu-it-gone');
+      const start = await h.kube.get(CONTROLLER_REVISIONS, NS, vmi.status?.virtualMachineRevisionName ?? '');
+      const pinned = (start?.data as { spec: VirtualMachine['spec'] }).spec.instancetype?.revisionName ?? '';
+      // Re-created with data that does not decode (the labels kept, so find still tells it is not the new object's).
+      const cr = await h.kube.get(CONTROLLER_REVISIONS, NS, pinned);
+      await h.kube.delete(CONTROLLER_REVISIONS, NS, pinned);
+      await h.kube.create(CONTROLLER_REVISIONS, { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: pinned, namespace: NS, labels: cr?.metadata?.labels }, data: { apiVersion: 'example.com/v1', kind: 'Foo', spec: {} }, revision: 0 });
+      // act
+      await switchTo('lu-it-gone', 'lu.dedicated');
+      const settled = await reconcileUntilSettled(server, h, `${NS}/lu-it-gone`);
+      // assert
+      assert.equal(await restartCondition('lu-it-gone'), undefined, 'the start spec cannot be expanded');
+      assert.deepEqual(settled.errors, []);
+    });
   });
 });
