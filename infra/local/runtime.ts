@@ -41,6 +41,11 @@ export interface LocalRuntimeOptions {
   readonly log: Logger;
   /** Workers per controller; default each registry entry's `workers` (KubeVirt: vmi 10, vm 3, migration 3). */
   readonly workers?: Partial<Record<Controller, number>>;
+  /**
+   * Keys a worker receives and reconciles together, 1–10 (default 1): what a Lambda FIFO batch
+   * does (`-c batchSize` on AWS). Each batch's trace entries are written once.
+   */
+  readonly batchSize?: number;
   readonly retry?: RetryPolicy;
   /** Lease of a received key before it is delivered again (a crashed worker). */
   readonly visibilityTimeoutMs?: number;
@@ -124,9 +129,12 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, traces: this.state.traces, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue }),
+          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue }),
           metrics: this.metrics,
           log: opts.log,
+          batchSize: opts.batchSize ?? 1,
+          traces: this.state.traces,
+          now,
         }),
     );
     this.sweeps = new SweepTimers({ queue: this.queue, log: opts.log, now, clockSpeed: opts.clockSpeed });

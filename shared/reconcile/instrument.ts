@@ -12,7 +12,7 @@ import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import { isSweepKey, type Controller } from '../queue/message.ts';
 import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
-import type { TraceEntry, Traces } from '../state/traces.ts';
+import type { TraceBuffer, TraceEntry, Traces } from '../state/traces.ts';
 import { reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile } from './outcome.ts';
 import { runSweep } from './sweep.ts';
@@ -42,11 +42,16 @@ export interface InstrumentOptions {
 /** Buckets for API calls per reconcile. */
 const CALL_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50];
 
-/** A `(ReceivedKey) → Outcome` function for the queue's workers (or the Lambda batch handler). */
-export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions): (rk: ReceivedKey) => Promise<Outcome> {
+/**
+ * A `(ReceivedKey) → Outcome` function for the queue's workers (or the Lambda batch handler).
+ * `traces`, when given, takes this reconcile's entry instead of `opts.traces` (the invocation's
+ * {@link TraceBuffer}, written once for the batch).
+ */
+export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions): (rk: ReceivedKey, traces?: Traces) => Promise<Outcome> {
   const now = opts.now ?? Date.now;
   const { controller } = spec;
-  return async (rk) => {
+  return async (rk, batchTraces) => {
+    const traces = batchTraces ?? opts.traces;
     const counter = new ApiCallCounter();
     const started = now();
     const cause = rk.message.cause;
@@ -73,17 +78,17 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
         opts.metrics.inc('apiserver_requests_total', 'Kubernetes API calls made by reconciles', { controller, verb, resource }, n);
       }
       // A crashed worker leaves no trace, as a real one would not.
-      if (opts.traces && result && !('error' in result && isWorkerCrash(result.error))) {
-        await record(opts, traceEntryOf({ controller, received: rk, result, counter, startedAt: started, durationMs: seconds * 1000, retry: opts.retry ?? DEFAULT_RETRY }));
+      if (traces && result && !('error' in result && isWorkerCrash(result.error))) {
+        await record(traces, opts, traceEntryOf({ controller, received: rk, result, counter, startedAt: started, durationMs: seconds * 1000, retry: opts.retry ?? DEFAULT_RETRY }));
       }
     }
   };
 }
 
-/** One table write; a failure is logged and never fails the reconcile it describes. */
-async function record(opts: InstrumentOptions, entry: TraceEntry): Promise<void> {
+/** One table write (or an entry into the invocation's buffer); a failure is logged and never fails the reconcile it describes. */
+async function record(traces: Traces, opts: InstrumentOptions, entry: TraceEntry): Promise<void> {
   try {
-    await opts.traces?.record(entry, (opts.now ?? Date.now)());
+    await traces.record(entry, (opts.now ?? Date.now)());
   } catch (err) {
     opts.log.warn('trace not recorded', { controller: entry.controller, key: entry.key, error: err instanceof Error ? err.message : String(err) });
   }
@@ -91,4 +96,11 @@ async function record(opts: InstrumentOptions, entry: TraceEntry): Promise<void>
 
 function context(resourceVersion: string, attempt: number): { minResourceVersion?: string; attempt: number } {
   return resourceVersion ? { minResourceVersion: resourceVersion, attempt } : { attempt };
+}
+
+/** Writes an invocation's trace entries; a failure is logged with the keys it was about and never fails the batch. */
+export async function flushTraces(traces: TraceBuffer, controller: string, log: Logger, now: () => number = Date.now): Promise<void> {
+  await traces.flush(now(), (err, entries) =>
+    log.warn('traces not recorded', { controller, keys: entries.map((e) => e.key), error: err instanceof Error ? err.message : String(err) }),
+  );
 }

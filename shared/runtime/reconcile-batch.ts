@@ -1,12 +1,14 @@
 /**
  * The body every controller's Lambda handler shares: the SQS FIFO batch → one instrumented
- * reconcile per key → settle each key → a partial batch response, then the invocation's metrics
- * as CloudWatch EMF (namespace from POWERTOOLS_METRICS_NAMESPACE, set by the CDK stack).
+ * reconcile per key → settle each key → the batch's trace entries as one write → a partial batch
+ * response, then the invocation's metrics as CloudWatch EMF
+ * (namespace from POWERTOOLS_METRICS_NAMESPACE, set by the CDK stack).
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { publishEmf } from '../metrics/emf.ts';
 import { processKeyBatch } from '../queue/lambda-batch.ts';
-import { instrumented, type ControllerSpec } from '../reconcile/instrument.ts';
+import { flushTraces, instrumented, type ControllerSpec } from '../reconcile/instrument.ts';
+import { TraceBuffer } from '../state/traces.ts';
 import type { LambdaEnv } from './lambda-env.ts';
 
 /** The CloudWatch namespace when POWERTOOLS_METRICS_NAMESPACE is unset (infra/aws/settings.ts uses the same default). */
@@ -14,12 +16,16 @@ export const DEFAULT_METRICS_NAMESPACE = 'VirtReconciler';
 
 export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: ControllerSpec<D>): Promise<SQSBatchResponse> {
   const { controller } = spec;
+  // Every key's trace entry goes into one buffer, written as one item before the batch is answered.
+  const traces = new TraceBuffer(env.state.traces);
   const response = await processKeyBatch(event, {
     controller,
     queue: env.queue,
-    reconcile: instrumented(spec, { ...env, traces: env.state.traces }),
+    reconcile: instrumented(spec, { ...env, traces }),
     onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result }),
   });
+  await flushTraces(traces, controller, env.log);
   publishEmf(env.metrics, process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE);
   return response;
 }
+

@@ -7,7 +7,8 @@
  * | expectation | `exp#<scope>`       | `<key>`       | add, del, deleteKeys (string set), setAt, ttl |
  * | failures    | `fail#<scope>`      | `<key>`       | count, updatedAt, ttl                        |
  * | lease       | `lease#<counter>`   | `-`           | holders (map holder → expiresAt ms), ttl     |
- * | trace entry | `trace#<ctl>#<key>` | `<ms>#<rand>` | e (the entry as JSON), expiresAt, ttl        |
+ * | traces      | `tracebatch#<ctl>#<hour>` | `<ms>#<rand>` | z (one invocation's entries, deflated JSON), ks (their keys, string set), expiresAt, ttl |
+ * | trace entry (earlier layout, read only) | `trace#<ctl>#<key>` | `<ms>#<rand>` | e (the entry as JSON), expiresAt, ttl |
  *
  * `ttl` is epoch seconds (the table's TTL attribute); `setAt`, `updatedAt`, `expiresAt` are
  * epoch ms compared by our own code, because DynamoDB deletes expired items lazily.
@@ -32,7 +33,7 @@ export interface ItemKey {
 export const expectationKey = (scope: string, key: string): ItemKey => ({ pk: `exp#${scope}`, sk: key });
 export const failureKey = (scope: string, key: string): ItemKey => ({ pk: `fail#${scope}`, sk: key });
 export const leaseKey = (counter: string): ItemKey => ({ pk: `lease#${counter}`, sk: '-' });
-/** The partition of one key's trace entries (sort key: start time, see dynamodb-traces.ts). */
+/** The partition of one key's trace entries in the earlier layout, still read until their TTL (dynamodb-traces.ts). */
 export const traceKeyPrefix = (controller: string, key: string): string => `trace#${controller}#${key}`;
 
 /** Epoch seconds for the `ttl` attribute: when DynamoDB may delete an item that expires at `ms`. */

@@ -1,7 +1,7 @@
 /**
  * Traces on the embedded SQLite table (`state_traces`, next to the other `state_` tables): one
- * row per reconcile, the entry as JSON. Recording is one `BEGIN IMMEDIATE` transaction (the
- * insert and the pruning of what falls past the per-key bound), so the table never holds more
+ * row per reconcile, the entry as JSON. Recording (one entry, or a batch's) is one `BEGIN IMMEDIATE`
+ * transaction (the inserts and the pruning of what falls past the per-key bound), so the table never holds more
  * than {@link TRACE_ENTRIES_PER_KEY} rows for a key; `sweep` drops rows past their TTL.
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -30,16 +30,23 @@ export function sqliteTraces(db: DatabaseSync, immediate: <T>(fn: () => T) => T)
     DELETE FROM state_traces WHERE scope = :scope AND key = :key AND id <= (
       SELECT id FROM state_traces WHERE scope = :scope AND key = :key ORDER BY id DESC LIMIT 1 OFFSET :keep)`);
   const newest = db.prepare('SELECT entry FROM state_traces WHERE scope = ? AND key = ? AND expires_at > ? ORDER BY id DESC LIMIT ?');
-  return {
-    async record(entry, now) {
+  const recordBatch: Traces['recordBatch'] = async (entries, now) => {
+    for (const entry of entries) {
       requireName('controller', entry.controller);
       requireName('key', entry.key);
-      requireTime('now', now);
-      immediate(() => {
-        insert.run(entry.controller, entry.key, entry.receivedAt, now + TRACE_TTL_MS, JSON.stringify(entry));
-        prune.run({ scope: entry.controller, key: entry.key, keep: TRACE_ENTRIES_PER_KEY });
-      });
-    },
+    }
+    requireTime('now', now);
+    if (entries.length === 0) return;
+    immediate(() => {
+      // In the order reconciled, so that row ids stay each key's order.
+      for (const entry of [...entries].sort((a, b) => a.receivedAt - b.receivedAt)) insert.run(entry.controller, entry.key, entry.receivedAt, now + TRACE_TTL_MS, JSON.stringify(entry));
+      const keys = new Map(entries.map((e) => [`${e.controller}\u0000${e.key}`, e]));
+      for (const e of keys.values()) prune.run({ scope: e.controller, key: e.key, keep: TRACE_ENTRIES_PER_KEY });
+    });
+  };
+  return {
+    record: (entry, now) => recordBatch([entry], now),
+    recordBatch,
     async recent(controller, key, now, limit) {
       requireName('controller', controller);
       requireName('key', key);

@@ -5,7 +5,10 @@
  * ({@link StateStore.traces}); both backends keep the same bound: the last
  * {@link TRACE_ENTRIES_PER_KEY} entries of a key, none older than {@link TRACE_TTL_MS}.
  *
- * Recording is one table write per reconcile and never fails the reconcile it describes.
+ * Recording never fails the reconcile it describes. An invocation that reconciles several keys (a
+ * Lambda batch, a local worker's batch) collects its entries in a {@link TraceBuffer} and writes
+ * them with one {@link Traces.recordBatch}: on DynamoDB one item for the whole invocation, so a
+ * batch of 10 costs about one write unit instead of ten (docs/state.md "Traces").
  */
 
 /** How many entries a key keeps; older ones are pruned (SQLite) or never read again (DynamoDB, until their TTL). */
@@ -72,6 +75,11 @@ export interface Traces {
   /** Stores `entry` (one table write) and drops what falls out of the per-key bound. */
   record(entry: TraceEntry, now: number): Promise<void>;
   /**
+   * Stores the entries of one invocation, of any keys, as one write where the backend can (one
+   * DynamoDB item; one SQLite transaction). An empty list writes nothing.
+   */
+  recordBatch(entries: readonly TraceEntry[], now: number): Promise<void>;
+  /**
    * The newest entries of `controller`'s `key` (at most `limit`, default and cap
    * {@link TRACE_ENTRIES_PER_KEY}), younger than {@link TRACE_TTL_MS} at `now`, oldest first.
    */
@@ -82,4 +90,50 @@ export interface Traces {
 export function traceLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return TRACE_ENTRIES_PER_KEY;
   return Math.max(1, Math.min(TRACE_ENTRIES_PER_KEY, Math.trunc(limit)));
+}
+
+/**
+ * The entries of one invocation, held until {@link TraceBuffer.flush} writes them with one
+ * `recordBatch`. It is a {@link Traces} itself, so the reconcile path records into it unchanged;
+ * reads go to the store.
+ */
+export class TraceBuffer implements Traces {
+  readonly #store: Traces;
+  #entries: TraceEntry[] = [];
+
+  constructor(store: Traces) {
+    this.#store = store;
+  }
+
+  /** Entries held, not yet written. */
+  get size(): number {
+    return this.#entries.length;
+  }
+
+  async record(entry: TraceEntry): Promise<void> {
+    this.#entries.push(entry);
+  }
+
+  async recordBatch(entries: readonly TraceEntry[]): Promise<void> {
+    this.#entries.push(...entries);
+  }
+
+  recent(controller: string, key: string, now: number, limit?: number): Promise<TraceEntry[]> {
+    return this.#store.recent(controller, key, now, limit);
+  }
+
+  /**
+   * Writes what is held with one `recordBatch` and empties the buffer. A failure is handed to
+   * `onError` (the entries are dropped: a trace never holds up the keys it describes).
+   */
+  async flush(now: number, onError: (err: unknown, entries: readonly TraceEntry[]) => void): Promise<void> {
+    const entries = this.#entries;
+    this.#entries = [];
+    if (entries.length === 0) return;
+    try {
+      await this.#store.recordBatch(entries, now);
+    } catch (err) {
+      onError(err, entries);
+    }
+  }
 }

@@ -107,7 +107,7 @@ describe('trace recording in the shared reconcile path', () => {
 
   test('a failing trace store never fails the reconcile', async () => {
     // arrange
-    const broken: Traces = { record: async () => { throw new Error('table down'); }, recent: async () => [] };
+    const broken: Traces = { record: async () => { throw new Error('table down'); }, recordBatch: async () => { throw new Error('table down'); }, recent: async () => [] };
     // act
     const outcome = await run(async () => done, received('d'), broken);
     // assert

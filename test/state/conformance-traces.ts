@@ -1,7 +1,8 @@
 /**
  * Trace cases of the conformance suite: what a reconcile recorded reads back as it was written,
  * oldest first; a key keeps only its last N entries; entries past the TTL are not returned;
- * keys and controllers are separate.
+ * keys and controllers are separate; a batch (one invocation's entries) reads back per key, also
+ * across hours.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -89,9 +90,46 @@ export function registerTraceCases(ctx: ConformanceContext): void {
       assert.deepEqual(got.map((e) => e.attempt), [2]);
     });
 
+    test('one batch of several keys and controllers reads back per key, in the order reconciled', async () => {
+      // arrange
+      const controller = unique('vmi');
+      const other = unique('vm');
+      const batch = [
+        traceEntry(controller, 'ns/a', t0 + 3, { attempt: 2 }),
+        traceEntry(controller, 'ns/b', t0 + 1),
+        traceEntry(controller, 'ns/a', t0 + 1, { attempt: 1 }),
+        traceEntry(other, 'ns/a', t0 + 2),
+      ];
+      // act
+      await ta().recordBatch(batch, t0 + 10);
+      await ta().recordBatch([], t0 + 10);
+      // assert
+      assert.deepEqual(await tb().recent(controller, 'ns/a', t0 + 20), [batch[2], batch[0]]);
+      assert.deepEqual(await tb().recent(controller, 'ns/b', t0 + 20), [batch[1]]);
+      assert.deepEqual(await tb().recent(other, 'ns/a', t0 + 20), [batch[3]]);
+    });
+
+    test('batches hours apart are read back together, newest last; a limit takes the newest across them', async () => {
+      // arrange
+      const controller = unique('vmi');
+      const hour = 60 * 60 * 1000;
+      for (let i = 0; i < 4; i++) {
+        const at = t0 + i * 1.5 * hour;
+        await (i % 2 ? ta() : tb()).recordBatch([traceEntry(controller, 'ns/a', at, { attempt: i + 1 }), traceEntry(controller, `ns/x${i}`, at)], at + 5);
+      }
+      const now = t0 + 4.5 * hour;
+      // act
+      const all = await tb().recent(controller, 'ns/a', now);
+      const last2 = await tb().recent(controller, 'ns/a', now, 2);
+      // assert
+      assert.deepEqual(all.map((e) => e.attempt), [1, 2, 3, 4]);
+      assert.deepEqual(last2.map((e) => e.attempt), [3, 4]);
+    });
+
     test('an empty controller or key is refused', async () => {
       await assert.rejects(ta().record(traceEntry('', 'ns/a', t0), t0), InvalidInputError);
       await assert.rejects(ta().recent('vmi', '', t0), InvalidInputError);
+      await assert.rejects(ta().recordBatch([traceEntry('vmi', '', t0)], t0), InvalidInputError);
     });
   });
 }

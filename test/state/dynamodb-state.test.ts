@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { packedItemWrus, packTraceEntries } from '../../shared/state/dynamodb-traces.ts';
+import { traceEntry } from './conformance-traces.ts';
 import { after, before, describe, test } from 'node:test';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { ensureTable, openDynamoDbState, STATE_TABLE_ENV } from '../../shared/state/dynamodb-state.ts';
@@ -105,4 +107,40 @@ describe('dynamodb state: beyond the conformance suite', () => {
     });
     dead.destroy();
   });
+
+  test('a batch of 10 reconciles is one packed trace item of at most 2 write units (10 items, one unit each, before)', () => {
+    // arrange: entries the size the trace benchmark measures (≈ 500 bytes of JSON each)
+    const t = Date.now();
+    const entries = Array.from({ length: 10 }, (_, i) =>
+      traceEntry('vmi', `default/vmi-bench-${String(i).padStart(4, '0')}`, t + i, {
+        writes: [
+          { verb: 'create', resource: 'pods', namespace: 'default', name: `virt-launcher-vmi-bench-${i}-x7k2p`, code: 201 },
+          { verb: 'update', resource: 'virtualmachineinstances/status', namespace: 'default', name: `vmi-bench-${i}`, code: 200 },
+        ],
+      }),
+    );
+    // act
+    const items = packTraceEntries(entries, t + 100);
+    // assert
+    assert.ok(entries.every((e) => JSON.stringify(e).length > 400), 'realistic entries');
+    assert.equal(items.length, 1);
+    assert.ok(packedItemWrus(items[0]!) <= 2, `${packedItemWrus(items[0]!)} WRU`);
+  });
+
+  test('trace items of the earlier layout (one per reconcile) are still read, older than the packed ones', async () => {
+    // arrange
+    const doc = DynamoDBDocumentClient.from(client as DynamoDBClient);
+    const store = openDynamoDbState({ tableName: TABLE, client: client as DynamoDBClient });
+    const t = Date.now();
+    const controller = `vmi-legacy-${t}`;
+    const old = traceEntry(controller, 'ns/a', t - 60_000, { attempt: 1 });
+    await doc.send(new PutCommand({ TableName: TABLE, Item: { pk: `trace#${controller}#ns/a`, sk: `${String(old.receivedAt).padStart(15, '0')}#0000`, expiresAt: t + 3_600_000, ttl: 0, e: JSON.stringify(old) } }));
+    const fresh = traceEntry(controller, 'ns/a', t, { attempt: 2 });
+    await store.traces.recordBatch([fresh], t + 1);
+    // act
+    const got = await store.traces.recent(controller, 'ns/a', t + 2);
+    // assert
+    assert.deepEqual(got.map((e) => e.attempt), [1, 2]);
+  });
 });
+

@@ -40,6 +40,7 @@ Runs the relay and the controllers in one process over an embedded SQLite queue 
   --examples DIR        manifests to apply at start (default: ./examples on the sandbox, none otherwise)
   --no-examples         apply nothing
   --data-dir DIR        where the queue/table database and the log live (default .data)
+  --batch-size N        keys a worker reconciles together, 1-10, as a Lambda FIFO batch (default 1)
   --exit-when-settled   exit 0 once every example VMI is handed off (Scheduled or later)
   --timeout SECONDS     with --exit-when-settled: give up after this long, exit 1 (default 120)
   --log-stderr          structured logs to stderr instead of <data-dir>/virt-reconciler.log
@@ -58,6 +59,7 @@ export const command: Command = {
       examples: { type: 'string' },
       'no-examples': { type: 'boolean' },
       'data-dir': { type: 'string' },
+      'batch-size': { type: 'string' },
       'exit-when-settled': { type: 'boolean' },
       timeout: { type: 'string' },
       'log-stderr': { type: 'boolean' },
@@ -73,6 +75,8 @@ export const command: Command = {
     const controlPlane = controlPlaneFlag(values['control-plane']);
     if (controlPlane && values.kubeconfig) throw new CliError('--control-plane picks the sandbox\'s API server; it cannot be used with --kubeconfig');
     const timeoutSeconds = intFlag('timeout', values.timeout, 120, 1);
+    const batchSize = intFlag('batch-size', values['batch-size'], 1, 1);
+    if (batchSize > 10) throw new CliError(`--batch-size takes 1-10 (an SQS FIFO batch holds at most 10 keys), got '${batchSize}'`);
     const dashboardPort = intFlag('dashboard-port', values['dashboard-port'], DEFAULT_DASHBOARD_PORT, 0);
     if (dashboardPort > 65535) throw new CliError(`--dashboard-port takes a port number 0-65535, got '${dashboardPort}'`);
     const dataDir = resolve(values['data-dir'] ?? '.data');
@@ -121,7 +125,7 @@ export const command: Command = {
         else process.stderr.write(l + '\n');
       },
     });
-    const rt = new LocalRuntime({ kubeConfig, dbPath, log });
+    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize });
     rt.start();
     process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
 
