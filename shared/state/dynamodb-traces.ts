@@ -8,8 +8,10 @@
  * Layout: `pk = tracebatch#<controller>#<hour>` (the hour of the write, epoch ms / 3,600,000),
  * `sk` = the write time (zero-padded ms) and a random suffix, `expiresAt`, `ttl`. A read of one
  * key queries the hours of the TTL window newest first, with `contains(ks, :key)` so only items
- * about the key come back, and stops once it holds the entries it wants; a key reconciled in the
- * last minutes costs one short query. One partition per controller and hour takes every write of
+ * about the key come back, and stops once it holds the entries it wants. A key with fewer entries
+ * than asked for (the usual case for the default 50) makes the read walk every item of that
+ * controller in the TTL window: billed by the size read, an operator's command, never a
+ * reconcile's. One partition per controller and hour takes every write of
  * that controller: DynamoDB's 1,000 WCU per partition are about 5,000 reconciles per second per
  * controller at 2 WRU per batch of 10, far above the apiserver budget (docs/deploy-aws.md).
  *
@@ -48,7 +50,11 @@ export interface PackedTraceItem {
  */
 export function packTraceEntries(entries: readonly TraceEntry[], now: number): PackedTraceItem[] {
   const byController = new Map<string, TraceEntry[]>();
-  for (const e of entries) byController.set(e.controller, [...(byController.get(e.controller) ?? []), e]);
+  for (const e of entries) {
+    const list = byController.get(e.controller);
+    if (list) list.push(e);
+    else byController.set(e.controller, [e]);
+  }
   const items: PackedTraceItem[] = [];
   const pack = (controller: string, part: readonly TraceEntry[]): void => {
     const z = deflateRawSync(JSON.stringify(part));
