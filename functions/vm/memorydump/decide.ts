@@ -73,7 +73,7 @@ export function planMemoryDump(vm: VirtualMachine, vmi: VirtualMachineInstance |
       if (status?.phase === 'MemoryDumpCompleted') {
         next = { ...next, phase: PHASE.Unmounting, ...(dump?.endTimestamp !== undefined ? { endTimestamp: dump.endTimestamp } : {}), ...(dump?.targetFileName !== undefined ? { fileName: dump.targetFileName } : {}) };
       } else if (status?.phase === 'MemoryDumpFailed') {
-        next = { ...next, phase: PHASE.Failed, ...(status.message !== undefined ? { message: status.message } : {}) };
+        next = { ...next, phase: PHASE.Failed, ...(status.message !== undefined ? { message: status.message } : {}), ...(dump?.endTimestamp !== undefined ? { endTimestamp: dump.endTimestamp } : {}) };
       }
       return { request: next };
     }

@@ -8,6 +8,13 @@
  */
 import type { Vmi } from './objects.ts';
 
+/**
+ * A test hook with no KubeVirt counterpart: a VMI annotated with it fails its memory dumps, with
+ * the annotation's value as the failure reason (virt-handler's dump fails when, for instance, the
+ * claim is too small). Without it every dump completes.
+ */
+export const FAIL_MEMORY_DUMP_ANNOTATION = 'sandbox.virt-reconciler.io/fail-memory-dump';
+
 interface VolumeStatus {
   name: string;
   target?: string;
@@ -60,6 +67,12 @@ export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toI
     if (dump && wanted && phase === 'MountedToPod') {
       changed = true;
       return { ...s, phase: 'MemoryDumpInProgress', reason: 'MemoryDumpVolumeInProgress', message: `Memory dump Volume ${s.name} is in progress`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), claimName: s.name, startTimestamp: nowIso } };
+    }
+    const failure = vmi.metadata?.annotations?.[FAIL_MEMORY_DUMP_ANNOTATION];
+    if (dump && wanted && phase === 'MemoryDumpInProgress' && failure !== undefined) {
+      changed = true;
+      // virt-handler's failed dump: the phase and an end time, the reason left as it was.
+      return { ...s, phase: 'MemoryDumpFailed', message: `Memory dump to pvc ${s.name} failed: ${failure}`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), endTimestamp: nowIso } };
     }
     if (dump && wanted && phase === 'MemoryDumpInProgress') {
       changed = true;

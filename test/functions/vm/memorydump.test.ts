@@ -31,7 +31,7 @@ describe('memory dump requests', () => {
         vmi: vmi([root, dump], [st('MemoryDumpCompleted', { memoryDumpVolume: { claimName: 'dump-pvc', startTimestamp: 't0', endTimestamp: 't1', targetFileName: 'f.memory.dump' } })]),
         want: { phase: 'Unmounting', extra: { endTimestamp: 't1', fileName: 'f.memory.dump' } },
       },
-      { name: 'InProgress + MemoryDumpFailed: Failed with the message', vm: vm({ phase: 'InProgress' }, [root, dump]), vmi: vmi([root, dump], [st('MemoryDumpFailed', { message: 'no space' })]), want: { phase: 'Failed', extra: { message: 'no space' } } },
+      { name: 'InProgress + MemoryDumpFailed: Failed with the message and the end time', vm: vm({ phase: 'InProgress' }, [root, dump]), vmi: vmi([root, dump], [st('MemoryDumpFailed', { message: 'no space', memoryDumpVolume: { claimName: 'dump-pvc', startTimestamp: 't0', endTimestamp: 't1' } })]), want: { phase: 'Failed', extra: { message: 'no space', endTimestamp: 't1', fileName: undefined } } },
       { name: 'Unmounting: the claim annotated, the volume out of the VMI (the template keeps it)', vm: vm({ phase: 'Unmounting', fileName: 'f.memory.dump' }, [root, dump]), vmi: vmi([root, dump], [st('MemoryDumpCompleted')]), want: { vmi: ['root'], annotate: 'f.memory.dump', phase: 'Unmounting' } },
       { name: 'Unmounting, still in the VMI status: wait', vm: vm({ phase: 'Unmounting', fileName: 'f' }, [root, dump]), vmi: vmi([root], [st('Detaching')]), want: { annotate: 'f', phase: 'Unmounting' } },
       { name: 'Unmounting, gone from the VMI: Completed', vm: vm({ phase: 'Unmounting', fileName: 'f' }, [root, dump]), vmi: vmi([root]), want: { annotate: 'f', phase: 'Completed' } },

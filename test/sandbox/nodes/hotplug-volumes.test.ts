@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { nextHotplugVolumeStatus } from '../../../infra/sandbox/nodes/hotplug-volumes.ts';
+import { FAIL_MEMORY_DUMP_ANNOTATION, nextHotplugVolumeStatus } from '../../../infra/sandbox/nodes/hotplug-volumes.ts';
 
 type Entry = { name: string; target?: string; phase?: string; hotplugVolume?: { attachPodName?: string; attachPodUID?: string } };
 
@@ -43,8 +43,8 @@ describe('virt-handler hotplug step', () => {
 
 describe('virt-handler memory dump step (reference-vm-vmi-depth §7)', () => {
   const pod = { attachPodName: 'p', attachPodUID: 'uid' };
-  const dumpVmi = (status: Record<string, unknown>[], inSpec = true) => ({
-    metadata: { name: 'vm' },
+  const dumpVmi = (status: Record<string, unknown>[], inSpec = true, annotations: Record<string, string> = {}) => ({
+    metadata: { name: 'vm', annotations },
     spec: { volumes: inSpec ? [{ name: 'd', memoryDump: { claimName: 'd', hotpluggable: true } }] : [] },
     status: { volumeStatus: status },
   });
@@ -53,6 +53,8 @@ describe('virt-handler memory dump step (reference-vm-vmi-depth §7)', () => {
     const cases: { name: string; vmi: ReturnType<typeof dumpVmi>; want: Record<string, unknown> | undefined }[] = [
       { name: 'mounted: the dump starts, no disk target', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MountedToPod', hotplugVolume: pod, memoryDumpVolume: { claimName: 'd' } }]), want: { phase: 'MemoryDumpInProgress', target: '', memoryDumpVolume: { claimName: 'd', startTimestamp: now } } },
       { name: 'in progress: completed', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpInProgress', hotplugVolume: pod, memoryDumpVolume: { claimName: 'd', startTimestamp: 't0' } }]), want: { phase: 'MemoryDumpCompleted', target: '', memoryDumpVolume: { claimName: 'd', startTimestamp: 't0', endTimestamp: now, targetFileName: 'vm-d-20261201-235055.memory.dump' } } },
+      { name: 'in progress on a VMI told to fail: failed (end time, virt-handler\'s message, no file)', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpInProgress', hotplugVolume: pod, memoryDumpVolume: { claimName: 'd', startTimestamp: 't0' } }], true, { [FAIL_MEMORY_DUMP_ANNOTATION]: 'no space left on device' }), want: { phase: 'MemoryDumpFailed', target: '', message: 'Memory dump to pvc d failed: no space left on device', memoryDumpVolume: { claimName: 'd', startTimestamp: 't0', endTimestamp: now } } },
+      { name: 'failed and gone from the spec: unmounted', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpFailed', hotplugVolume: pod }], false), want: { phase: 'UnMountedFromPod', target: '' } },
       { name: 'completed and still in the spec: nothing', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpCompleted', hotplugVolume: pod }]), want: undefined },
       { name: 'completed and gone from the spec: unmounted', vmi: dumpVmi([{ name: 'd', target: '', phase: 'MemoryDumpCompleted', hotplugVolume: pod }], false), want: { phase: 'UnMountedFromPod', target: '' } },
     ];
@@ -60,7 +62,8 @@ describe('virt-handler memory dump step (reference-vm-vmi-depth §7)', () => {
       // act
       const next = nextHotplugVolumeStatus(c.vmi as never, now)?.[0];
       // assert
-      const got = next ? Object.fromEntries(Object.entries(next).filter(([k]) => ['phase', 'target', 'memoryDumpVolume'].includes(k))) : undefined;
+      const fields = ['phase', 'target', 'memoryDumpVolume', ...(c.want && 'message' in c.want ? ['message'] : [])];
+      const got = next ? Object.fromEntries(Object.entries(next).filter(([k]) => fields.includes(k))) : undefined;
       assert.deepEqual(got, c.want, c.name);
     }
   });
