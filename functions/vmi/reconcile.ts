@@ -41,13 +41,19 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   }
   let observed = await observe(vmi, deps, rv);
 
-  // expectations gate
-  const gate = await expectationsGate(key, observed, deps);
-  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
-  if (gate.observed) observed = gate.observed;
-
-  // sync: decide, then act
-  const decision = decideSync(observed);
+  // sync: decide, then gate the pod writes on the expectations, then act. A pass that creates
+  // or deletes no pod needs no expectations (KubeVirt's `needsSync` gates the pod writes only;
+  // the status is written either way), so most passes read no record: a status pass costs no
+  // table read, and a creation seen by a status pass is lowered by the next pass that writes pods.
+  let decision = decideSync(observed);
+  if (decision.kind !== 'none') {
+    const gate = await expectationsGate(key, observed, deps);
+    if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
+    if (gate.observed) {
+      observed = gate.observed;
+      decision = decideSync(observed);
+    }
+  }
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
   if (decision.kind === 'create-pod') {
     const backend = await ensureBackendStorage(key, observed, deps);
