@@ -127,9 +127,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   );
   // client-node builds a new undici dispatcher for every request, so its connections are never
   // reused; each would stay open until undici's 4 s idle timeout, i.e. thousands of sockets (and
-  // EMFILE) under a burst. Closing idle connections after 500 ms keeps that bounded; clients that
-  // do pool connections (shared/kube/http-client.ts) reconnect when they find one closed.
-  server.keepAliveTimeout = 500;
+  // EMFILE) under a burst (at Node's old 65 s default). Closing idle connections soon keeps that
+  // bounded. Not sooner than 2 s: the answer's `Keep-Alive: timeout=<whole seconds>` is what
+  // pooling clients (Node's agents, shared/kube/http-client.ts in the Lambda bundles) keep a socket
+  // for, minus a second, so below 2 s they reuse none and every call of theirs opened a
+  // connection (at 500 ms: 660 connects for 660 calls of one function instance), which a real
+  // kube-apiserver never makes them do.
+  server.keepAliveTimeout = 2000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
