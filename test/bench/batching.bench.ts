@@ -6,7 +6,7 @@
  *
  * Figures per batch size: invocations, keys per invocation, an invocation's wall time (what
  * Lambda bills: the slowest key of the batch plus the trace write), reconcile time, and the trace
- * write units per reconcile as DynamoDB would bill them — each batch's entries packed exactly as
+ * write units per reconcile as DynamoDB would bill them, the expectations table's requests per reconcile — each batch's entries packed exactly as
  * shared/state/dynamodb-traces.ts writes them, sized by its `packedItemWrus`. The cost model
  * (report.ts) takes the batch-10 figures as its inputs.
  *
@@ -19,6 +19,7 @@ import { LocalRuntime } from '../../infra/local/runtime.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
 import { packedItemWrus, packTraceEntries } from '../../shared/state/dynamodb-traces.ts';
 import { startCluster } from './support/cluster.ts';
+import { countInPlace } from './support/systems.ts';
 import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -36,6 +37,9 @@ interface RoundFigures {
   reconcileMsTotal: number;
   traceWrus: number;
   traceEntries: number;
+  /** Expectations table requests (traces apart). */
+  tableReads: number;
+  tableWrites: number;
   secondsToAllRunning: number;
   allRunning: boolean;
 }
@@ -53,6 +57,8 @@ async function oneRound(batchSize: number, index: number): Promise<RoundFigures>
     wrus.traceEntries += entries.length;
     await real(entries, now);
   };
+  const table = { reads: 0, writes: 0 };
+  countInPlace(rt.state.expectations, table);
   rt.start();
   try {
     while (!rt.relay.ready) await new Promise((r) => setTimeout(r, 50));
@@ -68,6 +74,8 @@ async function oneRound(batchSize: number, index: number): Promise<RoundFigures>
       keys: rt.metrics.sum('invocation_keys'),
       reconcileMsTotal: rt.metrics.sum('reconcile_time_seconds') * 1000,
       ...wrus,
+      tableReads: table.reads,
+      tableWrites: table.writes,
       secondsToAllRunning: (lastRunning - t0) / 1000,
       allRunning,
     };
@@ -85,7 +93,7 @@ export async function run(): Promise<Record<string, unknown>> {
     for (const size of i % 2 === 0 ? SIZES : [...SIZES].reverse()) {
       const f = await oneRound(size, i * SIZES.length + SIZES.indexOf(size));
       by.get(size)!.push(f);
-      process.stdout.write(`  round ${i + 1} batch ${size}: ${f.invocations} invocations, ${round(f.keys / Math.max(1, f.invocations), 2)} keys each, ${round(f.invocationMsTotal / Math.max(1, f.invocations), 1)} ms avg, ${round(f.traceWrus / Math.max(1, f.traceEntries), 3)} trace WRU per reconcile, all Running in ${round(f.secondsToAllRunning, 1)} s\n`);
+      process.stdout.write(`  round ${i + 1} batch ${size}: ${f.invocations} invocations, ${round(f.keys / Math.max(1, f.invocations), 2)} keys each, ${round(f.invocationMsTotal / Math.max(1, f.invocations), 1)} ms avg, ${round(f.traceWrus / Math.max(1, f.traceEntries), 3)} trace WRU per reconcile, ${round(f.tableReads / Math.max(1, f.keys), 2)} table reads and ${round(f.tableWrites / Math.max(1, f.keys), 2)} writes per reconcile, all Running in ${round(f.secondsToAllRunning, 1)} s\n`);
     }
   }
   const sum = (rs: RoundFigures[], k: keyof RoundFigures) => rs.reduce((n, r) => n + Number(r[k]), 0);
@@ -96,6 +104,8 @@ export async function run(): Promise<Record<string, unknown>> {
     invocationP99Ms: round(Math.max(...rs.map((r) => r.invocationP99Ms)), 1),
     reconcileAvgMs: round(sum(rs, 'reconcileMsTotal') / Math.max(1, sum(rs, 'keys')), 1),
     traceWrusPerReconcile: round(sum(rs, 'traceWrus') / Math.max(1, sum(rs, 'traceEntries')), 3),
+    tableReadsPerReconcile: round(sum(rs, 'tableReads') / Math.max(1, sum(rs, 'keys')), 3),
+    tableWritesPerReconcile: round(sum(rs, 'tableWrites') / Math.max(1, sum(rs, 'keys')), 3),
     secondsToAllRunning: round(sum(rs, 'secondsToAllRunning') / rs.length, 2),
     allRunning: rs.every((r) => r.allRunning),
   });

@@ -33,9 +33,10 @@ import { queueNames, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { newTimer } from '../../shared/queue/timer-forwarder.ts';
 import { ensureTable } from '../../shared/state/dynamodb-state.ts';
 import { keyMessage } from '../queue/conformance.ts';
-import { startLocalSqs, type LocalSqs } from '../queue/fauxqs.ts';
+import { queueUrlEnv, startLocalSqs, type LocalSqs } from '../queue/fauxqs.ts';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.ts';
 import { projectRoot } from '../support/reference.ts';
+import { localLambdaEnv } from '../support/lambda-env.ts';
 import { sqsRecord } from '../support/sqs-event.ts';
 import { PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 
@@ -71,17 +72,7 @@ before(async () => {
   if (failed) throw failed.reason;
   queue = new SqsKeyQueue({ client: sqs.client(), prefix: PREFIX });
   await queue.ensureQueues([...CONTROLLERS]);
-  // fauxqs names its queues http://sqs.<region>.localhost:<port>/…, which does not resolve here;
-  // the SDK in the bundle uses the queue URL as its endpoint, so hand it loopback URLs.
-  const urlOf = async (QueueName: string): Promise<string> => {
-    const url = new URL((await sqs.client().send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '');
-    return new URL(url.pathname, sqs.endpoint).href;
-  };
-  for (const c of CONTROLLERS) {
-    const names = queueNames(PREFIX, c);
-    const u = c.toUpperCase();
-    Object.assign(queueEnv, { [`QUEUE_URL_${u}`]: await urlOf(names.queue), [`DLQ_URL_${u}`]: await urlOf(names.dlq), [`TIMER_QUEUE_URL_${u}`]: await urlOf(names.timers) });
-  }
+  Object.assign(queueEnv, await queueUrlEnv(sqs, PREFIX));
   const ddb = dynamo.client();
   await ensureTable(ddb, TABLE);
   ddb.destroy();
@@ -115,19 +106,7 @@ async function invokeBundle(fn: Fn, event: SQSEvent): Promise<SQSBatchResponse> 
     'process.exit(0);',
   ].join('\n');
   const env = {
-    PATH: process.env.PATH ?? '',
-    KUBE_API_SERVER: apiServer.url,
-    KUBE_TOKEN: TOKEN[fn],
-    KUBE_INSECURE_SKIP_TLS_VERIFY: 'true',
-    QUEUE_PREFIX: PREFIX,
-    ...queueEnv,
-    STATE_TABLE_NAME: TABLE,
-    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_LAMBDA_FUNCTION_NAME: `virt-reconciler-${fn}`,
+    ...localLambdaEnv({ apiServer: apiServer.url, token: TOKEN[fn], queuePrefix: PREFIX, queueUrls: queueEnv, table: TABLE, sqsEndpoint: sqs.endpoint, dynamoEndpoint: dynamo.endpoint, functionName: `virt-reconciler-${fn}` }),
     SMOKE_EVENT: JSON.stringify(event),
   };
   const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { env, timeout: 60_000 });

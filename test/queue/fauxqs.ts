@@ -4,7 +4,9 @@
  * (127.0.0.1:port), which the SDK never needs to resolve: the client has an explicit endpoint
  * and `useQueueUrlAsEndpoint: false`.
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CONTROLLERS } from '../../shared/controllers.ts';
+import { queueNames } from '../../shared/queue/sqs-queue.ts';
 import { buildApp } from 'fauxqs';
 
 export interface LocalSqs {
@@ -37,4 +39,25 @@ export async function startLocalSqs(): Promise<LocalSqs> {
       await app.close();
     },
   };
+}
+
+/**
+ * QUEUE_URL_<FN>, DLQ_URL_<FN> and TIMER_QUEUE_URL_<FN> of every controller, as the CDK stack
+ * sets them, for queues `prefix` already made. fauxqs names its queues
+ * http://sqs.<region>.localhost:<port>/…, which does not resolve here, and a bundle's SDK uses the
+ * queue URL as its endpoint: so these are loopback URLs.
+ */
+export async function queueUrlEnv(sqs: LocalSqs, prefix: string): Promise<Record<string, string>> {
+  const client = sqs.client();
+  const urlOf = async (QueueName: string): Promise<string> => {
+    const url = new URL((await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '');
+    return new URL(url.pathname, sqs.endpoint).href;
+  };
+  const env: Record<string, string> = {};
+  for (const c of CONTROLLERS) {
+    const names = queueNames(prefix, c);
+    const u = c.toUpperCase();
+    Object.assign(env, { [`QUEUE_URL_${u}`]: await urlOf(names.queue), [`DLQ_URL_${u}`]: await urlOf(names.dlq), [`TIMER_QUEUE_URL_${u}`]: await urlOf(names.timers) });
+  }
+  return env;
 }

@@ -55,8 +55,12 @@ function collectingLogger(sys: { reconcileMs: number[]; failed: number }): Logge
 
 const TABLE_READS = new Set(['get', 'satisfied', 'pendingCreations']);
 
-/** Counts every expectations call on the store object itself (reads vs writes). */
-function countInPlace(store: Expectations, table: { reads: number; writes: number }): void {
+/**
+ * Counts every expectations call on the store object itself (reads vs writes), so that the
+ * controllers already holding it are counted too: each call is one table request, as DynamoDB
+ * bills it (one RRU or WRU for an item this small).
+ */
+export function countInPlace(store: Expectations, table: { reads: number; writes: number }): void {
   const target = store as unknown as Record<string, unknown>;
   for (const [name, fn] of Object.entries(target)) {
     if (typeof fn !== 'function') continue;

@@ -1,0 +1,176 @@
+/**
+ * What one Lambda instance of the VMI function uses (issue 17, goal 6: the memory setting the
+ * cost rests on): the real bundle (`npm run build`'s Lambda build of functions/vmi) in a process
+ * of its own, configured by environment only, with the real AWS SDK against fauxqs and DynamoDB
+ * Local and the node:http Kubernetes client against a sandbox in its own child process. The real
+ * relay feeds the VMI key queue; this process plays the SQS trigger: it receives up to B keys,
+ * invokes the instance with them (one invocation at a time, as a Lambda instance runs them) and
+ * deletes what the batch response does not name as failed — until a burst of N VMIs is Running.
+ *
+ * Per batch size (1 and 10): keys per invocation, the invocation's wall time and CPU time (the
+ * instance does nothing else, so its process CPU delta is the invocation's), and the instance's
+ * peak resident memory, after the import and at the end. Lambda gives a function CPU in
+ * proportion to its memory (a full vCPU at 1,769 MB), so the CPU time is what a smaller memory
+ * setting stretches; report.ts turns these into the cost at each memory size.
+ *
+ * N = BENCH_FOOTPRINT_VMIS (default 200; 100 with BENCH_QUICK). Never a test.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DeleteMessageBatchCommand, GetQueueUrlCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { Relay } from '../../functions/relay/relay.ts';
+import { buildBundles } from '../../scripts/build.ts';
+import { CONTROLLERS } from '../../shared/controllers.ts';
+import { silentLogger } from '../../shared/metrics/log.ts';
+import { queueNames, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import { ensureTable } from '../../shared/state/dynamodb-state.ts';
+import { queueUrlEnv, startLocalSqs } from '../queue/fauxqs.ts';
+import { startDynamoDbLocal } from '../support/dynamodb-local.ts';
+import { localLambdaEnv } from '../support/lambda-env.ts';
+import { sqsRecord } from '../support/sqs-event.ts';
+import { startCluster } from './support/cluster.ts';
+import type { InstanceReady, InvocationFigures, InvokeRequest } from './support/function-instance.ts';
+import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker } from './support/vmi-run.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const N = Number(process.env.BENCH_FOOTPRINT_VMIS ?? (QUICK ? 100 : 200));
+const SIZES = [1, 10] as const;
+const INSTANCE = fileURLToPath(new URL('./support/function-instance.ts', import.meta.url));
+const TABLE = 'footprint-state';
+
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+const MB = 1024 * 1024;
+
+interface RoundFigures {
+  invocations: number;
+  keys: number;
+  wallMs: number[];
+  cpuMs: number[];
+  keysPer: number[];
+  importMs: number;
+  rssAfterImportMb: number;
+  maxRssMb: number;
+  heapUsedMaxMb: number;
+  allRunning: boolean;
+  seconds: number;
+}
+
+async function oneRound(bundleDir: string, batchSize: number, index: number): Promise<RoundFigures> {
+  const cluster = await startCluster({ vmis: N, identities: [CONTROLLER_IDENTITY, USER_IDENTITY] });
+  const [sqs, dynamo] = await Promise.all([startLocalSqs(), startDynamoDbLocal()]);
+  const prefix = `fp${index}`;
+  const queue = new SqsKeyQueue({ client: sqs.client(), prefix });
+  const tracker = new VmiTracker(cluster);
+  let relay: Relay | undefined;
+  const instance = fork(INSTANCE, [], {
+    // BENCH_FOOTPRINT_PROF=<dir>: a V8 CPU profile of the instance, for finding where its CPU goes.
+    execArgv: process.env.BENCH_FOOTPRINT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_FOOTPRINT_PROF}`] : [],
+    // Its JSON log lines (and metrics) go nowhere: they are what Lambda sends to CloudWatch.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: await (async () => {
+      await queue.ensureQueues([...CONTROLLERS]);
+      const ddb = dynamo.client();
+      await ensureTable(ddb, TABLE);
+      ddb.destroy();
+      const kc = cluster.kubeConfig(CONTROLLER_IDENTITY);
+      return {
+        ...localLambdaEnv({ apiServer: kc.getCurrentCluster()?.server ?? '', token: kc.getCurrentUser()?.token ?? '', queuePrefix: prefix, queueUrls: await queueUrlEnv(sqs, prefix), table: TABLE, sqsEndpoint: sqs.endpoint, dynamoEndpoint: dynamo.endpoint, functionName: 'virt-reconciler-vmi' }),
+        BUNDLE_URL: pathToFileURL(join(bundleDir, 'vmi', 'index.mjs')).href,
+      };
+    })(),
+  });
+  const waiting = new Map<number, (f: InvocationFigures) => void>();
+  const ready = new Promise<InstanceReady>((resolve, reject) => {
+    instance.once('exit', (code) => reject(new Error(`the function instance exited (${code}) before it was ready`)));
+    instance.on('message', (m: InstanceReady | InvocationFigures) => {
+      if (m.kind === 'ready') resolve(m);
+      else waiting.get(m.id)?.(m);
+    });
+  });
+  const invoke = (req: InvokeRequest) => new Promise<InvocationFigures>((resolve) => {
+    waiting.set(req.id, resolve);
+    instance.send(req);
+  });
+  const f: RoundFigures = { invocations: 0, keys: 0, wallMs: [], cpuMs: [], keysPer: [], importMs: 0, rssAfterImportMb: 0, maxRssMb: 0, heapUsedMaxMb: 0, allRunning: false, seconds: 0 };
+  try {
+    const up = await ready;
+    f.importMs = round(up.importMs, 1);
+    f.rssAfterImportMb = round(up.rssBytes / MB, 1);
+    relay = new Relay({ kubeConfig: cluster.kubeConfig(CONTROLLER_IDENTITY), queue, log: silentLogger });
+    relay.start();
+    while (!relay.ready) await new Promise((r) => setTimeout(r, 50));
+    const client = sqs.client();
+    const QueueName = queueNames(prefix, 'vmi').queue;
+    const QueueUrl = (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl ?? '';
+    const t0 = Date.now();
+    await createVmis(cluster, tracker, vmiNames(`fp${index}`, N), { concurrency: 25 });
+    const deadline = t0 + 240_000;
+    for (let id = 0; Date.now() < deadline; ) {
+      if (tracker.count((m) => m.runningAt !== undefined) >= N) {
+        f.allRunning = true;
+        break;
+      }
+      const got = (await client.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: batchSize, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60, WaitTimeSeconds: 0 }))).Messages ?? [];
+      if (got.length === 0) {
+        await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
+      const event: SQSEvent = { Records: got.map((m) => sqsRecord(m, QueueName)) };
+      const out = await invoke({ id: id++, event });
+      const failed = new Set(out.response.batchItemFailures.map((b) => b.itemIdentifier));
+      const done = got.filter((m) => !failed.has(m.MessageId ?? ''));
+      if (done.length > 0) await client.send(new DeleteMessageBatchCommand({ QueueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+      f.invocations++;
+      f.keys += got.length;
+      f.keysPer.push(got.length);
+      f.wallMs.push(out.wallMs);
+      f.cpuMs.push(out.cpuMs);
+      f.maxRssMb = Math.max(f.maxRssMb, round(out.maxRssBytes / MB, 1));
+      f.heapUsedMaxMb = Math.max(f.heapUsedMaxMb, round(out.heapUsedBytes / MB, 1));
+    }
+    f.seconds = round((Date.now() - t0) / 1000, 1);
+    return f;
+  } finally {
+    await relay?.stop();
+    tracker.stop();
+    // A disconnect lets it exit by itself (and write its CPU profile, when asked for one).
+    instance.disconnect();
+    await new Promise((r) => instance.once('exit', r));
+    await Promise.all([cluster.stop(), sqs.stop(), dynamo.stop()]);
+  }
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const bundleDir = mkdtempSync(join(tmpdir(), 'bench-footprint-'));
+  try {
+    await buildBundles({ only: ['vmi'], outDir: bundleDir, log: () => undefined });
+    const out: Record<string, unknown> = { vmis: N };
+    for (const [i, size] of SIZES.entries()) {
+      const f = await oneRound(bundleDir, size, i);
+      const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+      const figures = {
+        invocations: f.invocations,
+        keysPerInvocation: round(f.keys / Math.max(1, f.invocations), 2),
+        invocationAvgMs: round(sum(f.wallMs) / Math.max(1, f.invocations), 1),
+        cpuMsPerInvocation: round(sum(f.cpuMs) / Math.max(1, f.invocations), 2),
+        cpuMsPerKey: round(sum(f.cpuMs) / Math.max(1, f.keys), 2),
+        cpuShareOfWall: round(sum(f.cpuMs) / Math.max(1, sum(f.wallMs)), 3),
+        importMs: f.importMs,
+        rssAfterImportMb: f.rssAfterImportMb,
+        maxRssMb: f.maxRssMb,
+        heapUsedMaxMb: f.heapUsedMaxMb,
+        allRunning: f.allRunning,
+        seconds: f.seconds,
+      };
+      out[`batch${size}`] = figures;
+      process.stdout.write(`  batch ${size}: ${figures.invocations} invocations, ${figures.keysPerInvocation} keys each, ${figures.invocationAvgMs} ms wall and ${figures.cpuMsPerInvocation} ms CPU each (${figures.cpuMsPerKey} ms CPU per key), peak RSS ${figures.maxRssMb} MB (${figures.rssAfterImportMb} MB after import), all Running: ${figures.allRunning} in ${figures.seconds} s\n`);
+    }
+    return out;
+  } finally {
+    rmSync(bundleDir, { recursive: true, force: true });
+  }
+}
