@@ -19,7 +19,7 @@ import { templateNames } from './data-volumes.ts';
 import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
 import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
-import { decideSync, vmFinalizerWanted, type Observed, type SyncError } from './sync.ts';
+import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
 import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
@@ -34,6 +34,9 @@ import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
+import { firmwareUuidPatch } from './firmware-uuid.ts';
+import { pciTopologyPatch } from './pci-topology.ts';
+import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
@@ -74,6 +77,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // RestartRequired: what the live-update step decided, or cleared by a start or stop (KubeVirt's cleanupRestartRequired).
   let restartRequired: LiveUpdateResult['restartRequired'];
   let startedOrStopped = false;
+  let decided: SyncDecision['kind'] | undefined;
   if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
     const r = await syncInstancetypes(observed.vm, deps);
     observed = { ...observed, vm: r.vm };
@@ -86,8 +90,22 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
       }
     }
   }
+  // firmware UUID: the VMIs' UUIDv5 written into a template without one (firmware-uuid.ts); a failure
+  // ends the sync. Before the run-strategy step, where KubeVirt has it after: there KubeVirt's VM
+  // webhook gives a new VM its UUID at creation, so a VM never starts from a spec without one; with
+  // no webhook here, a write after the first start would leave that VMI's start revision without
+  // it, and the vm-generation annotation behind the VM until the next restart.
+  if (proceed && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
+    const r = await patchVmSpec(observed.vm, firmwareUuidPatch(observed.vm), deps);
+    observed = { ...observed, vm: r.vm };
+    if (r.error !== undefined) {
+      syncError = { reason: 'FirmwareUUIDError', message: `error encountered when trying to patch VM firmware: ${r.error}`, requeue: true };
+      proceed = false;
+    }
+  }
   if (proceed) {
     const decision = decideSync(observed, deps.now());
+    decided = decision.kind;
     switch (decision.kind) {
       case 'none':
         syncError = decision.error;
@@ -131,6 +149,10 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     }
   }
 
+  // KubeVirt's synchronisers run only while the expectations are still satisfied after the
+  // run-strategy step: not in a pass that failed, started or stopped the VMI, or created DataVolumes.
+  const settled = proceed && syncError === undefined && !creationExpected && !deletionExpected && decided !== 'create-data-volumes' && !observed.vm.metadata?.deletionTimestamp;
+
   // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
   if (proceed && !observed.vm.metadata?.deletionTimestamp) {
     const r = await syncVolumeHotplug(observed.vm, observed.vmi, config, deps);
@@ -145,6 +167,14 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     memoryDumpRequest = r.request;
     syncError ??= r.error;
+  }
+
+  // PCI topology: the VMI's pci-topology annotations copied into a template without them (pci-topology.ts);
+  // KubeVirt folds this into the VM update that ends its sync, hence that update's reason and message.
+  if (settled && syncError === undefined) {
+    const r = await patchVmSpec(observed.vm, pciTopologyPatch(observed.vm, observed.vmi), deps);
+    observed = { ...observed, vm: r.vm };
+    if (r.error !== undefined) syncError = { reason: 'FailedUpdateError', message: `Error encountered when trying to update vm according to add volume and/or memory dump requests: ${r.error}`, requeue: true };
   }
 
   // live updates: RestartRequired, CPU / memory hotplug, affinity and tolerations (liveupdate/step.ts)
@@ -174,6 +204,16 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
   return requeueSeconds !== undefined ? requeueAfter(wallSeconds(deps, requeueSeconds), 'waiting (expectations or start backoff)') : done;
+}
+
+/** One JSON patch of the VM (none when `ops` is undefined): the VM as written, or the error's message. */
+async function patchVmSpec(vm: VirtualMachine, ops: JsonPatchOperation[] | undefined, deps: VmDeps): Promise<{ vm: VirtualMachine; error?: string }> {
+  if (ops === undefined) return { vm };
+  try {
+    return { vm: await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }) };
+  } catch (err) {
+    return { vm, error: errorMessage(err) };
+  }
 }
 
 /** KubeVirt's defaults, for harnesses that give the VM controller no cluster config. */

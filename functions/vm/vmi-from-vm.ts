@@ -11,9 +11,12 @@ import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from
 import { pinRevisionNames } from './instancetype/pinned.ts';
 import { START_REQUEST, startRevisionName, VM_GENERATION_ANNOTATION } from './well-known.ts';
 
-/** The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts). */
+/**
+ * The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts;
+ * firmware-uuid.ts writes it into the template). An empty UUID counts as none, as upstream.
+ */
 export function firmwareUuid(vm: VirtualMachine): string {
-  return vm.spec.template.spec?.domain.firmware?.uuid ?? legacyFirmwareUuid(vm.metadata?.name ?? '');
+  return vm.spec.template.spec?.domain.firmware?.uuid || legacyFirmwareUuid(vm.metadata?.name ?? '');
 }
 
 /**

@@ -35,3 +35,11 @@ export type RunStrategy = (typeof RUN_STRATEGIES)[number];
  * snapshot takes the spec the VMI runs from it).
  */
 export const startRevisionName = (vmUid: string, generation: number) => `revision-start-vm-${vmUid}-${generation}`;
+
+/**
+ * VMI annotations virt-handler sets on a VMI whose PCI topology it detected as a later version
+ * (the frozen placeholder slot count); the VM controller copies them into the VM template so the
+ * VM's next VMIs keep that topology (reference-vm-vmi-depth §7).
+ */
+export const PCI_TOPOLOGY_VERSION_ANNOTATION = 'kubevirt.io/pci-topology-version';
+export const PCI_INTERFACE_SLOT_COUNT_ANNOTATION = 'kubevirt.io/pci-interface-slot-count';

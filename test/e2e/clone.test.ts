@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { legacyFirmwareUuid } from '../../shared/api/firmware-uuid.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { EVENTS, PVCS, VM_CLONES, VM_RESTORES, VM_SNAPSHOTS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachineClone } from '../../shared/api/snapshot.ts';
@@ -82,6 +83,8 @@ describe('clone end to end (relay → queue → clone, snapshot, restore functio
     const events = await eventsOf('clone-1');
     for (const reason of ['SnapshotCreated', 'SnapshotReady', 'RestoreCreated', 'RestoreReady', 'TargetVMCreated', 'PVCBound']) assert.ok(events.includes(`Normal ${reason}`), `${reason} in ${events.join(', ')}`);
     // assert: the new VM, with the patches applied
+    // The clone blanks the firmware UUID; the VM controller then gives the new VM the UUIDv5 of its own name.
+    await until('the new VM has its own firmware UUID', async () => (await s.kube.get(VMS, NS, 'clone-dst'))?.spec.template.spec?.domain.firmware?.uuid === legacyFirmwareUuid('clone-dst'), { problems: s.problems });
     const dst = (await s.kube.get(VMS, NS, 'clone-dst'))!;
     assert.deepEqual(dst.metadata?.labels, { app: 'web', 'team/owner': 'a' });
     assert.equal(dst.metadata?.annotations?.['note/keep'], 'k');
@@ -90,7 +93,7 @@ describe('clone end to end (relay → queue → clone, snapshot, restore functio
     assert.equal(dst.spec.template.metadata?.labels?.tier, 'front');
     assert.equal(dst.spec.template.spec?.domain.devices.interfaces?.[0]?.macAddress, '02:00:00:bb:bb:bb');
     assert.equal(dst.spec.template.spec?.domain.firmware?.serial, 'serial-new');
-    assert.ok(!dst.spec.template.spec?.domain.firmware?.uuid, 'firmware uuid blanked');
+    assert.notEqual(dst.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('clone-src'), 'the source firmware uuid was blanked');
     const claim = dst.spec.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName;
     assert.ok(claim && claim !== 'clone-src-data', `its own claim (${claim})`);
     assert.equal((await s.kube.get(PVCS, NS, claim!))?.status?.phase, 'Bound');

@@ -90,6 +90,7 @@ describe('VM reconcile: instance types and preferences', () => {
       `create controllerrevisions ${itRev}`,
       `create controllerrevisions ${prefRev}`,
       'patch virtualmachines/status it-1',
+      'patch virtualmachines it-1', // the firmware UUID
       `create controllerrevisions revision-start-vm-${got?.metadata?.uid ?? ''}-${got?.metadata?.generation ?? 1}`,
       'create virtualmachineinstances it-1',
       'patch virtualmachines/status it-1',

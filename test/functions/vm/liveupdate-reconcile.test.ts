@@ -86,7 +86,8 @@ describe('VM live updates against the sandbox API server', () => {
     assert.equal(vmi?.spec.domain.cpu?.sockets, 3);
     assert.equal(vmi?.spec.domain.resources?.requests?.['cpu'], '300m');
     assert.equal(await restartCondition('lu-cpu'), undefined);
-    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '1', 'the template differs from the start revision');
+    // Generation 2: the firmware UUID was written before the start (generation 1 → 2).
+    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '2', 'the template differs from the start revision');
     assert.ok(objectActions(server).includes('patch virtualmachineinstances lu-cpu'), objectActions(server).join('\n'));
     assert.deepEqual(settled.errors, []);
   });
@@ -148,10 +149,11 @@ describe('VM live updates against the sandbox API server', () => {
     const cleared = await restartCondition('lu-gen');
     const vm = await h.kube.get(VMS, NS, 'lu-gen');
     // assert
-    assert.equal(annotation, '2');
+    // Started at generation 2 (the firmware UUID written before the start), the run strategy makes 3.
+    assert.equal(annotation, '3');
     assert.equal(set?.message, 'a non-live-updatable field was changed in the template spec');
     assert.equal(cleared, undefined);
-    assert.equal(vm?.status?.observedGeneration, 4, 'the template equals the start revision again');
+    assert.equal(vm?.status?.observedGeneration, 5, 'the template equals the start revision again');
   });
 
   test('Stage: sockets raised need a restart, the VMI is left alone', async () => {

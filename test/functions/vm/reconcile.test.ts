@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
+import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
@@ -42,7 +43,7 @@ async function vmStatus(name: string) {
 }
 
 describe('VM reconcile against the sandbox API server', () => {
-  test('Always: finalizer, then the VMI from the template, then status; the next pass writes nothing', async () => {
+  test('Always: finalizer, firmware UUID, then the VMI from the template, then status; the next pass writes nothing', async () => {
     // arrange
     await h.kube.create(VMS, vmManifest('always-1', { runStrategy: 'Always' }));
     // act
@@ -50,6 +51,7 @@ describe('VM reconcile against the sandbox API server', () => {
     // assert
     assert.deepEqual(actions(server), [
       'patch virtualmachines always-1',
+      'patch virtualmachines always-1', // the firmware UUID, before the start
       await startRevisionCreate('always-1'),
       'create virtualmachineinstances always-1',
       'event SuccessfulCreate',
@@ -65,7 +67,10 @@ describe('VM reconcile against the sandbox API server', () => {
     const ref = vmi.metadata?.ownerReferences?.[0];
     assert.deepEqual([ref?.kind, ref?.uid, ref?.controller], ['VirtualMachine', vm?.metadata?.uid, true]);
     assert.ok(vm?.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER), 'the VM carries its finalizer');
-    const revisionName = `revision-start-vm-${vm?.metadata?.uid ?? ''}-1`;
+    // Generation 2: the firmware UUID went into the template before the start.
+    const revisionName = `revision-start-vm-${vm?.metadata?.uid ?? ''}-2`;
+    assert.equal(vm?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('always-1'), 'the template carries the UUIDv5 of the VM name');
+    assert.equal(vmi.spec.domain.firmware?.uuid, legacyFirmwareUuid('always-1'), 'and so does the VMI');
     assert.equal(vmi.status?.virtualMachineRevisionName, revisionName, 'the VMI names the revision it was started from');
     const revision = await h.kube.get(CONTROLLER_REVISIONS, NS, revisionName);
     assert.deepEqual((revision?.data as { spec?: unknown } | undefined)?.spec, vm?.spec, 'the revision holds the VM spec');
@@ -114,7 +119,7 @@ describe('VM reconcile against the sandbox API server', () => {
     server.audit.clear();
     await reconcileUntilSettled(server, h, `${NS}/manual-1`);
     // assert
-    assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request');
+    assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request (the finalizer, the firmware UUID)');
     assert.deepEqual(objectActions(server), [await startRevisionCreate('manual-1'), 'create virtualmachineinstances manual-1', 'patch virtualmachines/status manual-1']);
     assert.equal((await vmStatus('manual-1'))?.stateChangeRequests, undefined, 'the Start request is done');
   });
@@ -214,6 +219,7 @@ describe('VM reconcile against the sandbox API server', () => {
     // assert
     assert.deepEqual(waiting.actions, [
       'patch virtualmachines dv-1',
+      'patch virtualmachines dv-1', // the firmware UUID
       'create datavolumes dv-1-root',
       'event SuccessfulDataVolumeCreate',
       'patch virtualmachines/status dv-1',
@@ -269,7 +275,7 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.deepEqual([failure?.status, failure?.reason], ['True', 'FailedCreate']);
   });
 
-  test('API calls per VM start (Always, no DataVolumes): 2 reads and 5 writes, then 2 reads to confirm', async () => {
+  test('API calls per VM start (Always, no DataVolumes): 2 reads and 6 writes, then 2 reads to confirm', async () => {
     // arrange
     await h.kube.create(VMS, vmManifest('calls-1', { runStrategy: 'Always' }));
     server.counters.reset();
@@ -277,11 +283,11 @@ describe('VM reconcile against the sandbox API server', () => {
     const settled = await reconcileUntilSettled(server, h, `${NS}/calls-1`);
     const calls = server.counters.snapshot().filter((c) => c.identity === CONTROLLER);
     const by = (verb: string) => calls.filter((c) => c.verb === verb).reduce((n, c) => n + c.count, 0);
-    // assert: get VM + get VMI; patch VM (finalizer), create the start revision, create VMI,
+    // assert: get VM + get VMI; patch VM (finalizer), patch VM (firmware UUID), create the start revision, create VMI,
     // create Event, patch VM status;
     // then the settling pass reads the VM and the VMI (and lowers the creation expectation).
     assert.equal(settled.passes, 2);
-    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 3, patch: 2, update: 0, delete: 0 });
+    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 3, patch: 3, update: 0, delete: 0 });
   });
 
   test('storage locks: no VMI starts while a restore is in progress; a snapshot lock (status and finalizer) survives every pass', async () => {
