@@ -21,6 +21,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/replicaset.test.ts',
   'test/e2e/export.test.ts',
   'test/e2e/instancetype.test.ts',
+  'test/e2e/instancetype-expand.test.ts',
   'test/e2e/trace.test.ts',
   'test/e2e/diagnose.test.ts',
   'test/e2e/diagnose-owners.test.ts',

@@ -79,7 +79,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   let startedOrStopped = false;
   let decided: SyncDecision['kind'] | undefined;
   if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
-    const r = await syncInstancetypes(observed.vm, deps);
+    const r = await syncInstancetypes(observed.vm, deps, config);
     observed = { ...observed, vm: r.vm };
     if (r.kind === 'ok') resolved = r.resolved;
     else {

@@ -6,6 +6,7 @@
  */
 import type { KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
 import { InvalidInputError } from '../errors.ts';
+import { REFERENCE_POLICY } from '../instancetype/well-known.ts';
 import { parseQuantity, quantityValue, type Quantity } from './quantity.ts';
 
 /** Launcher image registry and tag used when the KubeVirt CR names none. */
@@ -81,7 +82,13 @@ export interface ClusterConfig {
   vmStateStorageClass: string;
   /** `spec.configuration.migrations` with KubeVirt's defaults (reference §d.5); the migration controller reads it. */
   migrations: MigrationSettings;
+  /** `spec.configuration.instancetype.referencePolicy` (reference-vm-vmi-depth §1.6), `reference` when unset. */
+  instancetypeReferencePolicy: InstancetypeReferencePolicy;
 }
+
+/** How a VM's instance type and preference are kept: pinned revisions, or expanded into the VM's spec. */
+export type InstancetypeReferencePolicy = (typeof REFERENCE_POLICY)[keyof typeof REFERENCE_POLICY];
+const REFERENCE_POLICIES: readonly string[] = Object.values(REFERENCE_POLICY);
 
 /** `liveUpdateConfiguration` as the hotplug defaults read it. */
 export interface LiveUpdateSettings {
@@ -172,6 +179,11 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
   if (!['', 'bridge', 'slirp', 'masquerade'].includes(netIface)) {
     throw new InvalidInputError(field('network.defaultNetworkInterface'), `must be bridge, masquerade or slirp, got '${netIface}'`);
   }
+  // The CRD's enum keeps other values out of a real cluster; anything else here is refused like any bad field.
+  const referencePolicy = cfg.instancetype?.referencePolicy ?? 'reference';
+  if (!REFERENCE_POLICIES.includes(referencePolicy)) {
+    throw new InvalidInputError(field('instancetype.referencePolicy'), `must be reference, expand or expandAll, got '${referencePolicy}'`);
+  }
   const archCfg = cfg.architectureConfiguration;
   const arch: Record<string, ArchSettings> = {
     amd64: { machineType: archCfg?.amd64?.machineType ?? cfg.machineType ?? 'q35', ovmfPath: archCfg?.amd64?.ovmfPath ?? cfg.ovmfPath ?? '/usr/share/edk2/ovmf' },
@@ -220,6 +232,7 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     evictionStrategy: cfg.evictionStrategy,
     vmStateStorageClass: cfg.vmStateStorageClass ?? '',
     migrations: migrationSettings(cfg),
+    instancetypeReferencePolicy: referencePolicy as InstancetypeReferencePolicy,
   };
 }
 

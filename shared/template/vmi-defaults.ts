@@ -4,7 +4,7 @@
  * controller sees the VMI; this pure step exists for VMIs that never went through an apiserver
  * (the `render` CLI, tests, fixtures). It never touches its input: it returns a defaulted copy.
  */
-import type { VirtualMachineInstance } from '../api/index.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceSpec } from '../api/index.ts';
 import { NON_ROOT_UID, VMI_FINALIZER } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { archSettings, gateEnabled, type ClusterConfig } from './cluster-config.ts';
@@ -29,9 +29,51 @@ export function applyVmiDefaults(input: VirtualMachineInstance, config: ClusterC
   vmi.metadata ??= {};
   const spec = vmi.spec;
   if (!spec?.domain) throw new InvalidInputError('spec.domain', 'is required');
-  spec.domain.devices ??= {};
-  const devices = spec.domain.devices;
+  setSpecDefaults(spec, config);
+  const cpu = (spec.domain.cpu ??= {});
+  const memory = (spec.domain.memory ??= {});
+  cpu.model ||= config.cpuModel || 'host-model';
 
+  const status = (vmi.status ??= {});
+  status.phase ||= 'Pending';
+  if (status.runtimeUser === undefined && !gateEnabled(config, 'Root')) status.runtimeUser = NON_ROOT_UID;
+  if (memory.guest !== undefined && status.memory === undefined) {
+    status.memory = { guestAtBoot: memory.guest, guestCurrent: memory.guest, guestRequested: memory.guest };
+  }
+  status.currentCPUTopology ??= { sockets: cpu.sockets ?? 0, cores: cpu.cores ?? 0, threads: cpu.threads ?? 0 };
+  const finalizers = (vmi.metadata.finalizers ??= []);
+  if (!finalizers.includes(VMI_FINALIZER)) finalizers.push(VMI_FINALIZER);
+  return vmi;
+}
+
+/**
+ * KubeVirt's `SetDefaultVirtualMachineInstanceSpec` on a copy of `spec`: architecture, machine
+ * type, a cpu request from a lone cpu limit, guest memory, CPU topology, containerDisk pull
+ * policies, eviction strategy, the default pod network and interface, a disk for every volume
+ * without one. The VMI webhook applies it (with more, {@link applyVmiDefaults}); the instance type
+ * expansion into a VM's template applies it alone (reference-vm-vmi-depth §1.6).
+ */
+export function vmiSpecDefaults(input: VirtualMachineInstanceSpec, config: ClusterConfig): VirtualMachineInstanceSpec {
+  const spec = structuredClone(input);
+  setSpecDefaults(spec, config);
+  return spec;
+}
+
+/**
+ * KubeVirt's `SetDefaultVolumeDisk` and `SetDefaultNetworkInterface` on a copy of `spec`: what the
+ * instance type expansion adds before applying (so preferences reach those disks and that
+ * interface), reference-vm-vmi-depth §1.6.
+ */
+export function withDefaultDisksAndInterface(input: VirtualMachineInstanceSpec, config: ClusterConfig): VirtualMachineInstanceSpec {
+  const spec = structuredClone(input);
+  spec.domain.devices ??= {};
+  setDefaultVolumeDisks(spec);
+  setDefaultNetworkInterface(spec, config);
+  return spec;
+}
+
+function setSpecDefaults(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
+  spec.domain.devices ??= {};
   spec.architecture ||= config.defaultArchitecture;
   spec.domain.machine ??= {};
   spec.domain.machine.type ||= archSettings(config, spec.architecture).machineType;
@@ -60,7 +102,6 @@ export function applyVmiDefaults(input: VirtualMachineInstance, config: ClusterC
     const sockets = q === undefined ? 1 : Number(quantityValue(parseQuantity(q, 'spec.domain.resources.requests.cpu')));
     Object.assign(cpu, { sockets, cores: 1, threads: 1 });
   }
-  cpu.model ||= config.cpuModel || 'host-model';
 
   for (const v of spec.volumes ?? []) {
     const cd = v.containerDisk;
@@ -70,32 +111,30 @@ export function applyVmiDefaults(input: VirtualMachineInstance, config: ClusterC
   }
 
   if (spec.evictionStrategy === undefined && config.evictionStrategy !== undefined) spec.evictionStrategy = config.evictionStrategy;
+  setDefaultNetworkInterface(spec, config);
+  setDefaultVolumeDisks(spec);
+}
 
-  if (devices.autoattachPodInterface !== false && (spec.networks ?? []).length === 0 && (devices.interfaces ?? []).length === 0) {
-    const kind = config.defaultNetworkInterface;
-    if (kind === 'bridge' && !config.permitBridgeInterfaceOnPodNetwork) {
-      throw new InvalidInputError('spec.domain.devices.interfaces', 'bridge interface is not enabled in kubevirt-config');
-    }
-    if (kind === 'slirp') throw new InvalidInputError('spec.domain.devices.interfaces', 'slirp interface is deprecated as of v1.3');
-    devices.interfaces = [kind === 'masquerade' ? { name: 'default', masquerade: {} } : { name: 'default', bridge: {} }];
-    spec.networks = [{ name: 'default', pod: {} }];
+/** The pod network on the cluster's default interface kind, when the spec names no interface and no network. */
+function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
+  const devices = spec.domain.devices;
+  if (devices.autoattachPodInterface === false || (spec.networks ?? []).length > 0 || (devices.interfaces ?? []).length > 0) return;
+  const kind = config.defaultNetworkInterface;
+  if (kind === 'bridge' && !config.permitBridgeInterfaceOnPodNetwork) {
+    throw new InvalidInputError('spec.domain.devices.interfaces', 'bridge interface is not enabled in kubevirt-config');
   }
+  if (kind === 'slirp') throw new InvalidInputError('spec.domain.devices.interfaces', 'slirp interface is deprecated as of v1.3');
+  devices.interfaces = [kind === 'masquerade' ? { name: 'default', masquerade: {} } : { name: 'default', bridge: {} }];
+  spec.networks = [{ name: 'default', pod: {} }];
+}
 
+/** A disk (no device type) for every volume no disk or filesystem names. */
+function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
+  const devices = spec.domain.devices;
   const named = new Set([...(devices.disks ?? []).map((d) => d.name), ...(devices.filesystems ?? []).map((f) => f.name)]);
   for (const v of spec.volumes ?? []) {
     if (!named.has(v.name)) (devices.disks ??= []).push({ name: v.name });
   }
-
-  const status = (vmi.status ??= {});
-  status.phase ||= 'Pending';
-  if (status.runtimeUser === undefined && !gateEnabled(config, 'Root')) status.runtimeUser = NON_ROOT_UID;
-  if (memory.guest !== undefined && status.memory === undefined) {
-    status.memory = { guestAtBoot: memory.guest, guestCurrent: memory.guest, guestRequested: memory.guest };
-  }
-  status.currentCPUTopology ??= { sockets: cpu.sockets ?? 0, cores: cpu.cores ?? 0, threads: cpu.threads ?? 0 };
-  const finalizers = (vmi.metadata.finalizers ??= []);
-  if (!finalizers.includes(VMI_FINALIZER)) finalizers.push(VMI_FINALIZER);
-  return vmi;
 }
 
 /**

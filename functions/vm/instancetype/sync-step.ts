@@ -1,8 +1,9 @@
 /**
- * The VM controller's instance type step (KubeVirt's instancetype controller `Sync`, policy
- * `reference`, reference-vm-vmi-depth.md §1.1–§1.4), run after the run strategy is known and
+ * The VM controller's instance type step (KubeVirt's instancetype controller `Sync`,
+ * reference-vm-vmi-depth.md §1.1–§1.4, §1.6), run after the run strategy is known and
  * before DataVolumes: infer from a volume (the webhook's part, see infer.ts) → find both
- * matchers → store (pin revisions, write the status refs) → upgrade old revisions. What it
+ * matchers → under the `reference` policy store (pin revisions, write the status refs) → upgrade
+ * old revisions; under `expand` / `expandAll` the expansion into the VM (expand-step.ts). What it
  * resolved is handed to the start, which expands it into the VMI (expand-vmi.ts).
  */
 import type { V1ControllerRevision } from '@kubernetes/client-node';
@@ -25,7 +26,9 @@ import {
 } from '../../../shared/instancetype/well-known.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { AlreadyExistsError } from '../../../shared/kube/errors.ts';
+import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
+import { expandIntoVm } from './expand-step.ts';
 import type { SyncError } from '../sync.ts';
 import { inferFromVolume } from './infer.ts';
 import { kindTarget, notFoundMessage, type AnyFlavourObject, type Flavour } from './kinds.ts';
@@ -47,7 +50,7 @@ export interface Resolved {
 
 export type InstancetypeSyncResult =
   | { readonly kind: 'ok'; readonly vm: VirtualMachine; readonly resolved: Resolved }
-  /** The spec was rewritten (inference): the rest of this pass is skipped, as upstream does. */
+  /** The spec was rewritten (inference, or an expansion): the rest of this pass is skipped, as upstream does. */
   | { readonly kind: 'spec-changed'; readonly vm: VirtualMachine }
   /** `event`: the message of a `Warning FailedCreate` event to record (store and upgrade failures; find failures have none). */
   | { readonly kind: 'error'; readonly vm: VirtualMachine; readonly error: SyncError; readonly event?: string };
@@ -74,8 +77,12 @@ interface Found {
 
 class StepError extends Error {}
 
-/** Runs the step for `vm` (not being deleted, with a valid run strategy). */
-export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps): Promise<InstancetypeSyncResult> {
+/**
+ * Runs the step for `vm` (not being deleted, with a valid run strategy). Under the `expand` /
+ * `expandAll` reference policies (`config`) find is followed by the expansion into the VM
+ * (expand-step.ts) instead of store and upgrade.
+ */
+export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps, config: ClusterConfig): Promise<InstancetypeSyncResult> {
   let vm = vmIn;
   if (!vm.spec.instancetype && !vm.spec.preference) return { kind: 'ok', vm, resolved: {} };
 
@@ -96,6 +103,9 @@ export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps): Pro
     }
   }
 
+  const policy = config.instancetypeReferencePolicy;
+  if (policy !== 'reference') return expandIntoVm(vm, resolvedOf(vm, found), policy, config, deps);
+
   // store
   try {
     vm = await store(vm, found, deps);
@@ -110,12 +120,17 @@ export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps): Pro
     return failed(vm, UPGRADE_PREFIX, err);
   }
 
+  return { kind: 'ok', vm, resolved: resolvedOf(vm, found) };
+}
+
+/** What find (and store) resolved, as the start and the expansion take it. */
+function resolvedOf(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>): Resolved {
   const resolved: { instancetype?: ResolvedFlavour<VirtualMachineInstancetypeSpec>; preference?: ResolvedFlavour<VirtualMachinePreferenceSpec> } = {};
   const it = found.instancetype;
   if (it) resolved.instancetype = { name: vm.spec.instancetype?.name ?? '', annotation: it.annotation, spec: it.object.spec as VirtualMachineInstancetypeSpec };
   const pref = found.preference;
   if (pref) resolved.preference = { name: vm.spec.preference?.name ?? '', annotation: pref.annotation, spec: pref.object.spec as VirtualMachinePreferenceSpec };
-  return { kind: 'ok', vm, resolved };
+  return resolved;
 }
 
 function failed(vm: VirtualMachine, prefix: string, err: unknown): InstancetypeSyncResult {
