@@ -5,8 +5,9 @@
  * of that name (the UID is not compared) is deleted, whatever the VMI's phase, strategy or
  * existence. The eviction webhook protects VMIs instead of PDBs now.
  *
- * observe (LIST the namespace's PDBs) → expectations gate (a deletion is observed once the PDB is
- * gone or terminating) → delete each leftover, one after another → events.
+ * observe (LIST the namespace's PDBs) → decide (the leftovers) → expectations gate, only when
+ * there is something to delete (a deletion is observed once the PDB is gone or terminating) →
+ * delete each leftover, one after another → events.
  */
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { PDBS, VMIS } from '../../shared/api/index.ts';
@@ -21,11 +22,12 @@ export async function reconcileDisruptionBudget(key: string, deps: DisruptionBud
   const [namespace = '', name = ''] = key.split('/');
   // observe
   const pdbs = (await deps.kube.list(PDBS, namespace, { resourceVersion: ctx.minResourceVersion })).items;
-  // expectations gate
-  const wait = await expectationsGate(key, namespace, pdbs, deps);
-  if (wait) return wait;
+  // decide, then the expectations gate: it holds back deletes only, so a pass with nothing to
+  // delete (nearly every pass: one per VMI event) reads no record
   const doomed = legacyPdbsToDelete(pdbs, namespace, name);
   if (doomed.length === 0) return done;
+  const wait = await expectationsGate(key, namespace, pdbs, deps);
+  if (wait) return wait;
   // The VMI is only the events' subject; a stub (no UID) when it is gone.
   const vmi = (await deps.kube.get(VMIS, namespace, name)) ?? { metadata: { namespace, name } };
   // act

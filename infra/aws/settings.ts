@@ -54,6 +54,12 @@ export interface ReconcilerSettings {
   readonly logRetentionDays: number;
 }
 
+/**
+ * The reconcile functions' memory (MB), unless `-c memoryMb=` says otherwise. Lambda's CPU comes
+ * with it (a full vCPU at 1,769 MB); docs/scale.md, "Memory and CPU", weighs the sizes.
+ */
+export const DEFAULT_MEMORY_MB = 512;
+
 /** AWS's floor for an SQS event source's maximum concurrency. */
 export const MIN_SQS_MAX_CONCURRENCY = 2;
 /** DEFAULT_RETRY.maxAttempts (shared/queue/port.ts) + 5, as SqsKeyQueue.ensureQueues sets it. */
@@ -161,7 +167,7 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
     createAccessEntries: bool('createAccessEntries', cluster !== undefined),
     kubernetesGroup: str('kubernetesGroup') ?? 'virt-reconciler:functions',
     ...(vpc !== undefined ? { vpc } : {}),
-    memoryMb: num('memoryMb', 512, 128, 10_240),
+    memoryMb: num('memoryMb', DEFAULT_MEMORY_MB, 128, 10_240),
     timeoutSeconds,
     batchSize,
     maxReceiveCount: num('maxReceiveCount', DEFAULT_MAX_RECEIVE_COUNT, 1, 1000),

@@ -21,9 +21,30 @@ export const PRICES = {
   dynamoPerRru: 0.125 / 1e6,
 } as const;
 
+/**
+ * Lambda's CPU is proportional to its memory: one full vCPU at 1,769 MB
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). Below it, CPU work
+ * takes 1,769 / memory times as long; above it a single-threaded function gains nothing.
+ */
+export const LAMBDA_FULL_VCPU_MB = 1769;
+
+/** The memory sizes the model compares (MB). */
+export const MEMORY_SIZES_MB = [128, 256, 512, 1024, 1769] as const;
+
+/** How much longer CPU work takes at `memoryMb` than on a full vCPU. */
+export function cpuStretch(memoryMb: number): number {
+  return Math.max(1, LAMBDA_FULL_VCPU_MB / memoryMb);
+}
+
 export interface CostInputs {
   /** Lambda memory (infra/aws/settings.ts default). */
   readonly memoryMb: number;
+  /**
+   * CPU time of one invocation on a full vCPU, ms (the function footprint benchmark). The
+   * measured wall time already holds it once; at less than a full vCPU it is stretched
+   * ({@link cpuStretch}). Undefined: the wall time is billed as measured (the old model).
+   */
+  readonly cpuMsPerInvocation?: number;
   /** Keys per invocation (settings default 1: FIFO, one key per invocation). */
   readonly batchSize: number;
   /** Measured wall time per reconcile, ms (Lambda bills it, waiting on the apiserver included). */
@@ -41,6 +62,9 @@ export interface CostInputs {
 }
 
 export interface CostBreakdown {
+  readonly memoryMb: number;
+  /** What one invocation is billed for, ms (its CPU stretched at this memory, cold starts spread). */
+  readonly billedMsPerInvocation: number;
   readonly lambdaDuration: number;
   readonly lambdaRequests: number;
   readonly sqs: number;
@@ -54,7 +78,10 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
   const M = 1e6;
   const invocations = M / i.batchSize;
   // One invocation lasts as long as its slowest key; with batch 1 that is the reconcile itself.
-  const gbSeconds = invocations * ((i.reconcileMs + i.coldStartShare * i.coldInitMs) / 1000) * (i.memoryMb / 1024);
+  // Its CPU part, and the cold import (CPU throughout), run slower on less than a full vCPU.
+  const stretch = cpuStretch(i.memoryMb);
+  const invocationMs = i.reconcileMs + (i.cpuMsPerInvocation ?? 0) * (stretch - 1) + i.coldStartShare * i.coldInitMs * (i.cpuMsPerInvocation === undefined ? 1 : stretch);
+  const gbSeconds = invocations * (invocationMs / 1000) * (i.memoryMb / 1024);
   const lambdaDuration = gbSeconds * PRICES.lambdaArmPerGbSecond;
   const lambdaRequests = invocations * PRICES.lambdaPerRequest;
   // Relay SendMessageBatch (10 keys a request) + the trigger's receive and delete per batch +
@@ -64,6 +91,8 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
   const dynamodb = M * (i.tableReadsPerReconcile * PRICES.dynamoPerRru + i.tableWritesPerReconcile * PRICES.dynamoPerWru);
   const r = (x: number) => Math.round(x * 1000) / 1000;
   return {
+    memoryMb: i.memoryMb,
+    billedMsPerInvocation: Math.round(invocationMs * 10) / 10,
     lambdaDuration: r(lambdaDuration),
     lambdaRequests: r(lambdaRequests),
     sqs: r(sqs),
@@ -71,4 +100,15 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
     total: r(lambdaDuration + lambdaRequests + sqs + dynamodb),
     sqsRequestsPerReconcile: r(sqsRequestsPerReconcile),
   };
+}
+
+/**
+ * The cost at each memory size that holds the function (at least `minMemoryMb`: its measured peak
+ * with headroom), and the cheapest of them. Without a measured CPU time every size bills the same
+ * wall time, so the smallest that fits would always win: then only `inputs.memoryMb` is costed.
+ */
+export function costByMemory(inputs: CostInputs, minMemoryMb: number): { cheapest: CostBreakdown; sizes: CostBreakdown[] } {
+  const sizes = (inputs.cpuMsPerInvocation === undefined ? [inputs.memoryMb] : MEMORY_SIZES_MB.filter((m) => m >= minMemoryMb)).map((memoryMb) => costPerMillionReconciles({ ...inputs, memoryMb }));
+  const cheapest = sizes.reduce((a, b) => (b.total < a.total ? b : a));
+  return { cheapest, sizes };
 }

@@ -3,7 +3,8 @@
  * a summary table of every figure next to its target, then the details. Called by
  * scripts/bench.ts after every run; missing results (a filtered run) show as "not run".
  */
-import { costPerMillionReconciles, PRICES, type CostInputs } from './cost-model.ts';
+import { DEFAULT_MEMORY_MB } from '../../infra/aws/settings.ts';
+import { costByMemory, costPerMillionReconciles, PRICES, type CostInputs } from './cost-model.ts';
 
 type Json = Record<string, unknown>;
 
@@ -38,8 +39,10 @@ export function costInputs(results: Json): CostInputs | undefined {
   const s = at(e2e, 'latency.serverless');
   const reconcileMs = num(s, 'reconcileAvgMs');
   if (reconcileMs === undefined) return undefined;
+  const cpu = num(results['test/bench/function-footprint.bench.ts'], 'batch1.cpuMsPerInvocation');
   return {
-    memoryMb: 512,
+    memoryMb: DEFAULT_MEMORY_MB,
+    ...(cpu !== undefined ? { cpuMsPerInvocation: cpu } : {}),
     batchSize: 1,
     reconcileMs,
     coldStartShare: 0.01,
@@ -271,7 +274,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     out.push('## Cost model (per million reconciles)', '');
     out.push(`Prices: ${PRICES.source} — Lambda arm64 $${PRICES.lambdaArmPerGbSecond}/GB-s and $0.20 per million requests; SQS FIFO $0.50 per million requests; DynamoDB on-demand $0.625 per million WRU, $0.125 per million RRU. Prices live in test/bench/cost-model.ts with their sources.`, '');
     out.push(`Inputs (measured, from the serverless steady-rate run, unless marked): \`${JSON.stringify(at(cost, 'inputs'))}\`.`, '');
-    out.push('Assumptions: 512 MB arm64 functions and one key per invocation (infra/aws/settings.ts defaults: a FIFO trigger); Lambda bills the reconcile\'s wall time, waiting on the API server included, measured here against the local sandbox (a real apiserver adds network latency, which Lambda bills too); 1 % of invocations are cold and bill the measured cold import as INIT; every key the relay sends costs 1/10 of a SendMessageBatch, every invocation one receive and one delete; a requeue-after costs 4 SQS requests (send to the timer queue, receive, delete, forward); each expectations read is 1 RRU (strongly consistent, < 4 KB) and each expectations write 1 WRU. Not included: idle polling of the event source (a fixed cost per queue, not per reconcile), CloudWatch logs/metrics, data transfer, the relay\'s own compute.', '');
+    out.push(`Assumptions: ${num(cost, 'inputs.memoryMb')} MB arm64 functions and one key per invocation (infra/aws/settings.ts defaults: a FIFO trigger); Lambda bills the reconcile's wall time, waiting on the API server included, with its CPU part stretched below a full vCPU (1,769 MB) when the function footprint benchmark measured it (${num(cost, 'inputs.cpuMsPerInvocation') ?? 'not measured:'} ms CPU per invocation on a full vCPU), measured here against the local sandbox (a real apiserver adds network latency, which Lambda bills too); 1 % of invocations are cold and bill the measured cold import as INIT; every key the relay sends costs 1/10 of a SendMessageBatch, every invocation one receive and one delete; a requeue-after costs 4 SQS requests (send to the timer queue, receive, delete, forward); each expectations read is 1 RRU (strongly consistent, < 4 KB) and each expectations write 1 WRU. Not included: idle polling of the event source (a fixed cost per queue, not per reconcile), CloudWatch logs/metrics, data transfer, the relay's own compute.`, '');
     out.push(table(['part', '$ per million reconciles'], [
       ['Lambda duration', num(cost, 'breakdown.lambdaDuration')],
       ['Lambda requests', num(cost, 'breakdown.lambdaRequests')],
@@ -285,6 +288,11 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
         : `What-if, 10 keys per invocation (each invocation billed for its slowest key, taken as the burst run's reconcile p99; the batching benchmark did not run): \`${JSON.stringify(at(cost, 'batch10'))}\`.`,
       '',
     );
+    const sizes = at(cost, 'batch10ByMemory') as Json[] | undefined;
+    if (sizes && sizes.length > 1) {
+      out.push(`Batch 10 by memory size (sizes that hold the VMI function's measured peak of ${num(cost, 'functionPeakRssMb')} MB resident with half again as headroom; its CPU, ${num(cost, 'batch10Inputs.cpuMsPerInvocation')} ms per invocation on a full vCPU, ${num(cost, 'cpuMsPerKey')} ms of it per key, stretched by 1,769 / memory below a full vCPU; test/bench/function-footprint.bench.ts):`, '');
+      out.push(table(['memory MB', 'billed ms per invocation', 'Lambda duration $', 'total $ per million'], sizes.map((z) => [num(z, 'memoryMb'), num(z, 'billedMsPerInvocation'), num(z, 'lambdaDuration'), num(z, 'total')])), '');
+    }
   }
   const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/replicaset.bench.ts', 'test/bench/drain.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
   if (others.length) {
@@ -313,9 +321,30 @@ export function deriveCost(results: Json): void {
         ...inputs,
         batchSize: num(b10, 'keysPerInvocation') ?? 10,
         reconcileMs: num(b10, 'invocationAvgMs') ?? inputs.reconcileMs,
-        tableWritesPerReconcile: expectationWrites + (num(b10, 'traceWrusPerReconcile') ?? 1),
+        tableReadsPerReconcile: num(b10, 'tableReadsPerReconcile') ?? inputs.tableReadsPerReconcile,
+        tableWritesPerReconcile: (num(b10, 'tableWritesPerReconcile') ?? expectationWrites) + (num(b10, 'traceWrusPerReconcile') ?? 1),
       }
     : { ...inputs, batchSize: 10, reconcileMs: p99 ?? inputs.reconcileMs * 3 };
-  const batch10 = costPerMillionReconciles(batch10Inputs);
-  results['cost-model'] = { inputs, prices: PRICES, breakdown: costPerMillionReconciles(inputs), batch10, batch10Inputs, batch10Measured: measured };
+  // The VMI function's footprint, when measured: CPU per invocation as a fixed part plus a part
+  // per key (from its batch-1 and batch-10 rounds), taken at the batch's keys per invocation;
+  // the smallest memory that holds its peak resident memory with half again as headroom.
+  const fp = results['test/bench/function-footprint.bench.ts'];
+  const cpu1 = num(fp, 'batch1.cpuMsPerInvocation');
+  const cpu10 = num(fp, 'batch10.cpuMsPerInvocation');
+  const k10 = num(fp, 'batch10.keysPerInvocation');
+  const peakMb = Math.max(num(fp, 'batch1.maxRssMb') ?? 0, num(fp, 'batch10.maxRssMb') ?? 0);
+  const perKey = cpu1 !== undefined && cpu10 !== undefined && k10 !== undefined && k10 > 1 ? Math.max(0, (cpu10 - cpu1) / (k10 - 1)) : undefined;
+  const cpuAt = (keys: number) => (perKey !== undefined && cpu1 !== undefined ? Math.round((cpu1 - perKey + perKey * keys) * 100) / 100 : undefined);
+  const cpuB10 = cpuAt(batch10Inputs.batchSize);
+  const byMemory = costByMemory(cpuB10 !== undefined ? { ...batch10Inputs, cpuMsPerInvocation: cpuB10 } : batch10Inputs, Math.ceil(peakMb * 1.5));
+  results['cost-model'] = {
+    inputs,
+    prices: PRICES,
+    breakdown: costPerMillionReconciles(inputs),
+    batch10: byMemory.cheapest,
+    batch10Inputs: cpuB10 !== undefined ? { ...batch10Inputs, cpuMsPerInvocation: cpuB10 } : batch10Inputs,
+    batch10Measured: measured,
+    batch10ByMemory: byMemory.sizes,
+    ...(peakMb > 0 ? { functionPeakRssMb: peakMb, cpuMsPerKey: perKey !== undefined ? Math.round(perKey * 100) / 100 : undefined } : {}),
+  };
 }

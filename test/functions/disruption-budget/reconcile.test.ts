@@ -98,7 +98,7 @@ describe('disruption-budget reconcile against the sandbox API server', () => {
     assert.deepEqual(events(), ['Normal SuccessfulDelete vm-b: Deleted PodDisruptionBudget kubevirt-migration-pdb-old']);
   });
 
-  test('several PDBs: all deleted one after another; only the last is tracked, and it is observed gone on the next pass', async () => {
+  test('several PDBs: all deleted one after another; only the last is tracked, and the next pass that has one to delete observes it gone', async () => {
     // arrange
     const uid = await vmi('vm-d');
     for (const n of ['p1', 'p2', 'p3']) await pdb(n, { kind: 'VirtualMachineInstance', name: 'vm-d', uid });
@@ -106,12 +106,17 @@ describe('disruption-budget reconcile against the sandbox API server', () => {
     await reconcileDisruptionBudget('default/vm-d', deps);
     const record = await state.expectations.get(PDB_EXPECTATIONS, 'default/vm-d');
     const again = await reconcileDisruptionBudget('default/vm-d', deps);
+    const untouched = await state.expectations.get(PDB_EXPECTATIONS, 'default/vm-d');
+    await pdb('p4', { kind: 'VirtualMachineInstance', name: 'vm-d', uid });
+    const later = await reconcileDisruptionBudget('default/vm-d', deps);
     // assert
     assert.deepEqual(await pdbNames(), []);
-    assert.equal(events().length, 3);
+    assert.equal(events().length, 4);
     assert.equal(record?.deleteKeys.length, 1, 'ExpectDeletions overwrites');
     assert.deepEqual(again, { kind: 'done' });
-    assert.equal(await state.expectations.satisfied(PDB_EXPECTATIONS, 'default/vm-d', NOW), true);
+    assert.deepEqual(untouched, record, 'a pass with nothing to delete reads and lowers no record');
+    assert.deepEqual(later, { kind: 'done' }, 'the tracked PDB is gone: observed, p4 deleted');
+    assert.deepEqual((await state.expectations.get(PDB_EXPECTATIONS, 'default/vm-d'))?.deleteKeys, ['default/p4']);
   });
 
   test('a failed delete: FailedDelete, the next PDB still goes, the pass fails with the last error', async () => {
