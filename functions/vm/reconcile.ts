@@ -76,6 +76,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const config = await (deps.clusterConfig ?? defaultClusterConfig)();
   // RestartRequired: what the live-update step decided, or cleared by a start or stop (KubeVirt's cleanupRestartRequired).
   let restartRequired: LiveUpdateResult['restartRequired'];
+  let volumeUpdateState: LiveUpdateResult['volumeUpdateState'];
   let startedOrStopped = false;
   let decided: SyncDecision['kind'] | undefined;
   if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
@@ -184,11 +185,12 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     const r = await syncLiveUpdate(observed.vm, live, resolved, config, deps);
     observed = { ...observed, vmi: r.vmi };
     restartRequired = r.restartRequired;
+    volumeUpdateState = r.volumeUpdateState;
     syncError ??= r.error;
   }
 
   // status, from what was observed (and what this pass did)
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {

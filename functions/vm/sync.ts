@@ -8,6 +8,7 @@ import { dataVolumeReadiness, createsDataVolumesImmediately } from './data-volum
 import { decideRun, runStrategyOf, type RunDecision } from './run-strategy.ts';
 import { backoffSecondsLeft } from './start-failure.ts';
 import { ORPHAN_FINALIZER, VM_CONDITION } from './well-known.ts';
+import { lostMidVolumeMigration } from './volume-migration/status.ts';
 
 /** What the observe step found. */
 export interface Observed {
@@ -88,8 +89,11 @@ export function decideSync(o: Observed, now: number): SyncDecision {
   // Deferred DataVolumes (`immediate-data-volume-creation: "false"`) are created by the start.
   if (!immediate && dvs.missing.length > 0) return { kind: 'create-data-volumes', dataVolumes: dvs.missing };
   if (!dvs.ready) return { kind: 'none', failedDataVolumes: dvs.failed };
-  if (vm.status?.conditions?.some((c) => c.type === VM_CONDITION.ManualRecoveryRequired && c.status === 'True')) {
-    return { kind: 'none', error: { reason: 'FailedCreate', message: 'VM requires manual recovery (ManualRecoveryRequired=True)', requeue: false } };
-  }
+  // A VMI lost mid volume migration (volume-migration/status.ts): the guest may have written to
+  // either claim, so nothing starts until the user sets the volumes back. KubeVirt only logs it
+  // ("cannot start the VM since it has the manual recovery required condtion set"): no Failure.
+  // The pass that finds the VMI gone holds the start too, before the condition is written.
+  const manualRecovery = vm.status?.conditions?.some((c) => c.type === VM_CONDITION.ManualRecoveryRequired && c.status === 'True');
+  if (manualRecovery || lostMidVolumeMigration(vm)) return { kind: 'none' };
   return { kind: 'start' };
 }

@@ -3,7 +3,7 @@
  * observed (including a VMI this pass just created or deleted) and the sync error, the VM status
  * as it should now be. `reconcile.ts` writes the difference through `/status`.
  */
-import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus } from '../../shared/api/index.ts';
+import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus, VolumeUpdateState } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
 import { templateNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
@@ -12,6 +12,7 @@ import { isFinal, runStrategyOf } from './run-strategy.ts';
 import { nextStartFailure } from './start-failure.ts';
 import type { Observed, SyncError } from './sync.ts';
 import { START_REQUEST, STOP_REQUEST, VM_CONDITION, VM_GENERATION_ANNOTATION } from './well-known.ts';
+import { syncVolumeMigrationStatus } from './volume-migration/status.ts';
 
 export interface VmStatusInput {
   readonly observed: Observed;
@@ -25,6 +26,8 @@ export interface VmStatusInput {
   readonly restartRequired?: { readonly kind: 'clear' } | { readonly kind: 'set'; readonly message: string } | undefined;
   /** `status.memoryDumpRequest` after the memory-dump step: undefined = as read, null = dropped. */
   readonly memoryDumpRequest?: VirtualMachineMemoryDumpRequest | null | undefined;
+  /** `status.volumeUpdateState` after the volume-update handler: undefined = as read. */
+  readonly volumeUpdateState?: VolumeUpdateState | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -63,6 +66,9 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
     if (left.length > 0) status.volumeRequests = left;
     else delete status.volumeRequests;
   }
+  if (input.volumeUpdateState !== undefined) status.volumeUpdateState = input.volumeUpdateState;
+  // Before the VMI's conditions are mirrored: it reads the VolumesChange the VM showed so far.
+  syncVolumeMigrationStatus(status, vm, vmi, iso);
   syncConditions(status, vmi, input.syncError, iso);
   syncRestartRequired(status, input.restartRequired, iso);
 

@@ -24,6 +24,7 @@ import type { Observed, SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
 import { hotplugVolumeStatus } from './hotplug/volume-status.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
+import { markVolumesChange } from './volume-migration.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
@@ -132,6 +133,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       else if (phase === 'Running' && !isPodDownOrGoingDown(pod)) {
         syncInterfaces(vmi, status, pod);
         markHotplug(vmi, input.memoryOverheadRatio, now);
+        markVolumesChange(vmi, now);
       }
       break;
     case 'Succeeded':

@@ -28,7 +28,7 @@ export const BACKEND_LABEL = 'persistent-state-for';
 export const backendVolumeName = (vmName: string) => getName(BACKEND_LABEL, vmName, 63);
 
 /** The claim a volume uses, if it is a PVC, DataVolume or MemoryDump volume. */
-export function claimOfVolume(v: VolumeLike): string | undefined {
+export function claimOfVolume(v: Pick<VolumeLike, 'persistentVolumeClaim' | 'dataVolume' | 'memoryDump'>): string | undefined {
   return v.dataVolume?.name ?? v.persistentVolumeClaim?.claimName ?? v.memoryDump?.claimName ?? undefined;
 }
 

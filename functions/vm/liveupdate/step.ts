@@ -6,7 +6,7 @@
  * workload updater take it from there (the `HotVCPUChange` / `HotMemoryChange` conditions, the
  * hotplug migration). Also the `kubevirt.io/vm-generation` annotation's catch-up.
  */
-import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineSpec } from '../../../shared/api/index.ts';
+import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineSpec, VolumeUpdateState } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VMIS } from '../../../shared/api/resources.ts';
 import { isLiveUpdate } from '../../../shared/liveupdate/defaults.ts';
 import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
@@ -22,6 +22,7 @@ import { cpuChange } from './cpu-hotplug.ts';
 import { memoryChange } from './memory-hotplug.ts';
 import { affinityChanges, tolerationsChange } from './placement.ts';
 import { RESTART_REQUIRED_MESSAGE, restartRequired } from './restart-required.ts';
+import { syncVolumeUpdate } from '../volume-migration/step.ts';
 import { isDeepStrictEqual } from 'node:util';
 
 /** What the step leaves for the status write. */
@@ -32,6 +33,8 @@ export interface LiveUpdateResult {
    * of this pass; an existing True one keeps its own), or undefined (no decision this pass).
    */
   readonly restartRequired?: { readonly kind: 'clear' } | { readonly kind: 'set'; readonly message: string };
+  /** `status.volumeUpdateState` from the volume-update handler (volume-migration/); undefined: as read. */
+  readonly volumeUpdateState?: VolumeUpdateState;
   readonly error?: SyncError;
 }
 
@@ -113,7 +116,11 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
       }
     }
   }
-  return { vmi, restartRequired: withMessage(restart, message) };
+  // The volume-update handler comes last (it reads claims, so it is not a pure decision).
+  const volumes = await syncVolumeUpdate(vm, vmi, deps);
+  message ??= volumes.restartMessage;
+  const result = { vmi: volumes.vmi, restartRequired: withMessage(restart, message), ...(volumes.volumeUpdateState ? { volumeUpdateState: volumes.volumeUpdateState } : {}) };
+  return volumes.error ? { ...result, error: volumes.error } : result;
 }
 
 /** A handler's RestartRequired comes after syncRestartRequired's clear, so it wins. */

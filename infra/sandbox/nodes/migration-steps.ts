@@ -6,8 +6,9 @@
  * these fields: targetNodeAddress → TargetReady, startTimestamp → Running, completed → Succeeded,
  * failed → Failed.
  */
-import { isTerminalPhase, type MigrationState, type Pod, type Vmi } from './objects.ts';
+import { isTerminalPhase, type Condition, type MigrationState, type Pod, type Vmi } from './objects.ts';
 import { appliedHotplugStatus } from './hotplug-apply.ts';
+import { finishedVolumeMigrationStatus } from './volume-migration-apply.ts';
 
 export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
 export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
@@ -116,6 +117,10 @@ export function nextMigrationStep(input: MigrationInputs): MigrationStep | undef
       status: { migrationState: { targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: nowIso, targetState: { domainDetected: true, domainReadyTimestamp: nowIso } } },
     };
   }
+  // The target domain takes a hot-plugged CPU or memory change (hotplug-apply.ts) and runs on
+  // the migrated volumes' destination claims (volume-migration-apply.ts).
+  const hotplug = appliedHotplugStatus(vmi, nowIso, input.failMemoryHotplug === true);
+  const volumes = finishedVolumeMigrationStatus(vmi, (hotplug?.['conditions'] as Condition[] | undefined) ?? vmi.status?.conditions ?? []);
   return {
     step: 'complete',
     delayMs: 0,
@@ -127,8 +132,8 @@ export function nextMigrationStep(input: MigrationInputs): MigrationStep | undef
       // version is unknown until the VMI controller reads it from the new pod.
       evacuationNodeName: null,
       launcherContainerImageVersion: null,
-      // The target domain takes a hot-plugged CPU or memory change (hotplug-apply.ts).
-      ...appliedHotplugStatus(vmi, nowIso, input.failMemoryHotplug === true),
+      ...hotplug,
+      ...volumes,
     },
   };
 }

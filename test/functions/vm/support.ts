@@ -4,7 +4,8 @@
  * test's own set-up as `test`), the embedded SQLite state store, a controllable `now`, and
  * "reconcile until settled".
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { after, before, beforeEach } from 'node:test';
+import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
@@ -37,6 +38,34 @@ export function harness(server: ApiServer, start = Date.parse('2026-03-01T12:00:
     log: { info: () => undefined, warn: () => undefined },
   };
   return { deps, kube: createKubeClient(server.kubeConfig('test')), state, advance: (ms) => (now += ms) };
+}
+
+/**
+ * One sandbox API server for the calling test file (started before its tests, closed after),
+ * and a fresh harness with a cleared audit log before each test: read `ctx.server` / `ctx.h`
+ * inside tests.
+ */
+export function sandboxPerFile(): { readonly server: ApiServer; readonly h: Harness } {
+  let server: ApiServer | undefined;
+  let h: Harness | undefined;
+  before(async () => {
+    server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  });
+  after(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    h = harness(server!);
+    server!.audit.clear();
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    get h() {
+      return h!;
+    },
+  };
 }
 
 /** `verb resource[/sub] name` for every write the controller made, events as `event Reason`. */

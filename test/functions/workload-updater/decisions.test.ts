@@ -4,7 +4,8 @@ import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration 
 import { batchSettingsOf, evictionBatch, migrationCount, parseDuration } from '../../../functions/workload-updater/batch.ts';
 import { classify, isOutdated, isRolloutComplete, shouldAbort } from '../../../functions/workload-updater/classify.ts';
 import { renderWorkloadUpdateMigration } from '../../../functions/workload-updater/render-migration.ts';
-import { isReadWriteOnce, isVolumeMigration, volumeMigrationProblem } from '../../../functions/workload-updater/volume-migration.ts';
+import { isVolumeMigration } from '../../../functions/workload-updater/volume-migration.ts';
+import { isReadWriteOnce, volumeMigrationProblem } from '../../../shared/storage/volume-migration.ts';
 import { isRunningMigration } from '../../../shared/api/vmi-eviction.ts';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
@@ -85,7 +86,7 @@ describe('classification', () => {
 describe('volume migrations (VolumesChange with status.migratedVolumes)', () => {
   type Vol = { name: string; modes?: string[] };
   /** A non-LiveMigratable VMI on the current launcher whose volumes change: only a volume migration moves it. */
-  const volVmi = (migrated: string[], volumes: Vol[], extra: { type: string; status: string }[] = []) => {
+  const volVmi = (migrated: string[], volumes: Vol[], extra: { type: string; status: string; message?: string }[] = []) => {
     const v = vmi('vol', { image: NEW, migratable: false, conditions: [{ type: 'VolumesChange', status: 'True' }, ...extra] });
     v.status!.migratedVolumes = migrated.map((volumeName) => ({ volumeName }));
     v.status!.volumeStatus = volumes.map((x) => ({ name: x.name, target: '', ...(x.modes ? { persistentVolumeClaimInfo: { claimName: `pvc-${x.name}`, accessModes: x.modes as never } } : {}) }));
@@ -94,15 +95,16 @@ describe('volume migrations (VolumesChange with status.migratedVolumes)', () => 
   const rwo = ['ReadWriteOnce'];
   const rows: [string, VirtualMachineInstance, string | undefined][] = [
     ['every RWO claim migrated: valid', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'containerdisk' }]), undefined],
-    ['an RWO claim left behind: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'data', modes: rwo }]), 'the volume data is RWO and not included in the migration volumes'],
-    ['ReadWriteOncePod counts as RWO', volVmi([], [{ name: 'data', modes: ['ReadWriteOncePod'] }]), 'the volume data is RWO and not included in the migration volumes'],
+    ['an RWO claim left behind: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'data', modes: rwo }]), 'cannot migrate the VM. The volume data is RWO and not included in the migration volumes'],
+    ['ReadWriteOncePod counts as RWO', volVmi([], [{ name: 'data', modes: ['ReadWriteOncePod'] }]), 'cannot migrate the VM. The volume data is RWO and not included in the migration volumes'],
     ['a shared (RWX) claim may stay', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'shared', modes: ['ReadWriteMany', 'ReadWriteOnce'] }]), undefined],
     ['the backend-storage volume is exempt', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'persistent-state-for-vol', modes: rwo }]), undefined],
-    ['StorageLiveMigratable False: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }], [{ type: 'StorageLiveMigratable', status: 'False' }]), 'the VMI is not storage live-migratable'],
+    ['StorageLiveMigratable False: invalid', volVmi(['disk'], [{ name: 'disk', modes: rwo }], [{ type: 'StorageLiveMigratable', status: 'False', message: 'disks of type hostDisk' }]), "cannot migrate the volumes as the VMI isn't migratable: disks of type hostDisk"],
+    ['the backend entry persistent-state-for-this-vm is exempt too', volVmi(['disk'], [{ name: 'disk', modes: rwo }, { name: 'persistent-state-for-this-vm', modes: rwo }]), undefined],
   ];
-  for (const [name, v, want] of rows) test(name, () => assert.equal(volumeMigrationProblem(v), want));
-  test('RWO: ReadWriteOnce or ReadWriteOncePod without a shared mode', () => {
-    const modes: [string[] | undefined, boolean][] = [[['ReadWriteOnce'], true], [['ReadWriteOncePod'], true], [['ReadWriteMany'], false], [['ReadOnlyMany', 'ReadWriteOnce'], false], [[], false], [undefined, false]];
+  for (const [name, v, want] of rows) test(name, () => assert.equal(volumeMigrationProblem(v, (v.status?.migratedVolumes ?? []).map((m) => m.volumeName)), want));
+  test('RWO (KubeVirt\'s IsReadWriteOnceAccessMode): any claim without a shared mode, none listed included', () => {
+    const modes: [string[] | undefined, boolean][] = [[['ReadWriteOnce'], true], [['ReadWriteOncePod'], true], [['ReadWriteMany'], false], [['ReadOnlyMany', 'ReadWriteOnce'], false], [[], true], [undefined, true]];
     for (const [m, want] of modes) assert.equal(isReadWriteOnce(m), want, JSON.stringify(m));
   });
   test('a valid volume migration is migrated though not LiveMigratable; an invalid one or none is evicted (both methods) or left', () => {
