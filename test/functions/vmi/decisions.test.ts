@@ -239,3 +239,33 @@ describe('status: hotplug conditions in Running (reference-vm-vmi-depth §5)', (
     });
   }
 });
+
+describe('status: VolumesChange in Running (reference-vm-vmi-depth §7, volume migration)', () => {
+  /** A Running VMI whose `data` volume is on `claim`, with `migratedVolumes` from `src` to `dst`. */
+  const migrating = (claim: string, migrated: { src: string; dst: string }[], conditions: { type: string; status: string; reason?: string }[] = []): VirtualMachineInstance => {
+    const v = vmi('Running');
+    return {
+      ...v,
+      spec: { domain: { devices: {} }, volumes: [{ name: 'root', containerDisk: { image: 'cirros' } }, { name: 'data', persistentVolumeClaim: { claimName: claim } }] },
+      status: { ...v.status, conditions, migratedVolumes: migrated.map((m) => ({ volumeName: 'data', sourcePVCInfo: { claimName: m.src }, destinationPVCInfo: { claimName: m.dst } })) },
+    } as VirtualMachineInstance;
+  };
+  const cases: [string, VirtualMachineInstance, string | undefined][] = [
+    ['migrated volumes recorded and the volume on the destination → VolumesChange=True "migrate volumes"', migrating('dst', [{ src: 'src', dst: 'dst' }]), 'True/migrate volumes'],
+    ['the volume still on its source claim (the VM has not moved it yet) → nothing', migrating('src', [{ src: 'src', dst: 'dst' }]), undefined],
+    ['no migrated volumes → nothing', migrating('dst', []), undefined],
+    ['an existing VolumesChange (False, from the VM) is left as it is', migrating('dst', [{ src: 'src', dst: 'dst' }], [{ type: 'VolumesChange', status: 'False' }]), 'False/'],
+  ];
+  for (const [name, v, want] of cases) {
+    test(name, () => {
+      // act
+      const out = computeVmi({ observed: observed(v, pod('Running')), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+      // assert
+      const c = out.status?.conditions?.find((x) => x.type === 'VolumesChange');
+      assert.equal(c ? `${c.status}/${c.message ?? ''}` : undefined, want);
+      if (c?.status === 'True') assert.equal(c.reason, '', 'no reason');
+      // and it goes out in the handler-phase patch
+      if (want === 'True/migrate volumes') assert.ok(JSON.stringify(planVmiWrite(v, out)).includes('migrate volumes'));
+    });
+  }
+});

@@ -111,3 +111,32 @@ describe('hotplug applied by the target handler on completion (reference-vm-vmi-
     });
   }
 });
+
+describe('a volume migration finished by the target handler on completion (reference-vm-vmi-depth §7)', () => {
+  const ready: MigrationState = { ...handedOff, targetNodeAddress: 'a', startTimestamp: 't', targetNodeDomainDetected: true };
+  const migrated = [{ volumeName: 'data', sourcePVCInfo: { claimName: 'src', accessModes: ['ReadWriteOnce'] }, destinationPVCInfo: { claimName: 'dst', accessModes: ['ReadWriteMany'] } }];
+  const withVolumes = (status: Record<string, unknown>): Vmi => ({ metadata: { name: 'v', namespace: 'default', uid: 'u' }, status: { phase: 'Running', nodeName: 'node01', migrationState: ready, ...status } });
+  const table: { name: string; vmi: Vmi; want: Record<string, unknown> }[] = [
+    {
+      name: 'VolumesChange and migratedVolumes gone (the hotplug condition too, in the same list)',
+      vmi: withVolumes({ migratedVolumes: migrated, conditions: [{ type: 'LiveMigratable', status: 'True' }, { type: 'VolumesChange', status: 'True', message: 'migrate volumes' }, { type: 'HotVCPUChange', status: 'True' }] }),
+      want: { conditions: [{ type: 'LiveMigratable', status: 'True' }], migratedVolumes: null },
+    },
+    {
+      name: 'a volume-status entry of the source claim now describes the destination',
+      vmi: withVolumes({ migratedVolumes: migrated, conditions: [{ type: 'VolumesChange', status: 'True' }], volumeStatus: [{ name: 'data', target: 'vdb', persistentVolumeClaimInfo: { claimName: 'src' } }, { name: 'other', target: 'vdc' }] }),
+      want: { conditions: [], migratedVolumes: null, volumeStatus: [{ name: 'data', target: 'vdb', persistentVolumeClaimInfo: { claimName: 'dst', accessModes: ['ReadWriteMany'] } }, { name: 'other', target: 'vdc' }] },
+    },
+    { name: 'no volume migration: nothing extra', vmi: withVolumes({ conditions: [{ type: 'LiveMigratable', status: 'True' }] }), want: {} },
+  ];
+  for (const c of table) {
+    test(c.name, () => {
+      // act
+      const step = nextMigrationStep(input(c.vmi));
+      // assert
+      assert.equal(step?.step, 'complete');
+      const got = Object.fromEntries(Object.entries(step?.status ?? {}).filter(([k]) => ['conditions', 'migratedVolumes', 'volumeStatus'].includes(k)));
+      assert.deepEqual(got, c.want);
+    });
+  }
+});
