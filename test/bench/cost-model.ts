@@ -11,6 +11,9 @@
  * - DynamoDB (https://aws.amazon.com/dynamodb/pricing/on-demand/): on-demand $0.625 per million
  *   write request units, $0.125 per million read request units (since the 2024-11-01 price cut;
  *   a strongly consistent read of ≤ 4 KB = 1 RRU, a write of ≤ 1 KB = 1 WRU, conditional or not).
+ * - CloudWatch Logs (https://aws.amazon.com/cloudwatch/pricing/): $0.50 per GB ingested (standard
+ *   log class). Reported beside the total, not in it (the model's scope since it was set: Lambda,
+ *   SQS, DynamoDB).
  */
 export const PRICES = {
   source: 'aws.amazon.com/{lambda,sqs,dynamodb}/pricing, us-east-1, as known in 2025 (not re-checked offline)',
@@ -19,6 +22,7 @@ export const PRICES = {
   sqsFifoPerRequest: 0.5 / 1e6,
   dynamoPerWru: 0.625 / 1e6,
   dynamoPerRru: 0.125 / 1e6,
+  cloudwatchLogsPerGb: 0.5,
 } as const;
 
 /**
@@ -59,6 +63,8 @@ export interface CostInputs {
   readonly tableWritesPerReconcile: number;
   /** Requeue-after timers per reconcile (each a send to the timer queue + a forward). */
   readonly requeuesPerReconcile: number;
+  /** Bytes the function logs per reconcile (JSON lines and EMF metrics), when measured. */
+  readonly logBytesPerReconcile?: number;
 }
 
 export interface CostBreakdown {
@@ -70,6 +76,8 @@ export interface CostBreakdown {
   readonly sqs: number;
   readonly dynamodb: number;
   readonly total: number;
+  /** CloudWatch Logs ingestion, beside the total (undefined when the log volume was not measured). */
+  readonly logs?: number;
   readonly sqsRequestsPerReconcile: number;
 }
 
@@ -98,6 +106,7 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
     sqs: r(sqs),
     dynamodb: r(dynamodb),
     total: r(lambdaDuration + lambdaRequests + sqs + dynamodb),
+    ...(i.logBytesPerReconcile !== undefined ? { logs: r((M * i.logBytesPerReconcile / 1024 ** 3) * PRICES.cloudwatchLogsPerGb) } : {}),
     sqsRequestsPerReconcile: r(sqsRequestsPerReconcile),
   };
 }
@@ -106,6 +115,9 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
  * The cost at each memory size that holds the function (at least `minMemoryMb`: its measured peak
  * with headroom), and the cheapest of them. Without a measured CPU time every size bills the same
  * wall time, so the smallest that fits would always win: then only `inputs.memoryMb` is costed.
+ * With it, too, the smallest that fits wins below a full vCPU: CPU work costs the same GB-seconds
+ * at any size there (slower in proportion to smaller), and the waiting part costs less the smaller
+ * the function. What a smaller size costs instead is time: each invocation takes longer.
  */
 export function costByMemory(inputs: CostInputs, minMemoryMb: number): { cheapest: CostBreakdown; sizes: CostBreakdown[] } {
   const sizes = (inputs.cpuMsPerInvocation === undefined ? [inputs.memoryMb] : MEMORY_SIZES_MB.filter((m) => m >= minMemoryMb)).map((memoryMb) => costPerMillionReconciles({ ...inputs, memoryMb }));

@@ -9,7 +9,8 @@
  *
  * Per batch size (1 and 10): keys per invocation, the invocation's wall time and CPU time (the
  * instance does nothing else, so its process CPU delta is the invocation's), and the instance's
- * peak resident memory, after the import and at the end. Lambda gives a function CPU in
+ * peak resident memory, after the import and at the end, and the bytes it logs per key (what
+ * CloudWatch Logs would ingest). Lambda gives a function CPU in
  * proportion to its memory (a full vCPU at 1,769 MB), so the CPU time is what a smaller memory
  * setting stretches; report.ts turns these into the cost at each memory size.
  *
@@ -55,6 +56,8 @@ interface RoundFigures {
   rssAfterImportMb: number;
   maxRssMb: number;
   heapUsedMaxMb: number;
+  /** Bytes the instance logged (what CloudWatch Logs ingests), the import's excluded. */
+  logBytes: number;
   allRunning: boolean;
   seconds: number;
 }
@@ -69,8 +72,8 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
   const instance = fork(INSTANCE, [], {
     // BENCH_FOOTPRINT_PROF=<dir>: a V8 CPU profile of the instance, for finding where its CPU goes.
     execArgv: process.env.BENCH_FOOTPRINT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_FOOTPRINT_PROF}`] : [],
-    // Its JSON log lines (and metrics) go nowhere: they are what Lambda sends to CloudWatch.
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // Its JSON log lines (and EMF metrics) are what Lambda sends to CloudWatch Logs: counted, not shown.
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: await (async () => {
       await queue.ensureQueues([...CONTROLLERS]);
       const ddb = dynamo.client();
@@ -83,6 +86,8 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
       };
     })(),
   });
+  let logBytes = 0;
+  instance.stdout?.on('data', (chunk: Buffer) => (logBytes += chunk.length));
   const waiting = new Map<number, (f: InvocationFigures) => void>();
   const ready = new Promise<InstanceReady>((resolve, reject) => {
     instance.once('exit', (code) => reject(new Error(`the function instance exited (${code}) before it was ready`)));
@@ -95,9 +100,10 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
     waiting.set(req.id, resolve);
     instance.send(req);
   });
-  const f: RoundFigures = { invocations: 0, keys: 0, wallMs: [], cpuMs: [], keysPer: [], importMs: 0, rssAfterImportMb: 0, maxRssMb: 0, heapUsedMaxMb: 0, allRunning: false, seconds: 0 };
+  const f: RoundFigures = { invocations: 0, keys: 0, wallMs: [], cpuMs: [], keysPer: [], importMs: 0, rssAfterImportMb: 0, maxRssMb: 0, heapUsedMaxMb: 0, logBytes: 0, allRunning: false, seconds: 0 };
   try {
     const up = await ready;
+    logBytes = 0;
     f.importMs = round(up.importMs, 1);
     f.rssAfterImportMb = round(up.rssBytes / MB, 1);
     relay = new Relay({ kubeConfig: cluster.kubeConfig(CONTROLLER_IDENTITY), queue, log: silentLogger });
@@ -133,6 +139,7 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
       f.heapUsedMaxMb = Math.max(f.heapUsedMaxMb, round(out.heapUsedBytes / MB, 1));
     }
     f.seconds = round((Date.now() - t0) / 1000, 1);
+    f.logBytes = logBytes;
     return f;
   } finally {
     await relay?.stop();
@@ -163,11 +170,12 @@ export async function run(): Promise<Record<string, unknown>> {
         rssAfterImportMb: f.rssAfterImportMb,
         maxRssMb: f.maxRssMb,
         heapUsedMaxMb: f.heapUsedMaxMb,
+        logBytesPerKey: Math.round(f.logBytes / Math.max(1, f.keys)),
         allRunning: f.allRunning,
         seconds: f.seconds,
       };
       out[`batch${size}`] = figures;
-      process.stdout.write(`  batch ${size}: ${figures.invocations} invocations, ${figures.keysPerInvocation} keys each, ${figures.invocationAvgMs} ms wall and ${figures.cpuMsPerInvocation} ms CPU each (${figures.cpuMsPerKey} ms CPU per key), peak RSS ${figures.maxRssMb} MB (${figures.rssAfterImportMb} MB after import), all Running: ${figures.allRunning} in ${figures.seconds} s\n`);
+      process.stdout.write(`  batch ${size}: ${figures.invocations} invocations, ${figures.keysPerInvocation} keys each, ${figures.invocationAvgMs} ms wall and ${figures.cpuMsPerInvocation} ms CPU each (${figures.cpuMsPerKey} ms CPU per key), peak RSS ${figures.maxRssMb} MB (${figures.rssAfterImportMb} MB after import), ${figures.logBytesPerKey} log bytes per key, all Running: ${figures.allRunning} in ${figures.seconds} s\n`);
     }
     return out;
   } finally {

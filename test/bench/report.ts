@@ -40,9 +40,11 @@ export function costInputs(results: Json): CostInputs | undefined {
   const reconcileMs = num(s, 'reconcileAvgMs');
   if (reconcileMs === undefined) return undefined;
   const cpu = num(results['test/bench/function-footprint.bench.ts'], 'batch1.cpuMsPerInvocation');
+  const logBytes = num(results['test/bench/function-footprint.bench.ts'], 'batch1.logBytesPerKey');
   return {
     memoryMb: DEFAULT_MEMORY_MB,
     ...(cpu !== undefined ? { cpuMsPerInvocation: cpu } : {}),
+    ...(logBytes !== undefined ? { logBytesPerReconcile: logBytes } : {}),
     batchSize: 1,
     reconcileMs,
     coldStartShare: 0.01,
@@ -281,6 +283,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       [`SQS (${num(cost, 'breakdown.sqsRequestsPerReconcile')} requests per reconcile)`, num(cost, 'breakdown.sqs')],
       ['DynamoDB', num(cost, 'breakdown.dynamodb')],
       ['**total**', num(cost, 'breakdown.total')],
+      ['CloudWatch Logs ingestion (beside the total)', num(cost, 'breakdown.logs')],
     ]), '');
     out.push(
       at(cost, 'batch10Measured') === true
@@ -291,7 +294,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     const sizes = at(cost, 'batch10ByMemory') as Json[] | undefined;
     if (sizes && sizes.length > 1) {
       out.push(`Batch 10 by memory size (sizes that hold the VMI function's measured peak of ${num(cost, 'functionPeakRssMb')} MB resident with half again as headroom; its CPU, ${num(cost, 'batch10Inputs.cpuMsPerInvocation')} ms per invocation on a full vCPU, ${num(cost, 'cpuMsPerKey')} ms of it per key, stretched by 1,769 / memory below a full vCPU; test/bench/function-footprint.bench.ts):`, '');
-      out.push(table(['memory MB', 'billed ms per invocation', 'Lambda duration $', 'total $ per million'], sizes.map((z) => [num(z, 'memoryMb'), num(z, 'billedMsPerInvocation'), num(z, 'lambdaDuration'), num(z, 'total')])), '');
+      out.push(table(['memory MB', 'billed ms per invocation', 'Lambda duration $', 'total $ per million', 'CloudWatch Logs $ (beside)'], sizes.map((z) => [num(z, 'memoryMb'), num(z, 'billedMsPerInvocation'), num(z, 'lambdaDuration'), num(z, 'total'), num(z, 'logs')])), '');
     }
   }
   const others = Object.keys(r).filter((k) => !['test/bench/e2e.bench.ts', 'test/bench/replicaset.bench.ts', 'test/bench/drain.bench.ts', 'test/bench/bundles.bench.ts', 'test/bench/relay-memory.bench.ts', 'cost-model'].includes(k));
@@ -316,7 +319,7 @@ export function deriveCost(results: Json): void {
   // Without it: keys of a batch run concurrently, so an invocation lasts about as long as its
   // slowest key — taken as the burst run's reconcile p99 — and the trace is one item per key.
   const p99 = (results['test/bench/e2e.bench.ts'] as Json | undefined) && num(results['test/bench/e2e.bench.ts'], 'throughput.serverless.breakdown.reconcileP99Ms');
-  const batch10Inputs: CostInputs = measured
+  let batch10Inputs: CostInputs = measured
     ? {
         ...inputs,
         batchSize: num(b10, 'keysPerInvocation') ?? 10,
@@ -336,6 +339,8 @@ export function deriveCost(results: Json): void {
   const perKey = cpu1 !== undefined && cpu10 !== undefined && k10 !== undefined && k10 > 1 ? Math.max(0, (cpu10 - cpu1) / (k10 - 1)) : undefined;
   const cpuAt = (keys: number) => (perKey !== undefined && cpu1 !== undefined ? Math.round((cpu1 - perKey + perKey * keys) * 100) / 100 : undefined);
   const cpuB10 = cpuAt(batch10Inputs.batchSize);
+  const logB10 = num(fp, 'batch10.logBytesPerKey');
+  if (logB10 !== undefined) batch10Inputs = { ...batch10Inputs, logBytesPerReconcile: logB10 };
   const byMemory = costByMemory(cpuB10 !== undefined ? { ...batch10Inputs, cpuMsPerInvocation: cpuB10 } : batch10Inputs, Math.ceil(peakMb * 1.5));
   results['cost-model'] = {
     inputs,
