@@ -28,6 +28,7 @@ import { runStrategyOf } from './run-strategy.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { START_REQUEST } from './well-known.ts';
 import { syncVolumeHotplug } from './hotplug/step.ts';
+import { syncNetworks } from './network/step.ts';
 import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
@@ -153,6 +154,13 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // KubeVirt's synchronisers run only while the expectations are still satisfied after the
   // run-strategy step: not in a pass that failed, started or stopped the VMI, or created DataVolumes.
   const settled = proceed && syncError === undefined && !creationExpected && !deletionExpected && decided !== 'create-data-volumes' && !observed.vm.metadata?.deletionTimestamp;
+
+  // NIC hotplug: the template's interfaces onto the VMI, unplugged absent ones dropped (network/step.ts).
+  if (settled) {
+    const r = await syncNetworks(observed.vm, observed.vmi, deps);
+    observed = { ...observed, vm: r.vm, vmi: r.vmi };
+    syncError ??= r.error;
+  }
 
   // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
   if (proceed && !observed.vm.metadata?.deletionTimestamp) {

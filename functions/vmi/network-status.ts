@@ -9,66 +9,39 @@
  *    (ordinal `net<N>` when the network-status has such an interface, else the hashed name):
  *    reported by Multus and new → `{name, infoSource: "multus-status", podInterfaceName}`; reported
  *    and existing → `multus-status` added to its `infoSource`, `podInterfaceName` set; existing but
- *    not reported → `multus-status` removed from its `infoSource`, the entry kept;
+ *    not reported → `multus-status` removed from its `infoSource`, the entry kept (its pod interface set);
  * 3. existing entries of DRA (`resourceClaim`) networks;
  * 4. existing entries that match no spec network (what the guest agent discovered).
  * An annotation that does not parse counts as empty (KubeVirt only logs it).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceNetworkInterface } from '../../shared/api/index.ts';
-import { hashedPodInterfaceName } from '../../shared/template/render-metadata.ts';
-
-export const NETWORK_STATUS_ANNOTATION = 'k8s.v1.cni.cncf.io/network-status';
-const MULTUS_STATUS = 'multus-status';
-
-/** One element of the network-status annotation (the fields read here). */
-interface NetworkStatusEntry {
-  readonly name?: string;
-  readonly interface?: string;
-  readonly default?: boolean;
-}
-
-function parseNetworkStatus(pod: V1Pod): NetworkStatusEntry[] {
-  const raw = pod.metadata?.annotations?.[NETWORK_STATUS_ANNOTATION];
-  if (!raw) return [];
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return Array.isArray(parsed) ? (parsed.filter((e) => typeof e === 'object' && e !== null) as NetworkStatusEntry[]) : [];
-  } catch {
-    return [];
-  }
-}
-
-function withSource(sources: string | undefined, add: boolean): string | undefined {
-  const list = (sources ?? '').split(',').map((s) => s.trim()).filter(Boolean).filter((s) => s !== MULTUS_STATUS);
-  if (add) list.push(MULTUS_STATUS);
-  return list.length > 0 ? list.join(', ') : undefined;
-}
+import { addInfoSource, INFO_SOURCE_MULTUS_STATUS, removeInfoSource } from '../../shared/network/info-source.ts';
+import { nameSchemeFromStatuses, PRIMARY_POD_INTERFACE } from '../../shared/network/name-scheme.ts';
+import { networkStatusesFromPod } from '../../shared/network/network-status.ts';
 
 /** The VMI's `status.interfaces` as the pod's network status makes them. */
 export function interfacesFromPod(vmi: VirtualMachineInstance, pod: V1Pod): VirtualMachineInstanceNetworkInterface[] {
   const existing = vmi.status?.interfaces ?? [];
   const byName = new Map(existing.map((i) => [i.name ?? '', i]));
   const networks = vmi.spec.networks ?? [];
-  const status = parseNetworkStatus(pod);
+  const status = networkStatusesFromPod(pod);
   const out: VirtualMachineInstanceNetworkInterface[] = [];
   const primary = networks.find((n) => n.pod !== undefined || n.multus?.default === true);
   if (primary) {
-    const podInterfaceName = status.find((e) => e.default === true)?.interface ?? 'eth0';
+    const podInterfaceName = status.find((e) => e.default === true)?.interface ?? PRIMARY_POD_INTERFACE;
     out.push({ ...byName.get(primary.name), name: primary.name, podInterfaceName });
   }
-  const ordinal = status.some((e) => /^net\d+$/.test(e.interface ?? ''));
+  const scheme = nameSchemeFromStatuses(networks, status);
   const reported = new Set(status.map((e) => e.interface ?? ''));
-  let index = 0;
   for (const n of networks) {
     if (!n.multus || n.multus.default) continue;
-    index++;
-    const podIface = ordinal ? `net${index}` : hashedPodInterfaceName(n.name);
+    const podIface = scheme.get(n.name) ?? '';
     const old = byName.get(n.name);
     const inMultus = reported.has(podIface);
-    if (inMultus && !old) out.push({ name: n.name, infoSource: MULTUS_STATUS, podInterfaceName: podIface });
-    else if (inMultus && old) out.push(omitUndefined({ ...old, infoSource: withSource(old.infoSource, true), podInterfaceName: podIface }));
-    else if (old) out.push(omitUndefined({ ...old, infoSource: withSource(old.infoSource, false) }));
+    if (inMultus && !old) out.push({ name: n.name, infoSource: INFO_SOURCE_MULTUS_STATUS, podInterfaceName: podIface });
+    else if (inMultus && old) out.push(omitUndefined({ ...old, infoSource: addInfoSource(old.infoSource, INFO_SOURCE_MULTUS_STATUS), podInterfaceName: podIface }));
+    else if (old) out.push(omitUndefined({ ...old, infoSource: removeInfoSource(old.infoSource, INFO_SOURCE_MULTUS_STATUS), podInterfaceName: podIface }));
   }
   for (const n of networks) {
     if (n.resourceClaim !== undefined && byName.has(n.name)) out.push(byName.get(n.name)!);

@@ -14,6 +14,7 @@ import {
   VELERO_PRE_HOOK_CONTAINER, VELERO_PRE_HOOK_TIMEOUT, VM_NAME_LABEL, VMI_ID_LABEL,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
+import { multusSelectionElement } from '../network/multus-annotation.ts';
 import { vmiName, vmiNamespace, vmiUid } from './vmi-traits.ts';
 
 /** The pod hostname: `spec.hostname`, else the VMI name up to its first `.`, at most 63 characters. */
@@ -67,16 +68,7 @@ export function networkAnnotations(vmi: VirtualMachineInstance, ordinal = false)
     ordinalIndex++;
     const iface = ifaces.find((f) => f.name === net.name);
     if (iface?.state === 'absent') continue;
-    const [nadNs, nadName] = net.multus.networkName.includes('/')
-      ? (net.multus.networkName.split('/', 2) as [string, string])
-      : [ns, net.multus.networkName];
-    // Key order is that of Multus' NetworkSelectionElement JSON: name, namespace, mac, interface.
-    elements.push({
-      name: nadName,
-      namespace: nadNs,
-      ...(iface?.macAddress && { mac: iface.macAddress }),
-      interface: ordinal ? `net${ordinalIndex}` : hashedPodInterfaceName(net.name),
-    });
+    elements.push(multusSelectionElement(ns, ifaces, net, ordinal ? `net${ordinalIndex}` : hashedPodInterfaceName(net.name)));
   }
   if (elements.length > 0) out[MULTUS_NETWORKS_ANNOTATION] = JSON.stringify(elements);
   if (ifaces.some((f) => f.masquerade !== undefined)) {

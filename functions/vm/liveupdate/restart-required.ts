@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Disk, VirtualMachineInstance, VirtualMachineInstanceSpec, Volume } from '../../../shared/api/index.ts';
+import { networkRestartRequired } from '../network/restart-required.ts';
 
 export const RESTART_REQUIRED_MESSAGE = 'a non-live-updatable field was changed in the template spec';
 
@@ -35,8 +36,14 @@ export function restartRequired(input: RestartInput): boolean {
     copyField(last, now, 'affinity');
     copyField(last, now, 'tolerations');
   }
-  // Interfaces and networks are compared as they are: NIC hotplug is not done here (see
-  // docs/vm-controller.md), so any interface or network change needs a restart.
+  // Interfaces and networks the network synchroniser can hot-plug or unplug (network/) are
+  // taken as they are now; any other change of them stays in the comparison.
+  if (!networkRestartRequired(input.current, input.vmi)) {
+    if (now.domain.devices.interfaces === undefined) delete last.domain.devices.interfaces;
+    else last.domain.devices.interfaces = now.domain.devices.interfaces;
+    if (now.networks === undefined) delete last.networks;
+    else last.networks = now.networks;
+  }
   const vmiUuid = input.vmi.spec.domain.firmware?.uuid;
   if (vmiUuid !== undefined && vmiUuid === now.domain.firmware?.uuid && last.domain.firmware) last.domain.firmware.uuid = vmiUuid;
   return !isDeepStrictEqual(last, now);

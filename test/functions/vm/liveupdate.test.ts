@@ -221,7 +221,7 @@ describe('syncRestartRequired', () => {
   const cdVol = { name: 'cd', persistentVolumeClaim: { claimName: 'iso', hotpluggable: true } };
   const withDisks = (disks: object[]) => ({ ...base(), devices: { disks } });
   test('table: what a LiveUpdate VM may change without a restart, and what it may not', () => {
-    const cases: { name: string; current: VirtualMachineInstanceSpec; started?: VirtualMachineInstanceSpec; liveUpdate?: boolean; want: boolean }[] = [
+    const cases: { name: string; current: VirtualMachineInstanceSpec; started?: VirtualMachineInstanceSpec; liveUpdate?: boolean; vmiIfaces?: object[]; vmiNets?: object[]; want: boolean }[] = [
       { name: 'unchanged', current: spec(base(), { volumes: vols }), want: false },
       { name: 'sockets', current: spec({ ...base(), cpu: { sockets: 3, cores: 1, threads: 1 } }, { volumes: vols }), want: false },
       { name: 'sockets under Stage', current: spec({ ...base(), cpu: { sockets: 3, cores: 1, threads: 1 } }, { volumes: vols }), liveUpdate: false, want: true },
@@ -233,12 +233,20 @@ describe('syncRestartRequired', () => {
       { name: 'a non-hotpluggable volume added', current: spec(base(), { volumes: [...vols, { name: 'e', emptyDisk: { capacity: '1Gi' } }] }), want: true },
       { name: 'a CD-ROM ejected (disk removed)', started: spec(withDisks([{ name: 'root', disk: {} }, cd]), { volumes: [...vols, cdVol] }), current: spec(base(), { volumes: vols }), want: true },
       { name: 'a CD-ROM volume swapped, the disk kept', started: spec(withDisks([{ name: 'root', disk: {} }, cd]), { volumes: [...vols, cdVol] }), current: spec(withDisks([{ name: 'root', disk: {} }, cd]), { volumes: vols }), want: false },
-      { name: 'an interface added (no NIC hotplug here)', current: spec({ ...base(), devices: { disks: [{ name: 'root', disk: {} }], interfaces: [{ name: 'x', bridge: {} }] } }, { volumes: vols }), want: true },
+      { name: 'a bridge interface added (hot-plugged)', current: spec({ ...base(), devices: { disks: [{ name: 'root', disk: {} }], interfaces: [{ name: 'x', bridge: {} }] } }, { volumes: vols, networks: [{ name: 'x', multus: { networkName: 'nad' } }] }), want: false },
+      {
+        name: 'an interface the VMI has removed from the template (not set absent)',
+        started: spec({ ...base(), devices: { disks: [{ name: 'root', disk: {} }], interfaces: [{ name: 'x', bridge: {} }] } }, { volumes: vols, networks: [{ name: 'x', multus: { networkName: 'nad' } }] }),
+        current: spec(base(), { volumes: vols }),
+        vmiIfaces: [{ name: 'x', bridge: {} }],
+        vmiNets: [{ name: 'x', multus: { networkName: 'nad' } }],
+        want: true,
+      },
     ];
     for (const c of cases) {
       // arrange
       const started = c.started ?? spec(base(), { volumes: vols });
-      const running = vmi({ domain: { firmware: { uuid: 'u-1' } } });
+      const running = vmi({ domain: { firmware: { uuid: 'u-1' }, devices: { interfaces: c.vmiIfaces } }, spec: { networks: c.vmiNets } });
       // act
       const got = restartRequired({ started, current: c.current, vmi: running, liveUpdate: c.liveUpdate ?? true, volumesMigrate: false });
       // assert
