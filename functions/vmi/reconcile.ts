@@ -17,7 +17,9 @@ import { createValidationMessage, discontinuedBindingCauses } from '../../shared
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { BACKEND_PVC_EXPECTATIONS, POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadiness, backendStorageNeeded, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
-import { currentVmiPod, isControlledBy, podKey } from '../../shared/predicates/pods.ts';
+import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
+import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
+import { migrationRequiredRequeueSeconds } from './migration-required.ts';
 import { decideSync, isFinal, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
 import { volumeStatusEvents } from './hotplug/volume-status.ts';
@@ -74,6 +76,13 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
   }
 
+  // the running launcher pod's annotations: the Multus networks for a NIC hot-plug/unplug, network-info (pod-annotations.ts)
+  if (decision.kind === 'none' && !isFinal(observed.vmi) && !observed.vmi.metadata?.deletionTimestamp && observed.pod && !isTempPod(observed.pod) && isPodReady(observed.pod)) {
+    const r = await syncPodAnnotations(observed.vmi, observed.pod, deps);
+    if (r.pod) observed = withPod({ ...observed, pods: observed.pods.filter((p) => p.metadata?.uid !== r.pod!.metadata?.uid) }, r.pod);
+    syncError ??= r.error;
+  }
+
   // hotplug: the attachment pods of the launcher pod (hotplug/step.ts)
   let requeueSeconds: number | undefined;
   if (observed.hotplug && observed.pod && (decision.kind === 'none' || isFinal(observed.vmi))) {
@@ -103,7 +112,25 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
 
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
-  return requeueSeconds !== undefined ? requeueAfter(requeueSeconds, 'attachment pod expectation not yet satisfied') : done;
+  if (requeueSeconds !== undefined) return requeueAfter(requeueSeconds, 'attachment pod expectation not yet satisfied');
+  // A pending network migration is looked at again even if nothing else changes (KubeVirt's AddAfter).
+  const pending = migrationRequiredRequeueSeconds(desired);
+  return pending !== undefined ? requeueAfter(pending, 'MigrationRequired pending') : done;
+}
+
+/**
+ * The ready launcher pod's annotations (pod-annotations.ts): one JSON patch of the keys that
+ * differ. A failure is KubeVirt's `FailedPodPatch` sync error; a pod deleted meanwhile is ignored.
+ */
+async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps: VmiDeps): Promise<{ pod?: V1Pod; error?: SyncError }> {
+  const changes = activePodAnnotations(vmi, pod);
+  if (Object.keys(changes).length === 0) return {};
+  try {
+    return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops: podAnnotationOps(pod, changes) }) };
+  } catch (err) {
+    if (err instanceof NotFoundError) return {};
+    return { error: { reason: 'FailedPodPatch', message: err instanceof Error ? err.message : String(err), requeue: true } };
+  }
 }
 
 async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<Observed> {

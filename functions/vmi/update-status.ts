@@ -23,6 +23,7 @@ import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isT
 import type { Observed, SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
 import { hotplugVolumeStatus } from './hotplug/volume-status.ts';
+import { syncMigrationRequired } from './migration-required.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { markVolumesChange } from './volume-migration.ts';
 
@@ -134,6 +135,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
         syncInterfaces(vmi, status, pod);
         markHotplug(vmi, input.memoryOverheadRatio, now);
         markVolumesChange(vmi, now);
+        syncMigrationRequired(vmi, status, pod, now);
       }
       break;
     case 'Succeeded':

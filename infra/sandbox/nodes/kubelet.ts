@@ -2,7 +2,7 @@
  * The sandbox's kubelets (one loop for every node): start bound pods (Pending → Running after
  * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
  * whose launcher would exit, write Multus' network status on pods that ask for Multus networks
- * (multus-status.ts), and finish graceful deletions — a pod with a deletionTimestamp is
+ * (multus-status.ts) and refresh it when a running pod's request changes, and finish graceful deletions — a pod with a deletionTimestamp is
  * removed at that time (the API server has already added the grace period) with a final
  * DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
  */
@@ -206,6 +206,14 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (isLauncherPod(pod)) {
       const exit = launcherExit(pod, await vmiOf(pod));
       if (exit) return patchStatus(pod, finishedStatus(pod, exit.phase, exit.reason, clock.isoNow()));
+    }
+    // Multus' dynamic-networks controller: a running pod whose networks annotation changed (a NIC
+    // hot-plug or unplug) gets the attachments it now asks for, and its network status says so.
+    const podIP = pod.status?.podIP;
+    const networkStatus = podIP ? multusNetworkStatus(pod, podIP) : undefined;
+    if (networkStatus !== undefined && pod.metadata?.annotations?.[NETWORK_STATUS_ANNOTATION] !== networkStatus) {
+      await annotate(pod, NETWORK_STATUS_ANNOTATION, networkStatus);
+      return;
     }
     // Readiness gates are set by others (the VMI controller); Ready follows them.
     const conds = pod.status?.conditions ?? [];

@@ -157,7 +157,7 @@ export interface Vmi extends KubeObject {
       memory?: { guest?: string };
       resources?: ResourceRequirements;
       cpu?: { sockets?: number; cores?: number; threads?: number };
-      devices?: { interfaces?: { name: string; macAddress?: string }[] };
+      devices?: { interfaces?: { name: string; macAddress?: string; state?: string; [binding: string]: unknown }[] };
     };
     volumes?: { name: string; [source: string]: unknown }[];
   };

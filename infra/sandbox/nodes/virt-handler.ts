@@ -2,7 +2,8 @@
  * The sandbox's virt-handler (one loop for every node): takes over a VMI once the VMI controller
  * has handed it off (phase Scheduled, status.nodeName set — reference §a.4) and boots it to
  * Running; shuts a deleted VMI down (Succeeded); reports a VMI Failed/Succeeded when its launcher
- * pod ends; moves hotplugged volumes through virt-handler's phases (hotplug-volumes.ts); and
+ * pod ends; moves hotplugged volumes through virt-handler's phases (hotplug-volumes.ts), plugs and
+ * unplugs NICs (nic-hotplug.ts); and
  * executes handed-off migrations step by step ({@link nextMigrationStep}), ending
  * with status.nodeName on the target. Durations are simulated ms on the sandbox clock.
  */
@@ -12,6 +13,7 @@ import { LAUNCHER_LABEL, owningVmi } from './launcher-exit.ts';
 import { DEFAULT_MIGRATION_TIMINGS, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
 import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
 import { nextHotplugVolumeStatus } from './hotplug-volumes.ts';
+import { nextInterfaceStatus } from './nic-hotplug.ts';
 import { WatchedCache } from './watched-cache.ts';
 import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
@@ -180,7 +182,12 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when unplugged.
       const volumeStatus = nextHotplugVolumeStatus(vmi, now);
       const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
-      if (volumeStatus && due(key, `hotplug/${step ?? ''}`, hotplugMs)) await patchStatus(vmi, { volumeStatus });
+      // Hotplugged NICs: attached once the pod has them, detached when absent (nic-hotplug.ts).
+      const interfaces = nextInterfaceStatus(vmi);
+      const nicStep = interfaces?.map((s) => `${s.name ?? ''}=${s.infoSource ?? ''}`).join(',');
+      const volumesDue = volumeStatus !== undefined && due(key, `hotplug/${step ?? ''}`, hotplugMs);
+      const nicsDue = interfaces !== undefined && due(key, `nic/${nicStep ?? ''}`, hotplugMs);
+      if (volumesDue || nicsDue) await patchStatus(vmi, { ...(volumesDue ? { volumeStatus } : {}), ...(nicsDue ? { interfaces } : {}) });
       return;
     }
     const targetPod = pods.get(namespace, ms.targetPod ?? '');

@@ -26,7 +26,8 @@ export function macFor(vmiUid: string, ifaceName: string): string {
 /** `status.interfaces` as the domain + guest agent report them, on the launcher pod's IP. */
 export function interfacesOf(vmi: Vmi, podIP: string | undefined): Record<string, unknown>[] {
   const specIfaces = vmi.spec?.domain?.devices?.interfaces ?? [{ name: 'default' }];
-  return specIfaces.map((iface, i) => ({
+  // An `absent` interface is not plugged into the domain (a NIC unplug in progress).
+  return specIfaces.flatMap((iface, i) => (iface.state === 'absent' ? [] : [{
     name: iface.name,
     interfaceName: `eth${i}`,
     mac: iface.macAddress ?? macFor(vmi.metadata?.uid ?? '', iface.name),
@@ -34,7 +35,7 @@ export function interfacesOf(vmi: Vmi, podIP: string | undefined): Record<string
     queueCount: 1,
     linkState: 'up',
     ...(i === 0 && podIP ? { ipAddress: podIP, ipAddresses: [podIP], podInterfaceName: 'eth0' } : {}),
-  }));
+  }]));
 }
 
 /** The status patch that moves a Scheduled VMI to Running. */

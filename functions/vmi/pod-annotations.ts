@@ -1,0 +1,81 @@
+/**
+ * The annotations the VMI controller keeps up to date on a ready, running launcher pod
+ * (reference-vm-vmi-depth §6 "On a ready, non-temp pod, every pass"; KubeVirt's
+ * `GenerateFromActivePod` and `SyncPodAnnotations`), pure:
+ * - `descheduler.alpha.kubernetes.io/request-evict-only: ""` (rendered on every launcher pod, so
+ *   normally already there);
+ * - `kubevirt.io/network-info` for the SR-IOV interfaces Multus reports (device info, MAC, MTU),
+ *   which the launcher reads through the downward API;
+ * - the Multus `k8s.v1.cni.cncf.io/networks` annotation regenerated when an interface must be
+ *   hot-plugged (a non-`absent` interface missing from `status.interfaces`; an SR-IOV one not yet
+ *   in status is left out of the annotation) or hot-unplugged (an `absent` one exists), named the
+ *   way the pod names its interfaces (from its network status) — Multus' dynamic-networks
+ *   controller then attaches or detaches the network on the running pod.
+ * Only keys whose value differs are returned; the write is a JSON patch `add` per key.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Interface, VirtualMachineInstance } from '../../shared/api/index.ts';
+import { MULTUS_NETWORKS_ANNOTATION, NETWORK_INFO_ANNOTATION, REQUEST_EVICT_ONLY_ANNOTATION } from '../../shared/api/well-known.ts';
+import { escapeJsonPointer, type JsonPatchOperation } from '../../shared/kube/client.ts';
+import { multusNetworksAnnotation } from '../../shared/network/multus-annotation.ts';
+import { nameSchemeFromStatuses } from '../../shared/network/name-scheme.ts';
+import { networkStatusesByPodInterface, networkStatusesFromPod } from '../../shared/network/network-status.ts';
+
+const ABSENT = 'absent';
+
+/** The regenerated Multus annotation, or undefined when no interface is to be plugged or unplugged (or it is unchanged). */
+export function multusAnnotationUpdate(vmi: VirtualMachineInstance, pod: V1Pod): string | undefined {
+  const ifaces = vmi.spec.domain.devices.interfaces ?? [];
+  const nonAbsent = ifaces.filter((i) => i.state !== ABSENT);
+  const toUnplug = nonAbsent.length < ifaces.length;
+  const inStatus = new Set((vmi.status?.interfaces ?? []).map((s) => s.name ?? ''));
+  // An SR-IOV interface is annotated only once plugged (upstream migrates for it instead).
+  const toAnnotate = nonAbsent.filter((i) => !(i.sriov !== undefined && !inStatus.has(i.name)));
+  const toPlug = toAnnotate.some((i) => !inStatus.has(i.name));
+  if (!toPlug && !toUnplug) return undefined;
+  // In interface order, as upstream filters the networks by the interfaces.
+  const byName = new Map((vmi.spec.networks ?? []).map((n) => [n.name, n]));
+  const networks = toAnnotate.flatMap((i) => byName.get(i.name) ?? []);
+  const scheme = nameSchemeFromStatuses(networks, networkStatusesFromPod(pod));
+  const next = multusNetworksAnnotation(vmi.metadata?.namespace ?? '', toAnnotate, networks, scheme) ?? '';
+  return next === (pod.metadata?.annotations?.[MULTUS_NETWORKS_ANNOTATION] ?? '') ? undefined : next;
+}
+
+/** `kubevirt.io/network-info` for the SR-IOV interfaces Multus reports, or undefined when there is none. */
+export function networkInfoAnnotation(vmi: VirtualMachineInstance, pod: V1Pod): string | undefined {
+  const sriov: Interface[] = (vmi.spec.domain.devices.interfaces ?? []).filter((i) => i.sriov !== undefined);
+  if (sriov.length === 0) return undefined;
+  const statuses = networkStatusesFromPod(pod);
+  const byPodIface = networkStatusesByPodInterface(statuses);
+  const scheme = nameSchemeFromStatuses(vmi.spec.networks ?? [], statuses);
+  const found = sriov
+    .map((i) => ({ network: i.name, status: byPodIface.get(scheme.get(i.name) ?? '') }))
+    .filter((e) => e.status !== undefined)
+    .sort((a, b) => (a.network < b.network ? -1 : a.network > b.network ? 1 : 0));
+  if (found.length === 0) return undefined;
+  // Key order and omitted empties as KubeVirt's downward-API types marshal them.
+  const interfaces = found.map(({ network, status }) => ({
+    network,
+    ...(status!['device-info'] !== undefined ? { deviceInfo: status!['device-info'] } : {}),
+    ...(status!.mac ? { mac: status!.mac } : {}),
+    ...(status!.mtu ? { mtu: status!.mtu } : {}),
+  }));
+  return JSON.stringify({ interfaces });
+}
+
+/** The annotations to write on the ready launcher pod: only keys whose value differs. */
+export function activePodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod): Record<string, string> {
+  const want: Record<string, string> = { [REQUEST_EVICT_ONLY_ANNOTATION]: '' };
+  const info = networkInfoAnnotation(vmi, pod);
+  if (info !== undefined) want[NETWORK_INFO_ANNOTATION] = info;
+  const multus = multusAnnotationUpdate(vmi, pod);
+  if (multus !== undefined) want[MULTUS_NETWORKS_ANNOTATION] = multus;
+  const have = pod.metadata?.annotations ?? {};
+  return Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
+}
+
+/** The JSON patch for `changes`: an `add` per key (which replaces an existing value). */
+export function podAnnotationOps(pod: V1Pod, changes: Record<string, string>): JsonPatchOperation[] {
+  if (pod.metadata?.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: changes }];
+  return Object.entries(changes).map(([k, v]) => ({ op: 'add' as const, path: `/metadata/annotations/${escapeJsonPointer(k)}`, value: v }));
+}
