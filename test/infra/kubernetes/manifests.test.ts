@@ -89,7 +89,7 @@ describe('infra/kubernetes: manifests', () => {
     vmi: [
       '/events create',
       '/persistentvolumeclaims create,get,list',
-      '/pods create,delete,list',
+      '/pods create,delete,list,patch',
       '/pods/status patch',
       'cdi.kubevirt.io/datavolumes get',
       'cdi.kubevirt.io/storageprofiles list',
