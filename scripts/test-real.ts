@@ -16,6 +16,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/backend-storage.test.ts',
   'test/e2e/hotplug.test.ts',
   'test/e2e/networks.test.ts',
+  'test/e2e/nic-hotplug.test.ts',
   'test/e2e/vm-run-strategies.test.ts',
   'test/e2e/pool.test.ts',
   'test/e2e/replicaset.test.ts',

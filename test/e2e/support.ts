@@ -4,6 +4,9 @@
  * SQLite table) talking to it over HTTP as identity `runtime`; the test itself acts as `test`.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalRuntime, type LocalRuntimeOptions, type RuntimePart } from '../../infra/local/runtime.ts';
 import type { Diagnosis } from '../../infra/ops/diagnose/finding.ts';
@@ -16,6 +19,7 @@ import type { Logger } from '../../shared/metrics/log.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
 import { runCli } from '../support/cli.ts';
+import { runKubectl, type KubectlResult } from '../kubectl/support.ts';
 
 export const NS = 'default';
 /** The runtime's identity (bearer token): what the API server's counters are read by. */
@@ -50,6 +54,8 @@ export interface SliceOptions {
   readonly nodes?: number;
   /** Run the sandbox's storage agents (provisioner, CSI snapshotter, CDI, export server, backup agent, CAs). */
   readonly storage?: SandboxOptions['storage'];
+  /** Write a kubeconfig (into a temporary directory, removed by `stop`) for the real kubectl ({@link kubectlFor}). */
+  readonly kubeconfigDir?: boolean;
 }
 
 /** A logger that keeps warnings and errors (bounded) and drops info lines. */
@@ -69,11 +75,13 @@ export function newRuntime(sandbox: Sandbox, problems: string[], opts: SliceOpti
 }
 
 export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
+  const dir = opts.kubeconfigDir ? await mkdtemp(join(tmpdir(), 'vr-e2e-')) : undefined;
   const sandbox = await startSandbox({
     nodes: opts.nodes ?? 2,
     speed: opts.speed ?? 1,
     timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings },
     ...(opts.storage !== undefined ? { storage: opts.storage } : {}),
+    ...(dir !== undefined ? { kubeconfigOut: join(dir, 'kubeconfig') } : {}),
   });
   const problems: string[] = [];
   const rt = newRuntime(sandbox, problems, { ...(sandbox.storage ? { virtApiUrl: sandbox.storage.virtApi.url } : {}), ...opts.runtime });
@@ -86,8 +94,15 @@ export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
     async stop() {
       await rt.stop();
       await sandbox.stop();
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The real kubectl against a slice started with `kubeconfigDir` (its temporary directory holds kubectl's cache). */
+export function kubectlFor(s: Slice): (args: string[], stdin?: string) => Promise<KubectlResult> {
+  const kubeconfig = s.sandbox.kubeconfigPath;
+  return (args, stdin) => runKubectl({ kubeconfig, dir: dirname(kubeconfig) }, args, stdin);
 }
 
 /** A small container-disk VMI, as in examples/vmi-cirros.yaml. */
