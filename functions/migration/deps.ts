@@ -48,3 +48,6 @@ export interface MigrationDeps {
 
 /** Expectation scope of target pods, keyed by migration key (reference §e). */
 export const POD_EXPECTATIONS = 'migration-pods';
+
+/** Expectation scope of target attachment pods (a hotplug VMI's), keyed by migration key. */
+export const ATTACHMENT_POD_EXPECTATIONS = 'migration-attachment-pods';

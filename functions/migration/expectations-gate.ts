@@ -7,7 +7,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
 import { podKey } from '../../shared/predicates/pods.ts';
-import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
+import { ATTACHMENT_POD_EXPECTATIONS, POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 
 export type Gate = { readonly kind: 'pass'; readonly fresh: boolean } | { readonly kind: 'wait'; readonly seconds: number };
 
@@ -40,4 +40,24 @@ export async function podExpectationsGate(key: string, targetPods: readonly V1Po
     return { kind: 'pass', fresh: true };
   }
   return { kind: 'wait', seconds: Math.max(1, (record.setAt + takeoverMs - now) / 1000) };
+}
+
+/** The attachment pod a pass created is listed: its expectation is met (a no-op without one). */
+export async function attachmentPodObserved(key: string, deps: MigrationDeps): Promise<void> {
+  if (await deps.expectations.get(ATTACHMENT_POD_EXPECTATIONS, key)) await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
+}
+
+/**
+ * Records the target attachment pod's creation before it is made (a conditional write: of racing
+ * workers one creates). A live record means an earlier pass created it and no read shows it yet:
+ * wait; one older than the takeover time was left by a worker that died before its create.
+ */
+export async function tryExpectAttachmentPod(key: string, deps: MigrationDeps): Promise<Gate> {
+  const now = deps.now();
+  if (await deps.expectations.tryExpectCreations(ATTACHMENT_POD_EXPECTATIONS, key, 1, now)) return { kind: 'pass', fresh: false };
+  const record = await deps.expectations.get(ATTACHMENT_POD_EXPECTATIONS, key);
+  const takeoverMs = deps.createTakeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
+  if (record && !isExpectationSatisfied(record, now) && now - record.setAt < takeoverMs) return { kind: 'wait', seconds: 1 };
+  await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
+  return { kind: 'wait', seconds: 0.1 };
 }

@@ -16,6 +16,8 @@ export interface HandoffInput {
   readonly vmi: VirtualMachineInstance;
   readonly migration: VirtualMachineInstanceMigration;
   readonly targetPod: V1Pod;
+  /** The target pod's attachment pod (a VMI with hotplugged volumes): virt-handler mounts from it. */
+  readonly attachmentPod?: V1Pod | undefined;
   readonly sourcePodName: string | undefined;
   readonly policyName: string | undefined;
   readonly configuration: VMIMConfigurationOptions;
@@ -34,6 +36,7 @@ export function handoffState(input: HandoffInput): VirtualMachineInstanceMigrati
     targetPod: targetPod.metadata?.name ?? '',
     ...(sourcePod ? { sourcePod } : {}),
     ...(overhead ? { targetMemoryOverhead: overhead } : {}),
+    ...(input.attachmentPod?.metadata?.uid ? { targetAttachmentPodUID: input.attachmentPod.metadata.uid } : {}),
     ...(input.policyName ? { migrationPolicyName: input.policyName } : {}),
     // The backend PVCs (backend-storage.ts), as handleTargetPodHandoff passes them on.
     ...(own?.sourcePersistentStatePVCName ? { sourcePersistentStatePVCName: own.sourcePersistentStatePVCName } : {}),

@@ -11,6 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isHotplugInProgress } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { isPodDownOrGoingDown, isPodFinal, isPodReady } from '../../shared/predicates/pods.ts';
+import { attachmentReady } from './attachment-pod.ts';
 
 /** Phases in which KubeVirt counts a migration as "running" (`IsRunning`): from Scheduling on. */
 const RUNNING_PHASES: ReadonlySet<MigrationPhase> = new Set(['Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running']);
@@ -33,6 +34,7 @@ export const FAILURE = {
   targetPodRemoved: 'Migration target pod was removed during active migration.',
   stateCleared: 'Migration failed because VMI migration state was cleared',
   otherMigration: 'Migration failed because VMI migration state belongs to another migration',
+  attachmentPodDown: 'Migration failed because target attachment pod shutdown during migration',
   sourceReported: 'source node reported migration failed',
   notEligible: 'VMI is not eligible for migration because another migration job is in progress.',
 } as const;
@@ -44,6 +46,10 @@ export interface PhaseInput {
   readonly targetPod: V1Pod | undefined;
   /** Another unfinished migration's UID holds `vmi.status.migrationState`. */
   readonly otherMigrationActive: boolean;
+  /** The VMI has hotplugged volumes: Scheduling and Scheduled wait for the target's attachment pod. */
+  readonly hotplug?: boolean;
+  /** The target pod's attachment pod, if one exists. */
+  readonly attachmentPod?: V1Pod | undefined;
 }
 
 export interface PhaseResult {
@@ -95,6 +101,7 @@ function failureOf(phase: MigrationPhase, input: PhaseInput): { message: string;
   if (afterHandOff && !ms) return { message: FAILURE.stateCleared };
   if (afterHandOff && !ours) return { message: FAILURE.otherMigration };
   if (ours && ms?.failed) return { message: ms.failureReason ? `${FAILURE.sourceReported}: ${ms.failureReason}` : FAILURE.sourceReported };
+  if (input.attachmentPod && isPodFinal(input.attachmentPod)) return { message: FAILURE.attachmentPodDown };
   return undefined;
 }
 
@@ -106,9 +113,9 @@ function step(phase: MigrationPhase, input: PhaseInput): MigrationPhase | undefi
     case '':
       return input.otherMigrationActive ? 'Failed' : 'Pending';
     case 'Pending':
-      return targetPod && !isPodDownOrGoingDown(targetPod) ? 'Scheduling' : undefined;
+      return targetPod && !isPodDownOrGoingDown(targetPod) && attachmentReady(input.hotplug === true, input.attachmentPod) ? 'Scheduling' : undefined;
     case 'Scheduling':
-      return targetPod && isPodReady(targetPod) ? 'Scheduled' : undefined;
+      return targetPod && isPodReady(targetPod) && attachmentReady(input.hotplug === true, input.attachmentPod) ? 'Scheduled' : undefined;
     case 'Scheduled':
       return handedOff(input) && ms?.targetNode ? 'PreparingTarget' : undefined;
     case 'PreparingTarget':

@@ -4,17 +4,18 @@
  * mutation; a target pod only after the parallel limits grant a lease) → status from what was
  * observed → garbage collection once final.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { CREATED_BY_LABEL, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
 import { podKey } from '../../shared/predicates/pods.ts';
 import { EVACUATION_ANNOTATION, WORKLOAD_UPDATE_ANNOTATION } from './backoff.ts';
-import { POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
-import { podExpectationsGate } from './expectations-gate.ts';
+import { ATTACHMENT_POD_EXPECTATIONS, POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
+import { attachmentPodObserved, podExpectationsGate, tryExpectAttachmentPod } from './expectations-gate.ts';
+import { renderTargetAttachmentPod, targetAttachmentClaims, targetAttachmentPod } from './attachment-pod.ts';
 import { collectGarbage } from './gc.ts';
 import type { PersistentStatePvcs } from './backend-storage.ts';
 import { dropUnhandedTarget, followUpBackend, prepareTargetBackend } from './backend-pvcs.ts';
@@ -25,7 +26,8 @@ import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { computeMigration, planWrites } from './update-status.ts';
-import { MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
+import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
+import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -37,6 +39,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   if (!migration) {
     // Gone (the finalizer normally lets us see it final first): drop what it may still hold.
     await deps.expectations.delete(POD_EXPECTATIONS, key);
+    await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
     await releaseSlots(deps.leases, key, undefined);
     return done;
   }
@@ -51,6 +54,9 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     return observed.targetPod ? [observed.targetPod] : [];
   }, deps);
 
+  // An attachment pod this migration expected is there: its creation is observed.
+  if (observed.attachmentPod && (migration.status?.phase ?? '') === 'Pending') await attachmentPodObserved(key, deps);
+
   // sync
   let wait: { seconds: number; why: string } | undefined;
   let persistentStatePvcs: PersistentStatePvcs | undefined;
@@ -64,7 +70,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   }
 
   // status
-  const result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed) });
+  const result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed), hotplug: observed.hotplug, attachmentPod: observed.attachmentPod });
   const holder = key;
   const sourceNode = migration.status?.migrationState?.sourceNode ?? vmi.status?.nodeName;
   let holdsLease = false;
@@ -106,7 +112,15 @@ async function observe(migration: VirtualMachineInstanceMigration, vmi: VirtualM
   const phase = migration.status?.phase ?? '';
   const needMigrations = (phase === '' || phase === 'Pending') && targets.length === 0 && (EVACUATION_ANNOTATION in annotations || WORKLOAD_UPDATE_ANNOTATION in annotations);
   const vmiMigrations = needMigrations ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === migration.spec.vmiName) : [];
-  return { migration, vmi, pods, targetPod: targets[0], sourcePod: sourcePodOf(vmi, pods, migration), vmiMigrations };
+  // A hotplug VMI's target has an attachment pod: one more list, only while there is a target pod.
+  const hotplug = vmiHasHotplugVolumes(vmi);
+  const targetPod = targets[0];
+  let attachmentPod: V1Pod | undefined;
+  if (hotplug && targetPod && !isFinal(phase)) {
+    const selector = `${APP_LABEL}=${HOTPLUG_DISK_APP},${MIGRATION_JOB_UID_LABEL}=${migration.metadata?.uid ?? ''}`;
+    attachmentPod = targetAttachmentPod((await deps.kube.list(PODS, namespace, { labelSelector: selector, resourceVersion: rv })).items, targetPod);
+  }
+  return { migration, vmi, pods, targetPod, sourcePod: sourcePodOf(vmi, pods, migration), vmiMigrations, hotplug, attachmentPod };
 }
 
 function otherMigrationActive(o: Observed): boolean {
@@ -146,12 +160,14 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       await event(deps, migration, KIND_MIGRATION, 'Normal', action.event.reason, action.event.message);
       return { observed: { ...o, targetPod: undefined, pods: o.pods.filter((p) => p !== action.pod) } };
     }
+    case 'create-attachment-pod':
+      return createAttachmentPod(key, action.targetPod, o, deps);
     case 'hand-off': {
       const config = await deps.clusterConfig();
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
       const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
-      const ops = handoffPatch({ vmi, migration, targetPod: action.pod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
+      const ops = handoffPatch({ vmi, migration, targetPod: action.pod, attachmentPod: o.attachmentPod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
       let patched: VirtualMachineInstance;
       try {
         patched = await deps.kube.patch(VMIS, namespace, vmiName, { type: 'json', ops });
@@ -236,6 +252,47 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
 }
 
 /**
+ * The target's attachment pod (a VMI with hotplugged volumes), once the target pod is ready: the
+ * hotplug claims read (one GET each), the pod rendered against the target pod, the expectation
+ * recorded, then the create. A claim that is missing or a template error is retried (KubeVirt's
+ * sync error), a creation by another worker not yet visible is waited for.
+ */
+async function createAttachmentPod(key: string, targetPod: V1Pod, o: Observed, deps: MigrationDeps): Promise<Acted> {
+  const { migration, vmi } = o;
+  const namespace = vmi.metadata?.namespace ?? '';
+  const sourcePod = o.sourcePod ?? targetPod;
+  const pvcs = new Map<string, V1PersistentVolumeClaim>();
+  await Promise.all(targetAttachmentClaims(vmi, sourcePod).map(async (name) => {
+    const pvc = await deps.kube.get(PVCS, namespace, name);
+    if (pvc) pvcs.set(name, pvc);
+  }));
+  const config = await deps.clusterConfig();
+  let rendered: ReturnType<typeof renderTargetAttachmentPod>;
+  try {
+    rendered = renderTargetAttachmentPod(vmi, migration, sourcePod, targetPod, pvcs, config);
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    rendered = { kind: 'error', message: `failed to render attachment pod template: ${err.message}` };
+  }
+  if (rendered.kind === 'error') {
+    deps.log.warn('cannot create the target attachment pod', { key, error: rendered.message });
+    return { observed: o, wait: { seconds: 1, why: rendered.message } };
+  }
+  const gate = await tryExpectAttachmentPod(key, deps);
+  if (gate.kind === 'wait') return { observed: o, wait: { seconds: gate.seconds, why: 'another worker is creating the target attachment pod' } };
+  let created: V1Pod;
+  try {
+    created = await deps.kube.create(PODS, rendered.pod);
+  } catch (err) {
+    await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating attachment pod: ${message(err)}`);
+    throw err;
+  }
+  await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created attachment pod ${created.metadata?.name ?? ''}`);
+  return { observed: { ...o, attachmentPod: created } };
+}
+
+/**
  * What the API server shows running (the fence of limits.ts): every migration and every target
  * pod, cluster-wide, read fresh (no resourceVersion: a quorum read). Two lists per target pod
  * about to be created; KubeVirt counts the same from its informer cache.
@@ -250,6 +307,7 @@ async function runningInCluster(deps: MigrationDeps): Promise<readonly RunningMi
 async function vmiGone(key: string, migration: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<Outcome> {
   const result = nextPhase({ migration, vmi: undefined, targetPod: undefined, otherMigrationActive: false });
   await deps.expectations.delete(POD_EXPECTATIONS, key);
+  await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
   await dropUnhandedTarget(migration, deps);
   if (result.steps.length > 0) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
   const desired = computeMigration({ migration, vmi: undefined, result, sourcePod: undefined, now: new Date(deps.now()).toISOString() });

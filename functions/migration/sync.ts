@@ -6,6 +6,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isPodDownOrGoingDown, isPodReady } from '../../shared/predicates/pods.ts';
+import { attachmentReady } from './attachment-pod.ts';
 import { backoffSeconds } from './backoff.ts';
 import { handedOff, isFinal } from './phases.ts';
 import { liveVmiPods } from './target-pod.ts';
@@ -20,6 +21,10 @@ export interface Observed {
   readonly sourcePod: V1Pod | undefined;
   /** The VMI's migrations; only listed when needed (backoff), else empty. */
   readonly vmiMigrations: readonly VirtualMachineInstanceMigration[];
+  /** The VMI has hotplugged volumes (KubeVirt's `VMIHasHotplugVolumes`): the target needs an attachment pod. */
+  readonly hotplug: boolean;
+  /** The target pod's attachment pod (only listed for a hotplug VMI with a target pod). */
+  readonly attachmentPod: V1Pod | undefined;
 }
 
 export type SyncAction =
@@ -28,6 +33,8 @@ export type SyncAction =
   | { readonly kind: 'wait'; readonly seconds: number; readonly why: string; readonly event?: { readonly reason: string; readonly message: string } }
   | { readonly kind: 'create-target-pod' }
   | { readonly kind: 'delete-target-pod'; readonly pod: V1Pod; readonly event: { readonly reason: string; readonly message: string }; readonly unschedulable?: boolean }
+  /** The target pod is ready and the VMI has hotplugged volumes: attach them on the target node. */
+  | { readonly kind: 'create-attachment-pod'; readonly targetPod: V1Pod }
   | { readonly kind: 'hand-off'; readonly pod: V1Pod }
   | { readonly kind: 'mark-target-down' }
   | { readonly kind: 'request-abort' };
@@ -81,9 +88,14 @@ export function decideSync(o: Observed, now: number): SyncAction {
     }
     return { kind: 'none' };
   }
-  // KubeVirt hands off in Scheduled; a ready pod in Scheduling becomes Scheduled in this very pass,
-  // so handing off now saves a whole reconcile.
-  if (targetPod && (phase === 'Scheduling' || phase === 'Scheduled') && !ours && isPodReady(targetPod)) return { kind: 'hand-off', pod: targetPod };
+  // A hotplug VMI's volumes follow it: KubeVirt attaches them once the target pod is ready, in
+  // Pending (which the migration does not leave before that pod is ready too).
+  if (targetPod && phase === 'Pending' && o.hotplug && !o.attachmentPod && isPodReady(targetPod)) return { kind: 'create-attachment-pod', targetPod };
+  // KubeVirt hands off in Scheduled; a ready pod (and attachment pod) in Pending or Scheduling
+  // becomes Scheduled in this very pass, so handing off now saves a whole reconcile.
+  if (targetPod && (phase === 'Pending' || phase === 'Scheduling' || phase === 'Scheduled') && !ours && isPodReady(targetPod) && attachmentReady(o.hotplug, o.attachmentPod)) {
+    return { kind: 'hand-off', pod: targetPod };
+  }
   return { kind: 'none' };
 }
 

@@ -12,6 +12,16 @@ export function isControlledBy(pod: V1Pod, vmi: VirtualMachineInstance): boolean
   return (pod.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.kind === KIND_VMI && r.uid === uid);
 }
 
+/**
+ * The pods `owner` controls (KubeVirt's `AttachmentPods`: a launcher pod's hotplug attachment
+ * pods are the pods whose controller reference names it, by UID).
+ */
+export function podsControlledBy(pods: readonly V1Pod[], owner: V1Pod): V1Pod[] {
+  const uid = owner.metadata?.uid;
+  if (!uid) return [];
+  return pods.filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid));
+}
+
 /** The WaitForFirstConsumer "doppelganger" pod, not a real launcher. */
 export function isTempPod(pod: V1Pod): boolean {
   return pod.metadata?.annotations?.[EPHEMERAL_PROVISIONING_ANNOTATION] === 'true';

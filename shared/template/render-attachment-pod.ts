@@ -3,7 +3,7 @@
  * the hotplugged PVCs so virt-handler can hand them to the running guest. Owned by the launcher
  * pod; names the VMI in annotations.
  */
-import type { V1ObjectMeta, V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1PersistentVolumeClaim, V1Pod, V1Toleration, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import {
   APP_LABEL, EPHEMERAL_PROVISIONING_ANNOTATION, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
@@ -27,6 +27,21 @@ export interface AttachmentVolume {
    * then not mounted into the new pod again, only listed as a pod volume.
    */
   mounted?: boolean;
+}
+
+/**
+ * A hotplug volume as the attachment pod needs it, from its claim (UID and volume mode) and its
+ * VMI volume status phase (`Ready` / `MountedToPod`: virt-handler already uses it). The migration
+ * controller passes no phase: a target pod's attachment pod mounts every volume.
+ */
+export function attachmentVolume(volume: { readonly name: string; readonly claimName: string }, pvc: V1PersistentVolumeClaim | undefined, phase?: string): AttachmentVolume {
+  return {
+    name: volume.name,
+    claimName: volume.claimName,
+    ...(pvc?.metadata?.uid ? { claimUid: pvc.metadata.uid } : {}),
+    ...(pvc?.spec?.volumeMode === 'Block' ? { volumeMode: 'Block' as const } : {}),
+    ...(phase === 'Ready' || phase === 'MountedToPod' ? { mounted: true } : {}),
+  };
 }
 
 const DEFAULT_TOLERATIONS: V1Toleration[] = [

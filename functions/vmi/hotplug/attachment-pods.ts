@@ -9,7 +9,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { EPHEMERAL_PROVISIONING_ANNOTATION } from '../../../shared/api/well-known.ts';
-import { isPodFinal, isPodReady, isTempPod } from '../../../shared/predicates/pods.ts';
+import { isPodFinal, isPodReady, isTempPod, podsControlledBy } from '../../../shared/predicates/pods.ts';
 import type { SyncError } from '../sync.ts';
 import { hotplugVolumes, readyVolumes, type HotplugClaims, type HotplugVolume } from './volumes.ts';
 
@@ -96,8 +96,7 @@ function podVolumeNames(pod: V1Pod): string[] {
 
 /** The attachment pods of this launcher pod (after a migration the old launcher's are not its). */
 export function podsOfLauncher(pods: readonly V1Pod[], launcherPod: V1Pod): V1Pod[] {
-  const uid = launcherPod.metadata?.uid;
-  return pods.filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid));
+  return podsControlledBy(pods, launcherPod);
 }
 
 /** What the hotplug step does this pass (nothing unless the launcher pod is ready for it). */

@@ -12,7 +12,7 @@ import { APP_LABEL, HOTPLUG_DISK_APP } from '../../../shared/api/well-known.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { NotFoundError } from '../../../shared/kube/errors.ts';
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../../shared/state/port.ts';
-import { renderAttachmentPod, renderHotplugTriggerPod, type AttachmentVolume } from '../../../shared/template/render-attachment-pod.ts';
+import { attachmentVolume, renderAttachmentPod, renderHotplugTriggerPod, type AttachmentVolume } from '../../../shared/template/render-attachment-pod.ts';
 import type { VmiDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { currentAndOldPods, orphanedAttachmentPods, planAttachmentPods, podsOfLauncher } from './attachment-pods.ts';
@@ -92,17 +92,7 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
   const plan = planAttachmentPods({ vmi, launcherPod, attachmentPods: pods, claims: h });
   if (plan.error) return { attachmentPods: pods, error: plan.error };
   const config = await deps.clusterConfig();
-  const attachment = (v: HotplugVolume): AttachmentVolume => {
-    const pvc = h.pvcs.get(v.claimName);
-    const phase = vmi.status?.volumeStatus?.find((s) => s.name === v.name)?.phase;
-    return {
-      name: v.name,
-      claimName: v.claimName,
-      ...(pvc?.metadata?.uid ? { claimUid: pvc.metadata.uid } : {}),
-      ...(pvc?.spec?.volumeMode === 'Block' ? { volumeMode: 'Block' as const } : {}),
-      ...(phase === 'Ready' || phase === 'MountedToPod' ? { mounted: true } : {}),
-    };
-  };
+  const attachment = (v: HotplugVolume): AttachmentVolume => attachmentVolume(v, h.pvcs.get(v.claimName), vmi.status?.volumeStatus?.find((s) => s.name === v.name)?.phase);
 
   let requeueSeconds: number | undefined;
   const now = deps.now();

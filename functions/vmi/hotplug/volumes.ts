@@ -1,41 +1,14 @@
 /**
- * Which VMI volumes are hotplugged, and which of them are ready to attach
- * (reference-vm-vmi-depth §3.1, KubeVirt's `GetHotplugVolumes` and `VolumeReadyToAttachToNode`).
- * Pure: the caller reads the claims and DataVolumes.
+ * Which hotplug volumes (shared/storage/hotplug-volumes.ts, KubeVirt's `GetHotplugVolumes`) are
+ * ready to attach (reference-vm-vmi-depth §3.1, `VolumeReadyToAttachToNode`). Pure: the caller
+ * reads the claims and DataVolumes.
  */
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { DataVolume, VirtualMachineInstance } from '../../../shared/api/index.ts';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { DataVolume } from '../../../shared/api/index.ts';
+import type { HotplugVolume } from '../../../shared/storage/hotplug-volumes.ts';
 import type { SyncError } from '../sync.ts';
 
-/** A hotplugged volume: a VMI volume (or utility volume) the launcher pod does not mount. */
-export interface HotplugVolume {
-  /** The VMI volume name. */
-  readonly name: string;
-  readonly claimName: string;
-  /** Backed by a DataVolume of the claim's name (`dataVolume` volumes). */
-  readonly dataVolume: boolean;
-  /** A `spec.utilityVolumes` entry (a backup target, say), not a `spec.volumes` one. */
-  readonly utility: boolean;
-}
-
-/**
- * `GetHotplugVolumes`: every PVC, DataVolume or MemoryDump volume of the VMI whose name is not a
- * volume of the launcher pod, whether or not it is marked `hotpluggable`, then each utility
- * volume the pod does not have.
- */
-export function hotplugVolumes(vmi: VirtualMachineInstance, launcherPod: V1Pod): HotplugVolume[] {
-  const inPod = new Set((launcherPod.spec?.volumes ?? []).map((v) => v.name));
-  const out: HotplugVolume[] = [];
-  for (const v of vmi.spec.volumes ?? []) {
-    if (inPod.has(v.name)) continue;
-    const claimName = v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.memoryDump?.claimName;
-    if (claimName) out.push({ name: v.name, claimName, dataVolume: v.dataVolume !== undefined, utility: false });
-  }
-  for (const u of vmi.spec.utilityVolumes ?? []) {
-    if (!inPod.has(u.name)) out.push({ name: u.name, claimName: u.claimName, dataVolume: false, utility: true });
-  }
-  return out;
-}
+export { hotplugVolumes, type HotplugVolume } from '../../../shared/storage/hotplug-volumes.ts';
 
 /** The claims behind the hotplug volumes, as read this pass (absent: not found). */
 export interface HotplugClaims {

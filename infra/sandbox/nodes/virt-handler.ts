@@ -178,8 +178,9 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       }
     }
     const ms = activeMigration(vmi);
-    if (!ms) {
-      // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when unplugged.
+    // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when
+    // unplugged — also after a migration, once its last bookkeeping step is done.
+    const hotplug = async () => {
       const volumeStatus = nextHotplugVolumeStatus(vmi, now);
       const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
       // Hotplugged NICs: attached once the pod has them, detached when absent (nic-hotplug.ts).
@@ -188,8 +189,8 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       const volumesDue = volumeStatus !== undefined && due(key, `hotplug/${step ?? ''}`, hotplugMs);
       const nicsDue = interfaces !== undefined && due(key, `nic/${nicStep ?? ''}`, hotplugMs);
       if (volumesDue || nicsDue) await patchStatus(vmi, { ...(volumesDue ? { volumeStatus } : {}), ...(nicsDue ? { interfaces } : {}) });
-      return;
-    }
+    };
+    if (!ms) return hotplug();
     const targetPod = pods.get(namespace, ms.targetPod ?? '');
     const step = nextMigrationStep({
       vmi,
@@ -201,6 +202,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       targetInterfaces: (pod) => interfacesOf(vmi, pod.status?.podIP),
       failMemoryHotplug: memoryFailures.has(key),
     });
+    if (!step && ms.completed) return hotplug();
     if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
     if (step.status || step.labels) await patchVmi(vmi, step);
     if (step.step === 'fail') failures.delete(key);
