@@ -15,6 +15,8 @@ export const REAL_LANE_SUITES = [
   'test/e2e/wffc.test.ts',
   'test/e2e/backend-storage.test.ts',
   'test/e2e/hotplug.test.ts',
+  'test/e2e/hotplug-migration.test.ts',
+  'test/e2e/backend-storage-recovery.test.ts',
   'test/e2e/networks.test.ts',
   'test/e2e/nic-hotplug.test.ts',
   'test/e2e/vm-run-strategies.test.ts',

@@ -7,12 +7,15 @@
  * the claims are listed with a quorum read just before, and one key is reconciled by one worker at
  * a time, so a create that went through is always seen.
  */
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { PVCS, STORAGE_CLASSES, STORAGE_PROFILES } from '../../shared/api/resources.ts';
+import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { JOBS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES } from '../../shared/api/resources.ts';
+import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { backendClassAndMode, backendStorageNeeded, currentBackendPvcName, MIGRATION_NAME_LABEL, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
 import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
 import { backendHandoffPatch, decideBackendFollowUp, migrationTargetPvcs, ownTargetPvcs, planTargetBackend, type PersistentStatePvcs } from './backend-storage.ts';
 import type { MigrationDeps } from './deps.ts';
+import type { PhaseResult } from './phases.ts';
+import { decideRecovery, recoveryJobName, renderRecoveryJob } from './recovery.ts';
 
 export type TargetBackend = { readonly kind: 'none' } | { readonly kind: 'ready'; readonly pvcs: PersistentStatePvcs } | { readonly kind: 'error'; readonly message: string };
 
@@ -74,4 +77,65 @@ export async function dropUnhandedTarget(migration: VirtualMachineInstanceMigrat
   const namespace = migration.metadata?.namespace ?? '';
   const target = await deps.kube.get(PVCS, namespace, pvcs.target);
   if (target && !target.metadata?.deletionTimestamp && target.metadata?.labels?.[MIGRATION_NAME_LABEL] === migration.metadata?.name) await deps.kube.delete(PVCS, namespace, pvcs.target);
+}
+
+export interface Recovery {
+  /** The phase result to write: unchanged while the Job runs, Succeeded or Failed once it has spoken. */
+  readonly result: PhaseResult;
+  /** Look again after this many seconds (the Job is not done). */
+  readonly waitSeconds?: number;
+  readonly done: readonly string[];
+}
+
+/**
+ * An interrupted migration of backend storage (recovery.ts): one GET of the `recover-<migration>`
+ * Job, then create it, wait for it, hand the target claim over (Succeeded) or leave the failure
+ * as it is (Failed: the follow-up deletes the target claim), or delete a Job that failed itself.
+ * KubeVirt re-reads through its rate-limited error requeue; here the pass asks to be run again.
+ */
+export async function recoverInterrupted(migration: VirtualMachineInstanceMigration, interrupted: PhaseResult, deps: MigrationDeps): Promise<Recovery> {
+  const namespace = migration.metadata?.namespace ?? '';
+  const name = recoveryJobName(migration);
+  const unchanged: PhaseResult = { phase: (migration.status?.phase ?? '') as MigrationPhase, steps: [] };
+  const step = decideRecovery(await deps.kube.get(JOBS, namespace, name));
+  switch (step.kind) {
+    case 'create': {
+      const config = await deps.clusterConfig();
+      try {
+        await deps.kube.create(JOBS, renderRecoveryJob(migration, config.launcherImage));
+      } catch (err) {
+        // A read that lagged behind our own create: the Job is there, which is what was wanted.
+        if (!(err instanceof AlreadyExistsError)) throw err;
+      }
+      return { result: unchanged, waitSeconds: 1, done: [`a migration recovery had to be initiated (job ${name})`] };
+    }
+    case 'running':
+      return { result: unchanged, waitSeconds: 1, done: [] };
+    case 'retry':
+      // The Job did not get to look (its deadline, a pod that never ran): make it again.
+      await deps.kube.delete(JOBS, namespace, name, { propagationPolicy: 'Background' });
+      return { result: unchanged, waitSeconds: 1, done: [`deleted recovery job ${name} to retry: ${step.message}`] };
+    case 'failed':
+      return { result: interrupted, done: [`recovery job ${name}: the migration did not finish, the source backend PVC prevails`] };
+    case 'succeeded': {
+      const done = await handOverBackend(migration, deps);
+      return { result: { phase: 'Succeeded', steps: ['Succeeded'], ...(interrupted.failure ? { recoveredFrom: interrupted.failure } : {}) }, done: [`recovery job ${name}: the migration finished`, ...done] };
+    }
+  }
+}
+
+/** KubeVirt's `MigrationHandoff` outside the normal path: the target claim becomes the VMI's, the source goes. */
+async function handOverBackend(migration: VirtualMachineInstanceMigration, deps: MigrationDeps): Promise<string[]> {
+  const pvcs = ownTargetPvcs(migration);
+  if (!pvcs) return [];
+  const namespace = migration.metadata?.namespace ?? '';
+  const done: string[] = [];
+  const target = await deps.kube.get(PVCS, namespace, pvcs.target);
+  if (target?.metadata?.labels?.[MIGRATION_NAME_LABEL] === migration.metadata?.name) {
+    await deps.kube.patch(PVCS, namespace, pvcs.target, { type: 'json', ops: backendHandoffPatch(migration.metadata?.name ?? '', migration.spec.vmiName ?? '') });
+    done.push(`handed backend PVC ${pvcs.target} over to the VMI`);
+  }
+  await deps.kube.delete(PVCS, namespace, pvcs.source);
+  done.push(`deleted source backend PVC ${pvcs.source}`);
+  return done;
 }

@@ -60,6 +60,14 @@ export interface PhaseResult {
   readonly failure?: string;
   /** Deleted after hand-off: ask virt-handler to abort (condition migrationAbortRequested). */
   readonly abortRequested?: boolean;
+  /**
+   * The failure is an interruption (the target pod down or gone, the VMI ended): KubeVirt's
+   * `interruptMigration`, which for a migration moving backend storage runs the recovery Job
+   * (recovery.ts) instead of failing at once.
+   */
+  readonly interrupted?: boolean;
+  /** Succeeded through the recovery Job after this interruption (KubeVirt still reports it as FailedMigration). */
+  readonly recoveredFrom?: string;
 }
 
 /** The migration's phase after this pass. */
@@ -67,7 +75,7 @@ export function nextPhase(input: PhaseInput): PhaseResult {
   const start = (input.migration.status?.phase ?? '') as MigrationPhase;
   if (isFinal(start)) return { phase: start, steps: [] };
   const failure = failureOf(start, input);
-  if (failure) return { phase: 'Failed', steps: ['Failed'], failure: failure.message, ...(failure.abort ? { abortRequested: true } : {}) };
+  if (failure) return { phase: 'Failed', steps: ['Failed'], failure: failure.message, ...(failure.abort ? { abortRequested: true } : {}), ...(failure.interrupted ? { interrupted: true } : {}) };
 
   const steps: MigrationPhase[] = [];
   let phase = start;
@@ -87,15 +95,15 @@ export function handedOff(input: Pick<PhaseInput, 'migration' | 'vmi'>): boolean
   return uid !== undefined && input.vmi?.status?.migrationState?.migrationUid === uid;
 }
 
-function failureOf(phase: MigrationPhase, input: PhaseInput): { message: string; abort?: boolean } | undefined {
+function failureOf(phase: MigrationPhase, input: PhaseInput): { message: string; abort?: boolean; interrupted?: boolean } | undefined {
   const { vmi, targetPod, migration } = input;
   if (!vmi) return { message: FAILURE.vmiMissing };
   const ours = handedOff(input);
   const vmiPhase = vmi.status?.phase;
-  if ((vmiPhase === 'Succeeded' || vmiPhase === 'Failed') && !ours) return { message: FAILURE.vmiShutdown };
+  if ((vmiPhase === 'Succeeded' || vmiPhase === 'Failed') && !ours) return { message: FAILURE.vmiShutdown, interrupted: true };
   if (migration.metadata?.deletionTimestamp && !ours) return { message: FAILURE.canceled, abort: true };
-  if (targetPod && isPodFinal(targetPod)) return { message: FAILURE.targetPodDown };
-  if (isRunningPhase(phase) && !targetPod) return { message: FAILURE.targetPodRemoved };
+  if (targetPod && isPodFinal(targetPod)) return { message: FAILURE.targetPodDown, interrupted: true };
+  if (isRunningPhase(phase) && !targetPod) return { message: FAILURE.targetPodRemoved, interrupted: true };
   const afterHandOff = phase === 'PreparingTarget' || phase === 'TargetReady' || phase === 'Running';
   const ms = vmi.status?.migrationState;
   if (afterHandOff && !ms) return { message: FAILURE.stateCleared };

@@ -18,7 +18,8 @@ import { attachmentPodObserved, podExpectationsGate, tryExpectAttachmentPod } fr
 import { renderTargetAttachmentPod, targetAttachmentClaims, targetAttachmentPod } from './attachment-pod.ts';
 import { collectGarbage } from './gc.ts';
 import type { PersistentStatePvcs } from './backend-storage.ts';
-import { dropUnhandedTarget, followUpBackend, prepareTargetBackend } from './backend-pvcs.ts';
+import { dropUnhandedTarget, followUpBackend, prepareTargetBackend, recoverInterrupted } from './backend-pvcs.ts';
+import { needsRecovery } from './recovery.ts';
 import { abortPatch, handoffPatch, targetDownPatch } from './handoff.ts';
 import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority, runningMigrations, type RunningMigration } from './limits.ts';
 import { handedOff, isFinal, nextPhase } from './phases.ts';
@@ -70,13 +71,23 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   }
 
   // status
-  const result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed), hotplug: observed.hotplug, attachmentPod: observed.attachmentPod });
+  let result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed), hotplug: observed.hotplug, attachmentPod: observed.attachmentPod });
+  // Interrupted while the backend state was on its way to a claim of the migration's own: the
+  // recovery Job decides which claim holds it before the migration may end.
+  if (result.interrupted && needsRecovery(migration, observed.vmi)) {
+    const recovery = await recoverInterrupted(migration, result, deps);
+    for (const step of recovery.done) deps.log.info(step, { key });
+    result = recovery.result;
+    if (recovery.waitSeconds !== undefined) wait ??= { seconds: recovery.waitSeconds, why: 'migration recovery job still running' };
+  }
   const holder = key;
   const sourceNode = migration.status?.migrationState?.sourceNode ?? vmi.status?.nodeName;
   let holdsLease = false;
   if (isFinal(result.phase)) {
     if (result.steps.length > 0) {
-      if (result.phase === 'Succeeded') await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulMigration', 'Source node reported migration succeeded');
+      // KubeVirt reports the interruption even when its recovery Job found the migration finished.
+      if (result.recoveredFrom) await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.recoveredFrom);
+      else if (result.phase === 'Succeeded') await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulMigration', 'Source node reported migration succeeded');
       else await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedMigration', result.failure ?? 'Migration failed');
     }
   } else if (observed.targetPod && sourceNode) {

@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { startApiServer, type ApiServer } from './apiserver/index.ts';
 import { createClock, type Clock } from './clock.ts';
 import { KUBEVIRT, MERGE_PATCH, nodeSideApi, statusCodeOf, type NodeSideApi } from './nodes/api.ts';
+import { ClaimFiles } from './nodes/claim-files.ts';
+import { startJobController } from './nodes/job-controller.ts';
 import { startKubelet, type Kubelet } from './nodes/kubelet.ts';
 import { createNodes, DEFAULT_NODE_SHAPE, type NodeShape } from './nodes/node-pool.ts';
 import { startScheduler, type Scheduler } from './nodes/scheduler.ts';
@@ -94,6 +96,11 @@ export interface Sandbox {
   virtHandlers: VirtHandlerFleet;
   /** virt-api's eviction webhook server (real lane only; the emulator calls the decision in-process). */
   evictionWebhook?: EvictionWebhookServer;
+  /**
+   * What the programs on the nodes wrote into claims (a source launcher's `meta/migrated` marker),
+   * read by the kubelet when it runs a pod that checks for a file (nodes/pod-script.ts).
+   */
+  claimFiles: ClaimFiles;
   /** Fault: the node is deleted and its pods force-deleted. */
   deleteNode(name: string): Promise<void>;
   /** The storage side, when `storage` was asked for. */
@@ -208,14 +215,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       scheduler = await startScheduler({ api, clock, ...(onError ? { onError } : {}) });
       started.push(scheduler);
     }
-    const kubelet = await startKubelet({ api, clock, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
+    const claimFiles = new ClaimFiles();
+    const kubelet = await startKubelet({ api, clock, files: claimFiles, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
     started.push(kubelet);
+    // On the real control plane kube-controller-manager's Job controller makes Jobs' pods.
+    if (!real) started.push(await startJobController({ api, clock, ...(onError ? { onError } : {}) }));
     // On the real control plane kube-controller-manager's DaemonSet controller makes the handler pods.
     const virtHandlers = await startVirtHandlerFleet({ api, clock, emulateDaemonSetController: !real, ...(opts.random ? { random: opts.random } : {}), ...(onError ? { onError } : {}) });
     started.push(virtHandlers);
     started.push(await startVirtOperator({ api, clock, ...(t.kubevirtDeployMs !== undefined ? { deployMs: t.kubevirtDeployMs } : {}), ...(onError ? { onError } : {}) }));
     const virtHandler = await startVirtHandler({
       serves: virtHandlers.serves,
+      files: claimFiles,
       api,
       clock,
       ...(t.vmiBootMs !== undefined ? { bootMs: t.vmiBootMs } : {}),
@@ -241,7 +252,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const deleteNode = async (name: string) => {
       await deleteNodeWithPods(api, name);
     };
-    return { apiServer, controlPlane, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, deleteNode, ...(storage ? { storage } : {}), ...(evictionWebhook ? { evictionWebhook } : {}), stop: () => (stopping ??= stopAll()) };
+    return { apiServer, controlPlane, kubeconfigPath, clock, nodeNames, scheduler, kubelet, virtHandler, virtHandlers, claimFiles, deleteNode, ...(storage ? { storage } : {}), ...(evictionWebhook ? { evictionWebhook } : {}), stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

@@ -22,6 +22,7 @@ export {
   CONFIG_MAPS,
   CONTROLLER_REVISIONS,
   DAEMON_SETS,
+  JOBS,
   DATA_VOLUMES,
   defineResource,
   EVENTS,

@@ -10,6 +10,7 @@ import type {
   V1ConfigMap,
   V1ControllerRevision,
   V1DaemonSet,
+  V1Job,
   V1Namespace,
   V1ObjectMeta,
   V1Node,
@@ -241,6 +242,9 @@ export const CONTROLLER_REVISIONS = defineResource<V1ControllerRevision>({
 
 /** `apps/v1` DaemonSet: the node controller checks virt-handler's (label `kubevirt.io=virt-handler`). */
 export const DAEMON_SETS = defineResource<V1DaemonSet>({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true, subresources: ['status'] });
+
+/** `batch/v1` Job: the migration controller's `recover-<migration>` Job (backend storage). */
+export const JOBS = defineResource<V1Job>({ group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true, subresources: ['status'] });
 
 /** `policy/v1` PodDisruptionBudget: the disruption-budget controller deletes those an older KubeVirt left. */
 export const PDBS = defineResource<V1PodDisruptionBudget>({ group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, subresources: ['status'] });

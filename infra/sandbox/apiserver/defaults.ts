@@ -125,8 +125,50 @@ function injectServiceAccountToken(spec: Record<string, unknown>): void {
   }
 }
 
+const JOB_UID_LABEL = 'batch.kubernetes.io/controller-uid';
+const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
+
+/**
+ * A Job's generated selector and template labels, as the real Job strategy writes them on create
+ * (unless `spec.manualSelector`): the selector matches `batch.kubernetes.io/controller-uid`, and
+ * the pod template carries it and `batch.kubernetes.io/job-name`, plus their legacy
+ * `controller-uid` / `job-name` twins. Needs the object's name and UID.
+ */
+function generateJobSelector(obj: KubeObject): void {
+  const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+  if (spec.manualSelector === true) return;
+  const uid = obj.metadata.uid ?? '';
+  const name = obj.metadata.name ?? '';
+  spec.selector = { matchLabels: { [JOB_UID_LABEL]: uid } };
+  const template = isObject(spec.template) ? spec.template : (spec.template = {});
+  const meta = isObject(template.metadata) ? template.metadata : (template.metadata = {});
+  meta.labels = { ...(isObject(meta.labels) ? meta.labels : {}), [JOB_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, 'controller-uid': uid, 'job-name': name };
+}
+
+/** batch/v1 Job defaults (SetDefaults_Job) and its initial status; the selector once it has a name. */
+function prepareJob(obj: KubeObject): void {
+  const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+  if (spec.completions === undefined && spec.parallelism === undefined) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  spec.parallelism ??= 1;
+  spec.backoffLimit ??= 6;
+  spec.completionMode ??= 'NonIndexed';
+  spec.suspend ??= false;
+  spec.manualSelector ??= false;
+  spec.podReplacementPolicy ??= spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
+  obj.status = {};
+}
+
+/** Defaults that need the object's name and UID (a Job's generated selector): after both are set. */
+export function prepareNamedForCreate(res: ResourceInfo, obj: KubeObject): void {
+  if (res.group === 'batch' && res.resource === 'jobs') generateJobSelector(obj);
+}
+
 /** Core defaults and the initial status the real strategies set on create. */
 export function prepareForCreate(res: ResourceInfo, obj: KubeObject): void {
+  if (res.group === 'batch' && res.resource === 'jobs') return prepareJob(obj);
   if (res.group !== '') return;
   if (res.resource === 'pods') {
     const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});

@@ -77,6 +77,7 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   b('apps', 'v1', 'statefulsets', 'StatefulSet', true, true, { shortNames: ['sts'], categories: ['all'], scale: REPLICAS }),
   b('apps', 'v1', 'daemonsets', 'DaemonSet', true, true, { shortNames: ['ds'], categories: ['all'] }),
   b('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true, false),
+  b('batch', 'v1', 'jobs', 'Job', true, true, { categories: ['all'] }),
   b('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, true, { shortNames: ['pdb'] }),
   b('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, false, { shortNames: ['sc'] }),
   b('events.k8s.io', 'v1', 'events', 'Event', true, false, { shortNames: ['ev'] }),

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeContext, type Core, type Scope } from './core.ts';
-import { checkMicroTimes, generateName, prepareForCreate, validateMetadata, validateName } from './defaults.ts';
+import { checkMicroTimes, generateName, prepareForCreate, prepareNamedForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
 import { duplicateJsonFields } from './duplicate-fields.ts';
 import { decodeError, enforceFieldValidation, patchError, pruneUnknownFields, strictProblems } from './field-validation.ts';
@@ -116,6 +116,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
     if (explicit || attempt + 1 >= MAX_NAME_ATTEMPTS) throw alreadyExists(scope.res, md.name!);
   }
   validateMetadata(scope.res, md.name!, md);
+  prepareNamedForCreate(scope.res, obj);
   checkMicroTimes(scope.res, obj);
   if (scope.dryRun) return obj;
   return clone(core.store.put(scope.res, obj, writeContext(scope, 'create')));

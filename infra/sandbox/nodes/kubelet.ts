@@ -1,15 +1,18 @@
 /**
  * The sandbox's kubelets (one loop for every node): start bound pods (Pending → Running after
  * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
- * whose launcher would exit, write Multus' network status on pods that ask for Multus networks
- * (multus-status.ts) and refresh it when a running pod's request changes, and finish graceful deletions — a pod with a deletionTimestamp is
+ * whose launcher would exit, run a claim-checking shell test to its exit code (pod-script.ts),
+ * write Multus' network status on pods that ask for Multus networks (multus-status.ts) and
+ * refresh it when a running pod's request changes, and finish graceful deletions — a pod with a deletionTimestamp is
  * removed at that time (the API server has already added the grace period) with a final
  * DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, plain, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
 import { isLauncherPod, launcherExit, owningVmi } from './launcher-exit.ts';
-import { finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
+import type { ClaimFiles } from './claim-files.ts';
+import { exitedStatus, finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
+import { scriptExitCodes } from './pod-script.ts';
 import { missingSecretsOf, secretNamesOf } from './secret-volumes.ts';
 import { multusNetworkStatus, NETWORK_STATUS_ANNOTATION } from './multus-status.ts';
 import { WatchedCache, type RawList } from './watched-cache.ts';
@@ -21,6 +24,8 @@ export interface KubeletOptions {
   clock: Clock;
   /** Simulated ms from binding to containers running; default 1000. */
   startupMs?: number;
+  /** Claim contents, for the programs this kubelet runs to completion (pod-script.ts). */
+  files?: ClaimFiles;
   onError?: (what: string, err: unknown) => void;
 }
 
@@ -206,6 +211,10 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (isLauncherPod(pod)) {
       const exit = launcherExit(pod, await vmiOf(pod));
       if (exit) return patchStatus(pod, finishedStatus(pod, exit.phase, exit.reason, clock.isoNow()));
+    } else if (opts.files && deletion === undefined) {
+      // A program that looks at a claim and exits (a recovery Job's check) ends the pod at once.
+      const codes = scriptExitCodes(pod, opts.files);
+      if (codes) return patchStatus(pod, exitedStatus(pod, codes, clock.isoNow()));
     }
     // Multus' dynamic-networks controller: a running pod whose networks annotation changed (a NIC
     // hot-plug or unplug) gets the attachments it now asks for, and its network status says so.

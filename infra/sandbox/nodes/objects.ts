@@ -88,6 +88,9 @@ export interface ResourceRequirements {
 export interface Container {
   name: string;
   image?: string;
+  command?: string[];
+  args?: string[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
   resources?: ResourceRequirements;
 }
 
@@ -147,6 +150,8 @@ export interface MigrationState {
   failed?: boolean;
   abortRequested?: boolean;
   failureReason?: string;
+  sourcePersistentStatePVCName?: string;
+  targetPersistentStatePVCName?: string;
   [field: string]: unknown;
 }
 

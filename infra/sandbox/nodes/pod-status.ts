@@ -84,10 +84,13 @@ export function runningStatus(pod: Pod, podIP: string, hostIP: string, nowIso: s
   };
 }
 
-/** Status of a pod whose containers all exited (`Succeeded` = exit 0, `Failed` = exit 1). */
-export function finishedStatus(pod: Pod, phase: 'Succeeded' | 'Failed', reason: string, nowIso: string): Record<string, unknown> {
+/**
+ * Status of a pod whose containers all exited (`Succeeded` = exit 0, `Failed` = exit 1).
+ * `exitCodes` (by container name) overrides the code of the containers it names.
+ */
+export function finishedStatus(pod: Pod, phase: 'Succeeded' | 'Failed', reason: string, nowIso: string, exitCodes?: ReadonlyMap<string, number>): Record<string, unknown> {
   const uid = pod.metadata?.uid ?? '';
-  const exitCode = phase === 'Succeeded' ? 0 : 1;
+  const defaultCode = phase === 'Succeeded' ? 0 : 1;
   const started = (pod.status as { startTime?: string } | undefined)?.startTime;
   let conds = pod.status?.conditions ?? [];
   const f = (type: string): Condition => ({ type, status: 'False', reason: 'PodCompleted', lastProbeTime: null, lastTransitionTime: nowIso });
@@ -95,6 +98,15 @@ export function finishedStatus(pod: Pod, phase: 'Succeeded' | 'Failed', reason: 
   return {
     phase,
     conditions: conds,
-    containerStatuses: (pod.spec?.containers ?? []).map((c) => terminatedContainer(uid, c, exitCode, reason, nowIso, started)),
+    containerStatuses: (pod.spec?.containers ?? []).map((c) => {
+      const code = exitCodes?.get(c.name) ?? defaultCode;
+      return terminatedContainer(uid, c, code, exitCodes ? (code === 0 ? 'Completed' : 'Error') : reason, nowIso, started);
+    }),
   };
+}
+
+/** Status of a pod whose programs ran to completion with these exit codes: Succeeded when all are 0. */
+export function exitedStatus(pod: Pod, exitCodes: ReadonlyMap<string, number>, nowIso: string): Record<string, unknown> {
+  const failed = [...exitCodes.values()].some((c) => c !== 0);
+  return finishedStatus(pod, failed ? 'Failed' : 'Succeeded', failed ? 'Error' : 'Completed', nowIso, exitCodes);
 }

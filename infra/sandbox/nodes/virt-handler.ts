@@ -5,7 +5,8 @@
  * pod ends; moves hotplugged volumes through virt-handler's phases (hotplug-volumes.ts), plugs and
  * unplugs NICs (nic-hotplug.ts); and
  * executes handed-off migrations step by step ({@link nextMigrationStep}), ending
- * with status.nodeName on the target. Durations are simulated ms on the sandbox clock.
+ * with status.nodeName on the target (when the transfer ends, the source launcher's libvirt hook
+ * marks its backend claim `meta/migrated` in the sandbox's claim files). Durations are simulated ms on the sandbox clock.
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
@@ -15,6 +16,7 @@ import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
 import { nextHotplugVolumeStatus } from './hotplug-volumes.ts';
 import { nextInterfaceStatus } from './nic-hotplug.ts';
 import { WatchedCache } from './watched-cache.ts';
+import type { ClaimFiles } from './claim-files.ts';
 import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
@@ -30,6 +32,8 @@ export interface VirtHandlerOptions {
   migration?: Partial<MigrationTimings>;
   /** False for a node whose virt-handler is stopped (a fault): its VMIs are left alone. */
   serves?: (nodeName: string) => boolean;
+  /** Claim contents: a source launcher marks its backend claim `meta/migrated` when its domain has left. */
+  files?: ClaimFiles;
   onError?: (what: string, err: unknown) => void;
 }
 
@@ -39,6 +43,12 @@ export interface VirtHandler {
   failMigration(namespace: string, name: string, reason?: string): void;
   /** Test hook: the memory hotplug the VMI's next migration carries fails (`HotMemoryChange=False`). */
   failMemoryHotplug(namespace: string, name: string): void;
+  /**
+   * Test hook: the target of the VMI's next migration is lost the moment the memory transfer ends —
+   * the source has let its domain go (and marked its backend claim `meta/migrated`), then the
+   * target pod vanishes before the target reports its domain: the case KubeVirt's recovery Job is for.
+   */
+  loseTargetAfterTransfer(namespace: string, name: string): void;
   restarts(): number;
   stop(): Promise<void>;
 }
@@ -53,6 +63,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   const timings: MigrationTimings = { ...DEFAULT_MIGRATION_TIMINGS, ...opts.migration };
   const failures = new Map<string, string>();
   const memoryFailures = new Set<string>();
+  const targetLosses = new Set<string>();
   // When each delayed step was first due, keyed by VMI key + step: a step's timer counts from
   // the moment its preconditions first held, like a real handler's work taking that long.
   const since = new Map<string, number>();
@@ -204,6 +215,19 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     });
     if (!step && ms.completed) return hotplug();
     if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
+    if (step.step === 'target-domain-ready') {
+      // The transfer is over: the source launcher's libvirt hook ("release end migrated") marks
+      // its backend claim as the domain leaves, before the target reports the domain running.
+      if (ms.sourcePersistentStatePVCName) opts.files?.write(namespace, ms.sourcePersistentStatePVCName, 'meta/migrated');
+      if (targetLosses.delete(key)) {
+        try {
+          await api.core.deleteNamespacedPod({ namespace, name: ms.targetPod ?? '', body: { gracePeriodSeconds: 0 } });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+        return;
+      }
+    }
     if (step.status || step.labels) await patchVmi(vmi, step);
     if (step.step === 'fail') failures.delete(key);
     if (step.step === 'complete') memoryFailures.delete(key);
@@ -231,6 +255,9 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     },
     failMemoryHotplug(namespace, name) {
       memoryFailures.add(`${namespace}/${name}`);
+    },
+    loseTargetAfterTransfer(namespace, name) {
+      targetLosses.add(`${namespace}/${name}`);
     },
     restarts: () => vmis.restarts + pods.restarts + nodes.restarts,
     async stop() {

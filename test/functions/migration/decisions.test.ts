@@ -49,6 +49,11 @@ describe('phase transitions', () => {
     { name: 'VMI state of another migration → Failed', input: { migration: migration('Running'), vmi: vmi('Running', { migrationUid: 'other' }), targetPod: running }, phase: 'Failed', failure: FAILURE.otherMigration },
     { name: 'source reported failure → Failed', input: { migration: migration('Running'), vmi: vmi('Running', ours({ failed: true, completed: true, failureReason: 'boom' })), targetPod: running }, phase: 'Failed', failure: `${FAILURE.sourceReported}: boom` },
     { name: 'final stays final', input: { migration: migration('Succeeded'), vmi: undefined, targetPod: undefined }, phase: 'Succeeded', steps: [] },
+    // A VMI with hotplugged volumes: its target attachment pod gates Scheduling and Scheduled.
+    { name: 'hotplug: ready target, no attachment pod → stays Pending', input: { migration: migration('Pending'), vmi: vmi('Running'), targetPod: running, hotplug: true }, phase: 'Pending', steps: [] },
+    { name: 'hotplug: attachment pod not ready yet → stays Pending', input: { migration: migration('Pending'), vmi: vmi('Running'), targetPod: running, hotplug: true, attachmentPod: pending }, phase: 'Pending', steps: [] },
+    { name: 'hotplug: attachment pod ready → Scheduling → Scheduled', input: { migration: migration('Pending'), vmi: vmi('Running'), targetPod: running, hotplug: true, attachmentPod: { ...running, status: { phase: 'Running', containerStatuses: [{ name: 'hotplug-disk', ready: true, restartCount: 0, image: 'x', imageID: 'x' }] } } }, phase: 'Scheduled', steps: ['Scheduling', 'Scheduled'] },
+    { name: 'hotplug: attachment pod ended → Failed', input: { migration: migration('Scheduled'), vmi: vmi('Running'), targetPod: running, hotplug: true, attachmentPod: down }, phase: 'Failed', failure: FAILURE.attachmentPodDown },
   ];
   for (const c of cases) {
     test(c.name, () => {

@@ -120,6 +120,7 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes get',
       '/persistentvolumeclaims create,delete,get,list,patch',
       '/pods create,delete,list',
+      'batch/jobs create,delete,get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstancemigrations delete,get,list,update',

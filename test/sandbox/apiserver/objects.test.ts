@@ -276,6 +276,33 @@ describe('kube-api A–C, F: transport, identity, concurrency, writes', () => {
     assert.deepEqual([read.spec!.restartPolicy, read.spec!.terminationGracePeriodSeconds, read.spec!.dnsPolicy, read.spec!.schedulerName], ['Always', 30, 'ClusterFirst', 'default-scheduler']);
   });
 
+  test('F31: Job create generates its selector and template labels and applies the Job defaults', async () => {
+    // arrange
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'f31-job', namespace: 'default' },
+      spec: {
+        backoffLimit: 0,
+        podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'c', operator: 'In', values: [42] } }] },
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x:1', command: ['true'] }] } },
+      },
+    };
+    // act
+    const res = await apiFetch(sb, '/apis/batch/v1/namespaces/default/jobs', { method: 'POST', body: JSON.stringify(job), headers: { 'Content-Type': 'application/json' } });
+    // assert
+    const text = await res.text();
+    assert.equal(res.status, 201, text);
+    const got = JSON.parse(text) as { metadata: { uid: string }; spec: Record<string, unknown> & { selector: unknown; template: { metadata: { labels: Record<string, string> } } } };
+    const uid = got.metadata.uid;
+    assert.deepEqual(got.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
+    assert.deepEqual(got.spec.template.metadata.labels, { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': 'f31-job', 'controller-uid': uid, 'job-name': 'f31-job' });
+    assert.deepEqual(
+      [got.spec.completions, got.spec.parallelism, got.spec.backoffLimit, got.spec.completionMode, got.spec.suspend, got.spec.manualSelector, got.spec.podReplacementPolicy],
+      [1, 1, 0, 'NonIndexed', false, false, 'Failed'],
+    );
+  });
+
   test('F32: generation bumps on spec change only, never on metadata or status writes (VirtualMachine)', async () => {
     // arrange
     await sb.co.createNamespacedCustomObject({ ...VM, namespace: 'default', body: vmBody('f32') });
