@@ -3,9 +3,9 @@
  * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
  * whose launcher would exit, run a claim-checking shell test to its exit code (pod-script.ts),
  * write Multus' network status on pods that ask for Multus networks (multus-status.ts) and
- * refresh it when a running pod's request changes, and finish graceful deletions — a pod with a deletionTimestamp is
- * removed at that time (the API server has already added the grace period) with a final
- * DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
+ * refresh it when a running pod's request changes, and finish graceful deletions — a pod with a
+ * deletionTimestamp is removed at that time (the API server has already added the grace period)
+ * with a final DELETE gracePeriodSeconds=0, or at once when it never started or already finished.
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, plain, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
