@@ -36,20 +36,21 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
 
   // observe
   const vmi = await deps.kube.get(VMIS, namespace, name, { resourceVersion: rv });
-  if (!vmi) {
-    // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference).
-    await deps.expectations.delete(POD_EXPECTATIONS, key);
-    return done;
-  }
+  // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference), its
+  // pod expectations (keyed by its UID) expire with the table's TTL.
+  if (!vmi) return done;
   let observed = await observe(vmi, deps, rv);
 
   // sync: decide, then gate the pod writes on the expectations, then act. A pass that creates
   // or deletes no pod needs no expectations (KubeVirt's `needsSync` gates the pod writes only;
   // the status is written either way), so most passes read no record: a status pass costs no
   // table read, and a creation seen by a status pass is lowered by the next pass that writes pods.
+  // The record is this VMI's, by UID: one left unlowered by a VMI of the same name that went
+  // (a VM's restart deletes and re-creates it) never holds up the next one.
+  const podsKey = podExpectationsKey(key, vmi);
   let decision = decideSync(observed);
   if (decision.kind !== 'none') {
-    const gate = await expectationsGate(key, observed, deps);
+    const gate = await expectationsGate(podsKey, observed, deps);
     if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
     if (gate.observed) {
       observed = gate.observed;
@@ -63,14 +64,14 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     if (backend.kind === 'error') syncError = backend.error;
     else {
       if (backend.pvc) observed = { ...observed, backendPvc: backend.pvc };
-      const created = await createLauncherPod(key, observed, decision.wffc, deps);
+      const created = await createLauncherPod(podsKey, observed, decision.wffc, deps);
       if (created.kind === 'created') observed = withPod(observed, created.pod);
       else syncError = created.error;
     }
   } else if (decision.kind === 'delete-pods') {
-    syncError = await deletePods(key, observed.vmi, decision.pods, deps);
+    syncError = await deletePods(podsKey, observed.vmi, decision.pods, deps);
   } else if (decision.kind === 'delete-temp-pods') {
-    syncError = await deleteTempPods(key, observed.vmi, decision.pods, deps);
+    syncError = await deleteTempPods(podsKey, observed.vmi, decision.pods, deps);
   }
   if (syncError?.reason === 'FailedPvcNotFound') {
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
@@ -168,6 +169,11 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   const pod = currentVmiPod(vmi, pods);
   const hotplug = needsHotplugRead(vmi, pod) ? await observeHotplug(vmi, pod, pods, deps, rv) : undefined;
   return { vmi, pods, pod, volumes, migrations, ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
+}
+
+/** The key of a VMI's pod expectations: its key and its UID (`ns/name/uid`). */
+export function podExpectationsKey(key: string, vmi: VirtualMachineInstance): string {
+  return `${key}/${vmi.metadata?.uid ?? ''}`;
 }
 
 type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from '../../../functions/vmi/deps.ts';
-import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
+import { podExpectationsKey, reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
 import { PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
@@ -80,7 +80,7 @@ describe('VMI pod expectations gate only the pod writes', () => {
     const { deps, calls, kube } = setUp();
     const vmi = await kube.create(VMIS, vmiManifest('gate-held'));
     const key = `${NS}/gate-held`;
-    await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now());
+    await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, podExpectationsKey(key, vmi), 1, deps.now());
     calls.splice(0);
     // act
     const outcome = await reconcileVmi(key, deps);
@@ -98,7 +98,7 @@ describe('VMI pod expectations gate only the pod writes', () => {
     const key = `${NS}/gate-delete`;
     await reconcileVmi(key, deps); // creates the pod, records add=1
     await reconcileVmi(key, deps); // sees it: a status pass, the record is left as it is
-    const left = await deps.expectations.get(POD_EXPECTATIONS, key);
+    const left = await deps.expectations.get(POD_EXPECTATIONS, podExpectationsKey(key, vmi));
     calls.splice(0);
     // act: the VMI goes (a finalizer keeps it, so the pass sees it deleting with its pod)
     await kube.patch(VMIS, NS, 'gate-delete', { type: 'merge', body: { metadata: { finalizers: ['test/keep'] } } });
@@ -110,5 +110,22 @@ describe('VMI pod expectations gate only the pod writes', () => {
     assert.ok(calls.includes('expectDeletions'), 'then recorded its delete');
     const pods = await kube.list(PODS, NS, { labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata?.uid ?? ''}` });
     assert.ok(pods.items.every((p) => p.metadata?.deletionTimestamp) || pods.items.length === 0, 'the launcher pod is going');
+  });
+
+  test('a VMI re-created under the same name (a VM restart) gets its pod at once: the old one\'s unlowered record is its own', async () => {
+    // arrange: the first VMI got its pod, seen only by status passes (its record never lowered)
+    const { deps, kube } = setUp();
+    const key = `${NS}/gate-again`;
+    const first = await kube.create(VMIS, vmiManifest('gate-again'));
+    await reconcileVmi(key, deps);
+    await reconcileVmi(key, deps);
+    await kube.delete(VMIS, NS, 'gate-again');
+    // act: the next VMI of that name, before any pass saw the first one gone
+    const second = await kube.create(VMIS, vmiManifest('gate-again'));
+    const outcome = await reconcileVmi(key, deps);
+    // assert
+    assert.notEqual(outcome.kind, 'requeue', 'not held by the first VMI\'s record');
+    assert.equal((await podsOf(kube, second.metadata?.uid ?? '')).length, 1, 'the new VMI has its launcher pod');
+    assert.equal((await deps.expectations.get(POD_EXPECTATIONS, podExpectationsKey(key, first)))?.add, 1, 'the old record is left to expire');
   });
 });
