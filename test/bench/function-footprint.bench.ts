@@ -73,7 +73,8 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
     // BENCH_FOOTPRINT_PROF=<dir>: a V8 CPU profile of the instance, for finding where its CPU goes.
     execArgv: process.env.BENCH_FOOTPRINT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_FOOTPRINT_PROF}`] : [],
     // Its JSON log lines (and EMF metrics) are what Lambda sends to CloudWatch Logs: counted, not shown.
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    // (stdout and stderr alike: Lambda ships both; the logger writes its lines to stderr).
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: await (async () => {
       await queue.ensureQueues([...CONTROLLERS]);
       const ddb = dynamo.client();
@@ -87,10 +88,16 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
     })(),
   });
   let logBytes = 0;
+  const stderrTail: string[] = [];
   instance.stdout?.on('data', (chunk: Buffer) => (logBytes += chunk.length));
+  instance.stderr?.on('data', (chunk: Buffer) => {
+    logBytes += chunk.length;
+    stderrTail.push(chunk.toString('utf8'));
+    if (stderrTail.length > 20) stderrTail.shift();
+  });
   const waiting = new Map<number, (f: InvocationFigures) => void>();
   const ready = new Promise<InstanceReady>((resolve, reject) => {
-    instance.once('exit', (code) => reject(new Error(`the function instance exited (${code}) before it was ready`)));
+    instance.once('exit', (code) => reject(new Error(`the function instance exited (${code}) before it was ready:\n${stderrTail.join('')}`)));
     instance.on('message', (m: InstanceReady | InvocationFigures) => {
       if (m.kind === 'ready') resolve(m);
       else waiting.get(m.id)?.(m);

@@ -50,7 +50,8 @@ async function main(): Promise<void> {
       process.send!({ kind: 'invoked', id: req.id, response, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, maxRssBytes: process.resourceUsage().maxRSS * 1024 } satisfies InvocationFigures);
     });
   });
-  process.on('disconnect', () => process.exit(0));
+  // Exit once its log lines are out: a pipe is written asynchronously, and exit would drop the rest.
+  process.on('disconnect', () => process.stdout.write('', () => process.stderr.write('', () => process.exit(0))));
 }
 
 await main();
