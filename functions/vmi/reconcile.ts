@@ -278,7 +278,7 @@ type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | { kind: 
  */
 async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
   const { vmi } = o;
-  if (!backendStorageNeeded(vmi)) return { kind: 'ready' };
+  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps);
   const now = deps.now();
   let pvc = o.backendPvc;
   // Listed at most once a pass: the create's choice of class and the readiness check share it.
@@ -316,6 +316,24 @@ async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Pr
  * Deletes WFFC temporary pods with grace 0 (they only ran `echo`), recording the deletions as
  * expectations like any pod deletion. A failure is KubeVirt's `FailedHotplugSync` sync error.
  */
+/**
+ * A VMI that needs no backend storage but has a PVC left for it (a VM whose persistent TPM or EFI
+ * was switched off) loses it before its launcher pod, as KubeVirt's sync does. One labelled LIST
+ * for each launcher pod about to be created.
+ */
+async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps): Promise<BackendResult> {
+  const namespace = vmi.metadata?.namespace ?? '';
+  const name = vmi.metadata?.name ?? '';
+  const leftover = backendPvcFor(name, (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${name}` })).items);
+  if (!leftover) return { kind: 'ready' };
+  try {
+    await deps.kube.delete(PVCS, namespace, leftover.metadata?.name ?? '');
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) return { kind: 'error', error: { reason: 'Failed deleting backend storage', message: err instanceof Error ? err.message : String(err), requeue: true } };
+  }
+  return { kind: 'ready' };
+}
+
 async function deleteTempPods(key: string, vmi: VirtualMachineInstance, pods: readonly V1Pod[], deps: VmiDeps): Promise<SyncError | undefined> {
   for (const pod of pods) {
     const k = podKey(pod);

@@ -2,7 +2,8 @@
  * Backend storage end to end (issue 16, reference-vm-vmi-depth §2): a VM with a persistent TPM on
  * the sandbox with its storage side. The VMI controller creates the `persistent-state-for-<vmi>-`
  * PVC (owned by the VM, on the default class, 10Mi, Filesystem) before the launcher pod, which
- * mounts it as `vm-state`; the VMI's volume status names it; a restart of the VM keeps the same PVC.
+ * mounts it as `vm-state`; the VMI's volume status names it; a restart of the VM keeps the same PVC,
+ * and once the persistent TPM is switched off the next start deletes it.
  * A live migration of it (ReadWriteOnce) gets a target PVC of its own, handed over to the VMI once
  * the target domain is ready, and the source PVC is deleted.
  */
@@ -68,6 +69,16 @@ describe('a VM with a persistent TPM', () => {
     // assert: the same PVC
     const after = await backendPvcs();
     assert.deepEqual(after.map((p) => p.metadata?.uid), [pvc!.metadata?.uid]);
+    // act: the persistent TPM switched off, then a restart
+    await kube.patch(VMS, NS, 'tpm', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+    await until('the VMI gone again', async () => (await kube.get(VMIS, NS, 'tpm')) === undefined, { tries: 3000, problems });
+    await kube.patch(VMS, NS, 'tpm', { type: 'json', ops: [{ op: 'remove', path: '/spec/template/spec/domain/devices/tpm' }, { op: 'replace', path: '/spec/runStrategy', value: 'Always' }] });
+    await until('Running without a TPM', async () => (await kube.get(VMIS, NS, 'tpm'))?.status?.phase === 'Running', { tries: 3000, problems });
+    // assert: the VMI controller deleted the PVC it no longer needs before the launcher pod
+    assert.deepEqual(await backendPvcs(), [], 'the leftover backend PVC is gone');
+    const vmiWithout = await kube.get(VMIS, NS, 'tpm');
+    const [podWithout] = (await kube.list(PODS, NS, { labelSelector: `${CREATED_BY_LABEL}=${vmiWithout?.metadata?.uid}` })).items;
+    assert.equal(podWithout?.spec?.volumes?.some((v) => v.name === 'vm-state'), false, 'no vm-state volume');
   });
 });
 

@@ -88,7 +88,7 @@ describe('infra/kubernetes: manifests', () => {
   const CONTROLLER_RULES: Record<Controller, string[]> = {
     vmi: [
       '/events create',
-      '/persistentvolumeclaims create,get,list',
+      '/persistentvolumeclaims create,delete,get,list',
       '/pods create,delete,list,patch',
       '/pods/status patch',
       'cdi.kubevirt.io/datavolumes get',
