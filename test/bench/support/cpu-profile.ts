@@ -2,7 +2,9 @@
  * In-process CPU profile (V8 sampling profiler through node:inspector), summarised as self time
  * per component — where a single-process run spends its one busy core.
  */
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 
 interface ProfileNode {
   id: number;
@@ -49,6 +51,9 @@ export class CpuProfiler {
   async stop(): Promise<CpuFigures> {
     const { profile } = (await this.#session.post('Profiler.stop')) as { profile: Profile };
     this.#session.disconnect();
+    // BENCH_CPU_PROFILE_DIR keeps the whole profile (callers and all) for Chrome DevTools or speedscope.
+    const dir = process.env.BENCH_CPU_PROFILE_DIR;
+    if (dir) writeFileSync(join(dir, `${process.pid}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
     const byNode = new Map<number, number>();
     const samples = profile.samples ?? [];
     const deltas = profile.timeDeltas ?? [];
