@@ -23,7 +23,7 @@ import { apiVersionOf } from './resources.ts';
 import { parseRoute, unknownPath, verbOf, type Route } from './routing.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { clone, isObject, type KubeObject } from './types.ts';
-import type { WatchHub } from './watch.ts';
+import type { WatchHub, WireEvent } from './watch.ts';
 import { commitUpdate, createObject, patchObject, updateObject } from './writes.ts';
 
 /** What the handler needs. */
@@ -213,6 +213,21 @@ function serveOpenApi(core: Core, path: string, req: IncomingMessage, res: Serve
   send(res, 200, doc, { 'Cache-Control': 'public, immutable', Expires: new Date(Date.now() + 365 * 86_400_000).toUTCString() });
 }
 
+/**
+ * A watch event's JSON line, encoded once per event object: the hub gives every watcher of a
+ * store event the same frozen object (watch.ts), so N watchers of the same encoding share one
+ * JSON.stringify. Table watches encode per watcher (their rows carry the watcher's options).
+ */
+const encodedEvents = new WeakMap<WireEvent, Buffer>();
+function encodedEvent(e: WireEvent): Buffer {
+  let line = encodedEvents.get(e);
+  if (line === undefined) {
+    line = Buffer.from(JSON.stringify(e) + '\n');
+    if (Object.isFrozen(e)) encodedEvents.set(e, line);
+  }
+  return line;
+}
+
 function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
   const filter = { res: route.res, namespace: route.namespace, label: parseLabelSelector(q.get('labelSelector')), field: parseFieldSelector(q.get('fieldSelector'), route.res) };
   const raw = q.get('resourceVersion');
@@ -226,7 +241,7 @@ function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: In
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
   const clock = deps.core.clock;
-  const send = (e: { type: string; object: unknown }) => res.write(JSON.stringify(table ? tableEvent(route.res, e, clock.nowMs(), include) : e) + '\n');
+  const send = (e: WireEvent) => res.write(table ? JSON.stringify(tableEvent(route.res, e, clock.nowMs(), include)) + '\n' : encodedEvent(e));
   const stop = deps.hub.open(filter, { send, end: () => res.end() }, {
     fromRv,
     bookmarks: q.get('allowWatchBookmarks') === 'true',

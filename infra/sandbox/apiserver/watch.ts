@@ -19,9 +19,19 @@ export interface WatchFilter {
   field: FieldSelector;
 }
 
-/** Where a watcher's events go (one JSON document per line). */
+/** One event as a watcher gets it. */
+export interface WireEvent {
+  type: string;
+  object: unknown;
+}
+
+/**
+ * Where a watcher's events go (one JSON document per line). The hub hands every watcher of a
+ * resource the same (frozen) event object for one store event and type, so a sink may encode an
+ * event once and reuse the encoding for every watcher (http-handler.ts keys it on the object).
+ */
 export interface WatchSink {
-  send(event: { type: string; object: unknown }): void;
+  send(event: WireEvent): void;
   /** Ends the stream cleanly (end of response, never a socket reset). */
   end(): void;
 }
@@ -88,9 +98,20 @@ export class WatchHub {
     this.store = store;
     this.options = options;
     store.subscribe((e) => {
+      // One wire event per store event and type, shared by every watcher that sees it as such:
+      // a pod change that N watchers see costs one copy (and one encoding), not N.
+      const shared = new Map<string, WireEvent>();
       for (const w of this.watchers) {
         const ev = convertEvent(w.filter, e);
-        if (ev) w.sink.send({ type: ev.type, object: withTypeMeta(w.filter.res, ev.object) });
+        if (!ev) continue;
+        if (ev.object !== e.object) {
+          // A watcher-specific object (DELETED with the previous state): not shared.
+          w.sink.send({ type: ev.type, object: withTypeMeta(w.filter.res, ev.object) });
+          continue;
+        }
+        let wire = shared.get(ev.type);
+        if (!wire) shared.set(ev.type, (wire = Object.freeze({ type: ev.type, object: withTypeMeta(e.res, ev.object) })));
+        w.sink.send(wire);
       }
     });
   }

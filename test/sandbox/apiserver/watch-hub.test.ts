@@ -1,0 +1,45 @@
+/**
+ * The watch hub's fan-out: one store event becomes one wire event per type, shared (frozen) by
+ * every watcher that sees it as that type, so it is copied and encoded once, not once per
+ * watcher; watcher-specific events (DELETED when an object stops matching) stay per watcher.
+ */
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import { ResourceRegistry } from '../../../infra/sandbox/apiserver/resources.ts';
+import { parseFieldSelector, parseLabelSelector } from '../../../infra/sandbox/apiserver/selectors.ts';
+import { Store } from '../../../infra/sandbox/apiserver/store.ts';
+import type { KubeObject } from '../../../infra/sandbox/apiserver/types.ts';
+import { WatchHub, type WireEvent } from '../../../infra/sandbox/apiserver/watch.ts';
+
+const pods = new ResourceRegistry().byPath('', 'v1', 'pods')!;
+const ctx = { identity: 'test', verb: 'create' };
+const pod = (name: string, labels: Record<string, string>): KubeObject => ({ metadata: { name, namespace: 'default', uid: name, labels } });
+
+function watcher(hub: WatchHub, selector = ''): WireEvent[] {
+  const got: WireEvent[] = [];
+  hub.open({ res: pods, label: parseLabelSelector(selector), field: parseFieldSelector('', pods) }, { send: (e) => got.push(e), end: () => {} }, {});
+  return got;
+}
+
+test('watchers of one store event share one frozen wire event per type; a stopped match is their own DELETED', () => {
+  // arrange
+  const store = new Store();
+  const hub = new WatchHub(store, { bookmarkIntervalMs: 60_000, tooLargeWaitMs: 1000, tooLargeAsGone: false });
+  const all1 = watcher(hub);
+  const all2 = watcher(hub);
+  const web = watcher(hub, 'tier=web');
+  // act
+  store.put(pods, pod('a', { tier: 'web' }), ctx);
+  store.put(pods, pod('a', { tier: 'db' }), { ...ctx, verb: 'update' });
+  // assert
+  assert.deepEqual(all1.map((e) => e.type), ['ADDED', 'MODIFIED']);
+  assert.deepEqual(web.map((e) => e.type), ['ADDED', 'DELETED'], 'the relabel takes the pod out of the web watcher');
+  assert.equal(all1[0], all2[0], 'one ADDED object for every watcher');
+  assert.equal(all1[0], web[0], 'a filtered watcher that sees the same type shares it too');
+  assert.equal(all1[1], all2[1], 'one MODIFIED object for every watcher');
+  assert.ok(Object.isFrozen(all1[0]) && Object.isFrozen(all1[1]), 'shared events are frozen');
+  assert.equal((all1[0]!.object as KubeObject).kind, 'Pod', 'wire events carry their type');
+  const deleted = web[1]!.object as KubeObject;
+  assert.equal(deleted.metadata.labels?.tier, 'web', 'the DELETED carries the state it last matched in');
+  assert.equal(deleted.metadata.resourceVersion, (all1[1]!.object as KubeObject).metadata.resourceVersion, 'stamped with the event RV');
+});
