@@ -77,6 +77,8 @@ export interface SandboxOptions {
   controlPlane?: ControlPlane;
   /** Told about the real control plane's start steps (its build, each component); default silent. */
   log?: (line: string) => void;
+  /** The emulator deep-freezes what it stores, so a mutation of a stored object throws (default true; the benchmarks turn it off). */
+  freezeObjects?: boolean;
 }
 
 /** A running sandbox cluster. */
@@ -179,7 +181,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
   const apiServer = real
     ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}) })
-    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false });
+    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }) });
   // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
   // emulator runs the decision as an in-process admission hook; the real API server calls it as
   // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.

@@ -144,9 +144,10 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       const rv = rvParam(q);
       // GET ?resourceVersion=N means "not older than N": the current state always qualifies.
       if (rv !== undefined) await waitForRv(core, rv, deps.tooLargeWaitMs);
-      const obj = core.store.get(route.res, route.namespace, route.name!);
-      if (!obj) throw notFound(route.res, route.name!);
-      if (!route.res.builtin) obj.apiVersion = apiVersionOf(route.res);
+      const stored = core.store.peek(route.res, route.namespace, route.name!);
+      if (!stored) throw notFound(route.res, route.name!);
+      // The stored object itself (immutable, store.ts): only serialised from here on.
+      const obj = route.res.builtin ? stored : { ...stored, apiVersion: apiVersionOf(route.res) };
       if (answer.form === 'table') return send(res, 200, toTable(route.res, [obj], core.clock.nowMs(), includeObjectParam(q), { resourceVersion: obj.metadata.resourceVersion }));
       return send(res, 200, obj);
     }
@@ -262,9 +263,9 @@ function bind(deps: HandlerDeps, scope: Scope, name: string, body: unknown): obj
   const spec = isObject(stored.spec) ? stored.spec : {};
   if (spec.nodeName) throw conflict(scope.res, name, `pod ${name} is already assigned to node "${String(spec.nodeName)}"`);
   if (stored.metadata.deletionTimestamp) throw conflict(scope.res, name, `pod ${name} is being deleted, cannot be assigned to a host`);
-  const next = clone(stored);
-  next.spec = { ...spec, nodeName: target.name };
-  const status = isObject(next.status) ? next.status : {};
+  // The next version shares what it does not change with the stored one (immutable, store.ts).
+  const next: KubeObject = { ...stored, metadata: { ...stored.metadata }, spec: { ...spec, nodeName: target.name } };
+  const status = isObject(stored.status) ? stored.status : {};
   const conditions = (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isObject(c) && c.type === 'PodScheduled'));
   conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: core.clock.isoNow() });
   next.status = { ...status, conditions };

@@ -52,6 +52,8 @@ export interface ApiServerOptions {
   tooLargeAsGone?: boolean;
   /** Namespaces that exist at start (default `default`, `kube-system`, `kubevirt`). */
   namespaces?: string[];
+  /** Deep-freeze stored objects, so that a mutation of one throws (default true; store.ts). */
+  freezeObjects?: boolean;
 }
 
 /** A running emulator. */
@@ -99,7 +101,7 @@ export interface ApiServerControl {
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const clock = opts.clock ?? createClock();
   const registry = new ResourceRegistry();
-  const store = new Store(opts.watchHistory ?? 1000);
+  const store = new Store(opts.watchHistory ?? 1000, { freeze: opts.freezeObjects ?? true });
   let gc: GarbageCollector | undefined;
   const core: Core = { store, registry, openapi: new OpenApiDocuments(registry), clock, podGraceExpiry: opts.podGraceExpiry ?? true, kickControllers: () => gc?.kick() };
   gc = new GarbageCollector(core);

@@ -3,10 +3,15 @@
  * etcd revision), and a bounded event history that watches replay from and that "exact" reads
  * are reconstructed from. Every write goes through {@link Store.put} / {@link Store.remove}, which
  * stamp a new RV and notify subscribers (watch hub, audit log, garbage collector) synchronously.
+ *
+ * Stored objects are immutable: readers (watch events, lists, the audit log, write paths that
+ * build the next version from the stored one and share its unchanged subtrees) hold them without
+ * copies. `freeze` (default on; the benchmarks turn it off for speed) deep-freezes every object
+ * written, so a mutation of one throws instead of changing what every other reader sees.
  */
 import { expired } from './errors.ts';
 import { resourceKey, type ResourceInfo } from './resources.ts';
-import { clone, type KubeObject } from './types.ts';
+import { deepFreeze, type KubeObject } from './types.ts';
 
 /** Who caused a write: recorded in the audit log. */
 export interface WriteContext {
@@ -48,9 +53,11 @@ export class Store {
   /** Events at or below this RV are no longer in the history. */
   private compactedThrough: number;
   historySize: number;
+  readonly #freeze: boolean;
 
-  constructor(historySize = 1000) {
+  constructor(historySize = 1000, opts: { freeze?: boolean } = {}) {
     this.historySize = historySize;
+    this.#freeze = opts.freeze ?? true;
     this.rv = baseRv();
     this.compactedThrough = this.rv;
   }
@@ -75,12 +82,6 @@ export class Store {
   /** The stored object itself, not a copy: callers must never mutate it. */
   peek(res: ResourceInfo, ns: string | undefined, name: string): KubeObject | undefined {
     return this.bucket(res).get(objectKey(ns, name));
-  }
-
-  /** A copy of the stored object. */
-  get(res: ResourceInfo, ns: string | undefined, name: string): KubeObject | undefined {
-    const o = this.peek(res, ns, name);
-    return o && clone(o);
   }
 
   private labelsOf(res: ResourceInfo): Map<string, Set<string>> {
@@ -149,7 +150,11 @@ export class Store {
     return [...state.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, o]) => o);
   }
 
-  /** Stores `obj` (a fresh object the caller no longer touches) under a new RV. */
+  /**
+   * Stores `obj` under a new RV and returns it. `obj` and its metadata are the caller's to give
+   * away (the RV is stamped in them); below that it may share subtrees with stored objects. From
+   * here on it is immutable (frozen with `freeze`).
+   */
   put(res: ResourceInfo, obj: KubeObject, ctx: WriteContext): KubeObject {
     const b = this.bucket(res);
     const k = objectKey(obj.metadata.namespace, obj.metadata.name!);
@@ -157,6 +162,7 @@ export class Store {
     const rv = ++this.rv;
     lastIssuedRv = Math.max(lastIssuedRv, rv);
     obj.metadata.resourceVersion = String(rv);
+    if (this.#freeze) deepFreeze(obj);
     b.set(k, obj);
     this.indexLabels(res, k, prev, obj);
     this.emit(prev ? { type: 'MODIFIED', rv, res, object: obj, prev, ctx } : { type: 'ADDED', rv, res, object: obj, ctx });
@@ -173,8 +179,8 @@ export class Store {
     this.indexLabels(res, k, prev, undefined);
     const rv = ++this.rv;
     lastIssuedRv = Math.max(lastIssuedRv, rv);
-    const last = clone(prev);
-    last.metadata.resourceVersion = String(rv);
+    const last: KubeObject = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
+    if (this.#freeze) deepFreeze(last);
     this.emit({ type: 'DELETED', rv, res, object: last, prev, ctx });
     return last;
   }

@@ -51,6 +51,17 @@ export function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/**
+ * Freezes a JSON value and everything in it (what is frozen already is taken as frozen through:
+ * stored objects share unchanged subtrees with the versions before them).
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
+}
+
 /** True when `value` is a non-null, non-array object. */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

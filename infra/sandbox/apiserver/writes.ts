@@ -119,7 +119,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   prepareNamedForCreate(scope.res, obj);
   checkMicroTimes(scope.res, obj);
   if (scope.dryRun) return obj;
-  return clone(core.store.put(scope.res, obj, writeContext(scope, 'create')));
+  return core.store.put(scope.res, obj, writeContext(scope, 'create'));
 }
 
 function outsideMetadata(res: Scope['res'], o: KubeObject): Record<string, unknown> {
@@ -129,8 +129,13 @@ function outsideMetadata(res: Scope['res'], o: KubeObject): Record<string, unkno
 }
 
 /**
- * Applies the update rules to `next` (the client's view) against `stored`, and writes it.
- * `subresource` is 'status' for /status writes. Returns what the client gets back.
+ * Applies the update rules to `incoming` (the client's view) against `stored`, and writes it.
+ * `subresource` is 'status' for /status writes. Returns what the client gets back: the stored
+ * object itself (immutable, store.ts), or for a dry run what would have been stored.
+ *
+ * `incoming` is the caller's to give away: a fresh object nothing else holds or changes later.
+ * The next version is built without deep copies — its top level and metadata are new objects
+ * (all that is changed below), the rest is shared with `incoming` or with the stored object.
  */
 export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incoming: KubeObject, verb: string, subresource?: string): KubeObject {
   const res = scope.res;
@@ -138,24 +143,24 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
   if (subresource === 'status') {
     if (res.builtin) {
       // Built-in status strategies keep spec and ownerReferences, accept label/annotation changes.
-      next = { ...clone(stored), metadata: clone(incoming.metadata), status: clone(incoming.status) };
-      if (stored.spec !== undefined) next.spec = clone(stored.spec);
+      next = { ...stored, metadata: { ...incoming.metadata }, status: incoming.status };
+      if (stored.spec !== undefined) next.spec = stored.spec;
       else delete next.spec;
-      if (stored.metadata.ownerReferences) next.metadata.ownerReferences = clone(stored.metadata.ownerReferences);
+      if (stored.metadata.ownerReferences) next.metadata.ownerReferences = stored.metadata.ownerReferences;
       else delete next.metadata.ownerReferences;
-      if (stored.metadata.finalizers) next.metadata.finalizers = clone(stored.metadata.finalizers);
+      if (stored.metadata.finalizers) next.metadata.finalizers = stored.metadata.finalizers;
       else delete next.metadata.finalizers;
     } else {
       // CR status strategy: everything but .status comes from the stored object.
-      next = clone(stored);
+      next = { ...stored, metadata: { ...stored.metadata } };
       if (incoming.status === undefined) delete next.status;
-      else next.status = clone(incoming.status);
+      else next.status = incoming.status;
     }
   } else {
-    next = clone(incoming);
+    next = { ...incoming, metadata: { ...incoming.metadata } };
     if (res.status) {
       if (stored.status === undefined) delete next.status;
-      else next.status = clone(stored.status);
+      else next.status = stored.status;
     }
   }
   next.apiVersion = apiVersionOf(res);
@@ -184,13 +189,13 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
   }
   trackManagedFields(core, scope, stored, next, sentManagedFields, subresource);
   if (!jsonEqual(outsideMetadata(res, stored), outsideMetadata(res, next))) md.generation = (old.generation ?? 1) + 1;
-  if (jsonEqual(stored, next)) return clone(stored); // no-op: nothing written, RV unchanged
+  if (jsonEqual(stored, next)) return stored; // no-op: nothing written, RV unchanged
   if (scope.dryRun) return next;
   if (old.deletionTimestamp && !md.finalizers && !(old.deletionGracePeriodSeconds ?? 0)) {
     // Emptied finalizers on a deleting object: removed at once, watchers see only DELETED.
-    return clone(core.store.remove(res, old.namespace, old.name!, writeContext(scope, verb, subresource))!);
+    return core.store.remove(res, old.namespace, old.name!, writeContext(scope, verb, subresource))!;
   }
-  return clone(core.store.put(res, next, writeContext(scope, verb, subresource)));
+  return core.store.put(res, next, writeContext(scope, verb, subresource));
 }
 
 function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {

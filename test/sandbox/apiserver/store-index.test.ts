@@ -1,6 +1,7 @@
 /**
  * The store's label index (what makes a label-selected list cost the objects it finds): it follows
- * creates, relabels and deletes, and a scan through it answers exactly what a full walk answers.
+ * creates, relabels and deletes, and a scan through it answers exactly what a full walk answers;
+ * and stored objects are immutable (frozen unless the store is told otherwise).
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
@@ -43,4 +44,24 @@ test('a label-selected scan through the index answers what a full walk answers, 
     assert.deepEqual(names(store, selector, ns, false), want, `${selector} by a full walk`);
   }
   assert.deepEqual(parseLabelSelector('a=1,b==2,c!=3,d in (4),e in (5,6),f').equalities, [['a', '1'], ['b', '2'], ['d', '4']]);
+});
+
+test('stored objects are frozen through (a mutation throws), the DELETED state too; freeze: false leaves them as written', () => {
+  // arrange
+  const store = new Store();
+  const loose = new Store(1000, { freeze: false });
+  // act
+  const a = store.put(pods, pod('a', { app: 'x' }), ctx);
+  const last = store.remove(pods, 'default', 'a', { ...ctx, verb: 'delete' })!;
+  const b = loose.put(pods, pod('b', { app: 'x' }), ctx);
+  // assert
+  assert.throws(() => {
+    a.metadata.labels!.app = 'y';
+  }, TypeError, 'labels of a stored object are read-only');
+  assert.throws(() => {
+    last.metadata.name = 'z';
+  }, TypeError, 'the DELETED event state is read-only');
+  assert.equal(last.metadata.labels, a.metadata.labels, 'the DELETED state shares what did not change');
+  assert.notEqual(last.metadata.resourceVersion, a.metadata.resourceVersion, 'and carries the delete RV');
+  assert.equal(Object.isFrozen(b), false);
 });
