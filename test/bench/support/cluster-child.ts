@@ -8,6 +8,7 @@ import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
 import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
 import { CpuProfiler } from './cpu-profile.ts';
+import { PauseMonitor } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
 
 /** What the benchmark asks of its cluster. */
@@ -39,7 +40,7 @@ export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): 
 /** Parent → child. */
 export type ChildRequest =
   | { type: 'start'; id: number; spec: ClusterSpec }
-  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'rss' | 'stop'; id: number };
+  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'stop'; id: number };
 
 /** Child → parent. */
 export type ChildMessage =
@@ -54,6 +55,7 @@ const FLUSH_MS = 20;
 async function serve(): Promise<void> {
   let sandbox: Sandbox | undefined;
   let profiler: CpuProfiler | undefined;
+  let pauses: PauseMonitor | undefined;
   let batch: Milestone[] = [];
   const send = (msg: ChildMessage) => process.send?.(msg);
   const flush = setInterval(() => {
@@ -73,6 +75,16 @@ async function serve(): Promise<void> {
         if (!profiler) throw new Error('no profile was started');
         const figures = await profiler.stop();
         profiler = undefined;
+        return figures;
+      }
+      case 'pauses-start':
+        pauses = new PauseMonitor();
+        pauses.start();
+        return undefined;
+      case 'pauses-stop': {
+        if (!pauses) throw new Error('no pause monitor was started');
+        const figures = pauses.stop();
+        pauses = undefined;
         return figures;
       }
       case 'rss':

@@ -12,6 +12,7 @@ import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
 import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
 import type { CpuFigures } from './cpu-profile.ts';
+import type { PauseFigures } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
 import type { ChildRequest, ChildMessage, ClusterSpec } from './cluster-child.ts';
 
@@ -35,6 +36,8 @@ export interface BenchCluster {
   counters(): Promise<RequestCount[]>;
   /** The cluster's own CPU profile, when it runs in a process of its own. */
   readonly profile?: { start(): Promise<void>; stop(): Promise<CpuFigures> };
+  /** The cluster process's loop delay, GC pauses and stalls (child process only). */
+  readonly pauses?: { start(): Promise<void>; stop(): Promise<PauseFigures> };
   /** Its process's resident memory, bytes (child process only). */
   rssBytes?(): Promise<number>;
   stop(): Promise<void>;
@@ -148,6 +151,10 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
     profile: {
       start: () => ask<void>({ type: 'profile-start' }),
       stop: () => ask<CpuFigures>({ type: 'profile-stop' }),
+    },
+    pauses: {
+      start: () => ask<void>({ type: 'pauses-start' }),
+      stop: () => ask<PauseFigures>({ type: 'pauses-stop' }),
     },
     rssBytes: () => ask<number>({ type: 'rss' }),
     stop() {
