@@ -8,8 +8,12 @@
  *    launcher pod created (audit log, sandbox clock), p50/p99 and the serverless/baseline ratio;
  *    then, once all are Running, API calls per VMI by verb and resource (sandbox counters of the
  *    controllers' identity) against KubeVirt's CI budget, writes per VMI, reads per reconcile.
+ *    The pair runs BENCH_P99_RUNS times in a row (default 3; 1 quick), each run with what its
+ *    processes' GC and event loop did (support/pauses.ts), for the p99 ratio's spread.
  * 2. throughput — N VMIs created at once: VMIs/s reaching Scheduled, a timing breakdown (queue
- *    wait, reconcile, API time) and a CPU profile by component (where the one busy core goes).
+ *    wait, reconcile, API time) and a CPU profile by component (where the one busy core goes);
+ *    then the same at BENCH_SMALL_VMIS (300), for how flat VMIs/s and API call p50 stay in N.
+ *    The runs themselves live in support/e2e-runs.ts (scale.bench.ts runs the burst at 10,000).
  *
  * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Then the same on the real control plane
  * (BENCH_REAL_VMIS; BENCH_REAL=0 skips it, BENCH_REAL_ONLY=1 runs only it). Never a test:

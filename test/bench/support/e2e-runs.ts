@@ -191,12 +191,13 @@ export interface BurstOptions {
 export async function burstRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator', opts: BurstOptions = {}) {
   say(`${name} (${controlPlane}): throughput — ${N} VMIs at once`);
   const timeoutMs = opts.timeoutMs ?? 300_000;
-  const rssBefore = process.memoryUsage().rss;
   const cluster = await startCluster({ vmis: N, controlPlane, identities: IDENTITIES });
-  const clusterRssBefore = await cluster.rssBytes?.();
   const tracker = new VmiTracker(cluster);
   const sys = await startSystem(name, cluster);
   const profiler = new CpuProfiler();
+  // Resident memory before the creates, once the system has started: what the run adds is per VMI.
+  const rssBefore = process.memoryUsage().rss;
+  const clusterRssBefore = await cluster.rssBytes?.();
   try {
     const names = vmiNames('burst', N);
     await profiler.start();
