@@ -286,7 +286,9 @@ export class SqliteKeyQueue implements KeyQueue {
     this.expireLeases(controller, now);
     const out: ReceivedKey[] = [];
     const candidates = this.sql(
-      `SELECT * FROM queue_items w WHERE controller = ? AND state = 'waiting' AND visible_at <= ?
+      // In id order along queue_items_fifo: the scan stops once a batch is found (it passes only
+      // rows still in backoff and keys in flight), where a range on visible_at sorted the backlog.
+      `SELECT * FROM queue_items w INDEXED BY queue_items_fifo WHERE controller = ? AND state = 'waiting' AND visible_at <= ?
          AND NOT EXISTS (SELECT 1 FROM queue_items i WHERE i.controller = w.controller AND i.key = w.key
                          AND i.key <> '' AND i.state = 'inflight')
        ORDER BY id LIMIT ?`,
@@ -412,7 +414,8 @@ export class SqliteKeyQueue implements KeyQueue {
     const now = this.now();
     const r = this.sql(
       `SELECT min(t) AS t FROM (
-         SELECT min(visible_at) AS t FROM queue_items WHERE controller = $c AND visible_at > $now
+         SELECT min(visible_at) AS t FROM queue_items WHERE controller = $c AND state = 'waiting' AND visible_at > $now
+         UNION ALL SELECT min(visible_at) FROM queue_items WHERE controller = $c AND state = 'inflight' AND visible_at > $now
          UNION ALL SELECT min(fire_at) FROM queue_timers WHERE controller = $c)`,
     ).get({ c: controller, now }) as { t: number | null };
     return r.t === null ? MAX_IDLE_MS : Math.max(1, Math.min(MAX_IDLE_MS, r.t - now));

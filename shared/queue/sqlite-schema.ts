@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS queue_items (
 -- the in-flight row is the per-key lock.
 CREATE UNIQUE INDEX IF NOT EXISTS queue_items_key ON queue_items (controller, key, state) WHERE key <> '';
 CREATE INDEX IF NOT EXISTS queue_items_ready ON queue_items (controller, state, visible_at, id);
+-- FIFO order of a controller's waiting rows: receive walks it from the oldest and stops after a
+-- batch, instead of sorting every visible waiting row (the whole backlog) on each receive.
+CREATE INDEX IF NOT EXISTS queue_items_fifo ON queue_items (controller, state, id);
 
 CREATE TABLE IF NOT EXISTS queue_dedup (
   controller TEXT    NOT NULL,
