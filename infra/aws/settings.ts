@@ -42,8 +42,14 @@ export interface ReconcilerSettings {
   readonly vpc?: VpcSettings;
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
-  /** Keys per Lambda invocation; every key of a batch reconciles concurrently (lambda-batch.ts). */
+  /** Keys per Lambda invocation (an SQS FIFO trigger hands at most 10). */
   readonly batchSize: number;
+  /**
+   * Keys of a batch reconciled at once (lambda-batch.ts `maxInFlight`, KEY_BATCH_CONCURRENCY);
+   * default 1: a batch runs its keys one after another, so batching leaves the reconciles in
+   * flight per instance — and the apiserver plan — as at batch 1.
+   */
+  readonly batchConcurrency: number;
   readonly maxReceiveCount: number;
   readonly budget: BudgetSettings;
   readonly maxConcurrency: Readonly<Record<Controller, number>>;
@@ -82,7 +88,9 @@ export interface ConcurrencyPlan {
   /** Reconciles that may be in flight at once across all functions. */
   readonly inFlightBudget: number;
   readonly maxConcurrency: Readonly<Record<Controller, number>>;
-  /** Peak QPS of the plan: Σ maxConcurrency × batchSize × perReconcileQps. */
+  /** Reconciles one instance has in flight: min(batchSize, batchConcurrency). */
+  readonly inFlightPerInstance: number;
+  /** Peak QPS of the plan: Σ maxConcurrency × inFlightPerInstance × perReconcileQps. */
   readonly peakQps: number;
   /** Set when Lambda's floor (2 per source) forces the plan over the budget. */
   readonly overBudget: boolean;
@@ -90,21 +98,23 @@ export interface ConcurrencyPlan {
 
 /**
  * Sizes `maxConcurrency` so that all functions together stay inside the apiserver budget:
- * instances = floor(budget / (batchSize × calls / reconcileSeconds)), split by weight, at least 2.
+ * instances = floor(budget / (inFlightPerInstance × calls / reconcileSeconds)), split by weight,
+ * at least 2; an instance has min(batchSize, batchConcurrency) reconciles in flight.
  */
-export function planConcurrency(budget: BudgetSettings, batchSize: number): ConcurrencyPlan {
+export function planConcurrency(budget: BudgetSettings, batchSize: number, batchConcurrency = batchSize): ConcurrencyPlan {
+  const inFlightPerInstance = Math.max(1, Math.min(batchSize, batchConcurrency));
   const perReconcileQps = budget.apiCallsPerReconcile / budget.reconcileSeconds;
   // Rounded first: 200 × 0.175 / 5 is 7.000000000000001 in floating point.
   const inFlightBudget = Math.floor(Number((budget.apiQpsBudget / perReconcileQps).toFixed(6)));
-  const instances = Math.floor(inFlightBudget / batchSize);
+  const instances = Math.floor(inFlightBudget / inFlightPerInstance);
   const total = CONTROLLERS.reduce((s, c) => s + WEIGHTS[c], 0);
   const share = Object.fromEntries(CONTROLLERS.map((c) => [c, Math.floor((instances * WEIGHTS[c]) / total)])) as Record<Controller, number>;
   // Largest weight first gets what the floors left over.
   let left = instances - CONTROLLERS.reduce((s, c) => s + share[c], 0);
   for (const c of [...CONTROLLERS].sort((a, b) => WEIGHTS[b] - WEIGHTS[a])) if (left-- > 0) share[c]++;
   const maxConcurrency = Object.fromEntries(CONTROLLERS.map((c) => [c, Math.max(MIN_SQS_MAX_CONCURRENCY, share[c])])) as Record<Controller, number>;
-  const peakQps = CONTROLLERS.reduce((s, c) => s + maxConcurrency[c], 0) * batchSize * perReconcileQps;
-  return { perReconcileQps, inFlightBudget, maxConcurrency, peakQps, overBudget: peakQps > budget.apiQpsBudget + 1e-6 };
+  const peakQps = CONTROLLERS.reduce((s, c) => s + maxConcurrency[c], 0) * inFlightPerInstance * perReconcileQps;
+  return { perReconcileQps, inFlightBudget, inFlightPerInstance, maxConcurrency, peakQps, overBudget: peakQps > budget.apiQpsBudget + 1e-6 };
 }
 
 /** Reads a context value (`app.node.tryGetContext`). */
@@ -151,12 +161,13 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
   const timeoutSeconds = num('timeoutSeconds', 60, 5, 900);
   // A FIFO event source allows at most 10 records and no batching window (platform.md §3).
   const batchSize = num('batchSize', 1, 1, 10);
+  const batchConcurrency = num('batchConcurrency', 1, 1, 10);
   const budget: BudgetSettings = {
     apiQpsBudget: num('apiQpsBudget', DEFAULT_BUDGET.apiQpsBudget, 1, 100_000),
     apiCallsPerReconcile: num('apiCallsPerReconcile', DEFAULT_BUDGET.apiCallsPerReconcile, 1, 1000),
     reconcileSeconds: num('reconcileSeconds', DEFAULT_BUDGET.reconcileSeconds, 0.001, 900),
   };
-  const plan = planConcurrency(budget, batchSize);
+  const plan = planConcurrency(budget, batchSize, batchConcurrency);
   const maxConcurrency = Object.fromEntries(
     CONTROLLERS.map((c) => [c, num(`${c}MaxConcurrency`, plan.maxConcurrency[c], MIN_SQS_MAX_CONCURRENCY, 1000)]),
   ) as Record<Controller, number>;
@@ -170,6 +181,7 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
     memoryMb: num('memoryMb', DEFAULT_MEMORY_MB, 128, 10_240),
     timeoutSeconds,
     batchSize,
+    batchConcurrency,
     maxReceiveCount: num('maxReceiveCount', DEFAULT_MAX_RECEIVE_COUNT, 1, 1000),
     budget,
     maxConcurrency,

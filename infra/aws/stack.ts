@@ -36,11 +36,11 @@ export class ReconcilerStack extends Stack {
     super(scope, id, props);
     const s = props.settings;
     const asset = (name: LambdaBundle): string => props.bundle(name).dir;
-    const plan = planConcurrency(s.budget, s.batchSize);
+    const plan = planConcurrency(s.budget, s.batchSize, s.batchConcurrency);
     if (plan.overBudget) {
       Annotations.of(this).addWarningV2(
         'virt-reconciler:api-budget',
-        `maxConcurrency floor (2 per function) × batchSize ${s.batchSize} peaks at ${plan.peakQps.toFixed(0)} QPS, over the ${s.budget.apiQpsBudget} QPS budget; the FlowSchema (infra/kubernetes) is what holds the line.`,
+        `maxConcurrency floor (2 per function) × ${plan.inFlightPerInstance} in flight each (batchSize ${s.batchSize}, batchConcurrency ${s.batchConcurrency}) peaks at ${plan.peakQps.toFixed(0)} QPS, over the ${s.budget.apiQpsBudget} QPS budget; the FlowSchema (infra/kubernetes) is what holds the line.`,
       );
     }
 

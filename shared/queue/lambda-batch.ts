@@ -5,7 +5,8 @@
  * Our own equivalent of Powertools' `SqsFifoPartialProcessorAsync` with `skipGroupOnError: true`,
  * because we coalesce: the records of one message group (= one key) become ONE reconcile (the
  * newest cause), so a failure fails exactly that key's records — the rest of its own group — and
- * never another key's. Different keys run concurrently.
+ * never another key's. Different keys run concurrently, at most `maxInFlight` at a time (the
+ * function's share of the apiserver budget is sized per reconcile in flight: infra/aws/settings.ts).
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Outcome } from '../reconcile/outcome.ts';
@@ -20,6 +21,8 @@ export interface KeyBatchDeps {
   readonly queue: Pick<KeyQueue, 'ack' | 'retryLater' | 'requeueAfter' | 'deadLetter'>;
   /** One reconcile; a thrown error is transient unless it is an InvalidInputError. */
   readonly reconcile: (rk: ReceivedKey) => Promise<Outcome>;
+  /** Keys reconciled at once (default: every key of the batch); 1 runs them one after another. */
+  readonly maxInFlight?: number;
   /** Called once per key (or malformed record) with how it ended. */
   readonly onSettled?: (e: { key: string; result: Settled | 'failed'; reason?: string }) => void;
 }
@@ -38,7 +41,7 @@ export async function processKeyBatch(event: SQSEvent, deps: KeyBatchDeps): Prom
       failed.push(m.messageId);
     }
   });
-  const good = keys.map(async ({ received, messageIds }) => {
+  const one = async ({ received, messageIds }: (typeof keys)[number]) => {
     let result: Settled | 'failed';
     try {
       result = await settle(deps.queue, deps.controller, received, () => deps.reconcile(received), { ackDone: false });
@@ -49,6 +52,12 @@ export async function processKeyBatch(event: SQSEvent, deps: KeyBatchDeps): Prom
     // trigger from deleting them. Only this key's records are reported.
     if (result === 'retrying' || result === 'failed') failed.push(...messageIds);
     report({ key: received.message.key, result });
+  };
+  // Up to maxInFlight lanes, each taking the next key when its last one settled.
+  const pending = [...keys];
+  const lanes = Math.max(1, Math.min(deps.maxInFlight ?? pending.length, pending.length));
+  const good = Array.from({ length: lanes }, async () => {
+    for (let k = pending.shift(); k !== undefined; k = pending.shift()) await one(k);
   });
   await Promise.all([...bad, ...good]);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

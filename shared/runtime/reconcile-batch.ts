@@ -6,6 +6,7 @@
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { publishEmf } from '../metrics/emf.ts';
+import { batchConcurrencyFromEnv } from '../queue/batch-concurrency.ts';
 import { processKeyBatch } from '../queue/lambda-batch.ts';
 import { flushTraces, instrumented, type ControllerSpec } from '../reconcile/instrument.ts';
 import { TraceBuffer } from '../state/traces.ts';
@@ -18,8 +19,10 @@ export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: C
   const { controller } = spec;
   // Every key's trace entry goes into one buffer, written as one item before the batch is answered.
   const traces = new TraceBuffer(env.state.traces);
+  const maxInFlight = batchConcurrencyFromEnv(process.env);
   const response = await processKeyBatch(event, {
     controller,
+    ...(maxInFlight !== undefined ? { maxInFlight } : {}),
     queue: env.queue,
     reconcile: instrumented(spec, { ...env, traces }),
     onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result }),

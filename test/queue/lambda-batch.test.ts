@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { batchConcurrencyFromEnv } from '../../shared/queue/batch-concurrency.ts';
 import { processKeyBatch } from '../../shared/queue/lambda-batch.ts';
 import type { ReceivedKey } from '../../shared/queue/port.ts';
 import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
@@ -88,5 +89,48 @@ describe('processKeyBatch (SQS FIFO event → per-key reconcile → partial batc
     const dead = await queue.listDeadLetters({ controller: 'vmi' });
     assert.deepEqual(dead.map((d) => `${d.key}:${d.reason}`).sort(), [':MalformedMessage', 'ns/d:FailedCreate', 'ns/e:InvalidInput', 'ns/f:ApiUnavailable']);
     assert.equal((await queue.depth('vmi')).delayed, 1, 'the requeue-after timer must be scheduled');
+  });
+
+  test('maxInFlight bounds the keys reconciled at once; unset, every key of the batch runs at once', async () => {
+    // arrange
+    const client = sqs.client();
+    const queue = new SqsKeyQueue({ client, prefix: 'lbc' });
+    await queue.ensureQueues(['vmi']);
+    const event: SQSEvent = { Records: ['ns/1', 'ns/2', 'ns/3', 'ns/4', 'ns/5'].map((k, i) => extra(`c${i}`, k, 1)) };
+    const peakOf = async (maxInFlight?: number) => {
+      let now = 0;
+      let peak = 0;
+      const keys: string[] = [];
+      // Done keys are deleted by the trigger, not acked here: the hand-made receipts are never used.
+      const res = await processKeyBatch(event, {
+        controller: 'vmi',
+        queue,
+        ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+        reconcile: async (rk) => {
+          peak = Math.max(peak, ++now);
+          await new Promise((r) => setImmediate(r));
+          keys.push(rk.message.key);
+          now--;
+          return done;
+        },
+      });
+      assert.deepEqual(res.batchItemFailures, []);
+      return { peak, keys };
+    };
+    // act
+    const one = await peakOf(1);
+    const two = await peakOf(2);
+    const all = await peakOf();
+    // assert
+    assert.deepEqual([one.peak, two.peak, all.peak], [1, 2, 5]);
+    assert.deepEqual(one.keys, ['ns/1', 'ns/2', 'ns/3', 'ns/4', 'ns/5'], 'one at a time, in the batch order');
+    assert.equal(all.keys.length, 5, 'every key reconciled once');
+  });
+
+  test('KEY_BATCH_CONCURRENCY: unset means every key at once; a bad value is an error that names the variable', () => {
+    assert.equal(batchConcurrencyFromEnv({}), undefined);
+    assert.equal(batchConcurrencyFromEnv({ KEY_BATCH_CONCURRENCY: '1' }), 1);
+    assert.throws(() => batchConcurrencyFromEnv({ KEY_BATCH_CONCURRENCY: 'two' }), /KEY_BATCH_CONCURRENCY="two": expected an integer from 1 to 10/);
+    assert.throws(() => batchConcurrencyFromEnv({ KEY_BATCH_CONCURRENCY: '11' }), /KEY_BATCH_CONCURRENCY/);
   });
 });

@@ -46,6 +46,24 @@ describe('apiserver budget → maxConcurrency', () => {
     });
   }
 
+  test('batching keeps the plan of batch 1 while a batch runs its keys one at a time (batchConcurrency 1, the default)', () => {
+    // arrange
+    const big = { ...DEFAULT_BUDGET, apiQpsBudget: 1600 };
+    // act
+    const one = planConcurrency(big, 1);
+    const batchedSequential = planConcurrency(big, 10, 1);
+    const batchedConcurrent = planConcurrency(big, 10, 10);
+    const settings = readSettings((k) => ({ batchSize: '10', apiQpsBudget: '1600' })[k]);
+    // assert
+    assert.deepEqual(batchedSequential.maxConcurrency, one.maxConcurrency);
+    assert.equal(batchedSequential.peakQps, one.peakQps);
+    assert.equal(batchedConcurrent.inFlightPerInstance, 10);
+    assert.ok(batchedConcurrent.peakQps > one.peakQps * 4, 'ten keys in flight per instance need a budget ten times larger');
+    assert.equal(settings.batchConcurrency, 1, 'default');
+    assert.deepEqual(settings.maxConcurrency, one.maxConcurrency);
+    assert.throws(() => readSettings((k) => (k === 'batchConcurrency' ? '0' : undefined)), /batchConcurrency/);
+  });
+
   test('context overrides and validation errors name the key', () => {
     const s = readSettings((k) => ({ vmMaxConcurrency: '5', apiQpsBudget: '400', prefix: 'prod' })[k]);
     assert.equal(s.maxConcurrency.vm, 5);
