@@ -91,7 +91,12 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
     for (const p of pending.values()) p.reject(err);
     pending.clear();
   };
-  child.on('exit', (code, signal) => failAll(new Error(`bench sandbox process exited (${signal ?? `code ${code}`})`)));
+  let stopRequested = false;
+  child.on('exit', (code, signal) => {
+    // A cluster that dies mid-run (out of memory, a crash) must say so: its milestones just stop.
+    if (!stopRequested) process.stderr.write(`bench sandbox process exited unexpectedly (${signal ?? `code ${code}`})\n`);
+    failAll(new Error(`bench sandbox process exited (${signal ?? `code ${code}`})`));
+  });
   child.on('error', (err) => failAll(err));
   const ready = new Promise<Extract<ChildMessage, { type: 'ready' }>>((resolve, reject) => {
     child.on('message', (raw) => {
@@ -158,6 +163,7 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
     },
     rssBytes: () => ask<number>({ type: 'rss' }),
     stop() {
+      stopRequested = true;
       stopping ??= (async () => {
         if (!exited) await ask<void>({ type: 'stop' }).catch(() => undefined);
         if (child.exitCode === null && child.signalCode === null) {
