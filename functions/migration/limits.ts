@@ -20,6 +20,7 @@
 import type { VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import type { Leases } from '../../shared/state/port.ts';
 import type { MigrationSettings } from '../../shared/template/cluster-config.ts';
+import { migrationPriority } from '../../shared/predicates/migrations.ts';
 
 export const CLUSTER_COUNTER = 'migrations/cluster';
 
@@ -36,28 +37,23 @@ export function limitsOf(settings: Pick<MigrationSettings, 'parallelMigrationsPe
   return { cluster: settings.parallelMigrationsPerCluster, perNode: settings.parallelOutboundMigrationsPerNode };
 }
 
-/** KubeVirt's priorities (`pkg/util/migrations`): `spec.priority` → queue priority. */
-export function priorityOf(priority: string | undefined): number {
-  switch (priority) {
-    case 'system-critical':
-      return 100;
-    case 'user-triggered':
-      return 50;
-    case 'system-maintenance':
-      return 20;
-    default:
-      return 0;
-  }
-}
+/**
+ * How long a migration held back by the limits waits before it asks again, on its own: KubeVirt
+ * re-adds it after 1 s (priority ≥ 100), 3 s (≥ 50) or 5 s, and re-enqueues the highest-priority
+ * Pending migrations whenever a migration finishes. Each ask costs a reconcile and its reads (four
+ * API calls for an evacuation migration), so here the finish does the waking — the relay sends the
+ * best waiting migrations when a migration gives its slot back (functions/relay/migration-wake.ts)
+ * — and this recheck is only the safety net: for a wake that did not come or could not be used
+ * (a lease that lapsed, a woken migration that could not start).
+ */
+export const LIMIT_RECHECK_SECONDS = 60;
 
 /**
- * How long a migration waits before asking for a slot again: KubeVirt re-adds it with its
- * priority after 1 s (≥ 100), 3 s (≥ 50) or 5 s. A queue of keys has no priorities, so this
- * retry interval is the priority: higher-priority migrations ask more often and, on average,
- * take a freed slot first.
+ * How long a migration whose target pod cannot be rendered yet waits: KubeVirt's interval for its
+ * priority, 1 s (≥ 100), 3 s (≥ 50) or 5 s.
  */
 export function retrySecondsForPriority(priority: string | undefined): number {
-  const p = priorityOf(priority);
+  const p = migrationPriority(priority);
   return p >= 100 ? 1 : p >= 50 ? 3 : 5;
 }
 

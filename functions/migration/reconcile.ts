@@ -21,7 +21,7 @@ import type { PersistentStatePvcs } from './backend-storage.ts';
 import { dropUnhandedTarget, followUpBackend, prepareTargetBackend, recoverInterrupted } from './backend-pvcs.ts';
 import { needsRecovery } from './recovery.ts';
 import { abortPatch, handoffPatch, targetDownPatch } from './handoff.ts';
-import { acquireSlots, limitsOf, releaseSlots, retrySecondsForPriority, runningMigrations, type RunningMigration } from './limits.ts';
+import { acquireSlots, LIMIT_RECHECK_SECONDS, limitsOf, releaseSlots, retrySecondsForPriority, runningMigrations, type RunningMigration } from './limits.ts';
 import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
@@ -218,7 +218,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   const sourceNode = vmi.status?.nodeName ?? '';
   const refused = await acquireSlots(deps.leases, { holder: key, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) }, () => runningInCluster(deps));
   if (refused) {
-    return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: refused === 'cluster' ? 'parallelMigrationsPerCluster reached' : `parallelOutboundMigrationsPerNode reached on ${sourceNode}` } };
+    return { observed: o, wait: { seconds: LIMIT_RECHECK_SECONDS, why: refused === 'cluster' ? 'parallelMigrationsPerCluster reached' : `parallelOutboundMigrationsPerNode reached on ${sourceNode}` } };
   }
   // The source node's labels give the host-model CPU and vendor selectors (reference §b.8). One
   // read per target pod, after the slots: a refused migration polls often and must not pay it.

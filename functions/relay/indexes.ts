@@ -54,6 +54,18 @@ export class RelayIndexes {
   readonly migrationByUid = new Map<string, string>();
   /** Migration keys not yet finished (re-enqueued when the cluster config changes). */
   readonly activeMigrations = new Set<string>();
+  /**
+   * Migrations waiting for a parallel-limit slot (no phase yet or Pending, not deleting), least
+   * recently woken first: woken when a migration gives its slot back (migration-wake.ts).
+   */
+  readonly waitingMigrations = new Map<string, { readonly priority: number; readonly vmi: string }>();
+  /**
+   * Migrations that may still hold a slot: seen not final, or final with the finalizer still on
+   * (the reconcile gives the slot back just before it removes it). Leaving this set wakes waiters.
+   */
+  readonly unreleasedMigrations = new Set<string>();
+  /** VMI key → `status.nodeName` (a waiting migration's source node). */
+  readonly vmiNodes = new Map<string, string>();
   /** All VMI keys (re-enqueued when the KubeVirt CR's backup-hooks annotation changes). */
   readonly vmis = new Set<string>();
   /** All VM keys (an orphan VMI wakes the VM of its name only when one exists). */

@@ -11,7 +11,9 @@ import {
   OWNER_VMI_NAME_ANNOTATION,
   SKIP_BACKUP_HOOKS_ANNOTATION,
 } from '../../shared/api/well-known.ts';
+import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import type { RelayIndexes } from './indexes.ts';
+import { pickWaitingToWake } from './migration-wake.ts';
 import { controllerRefName, type EventMapper, type EventType, type KeyTarget, type WatchedKind, type WatchedObject } from '../../shared/relay/route.ts';
 import { RelayIndexes as Indexes } from './indexes.ts';
 
@@ -33,12 +35,16 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
   const deleted = type === 'DELETED';
   switch (kind) {
     case 'VirtualMachineInstance': {
+      const node = typeof obj.status?.nodeName === 'string' && obj.status.nodeName !== '' ? obj.status.nodeName : undefined;
       if (deleted) {
         idx.vmiClaims.delete(key);
         idx.vmis.delete(key);
+        idx.vmiNodes.delete(key);
       } else {
         idx.vmiClaims.set(key, claimsOf(ns, obj.spec?.volumes));
         idx.vmis.add(key);
+        if (node) idx.vmiNodes.set(key, node);
+        else idx.vmiNodes.delete(key);
       }
       const out: KeyTarget[] = [{ controller: 'vmi', key }];
       const vm = controllerRef(obj, KIND_VM);
@@ -68,15 +74,20 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
         idx.vmiMigrations.delete(key);
         if (uid) idx.migrationByUid.delete(uid);
         idx.activeMigrations.delete(key);
+        idx.waitingMigrations.delete(key);
       } else {
         idx.vmiMigrations.set(key, vmiName ? [`${ns}/${vmiName}`] : []);
         if (uid) idx.migrationByUid.set(uid, key);
         if (FINAL_MIGRATION.has(phase)) idx.activeMigrations.delete(key);
         else idx.activeMigrations.add(key);
+        // An entry keeps its place in the wake order while the migration waits.
+        if (isMigrationWaiting(obj)) idx.waitingMigrations.set(key, { priority: migrationPriority(obj.spec?.priority), vmi: `${ns}/${vmiName}` });
+        else idx.waitingMigrations.delete(key);
       }
       const out: KeyTarget[] = [{ controller: 'migration', key }];
       // The VMI controller refuses to create a pod while a migration runs: wake it when one ends.
       if (vmiName) out.push({ controller: 'vmi', key: `${ns}/${vmiName}` });
+      out.push(...wakeWaiting(key, type, obj, idx));
       return out;
     }
     case 'Pod':
@@ -105,6 +116,37 @@ export function mapEvent(kind: WatchedKind, type: EventType, obj: WatchedObject,
     default:
       return [];
   }
+}
+
+/**
+ * The waiting migrations to wake when this event shows a migration giving its slot back: seen
+ * final without its finalizer (the reconcile releases its leases just before it removes it) or
+ * deleted, after it was seen holding one. A released migration seen for the first time (ADDED:
+ * the relay's first list, or one that finished while the watch was down) wakes too, as a wake
+ * may have been missed; one already seen released (its deletion, a relist) wakes nothing again.
+ */
+function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: RelayIndexes): KeyTarget[] {
+  const released = type === 'DELETED' || hasReleasedSlot(obj);
+  const wasHolding = idx.unreleasedMigrations.has(key);
+  if (!released) {
+    idx.unreleasedMigrations.add(key);
+    return [];
+  }
+  idx.unreleasedMigrations.delete(key);
+  if (!wasHolding && type !== 'ADDED') return [];
+  if (idx.waitingMigrations.size === 0) return [];
+  const state = obj.status?.migrationState as { sourceNode?: unknown } | undefined;
+  const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
+  const sourceNode = typeof state?.sourceNode === 'string' && state.sourceNode !== '' ? state.sourceNode : idx.vmiNodes.get(`${obj.metadata?.namespace ?? ''}/${vmiName}`);
+  const waiting = [...idx.waitingMigrations].map(([k, w]) => [k, { priority: w.priority, node: idx.vmiNodes.get(w.vmi) }] as const);
+  const keys = pickWaitingToWake(waiting, sourceNode);
+  for (const k of keys) {
+    // To the back of the order: the next freed slot wakes another one.
+    const w = idx.waitingMigrations.get(k)!;
+    idx.waitingMigrations.delete(k);
+    idx.waitingMigrations.set(k, w);
+  }
+  return keys.map((k) => ({ controller: 'migration' as const, key: k }));
 }
 
 function mapPod(obj: WatchedObject, idx: RelayIndexes, deleted: boolean, old?: WatchedObject): KeyTarget[] {

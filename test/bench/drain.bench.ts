@@ -16,6 +16,7 @@
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { NODES, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
+import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { startCluster } from './support/cluster.ts';
 import { MigrationPeakTracker } from './support/migration-peaks.ts';
 import { startSystem } from './support/systems.ts';
@@ -30,6 +31,20 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 
 function say(line: string): void {
   process.stdout.write(`  ${line}\n`);
+}
+
+/** Reconciles and API calls per controller, and the migration controller's calls by verb and resource, so far. */
+function controllerFigures(metrics: MetricsRegistry): { calls: Record<string, number>; reconciles: Record<string, number>; migrationCalls: Record<string, number> } {
+  const calls: Record<string, number> = {};
+  const migrationCalls: Record<string, number> = {};
+  for (const s of metrics.series('apiserver_requests_total')) {
+    const c = s.labels.controller ?? '';
+    calls[c] = (calls[c] ?? 0) + s.value;
+    if (c === 'migration') migrationCalls[`${s.labels.verb} ${s.labels.resource}`] = (migrationCalls[`${s.labels.verb} ${s.labels.resource}`] ?? 0) + s.value;
+  }
+  const reconciles: Record<string, number> = {};
+  for (const s of metrics.series('reconcile_time_seconds')) reconciles[s.labels.controller ?? ''] = (reconciles[s.labels.controller ?? ''] ?? 0) + s.value;
+  return { calls, reconciles, migrationCalls };
 }
 
 export async function run(): Promise<Record<string, unknown>> {
@@ -75,6 +90,9 @@ export async function run(): Promise<Record<string, unknown>> {
     }, 120_000);
     for (const n of others) await cordon(n, false);
     const callsBefore = (await cluster.counters()).filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0);
+    const before = controllerFigures(sys.metrics);
+    const cpuBefore = process.cpuUsage();
+    await cluster.profile?.start();
     // act: the drain
     const t0 = cluster.nowMs();
     await cordon(drained, true, [DRAIN_TAINT]);
@@ -82,6 +100,13 @@ export async function run(): Promise<Record<string, unknown>> {
     const ok = await waitUntil(() => moved() >= N && podAt.size === 0, 1_800_000, () => say(`draining: ${moved()}/${N} moved, peak ${peaks.peaks.cluster} running / ${peaks.peaks.perNode} outbound`));
     const seconds = (cluster.nowMs() - t0) / 1000;
     const calls = (await cluster.counters()).filter((c) => c.identity === CONTROLLER_IDENTITY).reduce((a, c) => a + c.count, 0) - callsBefore;
+    const clusterCpu = await cluster.profile?.stop();
+    const cpu = process.cpuUsage(cpuBefore);
+    const after = controllerFigures(sys.metrics);
+    // Per controller: what its reconciles sent (the relay's and the config cache's calls are not in it).
+    const byController = Object.fromEntries(Object.entries(after.calls).map(([c, n]) => [c, round((n - (before.calls[c] ?? 0)) / N, 1)]).filter(([, n]) => (n as number) > 0));
+    const migrationReconciles = (after.reconciles.migration ?? 0) - (before.reconciles.migration ?? 0);
+    const migrationCalls = Object.fromEntries(Object.entries(after.migrationCalls).map(([k, n]) => [k, round((n - (before.migrationCalls[k] ?? 0)) / N, 1)]).filter(([, n]) => (n as number) > 0));
     const avgMigrationSeconds = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
     const idealSeconds = Math.ceil(N / PER_NODE_LIMIT) * avgMigrationSeconds;
     const figures = {
@@ -98,9 +123,15 @@ export async function run(): Promise<Record<string, unknown>> {
       peakOutboundPerNode: peaks.peaks.perNode,
       targetPodsCreated: peaks.peaks.targetPods,
       apiCallsPerMovedVmi: round(calls / N, 1),
+      apiCallsPerMovedVmiByController: byController,
+      migrationReconcilesPerMovedVmi: round(migrationReconciles / N, 1),
+      migrationCallsPerMovedVmi: migrationCalls,
+      // The benchmark process (relay, queue, every controller's workers) and the cluster's, per VMI moved.
+      pipelineCpuMsPerMovedVmi: round((cpu.user + cpu.system) / 1000 / N, 1),
+      ...(clusterCpu ? { clusterCpuMsPerMovedVmi: round((clusterCpu.sampledSeconds * (100 - clusterCpu.idlePercent)) / 100 * 1000 / N, 1) } : {}),
       anchor: `KubeVirt's limits: ${PER_NODE_LIMIT} outbound per node, 5 per cluster → at best ⌈N/2⌉ waves`,
     };
-    say(`serverless: drained in ${figures.secondsToDrained} sandbox s (${figures.shareOfIdeal} of the limits' ideal, migrations ${figures.avgMigrationSeconds} s each), peaks ${figures.peakRunning}/${figures.peakOutboundPerNode}, ${figures.apiCallsPerMovedVmi} API calls per VMI`);
+    say(`serverless: drained in ${figures.secondsToDrained} sandbox s (${figures.shareOfIdeal} of the limits' ideal, migrations ${figures.avgMigrationSeconds} s each), peaks ${figures.peakRunning}/${figures.peakOutboundPerNode}, ${figures.apiCallsPerMovedVmi} API calls per VMI (${JSON.stringify(byController)}), ${figures.migrationReconcilesPerMovedVmi} migration reconciles per VMI`);
     return figures;
   } finally {
     unsubscribe();

@@ -3,7 +3,8 @@
  * migration workers. Checked from the API server's audit log, not from our own state: at every
  * audited write, the migrations that have a target pod and are not yet final ("running", as
  * KubeVirt counts them) are at most parallelMigrationsPerCluster (5), and at most
- * parallelOutboundMigrationsPerNode (2) of them leave any one node.
+ * parallelOutboundMigrationsPerNode (2) of them leave any one node. A migration held back by the
+ * limits is started by a wake: the relay sends it when another migration gives its slot back.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -40,6 +41,11 @@ test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor
   const peaks = peaksFromAudit(REAL ? inCommitOrder(entries) : entries);
   const calls = (c.calls.apiCalls.get('migration') ?? 0) - callsBefore;
   const reconciles = (c.calls.reconciles.get('migration') ?? 0) - reconcilesBefore;
+  // A target pod created by a pass that another migration's event caused: the relay's wake.
+  const uidOf = new Map(finals.map((m) => [`default/${m.metadata?.name ?? ''}`, m.metadata?.uid ?? '']));
+  const uids = new Set(uidOf.values());
+  const woken = c.calls.podCreations.filter((p) => p.cause.startsWith('VirtualMachineInstanceMigration/') && p.causeUid !== uidOf.get(p.key) && uids.has(p.causeUid));
+  process.stdout.write(`# target pods created by a wake from another migration's finish: ${woken.length}; by cause: ${JSON.stringify(Object.fromEntries(Object.entries(Object.groupBy(c.calls.podCreations, (p) => (p.causeUid === uidOf.get(p.key) ? 'own ' : '') + p.cause)).map(([k, v]) => [k, v?.length])))}\n`);
   process.stdout.write(`# sources per node ${JSON.stringify(Object.fromEntries(perSource))}; peak running ${peaks.cluster}, peak outbound ${peaks.perNode} (${peaks.perNodeAt}); target pods ${peaks.started}; migration reconciles ${reconciles}, API calls ${calls} (${(calls / 20).toFixed(1)} per migration)\n`);
   // A renewal refused after a lease lapsed under a slow reconcile: the fence must have held anyway.
   for (const w of c.calls.warnings.filter((x) => /lease/i.test(x))) process.stdout.write(`# ${w}\n`);
@@ -48,6 +54,8 @@ test('20 migrations at once on 4 nodes, 4 workers: never more than 5 running nor
   assert.ok(peaks.perNode <= 2, `at most 2 outbound from one node at any instant, saw ${peaks.perNode} on ${peaks.perNodeAt}`);
   assert.ok(peaks.cluster >= 2, `migrations did run in parallel (peak ${peaks.cluster}), so the limits were exercised`);
   assert.equal(peaks.started, 20, 'one target pod per migration');
+  // Only 5 can start at first; the rest wait for slots, and a freed slot wakes who waits.
+  assert.ok(woken.length > 0, 'no waiting migration was started by the wake of a finishing one');
   for (const [name, source] of nodes) {
     const vmi = await c.kube.get(VMIS, 'default', name);
     assert.notEqual(vmi?.status?.nodeName, source, `${name} moved off ${source}`);

@@ -28,6 +28,8 @@ export class CallLog {
   readonly reconciles = new Map<string, number>();
   readonly apiCalls = new Map<string, number>();
   readonly warnings: string[] = [];
+  /** Each migration reconcile that created a pod: its key and what caused it (kind/event and the causing object's UID). */
+  readonly podCreations: { key: string; cause: string; causeUid: string }[] = [];
 
   logger(): Logger {
     const record = (message: string, fields?: Record<string, unknown>) => {
@@ -37,6 +39,8 @@ export class CallLog {
       if (controller && (message === 'reconciled' || message === 'reconcile failed')) {
         this.reconciles.set(controller, (this.reconciles.get(controller) ?? 0) + 1);
         this.apiCalls.set(controller, (this.apiCalls.get(controller) ?? 0) + (typeof fields?.apiCalls === 'number' ? fields.apiCalls : 0));
+        const created = (fields?.calls as Record<string, number> | undefined)?.['create pods'] ?? 0;
+        if (controller === 'migration' && created > 0) this.podCreations.push({ key: String(fields?.key), cause: String(fields?.cause), causeUid: String(fields?.uid) });
       }
     };
     const log: Logger = {

@@ -227,3 +227,99 @@ describe('mapEvent', () => {
     assert.ok(Array.isArray(got));
   });
 });
+
+describe('waking the migrations that wait for a slot', () => {
+  const FINALIZER = 'kubevirt.io/migrationJobFinalize';
+  const mig = (name: string, vmiName: string, phase: string, opts: { finalizer?: boolean; priority?: string; sourceNode?: string } = {}): WatchedObject => ({
+    metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '20', ...(opts.finalizer ? { finalizers: [FINALIZER] } as object : {}) },
+    spec: { vmiName, ...(opts.priority ? { priority: opts.priority } : {}) },
+    status: { phase, ...(opts.sourceNode ? { migrationState: { sourceNode: opts.sourceNode } } : {}) },
+  });
+  const onNode = (name: string, node: string): WatchedObject => ({ metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '21' }, status: { nodeName: node } });
+  const keys = (targets: readonly { controller: string; key: string }[]) => targets.filter((t) => t.controller === 'migration').map((t) => t.key).sort();
+
+  /** `run` holds a slot leaving n1; w1, w2 (n1) and x1 (n2) wait, all system-critical. */
+  function drain(): RelayIndexes {
+    const idx = new RelayIndexes();
+    for (const [v, n] of [['vr', 'n1'], ['v1', 'n1'], ['v2', 'n1'], ['vx', 'n2']] as const) mapEvent('VirtualMachineInstance', 'ADDED', onNode(v, n), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('run', 'vr', 'Running', { finalizer: true, priority: 'system-critical', sourceNode: 'n1' }), idx);
+    for (const [m, v] of [['w1', 'v1'], ['w2', 'v2'], ['x1', 'vx']] as const) mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig(m, v, 'Pending', { finalizer: true, priority: 'system-critical' }), idx);
+    return idx;
+  }
+
+  test('final with the finalizer still on (its slot not yet given back) wakes nobody', () => {
+    // arrange
+    const idx = drain();
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { finalizer: true, sourceNode: 'n1' }), idx);
+    // assert
+    assert.deepEqual(keys(got), ['ns/run']);
+  });
+
+  test('the finalizer gone after the final phase: the first waiting of its node and the first of another node', () => {
+    // arrange
+    const idx = drain();
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { finalizer: true, sourceNode: 'n1' }), idx);
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    // assert
+    assert.deepEqual(keys(got), ['ns/run', 'ns/w1', 'ns/x1']);
+  });
+
+  test('two slots freed before the woken one starts wake two different waiting migrations', () => {
+    // arrange
+    const idx = drain();
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('run2', 'vr', 'Running', { finalizer: true, sourceNode: 'n1' }), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run2', 'vr', 'Failed', { sourceNode: 'n1' }), idx);
+    // assert
+    assert.ok(keys(got).includes('ns/w2'), `the second freed slot woke ${JSON.stringify(keys(got))}`);
+    assert.ok(!keys(got).includes('ns/w1'), 'w1 was woken by the first and is at the back of the order');
+  });
+
+  test('higher priority first: a system-critical migration is woken before an older user-triggered one', () => {
+    // arrange
+    const idx = new RelayIndexes();
+    for (const v of ['vr', 'va', 'vb']) mapEvent('VirtualMachineInstance', 'ADDED', onNode(v, 'n1'), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('run', 'vr', 'Running', { finalizer: true, sourceNode: 'n1' }), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('user', 'va', 'Pending', { priority: 'user-triggered' }), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('critical', 'vb', '', { priority: 'system-critical' }), idx);
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'DELETED', mig('run', 'vr', 'Running', { finalizer: true, sourceNode: 'n1' }), idx);
+    // assert
+    assert.deepEqual(keys(got), ['ns/critical', 'ns/run']);
+  });
+
+  test('a migration already seen released wakes nobody again: its relist, its deletion (GC)', () => {
+    // arrange
+    const idx = drain();
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    // act
+    const relist = mapEvent('VirtualMachineInstanceMigration', 'RELIST', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    const deleted = mapEvent('VirtualMachineInstanceMigration', 'DELETED', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    // assert
+    assert.deepEqual([keys(relist), keys(deleted)], [['ns/run'], ['ns/run']]);
+  });
+
+  test('a released migration first seen by the relay (its first list) wakes: a wake may have been missed', () => {
+    // arrange
+    const idx = drain();
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'ADDED', mig('old', 'vr', 'Failed', { sourceNode: 'n2' }), idx);
+    // assert
+    assert.deepEqual(keys(got), ['ns/old', 'ns/w1', 'ns/x1']);
+  });
+
+  test('a waiting migration that started (Scheduling) or is being deleted is no longer woken', () => {
+    // arrange
+    const idx = drain();
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('w1', 'v1', 'Scheduling', { finalizer: true }), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', { ...mig('w2', 'v2', 'Pending', { finalizer: true }), metadata: { ...mig('w2', 'v2', 'Pending', { finalizer: true }).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, idx);
+    // act
+    const got = mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', mig('run', 'vr', 'Succeeded', { sourceNode: 'n1' }), idx);
+    // assert
+    assert.deepEqual(keys(got), ['ns/run', 'ns/x1']);
+    assert.deepEqual([...idx.waitingMigrations.keys()], ['ns/x1']);
+  });
+});
