@@ -17,6 +17,77 @@ export interface PlacedPod {
   nodeName: string;
 }
 
+/** The pods on one node and the sum of their requests. */
+interface NodeEntry {
+  readonly pods: Map<string, PlacedPod>;
+  readonly used: Resources;
+}
+
+const hasAntiAffinity = (pod: Pod) => (pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0;
+
+/**
+ * The placed pods kept by node, with each node's summed requests and the few pods that carry
+ * anti-affinity terms, updated one pod at a time — so a placement reads each node's entry
+ * instead of walking every placed pod (which made a burst O(N²) in the pods).
+ */
+export class PlacedIndex {
+  readonly #byNode = new Map<string, NodeEntry>();
+  readonly #where = new Map<string, string>();
+  readonly #anti = new Map<string, PlacedPod>();
+
+  /** An index of `placed` (keys by position: for callers that hold a list). */
+  static of(placed: readonly PlacedPod[]): PlacedIndex {
+    const index = new PlacedIndex();
+    placed.forEach((p, i) => index.set(String(i), p.pod, p.nodeName));
+    return index;
+  }
+
+  /** `pod` (under `key`) is on `nodeName`, or on no node (undefined): replaces what the key held. */
+  set(key: string, pod: Pod, nodeName: string | undefined): void {
+    this.delete(key);
+    if (!nodeName) return;
+    let entry = this.#byNode.get(nodeName);
+    if (!entry) this.#byNode.set(nodeName, (entry = { pods: new Map(), used: new Map() }));
+    const placed = { pod, nodeName };
+    entry.pods.set(key, placed);
+    for (const [r, v] of cachedRequests(pod)) entry.used.set(r, (entry.used.get(r) ?? 0) + v);
+    this.#where.set(key, nodeName);
+    if (hasAntiAffinity(pod)) this.#anti.set(key, placed);
+  }
+
+  delete(key: string): void {
+    const nodeName = this.#where.get(key);
+    if (nodeName === undefined) return;
+    this.#where.delete(key);
+    this.#anti.delete(key);
+    const entry = this.#byNode.get(nodeName);
+    const old = entry?.pods.get(key);
+    if (!entry || !old) return;
+    entry.pods.delete(key);
+    for (const [r, v] of cachedRequests(old.pod)) entry.used.set(r, (entry.used.get(r) ?? 0) - v);
+    if (entry.pods.size === 0) this.#byNode.delete(nodeName);
+  }
+
+  clear(): void {
+    this.#byNode.clear();
+    this.#where.clear();
+    this.#anti.clear();
+  }
+
+  podCount(nodeName: string): number {
+    return this.#byNode.get(nodeName)?.pods.size ?? 0;
+  }
+  used(nodeName: string): Resources {
+    return this.#byNode.get(nodeName)?.used ?? new Map();
+  }
+  withAntiAffinity(): Iterable<PlacedPod> {
+    return this.#anti.values();
+  }
+  *all(): Iterable<PlacedPod> {
+    for (const e of this.#byNode.values()) yield* e.pods.values();
+  }
+}
+
 /** The outcome: a node, or why every node was rejected. */
 export type Placement = { nodeName: string } | { nodeName?: undefined; message: string };
 
@@ -90,7 +161,8 @@ function sameDomain(key: string, a: Node | undefined, b: Node | undefined): bool
 }
 
 /** Runs filters and score; `placed` are the pods already on nodes (not terminal). */
-export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly PlacedPod[]): Placement {
+export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly PlacedPod[] | PlacedIndex): Placement {
+  const index = placedPods instanceof PlacedIndex ? placedPods : PlacedIndex.of(placedPods);
   const ns = pod.metadata?.namespace ?? '';
   const req = cachedRequests(pod);
   const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
@@ -100,17 +172,10 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
   const antiTerms = affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const affTerms = affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const candidates: { name: string; score: number }[] = [];
-  // One pass over the placed pods, not one per node: their count and requests by node, and the
-  // few that carry anti-affinity terms (the symmetric check needs only those).
-  const onNodes = new Map<string, { pods: PlacedPod[]; used: Resources }>();
-  const withAnti: PlacedPod[] = [];
-  for (const p of placed) {
-    let n = onNodes.get(p.nodeName);
-    if (!n) onNodes.set(p.nodeName, (n = { pods: [], used: new Map() }));
-    n.pods.push(p);
-    for (const [r, v] of cachedRequests(p.pod)) n.used.set(r, (n.used.get(r) ?? 0) + v);
-    if (p.pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) withAnti.push(p);
-  }
+  // Only a pod with pod (anti-)affinity terms needs the placed pods of other nodes.
+  let all: PlacedPod[] | undefined;
+  const allPlaced = () => (all ??= [...index.all()]);
+  const withAnti = [...index.withAntiAffinity()];
 
   for (const node of nodes) {
     const name = node.metadata?.name ?? '';
@@ -129,10 +194,10 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
       reject("node(s) didn't match Pod's node affinity/selector");
       continue;
     }
-    const onNode = onNodes.get(name)?.pods ?? [];
+    const onNodeCount = index.podCount(name);
     const alloc = allocatable(node);
-    const used: Resources = onNodes.get(name)?.used ?? new Map();
-    if (onNode.length + 1 > (alloc.get('pods') ?? Infinity)) {
+    const used: Resources = index.used(name);
+    if (onNodeCount + 1 > (alloc.get('pods') ?? Infinity)) {
       reject('Too many pods');
       continue;
     }
@@ -141,7 +206,7 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
       for (const r of short) reject(`Insufficient ${r}`);
       continue;
     }
-    const inDomain = (key: string) => placed.filter((p) => sameDomain(key, byName.get(p.nodeName), node));
+    const inDomain = (key: string) => allPlaced().filter((p) => sameDomain(key, byName.get(p.nodeName), node));
     if (antiTerms.some((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
       reject("node(s) didn't match pod anti-affinity rules");
       continue;
@@ -161,7 +226,7 @@ export function placePod(pod: Pod, nodes: readonly Node[], placed: readonly Plac
       continue;
     }
     const frac = (r: string) => ((used.get(r) ?? 0) + (req.get(r) ?? 0)) / Math.max(1, alloc.get(r) ?? 1);
-    candidates.push({ name, score: (frac('cpu') + frac('memory')) / 2 + onNode.length * 1e-6 });
+    candidates.push({ name, score: (frac('cpu') + frac('memory')) / 2 + onNodeCount * 1e-6 });
   }
 
   candidates.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));

@@ -7,7 +7,7 @@
 import { JSON_PATCH, MERGE_PATCH, isNotFound, listAllPods, listNodes, statusCodeOf, type NodeSideApi } from './api.ts';
 import { setConditionOps } from './conditions-patch.ts';
 import { KeyWorker } from './key-worker.ts';
-import { placePod, type PlacedPod } from './placement.ts';
+import { PlacedIndex, placePod } from './placement.ts';
 import { WatchedCache } from './watched-cache.ts';
 import { preFilterMessage, SELECTED_NODE_ANNOTATION, volumeDecision, type BindingModeOf, type ClaimView } from './volume-binding.ts';
 import { conditionOf, isTerminalPhase, keyOf, splitKey, type Node, type Pod } from './objects.ts';
@@ -37,6 +37,12 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
   const assumed = new Map<string, { uid: string; nodeName: string }>();
   const unschedulable = new Set<string>();
   let bindingSupported = true;
+  // The placed pods by node (bound, or assumed), kept up to date per pod event and per assume.
+  const placed = new PlacedIndex();
+  const track = (pod: Pod) => {
+    const key = keyOf(pod);
+    placed.set(key, pod, isTerminalPhase(pod.status?.phase) ? undefined : (pod.spec?.nodeName ?? assumed.get(key)?.nodeName));
+  };
 
   const isOurs = (pod: Pod) => (pod.spec?.schedulerName ?? myName) === myName;
   const needsScheduling = (pod: Pod) =>
@@ -55,6 +61,8 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
       const key = keyOf(pod);
       const a = assumed.get(key);
       if (a && (event === 'delete' || pod.metadata?.uid !== a.uid || pod.spec?.nodeName)) assumed.delete(key);
+      if (event === 'delete') placed.delete(key);
+      else track(pod);
       if (event === 'delete') {
         unschedulable.delete(key);
         retryUnschedulable();
@@ -92,14 +100,15 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
     return sc?.volumeBindingMode === 'WaitForFirstConsumer' ? 'WaitForFirstConsumer' : 'Immediate';
   };
 
-  const placedPods = (): PlacedPod[] => {
-    const out: PlacedPod[] = [];
-    for (const p of pods.list()) {
-      if (isTerminalPhase(p.status?.phase)) continue;
-      const nodeName = p.spec?.nodeName ?? assumed.get(keyOf(p))?.nodeName;
-      if (nodeName) out.push({ pod: p, nodeName });
+  // A relist replaces the cache without an event per pod: the index is rebuilt from it then.
+  let indexedRestarts = -1;
+  const placedIndex = (): PlacedIndex => {
+    if (pods.restarts !== indexedRestarts) {
+      indexedRestarts = pods.restarts;
+      placed.clear();
+      for (const p of pods.list()) track(p);
     }
-    return out;
+    return placed;
   };
 
   const bind = async (pod: Pod, nodeName: string) => {
@@ -158,7 +167,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
     }
     const pinnedTo = volumes.kind === 'ready' ? volumes.node : volumes.pinned;
     const candidates = pinnedTo ? nodes.list().filter((n) => n.metadata?.name === pinnedTo) : nodes.list();
-    const placement = placePod(pod, candidates, placedPods());
+    const placement = placePod(pod, candidates, placedIndex());
     if (placement.nodeName === undefined) {
       unschedulable.add(key);
       await patchCondition(pod, 'False', 'Unschedulable', placement.message);
@@ -175,10 +184,14 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
     }
     unschedulable.delete(key);
     assumed.set(key, { uid: pod.metadata?.uid ?? '', nodeName: placement.nodeName });
+    track(pod);
     try {
       await bind(pod, placement.nodeName);
     } catch (err) {
       assumed.delete(key);
+      const now = pods.get(namespace, name);
+      if (now) track(now);
+      else placed.delete(key);
       if (isNotFound(err)) return;
       throw err;
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { placePod, podRequests } from '../../../infra/sandbox/nodes/placement.ts';
+import { PlacedIndex, placePod, podRequests } from '../../../infra/sandbox/nodes/placement.ts';
 import { buildNode, DEFAULT_NODE_SHAPE } from '../../../infra/sandbox/nodes/node-pool.ts';
 import { parseQuantity } from '../../../infra/sandbox/nodes/quantity.ts';
 import type { Node, Pod } from '../../../infra/sandbox/nodes/objects.ts';
@@ -111,4 +111,31 @@ describe('placement', () => {
       }
     });
   }
+
+  test('the placed-pod index follows moves and deletes, and places as the list it was built from does', () => {
+    // arrange: node-1 nearly full of 1-CPU pods, one pod moved away and one deleted
+    const ns = nodes(2);
+    const cpu = Number(ns[0]!.status?.allocatable?.cpu ?? 0);
+    const index = new PlacedIndex();
+    const list: { pod: Pod; nodeName: string }[] = [];
+    for (let i = 0; i < cpu; i++) {
+      const p = pod(`p${i}`);
+      index.set(`default/p${i}`, p, 'node-1');
+      list.push({ pod: p, nodeName: 'node-1' });
+    }
+    index.set('default/p0', list[0]!.pod, 'node-2');
+    list[0] = { pod: list[0]!.pod, nodeName: 'node-2' };
+    index.delete('default/p1');
+    list.splice(1, 1);
+    // act
+    const fromIndex = placePod(pod('new'), ns, index);
+    const fromList = placePod(pod('new'), ns, list);
+    // assert
+    assert.equal(index.podCount('node-1'), cpu - 2);
+    assert.equal(index.podCount('node-2'), 1);
+    assert.equal(index.used('node-1').get('cpu'), (cpu - 2) * 1000);
+    assert.deepEqual(fromIndex, fromList);
+    index.delete('default/nobody');
+    assert.equal([...index.all()].length, cpu - 1);
+  });
 });
