@@ -13,10 +13,13 @@
  * - client-node's generated methods lack some query parameters (`resourceVersionMatch`, `limit` on
  *   some verbs…), so the operation's query is set by a middleware too, the same for every verb;
  * - client-node sends every patch as `application/json-patch+json` unless told otherwise, so each
- *   patch sets the Content-Type from the patch type.
+ *   patch sets the Content-Type from the patch type;
+ * - `makeApiClient` opens a new connection per request: the API client authenticates through
+ *   connections.ts, which keeps them.
  */
 import { CustomObjectsApi, Observable, setHeaderOptions, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import type { KubeClient } from './client.ts';
+import { pooledApiClient } from './connections.ts';
 import { genericKubeClient, type KubeClientOptions, type Operation, type Query } from './requests.ts';
 
 export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './requests.ts';
@@ -87,6 +90,7 @@ function dispatch(api: CustomObjectsApi, o: Operation): Promise<unknown> {
 
 /** The client-node implementation of {@link KubeClient}. */
 export function createKubeClient(kubeConfig: KubeConfig, options: KubeClientOptions = {}): KubeClient {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  // Kept connections: makeApiClient opens one per request (connections.ts).
+  const api = pooledApiClient(kubeConfig, CustomObjectsApi);
   return genericKubeClient({ send: (o) => dispatch(api, o) }, options);
 }

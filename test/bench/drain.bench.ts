@@ -16,7 +16,7 @@
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { NODES, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import { controllerFigures, perVmi } from './support/controller-figures.ts';
 import { startCluster } from './support/cluster.ts';
 import { MigrationPeakTracker } from './support/migration-peaks.ts';
 import { startSystem } from './support/systems.ts';
@@ -31,20 +31,6 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 
 function say(line: string): void {
   process.stdout.write(`  ${line}\n`);
-}
-
-/** Reconciles and API calls per controller, and the migration controller's calls by verb and resource, so far. */
-function controllerFigures(metrics: MetricsRegistry): { calls: Record<string, number>; reconciles: Record<string, number>; migrationCalls: Record<string, number> } {
-  const calls: Record<string, number> = {};
-  const migrationCalls: Record<string, number> = {};
-  for (const s of metrics.series('apiserver_requests_total')) {
-    const c = s.labels.controller ?? '';
-    calls[c] = (calls[c] ?? 0) + s.value;
-    if (c === 'migration') migrationCalls[`${s.labels.verb} ${s.labels.resource}`] = (migrationCalls[`${s.labels.verb} ${s.labels.resource}`] ?? 0) + s.value;
-  }
-  const reconciles: Record<string, number> = {};
-  for (const s of metrics.series('reconcile_time_seconds')) reconciles[s.labels.controller ?? ''] = (reconciles[s.labels.controller ?? ''] ?? 0) + s.value;
-  return { calls, reconciles, migrationCalls };
 }
 
 export async function run(): Promise<Record<string, unknown>> {
@@ -106,7 +92,7 @@ export async function run(): Promise<Record<string, unknown>> {
     // Per controller: what its reconciles sent (the relay's and the config cache's calls are not in it).
     const byController = Object.fromEntries(Object.entries(after.calls).map(([c, n]) => [c, round((n - (before.calls[c] ?? 0)) / N, 1)]).filter(([, n]) => (n as number) > 0));
     const migrationReconciles = (after.reconciles.migration ?? 0) - (before.reconciles.migration ?? 0);
-    const migrationCalls = Object.fromEntries(Object.entries(after.migrationCalls).map(([k, n]) => [k, round((n - (before.migrationCalls[k] ?? 0)) / N, 1)]).filter(([, n]) => (n as number) > 0));
+    const migrationCalls = Object.fromEntries(Object.entries(perVmi(after.callsByVerb, before.callsByVerb, N, 50)).filter(([k]) => k.startsWith('migration ')).map(([k, n]) => [k.slice('migration '.length), round(n, 1)]));
     const avgMigrationSeconds = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
     const idealSeconds = Math.ceil(N / PER_NODE_LIMIT) * avgMigrationSeconds;
     const figures = {

@@ -1,36 +1,17 @@
 /**
  * TLS options of the node:http client against an https server on 127.0.0.1 whose self-signed
- * certificate is made at test time with the `openssl` binary (node:crypto cannot issue X.509
- * certificates); without openssl the suite is skipped and says so.
+ * certificate is made at test time (tls-fixture.ts); without openssl the suite is skipped and
+ * says so.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { KubeTransientError } from '../../shared/kube/errors.ts';
 import { createHttpKubeClient, type HttpKubeClient } from '../../shared/kube/http-client.ts';
 import { rejection } from './client-contract.ts';
 import { VMIS } from '../../shared/api/resources.ts';
-
-function selfSigned(): { key: string; cert: string } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'kube-tls-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=sandbox-apiserver', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } catch {
-    return undefined;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { selfSigned } from './tls-fixture.ts';
 
 const pair = selfSigned();
 

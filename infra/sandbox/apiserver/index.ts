@@ -127,8 +127,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const server = createServer(
     createHandler({ core, hub, counters, faults, audit, evictionHooks, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
   );
-  // client-node builds a new undici dispatcher for every request, so its connections are never
-  // reused; each would stay open until undici's 4 s idle timeout, i.e. thousands of sockets (and
+  // client-node's makeApiClient builds a new undici dispatcher for every request, so its
+  // connections are never reused (ours keep theirs: shared/kube/connections.ts, whose agents let an
+  // idle socket go 0.5 s before this hint, not undici's 2 s, which is all of it); each would stay open until undici's 4 s idle timeout, i.e. thousands of sockets (and
   // EMFILE) under a burst (at Node's old 65 s default). Closing idle connections soon keeps that
   // bounded. Not sooner than 2 s: the answer's `Keep-Alive: timeout=<whole seconds>` is what
   // pooling clients (Node's agents, shared/kube/http-client.ts in the Lambda bundles) keep a socket

@@ -13,6 +13,7 @@
  * on the real control plane kube-controller-manager does that (`emulateDaemonSetController: false`).
  */
 import { AppsV1Api } from '@kubernetes/client-node';
+import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import { MERGE_PATCH, isNotFound, listAllPods, listNodes, statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
 import { KeyWorker } from '../nodes/key-worker.ts';
 import { WatchedCache } from '../nodes/watched-cache.ts';
@@ -54,7 +55,7 @@ export async function startVirtHandlerFleet(opts: VirtHandlerFleetOptions): Prom
   const image = opts.image ?? DEFAULT_VIRT_HANDLER_IMAGE;
   const random = opts.random ?? Math.random;
   const emulateDs = opts.emulateDaemonSetController ?? true;
-  const apps = api.kc.makeApiClient(AppsV1Api);
+  const apps = pooledApiClient(api.kc, AppsV1Api);
   const stopped = new Set<string>();
   const timers = new Map<string, ClockTimer>();
   let closing = false;

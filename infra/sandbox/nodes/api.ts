@@ -9,6 +9,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import type { RawList } from './watched-cache.ts';
 import type { Node, Pod, Vmi } from './objects.ts';
 
@@ -20,7 +21,8 @@ export interface NodeSideApi {
 }
 
 export function nodeSideApi(kc: KubeConfig): NodeSideApi {
-  return { kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  // Kept connections (makeApiClient opens one per request: shared/kube/connections.ts).
+  return { kc, core: pooledApiClient(kc, CoreV1Api), custom: pooledApiClient(kc, CustomObjectsApi) };
 }
 
 // Why explicit content types: client-node defaults every patch to json-patch+json whatever the

@@ -13,6 +13,7 @@
  * (they count as a plain failure), the `batch.kubernetes.io/job-tracking` pod finalizer.
  */
 import { BatchV1Api } from '@kubernetes/client-node';
+import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 import { MERGE_PATCH, isNotFound, listAllPods, plain, statusCodeOf, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
@@ -133,7 +134,7 @@ export interface JobControllerOptions {
 /** Runs the emulated Job controller until `stop()`. */
 export async function startJobController(opts: JobControllerOptions): Promise<{ stop(): Promise<void> }> {
   const { api, clock } = opts;
-  const batch = api.kc.makeApiClient(BatchV1Api);
+  const batch = pooledApiClient(api.kc, BatchV1Api);
   const timers = new Map<string, ClockTimer>();
   /** Pods created and not yet seen by the pod informer, by Job UID. */
   const created = new Map<string, string>();

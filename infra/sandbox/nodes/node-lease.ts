@@ -6,6 +6,7 @@
  * time, not the sandbox clock: the controller judges staleness on its own (real) clock.
  */
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
+import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import { statusCodeOf, type NodeSideApi } from './api.ts';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -28,7 +29,7 @@ export interface NodeLeases {
 
 /** Creates (or takes over) the nodes' leases and renews them until stopped. */
 export async function startNodeLeases(api: NodeSideApi, nodeNames: readonly string[], onError?: (what: string, err: unknown) => void): Promise<NodeLeases> {
-  const coordination = api.kc.makeApiClient(CoordinationV1Api);
+  const coordination = pooledApiClient(api.kc, CoordinationV1Api);
   const uids = new Map<string, string>();
   for (const name of nodeNames) uids.set(name, (await api.core.readNode({ name })).metadata?.uid ?? '');
 

@@ -3,6 +3,7 @@
  * a steady-rate latency run and a burst — with the figures each reports.
  */
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import { controllerFigures, perVmi } from './controller-figures.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';
 import { startCluster, type BenchCluster } from './cluster.ts';
@@ -202,6 +203,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const names = vmiNames('burst', N);
     await profiler.start();
     await cluster.profile?.start();
+    const before = controllerFigures(sys.metrics);
     const t0 = cluster.nowMs();
     await createVmis(cluster, tracker, names, { concurrency: 50 });
     const createdIn = cluster.nowMs() - t0;
@@ -209,6 +211,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const ok = await waitUntil(() => tracker.count((m) => m.scheduledAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.scheduledAt !== undefined)}/${N} Scheduled`));
     const cpu = await profiler.stop();
     const clusterCpu = await cluster.profile?.stop();
+    const after = controllerFigures(sys.metrics);
     let running: Record<string, unknown> | undefined;
     if (opts.untilRunning) {
       const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
@@ -249,11 +252,19 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
         apiCallP99Ms: percentile(sys.apiTimer.samples, 0.99),
       },
       ...(running ? { running } : {}),
+      // What grows with N shows here first: per VMI, each controller's calls and reconciles, and the
+      // most frequent calls by controller, verb and resource (a list per VMI is O(N) per VMI).
+      perVmiToScheduled: {
+        apiCallsByController: perVmi(after.calls, before.calls, N),
+        reconcilesByController: perVmi(after.reconciles, before.reconciles, N),
+        topCalls: perVmi(after.callsByVerb, before.callsByVerb, N, 12),
+      },
       sandboxPlacement: cluster.placement,
       // With the cluster in a process of its own, each process has its own profile (and core).
       cpuProfile: clusterCpu ? { pipeline: cpu, cluster: clusterCpu } : cpu,
     };
     say(`${name}: ${figures.vmisPerSecondScheduled} VMIs/s to Scheduled; queue wait ${avg.queueWaitAvgMs} ms, reconcile ${avg.reconcileAvgMs} ms avg`);
+    say(`${name}: per VMI to Scheduled, calls ${JSON.stringify(figures.perVmiToScheduled.apiCallsByController)}, reconciles ${JSON.stringify(figures.perVmiToScheduled.reconcilesByController)}`);
     return figures;
   } finally {
     await sys.stop();

@@ -5,6 +5,7 @@
  * sandbox clock — for a cluster in this process or in a child process (cluster.ts).
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
+import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
 import { startBenchSandbox } from './cluster-child.ts';
@@ -98,7 +99,7 @@ export async function createVmis(
   names: readonly string[],
   opts: { concurrency?: number; ratePerSec?: number; namespace?: string; onProgress?: (done: number) => void },
 ): Promise<void> {
-  const api = cluster.kubeConfig(USER_IDENTITY).makeApiClient(CustomObjectsApi);
+  const api = pooledApiClient(cluster.kubeConfig(USER_IDENTITY), CustomObjectsApi);
   const create = async (name: string) => {
     tracker.sent(name, cluster.nowMs());
     await api.createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: opts.namespace ?? 'default', plural: 'virtualmachineinstances', body: vmiManifest(name, opts.namespace) });
