@@ -152,25 +152,41 @@ describe('disruption-budget reconcile against the sandbox API server', () => {
 
 describe('disruption-budget relay mapping', () => {
   const vmiOwned = (name: string, owner: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, namespace: 'ns', ownerReferences: [{ kind: 'VirtualMachineInstance', name: owner, controller: true }], ...extra } });
-  const cases: [string, string, 'ADDED' | 'MODIFIED' | 'DELETED', object, object | undefined, string[]][] = [
-    ['VMI add', 'VirtualMachineInstance', 'ADDED', { metadata: { name: 'a', namespace: 'ns' } }, undefined, ['ns/a']],
-    ['VMI delete', 'VirtualMachineInstance', 'DELETED', { metadata: { name: 'a', namespace: 'ns' } }, undefined, ['ns/a']],
-    ['PDB add owned by a VMI', 'PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a'), undefined, ['ns/a']],
-    ['PDB owner changed: old and new owner', 'PodDisruptionBudget', 'MODIFIED', vmiOwned('p', 'b'), vmiOwned('p', 'a'), ['ns/a', 'ns/b']],
-    ['PDB delete', 'PodDisruptionBudget', 'DELETED', vmiOwned('p', 'a'), undefined, ['ns/a']],
-    ['PDB of a Deployment', 'PodDisruptionBudget', 'ADDED', { metadata: { name: 'p', namespace: 'ns', ownerReferences: [{ kind: 'Deployment', name: 'a', controller: true }] } }, undefined, []],
-    ['pod update', 'Pod', 'MODIFIED', vmiOwned('virt-launcher-a', 'a'), undefined, ['ns/a']],
-    ['pod add is ignored', 'Pod', 'ADDED', vmiOwned('virt-launcher-a', 'a'), undefined, []],
-    ['deleting pod is ignored', 'Pod', 'MODIFIED', vmiOwned('virt-launcher-a', 'a', { deletionTimestamp: 'x' }), undefined, []],
-    ['migration update', 'VirtualMachineInstanceMigration', 'MODIFIED', { metadata: { name: 'm', namespace: 'ns' }, spec: { vmiName: 'a' } }, undefined, ['ns/a']],
-    ['migration add is ignored', 'VirtualMachineInstanceMigration', 'ADDED', { metadata: { name: 'm', namespace: 'ns' }, spec: { vmiName: 'a' } }, undefined, []],
+  const vmiA = { metadata: { name: 'a', namespace: 'ns' } };
+  const podA = vmiOwned('virt-launcher-a', 'a');
+  const migA = { metadata: { name: 'm', namespace: 'ns' }, spec: { vmiName: 'a' } };
+  type Ev = ['VirtualMachineInstance' | 'PodDisruptionBudget' | 'Pod' | 'VirtualMachineInstanceMigration', 'ADDED' | 'MODIFIED' | 'DELETED', object, object?];
+  /** Events fed in order to one mapper; the keys the last one wakes. */
+  const cases: [string, Ev[], string[]][] = [
+    ['PDB add owned by a VMI', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')]], ['ns/a']],
+    ['PDB owner changed: old and new owner', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'MODIFIED', vmiOwned('p', 'b'), vmiOwned('p', 'a')]], ['ns/a', 'ns/b']],
+    ['PDB delete', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'DELETED', vmiOwned('p', 'a')]], ['ns/a']],
+    ['PDB of a Deployment', [['PodDisruptionBudget', 'ADDED', { metadata: { name: 'p', namespace: 'ns', ownerReferences: [{ kind: 'Deployment', name: 'a', controller: true }] } }]], []],
+    // With a PDB of the VMI known, every trigger of §4.1 wakes it.
+    ['VMI add, its PDB known', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['VirtualMachineInstance', 'ADDED', vmiA]], ['ns/a']],
+    ['VMI delete, its PDB known', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['VirtualMachineInstance', 'DELETED', vmiA]], ['ns/a']],
+    ['pod update, its PDB known', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['Pod', 'MODIFIED', podA]], ['ns/a']],
+    ['migration update, its PDB known', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['VirtualMachineInstanceMigration', 'MODIFIED', migA]], ['ns/a']],
+    ['a terminating PDB still counts (its delete event wakes the key again)', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a', { deletionTimestamp: 'x' })], ['Pod', 'MODIFIED', podA]], ['ns/a']],
+    // Without one, the reconcile would find nothing to delete: no wake.
+    ['VMI add, no PDB of it', [['VirtualMachineInstance', 'ADDED', vmiA]], []],
+    ['pod update, no PDB of it', [['Pod', 'MODIFIED', podA]], []],
+    ['migration update, no PDB of it', [['VirtualMachineInstanceMigration', 'MODIFIED', migA]], []],
+    ['the PDB of another VMI name', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'b')], ['VirtualMachineInstance', 'MODIFIED', vmiA]], []],
+    ['its PDB deleted since', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'DELETED', vmiOwned('p', 'a')], ['VirtualMachineInstance', 'MODIFIED', vmiA]], []],
+    ['its PDB moved to another owner since', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'MODIFIED', vmiOwned('p', 'b'), vmiOwned('p', 'a')], ['VirtualMachineInstance', 'MODIFIED', vmiA]], []],
+    ['pod add is ignored', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['Pod', 'ADDED', podA]], []],
+    ['deleting pod is ignored', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['Pod', 'MODIFIED', vmiOwned('virt-launcher-a', 'a', { deletionTimestamp: 'x' })]], []],
+    ['migration add is ignored', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['VirtualMachineInstanceMigration', 'ADDED', migA]], []],
   ];
-  for (const [name, kind, type, obj, old, want] of cases) {
+  for (const [name, events, want] of cases) {
     test(name, () => {
       // arrange
       const map = disruptionBudgetMapper();
+      const last = events.at(-1)!;
+      for (const [kind, type, obj, old] of events.slice(0, -1)) map(kind, type, obj, old);
       // act
-      const got = map(kind, type, obj, old);
+      const got = map(last[0], last[1], last[2], last[3]);
       // assert
       assert.deepEqual(got.map((k) => k.key), want);
       assert.ok(got.every((k) => k.controller === 'disruption-budget'));
