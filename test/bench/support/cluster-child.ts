@@ -40,7 +40,7 @@ export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): 
 /** Parent → child. */
 export type ChildRequest =
   | { type: 'start'; id: number; spec: ClusterSpec }
-  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'stop'; id: number };
+  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'cpu' | 'stop'; id: number };
 
 /** Child → parent. */
 export type ChildMessage =
@@ -89,6 +89,12 @@ async function serve(): Promise<void> {
       }
       case 'rss':
         return process.memoryUsage().rss;
+      case 'cpu': {
+        // CPU time used so far (user + system), µs: unlike a sampled profile's busy share, not
+        // inflated by waiting for a core the machine's other work holds.
+        const u = process.cpuUsage();
+        return u.user + u.system;
+      }
       case 'stop':
         await sandbox.stop();
         clearInterval(flush);

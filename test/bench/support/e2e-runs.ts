@@ -204,6 +204,8 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     await profiler.start();
     await cluster.profile?.start();
     const before = controllerFigures(sys.metrics);
+    const cpuBefore = process.cpuUsage();
+    const clusterCpuBefore = await cluster.cpuMicros?.();
     const t0 = cluster.nowMs();
     await createVmis(cluster, tracker, names, { concurrency: 50 });
     const createdIn = cluster.nowMs() - t0;
@@ -212,6 +214,8 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const cpu = await profiler.stop();
     const clusterCpu = await cluster.profile?.stop();
     const after = controllerFigures(sys.metrics);
+    const cpuUsed = process.cpuUsage(cpuBefore);
+    const clusterCpuAfter = await cluster.cpuMicros?.();
     let running: Record<string, unknown> | undefined;
     if (opts.untilRunning) {
       const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
@@ -255,6 +259,9 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       // What grows with N shows here first: per VMI, each controller's calls and reconciles, and the
       // most frequent calls by controller, verb and resource (a list per VMI is O(N) per VMI).
       perVmiToScheduled: {
+        // CPU time (user + system) to all Scheduled: the steadier figure on a shared machine.
+        pipelineCpuMs: round((cpuUsed.user + cpuUsed.system) / 1000 / N, 1),
+        ...(clusterCpuBefore !== undefined && clusterCpuAfter !== undefined ? { clusterCpuMs: round((clusterCpuAfter - clusterCpuBefore) / 1000 / N, 1) } : {}),
         apiCallsByController: perVmi(after.calls, before.calls, N),
         reconcilesByController: perVmi(after.reconciles, before.reconciles, N),
         topCalls: perVmi(after.callsByVerb, before.callsByVerb, N, 12),
@@ -264,7 +271,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       cpuProfile: clusterCpu ? { pipeline: cpu, cluster: clusterCpu } : cpu,
     };
     say(`${name}: ${figures.vmisPerSecondScheduled} VMIs/s to Scheduled; queue wait ${avg.queueWaitAvgMs} ms, reconcile ${avg.reconcileAvgMs} ms avg`);
-    say(`${name}: per VMI to Scheduled, calls ${JSON.stringify(figures.perVmiToScheduled.apiCallsByController)}, reconciles ${JSON.stringify(figures.perVmiToScheduled.reconcilesByController)}`);
+    say(`${name}: per VMI to Scheduled, CPU ${figures.perVmiToScheduled.pipelineCpuMs} ms (system) + ${figures.perVmiToScheduled.clusterCpuMs ?? '?'} ms (cluster), calls ${JSON.stringify(figures.perVmiToScheduled.apiCallsByController)}, reconciles ${JSON.stringify(figures.perVmiToScheduled.reconcilesByController)}`);
     return figures;
   } finally {
     await sys.stop();
