@@ -49,10 +49,14 @@ export interface CostInputs {
    * ({@link cpuStretch}). Undefined: the wall time is billed as measured (the old model).
    */
   readonly cpuMsPerInvocation?: number;
-  /** Keys per invocation (settings default 1: FIFO, one key per invocation). */
+  /** Keys per invocation (settings default 1: FIFO, one key per invocation; a batch as it came). */
   readonly batchSize: number;
-  /** Measured wall time per reconcile, ms (Lambda bills it, waiting on the apiserver included). */
-  readonly reconcileMs: number;
+  /**
+   * Measured wall time of one invocation, ms (Lambda bills it, waiting on the apiserver
+   * included): at batch 1 the reconcile; at a larger batch all its keys, one after another or
+   * together as KEY_BATCH_CONCURRENCY has them, plus the one packed trace write.
+   */
+  readonly invocationMs: number;
   /** Share of invocations that are cold, and what a cold start costs in billed init, ms. */
   readonly coldStartShare: number;
   readonly coldInitMs: number;
@@ -85,10 +89,10 @@ export interface CostBreakdown {
 export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
   const M = 1e6;
   const invocations = M / i.batchSize;
-  // One invocation lasts as long as its slowest key; with batch 1 that is the reconcile itself.
-  // Its CPU part, and the cold import (CPU throughout), run slower on less than a full vCPU.
+  // The invocation's measured wall time holds its CPU part once; that part, and the cold import
+  // (CPU throughout), run slower on less than a full vCPU.
   const stretch = cpuStretch(i.memoryMb);
-  const invocationMs = i.reconcileMs + (i.cpuMsPerInvocation ?? 0) * (stretch - 1) + i.coldStartShare * i.coldInitMs * (i.cpuMsPerInvocation === undefined ? 1 : stretch);
+  const invocationMs = i.invocationMs + (i.cpuMsPerInvocation ?? 0) * (stretch - 1) + i.coldStartShare * i.coldInitMs * (i.cpuMsPerInvocation === undefined ? 1 : stretch);
   const gbSeconds = invocations * (invocationMs / 1000) * (i.memoryMb / 1024);
   const lambdaDuration = gbSeconds * PRICES.lambdaArmPerGbSecond;
   const lambdaRequests = invocations * PRICES.lambdaPerRequest;
@@ -110,6 +114,24 @@ export function costPerMillionReconciles(i: CostInputs): CostBreakdown {
     sqsRequestsPerReconcile: r(sqsRequestsPerReconcile),
   };
 }
+
+/**
+ * The rounds of the function footprint benchmark, each priced by report.ts: the batch size (SQS
+ * trigger `batchSize`) and the keys of a batch reconciled at once (KEY_BATCH_CONCURRENCY, which
+ * the CDK stack sets from `-c batchConcurrency`, default 1). `key` names the round's figures in
+ * the results; `batch10` is the round the benchmark ran before it had the one-at-a-time round.
+ */
+export interface FootprintRound {
+  readonly key: string;
+  readonly label: string;
+  readonly batchSize: number;
+  readonly keyConcurrency: number;
+}
+export const FOOTPRINT_ROUNDS: readonly FootprintRound[] = [
+  { key: 'batch1', label: 'batch 1', batchSize: 1, keyConcurrency: 1 },
+  { key: 'batch10OneAtATime', label: 'batch 10, keys one at a time (batchConcurrency 1, the default)', batchSize: 10, keyConcurrency: 1 },
+  { key: 'batch10', label: 'batch 10, keys all at once (-c batchConcurrency=10)', batchSize: 10, keyConcurrency: 10 },
+];
 
 /**
  * The cost at each memory size that holds the function (at least `minMemoryMb`: its measured peak

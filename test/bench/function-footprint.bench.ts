@@ -7,10 +7,14 @@
  * invokes the instance with them (one invocation at a time, as a Lambda instance runs them) and
  * deletes what the batch response does not name as failed — until a burst of N VMIs is Running.
  *
- * Per batch size (1 and 10): keys per invocation, the invocation's wall time and CPU time (the
+ * Three rounds (FOOTPRINT_ROUNDS in cost-model.ts), each with KEY_BATCH_CONCURRENCY set as the CDK
+ * stack sets it from `-c batchConcurrency`: batch 1; batch 10 with its keys one after another
+ * (concurrency 1, the deployed default); batch 10 with its keys all at once (concurrency 10).
+ * Per round: keys per invocation, the invocation's wall time and CPU time (the
  * instance does nothing else, so its process CPU delta is the invocation's), and the instance's
- * peak resident memory, after the import and at the end, and the bytes it logs per key (what
- * CloudWatch Logs would ingest). Lambda gives a function CPU in
+ * peak resident memory, after the import and at the end, the bytes it logs per key (what
+ * CloudWatch Logs would ingest) and the write units of the packed trace items it wrote (read
+ * back from the table, sized by the layout's `packedItemWrus`). Lambda gives a function CPU in
  * proportion to its memory (a full vCPU at 1,769 MB), so the CPU time is what a smaller memory
  * setting stretches; report.ts turns these into the cost at each memory size.
  *
@@ -21,25 +25,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inflateRawSync } from 'node:zlib';
 import { DeleteMessageBatchCommand, GetQueueUrlCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { Relay } from '../../functions/relay/relay.ts';
 import { buildBundles } from '../../scripts/build.ts';
 import { CONTROLLERS } from '../../shared/controllers.ts';
+import { BATCH_CONCURRENCY_ENV } from '../../shared/queue/batch-concurrency.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
 import { queueNames, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { ensureTable } from '../../shared/state/dynamodb-state.ts';
+import { packedItemWrus, type PackedTraceItem } from '../../shared/state/dynamodb-traces.ts';
 import { queueUrlEnv, startLocalSqs } from '../queue/fauxqs.ts';
-import { startDynamoDbLocal } from '../support/dynamodb-local.ts';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.ts';
 import { localLambdaEnv } from '../support/lambda-env.ts';
 import { sqsRecord } from '../support/sqs-event.ts';
+import { FOOTPRINT_ROUNDS, type FootprintRound } from './cost-model.ts';
 import { startCluster } from './support/cluster.ts';
 import type { InstanceReady, InvocationFigures, InvokeRequest } from './support/function-instance.ts';
 import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker } from './support/vmi-run.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.BENCH_FOOTPRINT_VMIS ?? (QUICK ? 100 : 200));
-const SIZES = [1, 10] as const;
 const INSTANCE = fileURLToPath(new URL('./support/function-instance.ts', import.meta.url));
 const TABLE = 'footprint-state';
 
@@ -58,11 +66,37 @@ interface RoundFigures {
   heapUsedMaxMb: number;
   /** Bytes the instance logged (what CloudWatch Logs ingests), the import's excluded. */
   logBytes: number;
+  /** The packed trace items the instance wrote: their write units and the entries they hold. */
+  traceWrus: number;
+  traceEntries: number;
   allRunning: boolean;
   seconds: number;
 }
 
-async function oneRound(bundleDir: string, batchSize: number, index: number): Promise<RoundFigures> {
+/** The write units of the packed trace items in the table (a fresh one per round) and the entries they hold. */
+async function traceItems(dynamo: DynamoDbLocal): Promise<{ wrus: number; entries: number }> {
+  const ddb = dynamo.client();
+  const doc = DynamoDBDocumentClient.from(ddb);
+  let wrus = 0;
+  let entries = 0;
+  try {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(new ScanCommand({ TableName: TABLE, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'tracebatch#' }, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      for (const item of (out.Items ?? []) as PackedTraceItem[]) {
+        wrus += packedItemWrus(item);
+        entries += (JSON.parse(inflateRawSync(item.z).toString('utf8')) as unknown[]).length;
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+  } finally {
+    ddb.destroy();
+  }
+  return { wrus, entries };
+}
+
+async function oneRound(bundleDir: string, config: FootprintRound, index: number): Promise<RoundFigures> {
+  const { batchSize } = config;
   const cluster = await startCluster({ vmis: N, identities: [CONTROLLER_IDENTITY, USER_IDENTITY] });
   const [sqs, dynamo] = await Promise.all([startLocalSqs(), startDynamoDbLocal()]);
   const prefix = `fp${index}`;
@@ -84,6 +118,8 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
       return {
         ...localLambdaEnv({ apiServer: kc.getCurrentCluster()?.server ?? '', token: kc.getCurrentUser()?.token ?? '', queuePrefix: prefix, queueUrls: await queueUrlEnv(sqs, prefix), table: TABLE, sqsEndpoint: sqs.endpoint, dynamoEndpoint: dynamo.endpoint, functionName: 'virt-reconciler-vmi' }),
         BUNDLE_URL: pathToFileURL(join(bundleDir, 'vmi', 'index.mjs')).href,
+        // As infra/aws/reconcile-function.ts sets it from `-c batchConcurrency` (the stack always sets it).
+        [BATCH_CONCURRENCY_ENV]: String(config.keyConcurrency),
       };
     })(),
   });
@@ -107,7 +143,7 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
     waiting.set(req.id, resolve);
     instance.send(req);
   });
-  const f: RoundFigures = { invocations: 0, keys: 0, wallMs: [], cpuMs: [], keysPer: [], importMs: 0, rssAfterImportMb: 0, maxRssMb: 0, heapUsedMaxMb: 0, logBytes: 0, allRunning: false, seconds: 0 };
+  const f: RoundFigures = { invocations: 0, keys: 0, wallMs: [], cpuMs: [], keysPer: [], importMs: 0, rssAfterImportMb: 0, maxRssMb: 0, heapUsedMaxMb: 0, logBytes: 0, traceWrus: 0, traceEntries: 0, allRunning: false, seconds: 0 };
   try {
     const up = await ready;
     logBytes = 0;
@@ -147,6 +183,9 @@ async function oneRound(bundleDir: string, batchSize: number, index: number): Pr
     }
     f.seconds = round((Date.now() - t0) / 1000, 1);
     f.logBytes = logBytes;
+    const traces = await traceItems(dynamo);
+    f.traceWrus = traces.wrus;
+    f.traceEntries = traces.entries;
     return f;
   } finally {
     await relay?.stop();
@@ -163,10 +202,12 @@ export async function run(): Promise<Record<string, unknown>> {
   try {
     await buildBundles({ only: ['vmi'], outDir: bundleDir, log: () => undefined });
     const out: Record<string, unknown> = { vmis: N };
-    for (const [i, size] of SIZES.entries()) {
-      const f = await oneRound(bundleDir, size, i);
+    for (const [i, config] of FOOTPRINT_ROUNDS.entries()) {
+      const f = await oneRound(bundleDir, config, i);
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
       const figures = {
+        batchSize: config.batchSize,
+        keyBatchConcurrency: config.keyConcurrency,
         invocations: f.invocations,
         keysPerInvocation: round(f.keys / Math.max(1, f.invocations), 2),
         invocationAvgMs: round(sum(f.wallMs) / Math.max(1, f.invocations), 1),
@@ -178,11 +219,12 @@ export async function run(): Promise<Record<string, unknown>> {
         maxRssMb: f.maxRssMb,
         heapUsedMaxMb: f.heapUsedMaxMb,
         logBytesPerKey: Math.round(f.logBytes / Math.max(1, f.keys)),
+        traceWrusPerReconcile: round(f.traceWrus / Math.max(1, f.traceEntries), 3),
         allRunning: f.allRunning,
         seconds: f.seconds,
       };
-      out[`batch${size}`] = figures;
-      process.stdout.write(`  batch ${size}: ${figures.invocations} invocations, ${figures.keysPerInvocation} keys each, ${figures.invocationAvgMs} ms wall and ${figures.cpuMsPerInvocation} ms CPU each (${figures.cpuMsPerKey} ms CPU per key), peak RSS ${figures.maxRssMb} MB (${figures.rssAfterImportMb} MB after import), ${figures.logBytesPerKey} log bytes per key, all Running: ${figures.allRunning} in ${figures.seconds} s\n`);
+      out[config.key] = figures;
+      process.stdout.write(`  ${config.label}: ${figures.invocations} invocations, ${figures.keysPerInvocation} keys each, ${figures.invocationAvgMs} ms wall and ${figures.cpuMsPerInvocation} ms CPU each (${figures.cpuMsPerKey} ms CPU per key), peak RSS ${figures.maxRssMb} MB (${figures.rssAfterImportMb} MB after import), ${figures.logBytesPerKey} log bytes per key, ${figures.traceWrusPerReconcile} trace WRU per reconcile, all Running: ${figures.allRunning} in ${figures.seconds} s\n`);
     }
     return out;
   } finally {
