@@ -40,7 +40,8 @@ export class Relay {
     this.#opts = opts;
     const routes = opts.routes ?? relayRoutes();
     // A mapper shared by several controllers (the VMI/VM/migration one) is made, and runs, once.
-    this.#mappers = [...new Set(routes.map((r) => r.mapper))].map((make) => make());
+    const env = { now: opts.now ?? Date.now };
+    this.#mappers = [...new Set(routes.map((r) => r.mapper))].map((make) => make(env));
     this.metrics = opts.metrics ?? new MetricsRegistry();
     this.#outbox = new Outbox(opts.queue, {
       log: opts.log,

@@ -138,7 +138,7 @@ export class LocalRuntime {
         }),
     );
     this.sweeps = new SweepTimers({ queue: this.queue, log: opts.log, now, clockSpeed: opts.clockSpeed });
-    this.relay = new Relay({ kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics });
+    this.relay = new Relay({ kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics, now });
   }
 
   start(): void {

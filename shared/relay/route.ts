@@ -47,6 +47,11 @@ export interface WatchSpec {
  */
 export type EventMapper = (kind: WatchedKind, type: EventType, obj: WatchedObject, old?: WatchedObject) => KeyTarget[];
 
+/** What a mapper may use besides the events: the relay's clock (the functions' clock too). */
+export interface MapperEnv {
+  readonly now: () => number;
+}
+
 /** A controller's part of the relay. */
 export interface RelayRoute {
   readonly watches: readonly WatchSpec[];
@@ -54,7 +59,7 @@ export interface RelayRoute {
    * Makes the mapper (and its indexes), once per relay. Controllers that share a factory (the
    * same function: VMI, VM and migration share their indexes) share one mapper.
    */
-  readonly mapper: () => EventMapper;
+  readonly mapper: (env: MapperEnv) => EventMapper;
 }
 
 /** The controller-reference owner of `obj` of one kind, by name. */

@@ -21,7 +21,7 @@ import { vmiController } from '../../../functions/vmi/controller.ts';
 import type { Controller } from '../../../shared/controllers.ts';
 import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
-import type { EventMapper } from '../../../shared/relay/route.ts';
+import type { EventMapper, RelayRoute } from '../../../shared/relay/route.ts';
 import { MemoryExpectations } from './memory-expectations.ts';
 import { RateLimitedWorkqueue } from './workqueue.ts';
 
@@ -68,10 +68,10 @@ export class BaselineController {
     }));
     const byController = new Map(this.#running.map((r) => [r.controller, r]));
     // The relay's own mappers (one per factory, as the relay makes them), no outbox.
-    const mappers = new Map<() => EventMapper, EventMapper>();
+    const mappers = new Map<RelayRoute['mapper'], EventMapper>();
     for (const r of this.#running) {
       const factory = WIRING[r.controller].relay.mapper;
-      if (!mappers.has(factory)) mappers.set(factory, factory());
+      if (!mappers.has(factory)) mappers.set(factory, factory({ now: Date.now }));
     }
     this.#reflectors = watchedResources(opts.kubeConfig, relayRoutes()).map(
       (res) =>
