@@ -3,6 +3,7 @@
  * a steady-rate latency run and a burst — with the figures each reports.
  */
 import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import type { RequestCount } from '../../../infra/sandbox/apiserver/counters.ts';
 import { controllerFigures, perVmi } from './controller-figures.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';
@@ -21,6 +22,17 @@ export function say(line: string): void {
 }
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** The API server's request counts of these verbs, by `identity verb resource`. */
+function requestTotals(counts: readonly RequestCount[], verbs: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of counts) {
+    if (!verbs.includes(c.verb)) continue;
+    const k = `${c.identity} ${c.verb} ${c.resource}`;
+    out[k] = (out[k] ?? 0) + c.count;
+  }
+  return out;
+}
 
 /**
  * The VMI controller's figures from the system's metrics registry: queue wait and reconcile
@@ -204,6 +216,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     await profiler.start();
     await cluster.profile?.start();
     const before = controllerFigures(sys.metrics);
+    const countersBefore = await cluster.counters();
     const cpuBefore = process.cpuUsage();
     const clusterCpuBefore = await cluster.cpuMicros?.();
     const t0 = cluster.nowMs();
@@ -214,6 +227,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const cpu = await profiler.stop();
     const clusterCpu = await cluster.profile?.stop();
     const after = controllerFigures(sys.metrics);
+    const countersAfter = await cluster.counters();
     const cpuUsed = process.cpuUsage(cpuBefore);
     const clusterCpuAfter = await cluster.cpuMicros?.();
     let running: Record<string, unknown> | undefined;
@@ -265,6 +279,9 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
         apiCallsByController: perVmi(after.calls, before.calls, N),
         reconcilesByController: perVmi(after.reconciles, before.reconciles, N),
         topCalls: perVmi(after.callsByVerb, before.callsByVerb, N, 12),
+        // Every identity's lists and watches as the API server counted them (the node side, the
+        // relay and the bench too): a relist of a whole collection shows here.
+        listsAndWatches: perVmi(requestTotals(countersAfter, ['list', 'watch']), requestTotals(countersBefore, ['list', 'watch']), N, 12),
       },
       sandboxPlacement: cluster.placement,
       // With the cluster in a process of its own, each process has its own profile (and core).
