@@ -63,7 +63,15 @@ test('finished migrations beyond the newest 5 of a VMI are garbage-collected', a
     await c.kube.create(MIGRATIONS, migrationManifest(`pingpong-${i}`, 'pingpong'));
     const m = await finalMigration(c, `pingpong-${i}`);
     assert.equal(m.status?.phase, 'Failed', `migration ${i}`);
-    assert.equal(m.status?.migrationState?.failureReason, `sandbox failure ${i}`, 'the VMI migration state was copied to the final migration');
+    // The VMI's migration state is copied to the final migration. Which failure it carries
+    // depends on what the pass saw first: the simulated virt-handler marks the state failed and
+    // ends the target pod in two writes, and a pass that read the VMI between them finds the pod
+    // already down (KubeVirt checks the target pod before the source's report, as here) — a race
+    // a loaded CI machine hit once in 2,300 tests.
+    // Most passes see the report; the race is the pod-down reason instead.
+    const state = m.status?.migrationState;
+    const copied = state?.migrationUid === m.metadata?.uid && state?.failureReason === `sandbox failure ${i}`;
+    assert.ok(copied || state?.failureReason === FAILURE.targetPodDown, `migration ${i}: ${JSON.stringify(state)}`);
   }
   // assert
   const left = await waitFor('GC of the oldest two', async () => {
