@@ -10,6 +10,7 @@ import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sq
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from '../../../functions/disruption-budget/deps.ts';
 import { reconcileDisruptionBudget } from '../../../functions/disruption-budget/reconcile.ts';
 import { disruptionBudgetMapper } from '../../../functions/disruption-budget/relay-map.ts';
+import { describeMapperCases, type MapperCase } from '../../support/mapper-cases.ts';
 
 const CONTROLLER = 'disruption-budget-controller';
 const NOW = Date.parse('2026-12-01T12:00:00Z');
@@ -155,9 +156,8 @@ describe('disruption-budget relay mapping', () => {
   const vmiA = { metadata: { name: 'a', namespace: 'ns' } };
   const podA = vmiOwned('virt-launcher-a', 'a');
   const migA = { metadata: { name: 'm', namespace: 'ns' }, spec: { vmiName: 'a' } };
-  type Ev = ['VirtualMachineInstance' | 'PodDisruptionBudget' | 'Pod' | 'VirtualMachineInstanceMigration', 'ADDED' | 'MODIFIED' | 'DELETED', object, object?];
   /** Events fed in order to one mapper; the keys the last one wakes. */
-  const cases: [string, Ev[], string[]][] = [
+  const cases: MapperCase[] = [
     ['PDB add owned by a VMI', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')]], ['ns/a']],
     ['PDB owner changed: old and new owner', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'MODIFIED', vmiOwned('p', 'b'), vmiOwned('p', 'a')]], ['ns/a', 'ns/b']],
     ['PDB delete', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['PodDisruptionBudget', 'DELETED', vmiOwned('p', 'a')]], ['ns/a']],
@@ -179,17 +179,5 @@ describe('disruption-budget relay mapping', () => {
     ['deleting pod is ignored', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['Pod', 'MODIFIED', vmiOwned('virt-launcher-a', 'a', { deletionTimestamp: 'x' })]], []],
     ['migration add is ignored', [['PodDisruptionBudget', 'ADDED', vmiOwned('p', 'a')], ['VirtualMachineInstanceMigration', 'ADDED', migA]], []],
   ];
-  for (const [name, events, want] of cases) {
-    test(name, () => {
-      // arrange
-      const map = disruptionBudgetMapper();
-      const last = events.at(-1)!;
-      for (const [kind, type, obj, old] of events.slice(0, -1)) map(kind, type, obj, old);
-      // act
-      const got = map(last[0], last[1], last[2], last[3]);
-      // assert
-      assert.deepEqual(got.map((k) => k.key), want);
-      assert.ok(got.every((k) => k.controller === 'disruption-budget'));
-    });
-  }
+  describeMapperCases('events in order', 'disruption-budget', () => disruptionBudgetMapper(), cases);
 });

@@ -3,19 +3,15 @@
  * Node, VMI or migration event wakes, and the VMI events it leaves out because the node's pass
  * would consider nothing (no NoSchedule taint on the node, the VMI not marked for eviction).
  */
-import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { evacuationMapper } from '../../../functions/evacuation/relay-map.ts';
 import { EVACUATION_MIGRATION_ANNOTATION } from '../../../shared/api/vmi-eviction.ts';
-import type { WatchedKind } from '../../../shared/relay/route.ts';
-
-type Ev = [WatchedKind, 'ADDED' | 'MODIFIED' | 'DELETED', object, object?];
+import { describeMapperCases, type MapperCase } from '../../support/mapper-cases.ts';
 
 const node = (name: string, taints: object[] = []) => ({ metadata: { name }, spec: { taints } });
 const drainTaint = { key: 'kubevirt.io/drain', effect: 'NoSchedule' };
 const vmi = (name: string, nodeName: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, namespace: 'ns' }, status: { nodeName, ...extra } });
 
-const cases: [string, Ev[], string[]][] = [
+const cases: MapperCase[] = [
   ['a Node event wakes that node', [['Node', 'MODIFIED', node('n1')]], ['n1']],
   ['a Node deleted wakes it (the pass drops its expectations)', [['Node', 'DELETED', node('n1')]], ['n1']],
   ['a VMI event on an untainted node, the VMI not marked: no wake', [['Node', 'ADDED', node('n1')], ['VirtualMachineInstance', 'MODIFIED', vmi('a', 'n1')]], []],
@@ -32,18 +28,4 @@ const cases: [string, Ev[], string[]][] = [
   ['… once the VMI was seen on a node (whether or not that event woke it)', [['VirtualMachineInstance', 'ADDED', vmi('a', 'n1')], ['VirtualMachineInstanceMigration', 'MODIFIED', { metadata: { name: 'm', namespace: 'ns' }, spec: { vmiName: 'a' } }]], ['n1']],
 ];
 
-describe('evacuation relay mapping', () => {
-  for (const [name, events, want] of cases) {
-    test(name, () => {
-      // arrange
-      const map = evacuationMapper();
-      const last = events.at(-1)!;
-      for (const [kind, type, obj, old] of events.slice(0, -1)) map(kind, type, obj, old);
-      // act
-      const got = map(last[0], last[1], last[2], last[3]);
-      // assert
-      assert.deepEqual(got.map((k) => k.key), want);
-      assert.ok(got.every((k) => k.controller === 'evacuation'));
-    });
-  }
-});
+describeMapperCases('evacuation relay mapping', 'evacuation', () => evacuationMapper(), cases);

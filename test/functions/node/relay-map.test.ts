@@ -3,20 +3,17 @@
  * node; VMI adds and updates wake their node unless the relay's last view of it says virt-handler
  * is alive and will still be a minute from now.
  */
-import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { nodeMapper, RESPONSIVE_MARGIN_MS } from '../../../functions/node/relay-map.ts';
 import { HEARTBEAT_ANNOTATION, HEARTBEAT_TIMEOUT_MS } from '../../../functions/node/liveness.ts';
-import type { WatchedKind } from '../../../shared/relay/route.ts';
+import { describeMapperCases, type MapperCase } from '../../support/mapper-cases.ts';
 
 const NOW = Date.parse('2026-12-02T12:00:00Z');
-type Ev = [WatchedKind, 'ADDED' | 'MODIFIED' | 'DELETED', object];
 
 const node = (name: string, heartbeat?: string) => ({ metadata: { name, ...(heartbeat !== undefined ? { annotations: { [HEARTBEAT_ANNOTATION]: heartbeat } } : {}) } });
 const beatAgo = (ms: number) => new Date(NOW - ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const vmi = (nodeName: string) => ({ metadata: { name: 'a', namespace: 'ns' }, status: { nodeName } });
 
-const cases: [string, Ev[], string[]][] = [
+const cases: MapperCase[] = [
   ['a Node event wakes it', [['Node', 'MODIFIED', node('n1', beatAgo(0))]], ['n1']],
   ['a Node deleted wakes it', [['Node', 'DELETED', node('n1')]], ['n1']],
   ['a VMI on a node with a fresh heartbeat: no wake', [['Node', 'ADDED', node('n1', beatAgo(10_000))], ['VirtualMachineInstance', 'MODIFIED', vmi('n1')]], []],
@@ -30,18 +27,4 @@ const cases: [string, Ev[], string[]][] = [
   ['a VMI with no node: no wake', [['VirtualMachineInstance', 'ADDED', vmi('')]], []],
 ];
 
-describe('node relay mapping', () => {
-  for (const [name, events, want] of cases) {
-    test(name, () => {
-      // arrange
-      const map = nodeMapper({ now: () => NOW });
-      const last = events.at(-1)!;
-      for (const [kind, type, obj] of events.slice(0, -1)) map(kind, type, obj);
-      // act
-      const got = map(last[0], last[1], last[2]);
-      // assert
-      assert.deepEqual(got.map((k) => k.key), want);
-      assert.ok(got.every((k) => k.controller === 'node'));
-    });
-  }
-});
+describeMapperCases('node relay mapping', 'node', () => nodeMapper({ now: () => NOW }), cases);
