@@ -2,12 +2,12 @@
  * AWS Lambda entry of the VirtualMachineExport controller: an SQS FIFO batch → one reconcile per
  * key → a partial batch response. An adapter only (STYLE.md §1): everything else lives in reconcile.ts.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
 import { reconcileBatch } from '../../shared/runtime/reconcile-batch.ts';
 import { exportController } from './controller.ts';
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const env = lambdaEnv('export');
-  return reconcileBatch(event, env, exportController({ log: env.log }));
+  return reconcileBatch(event, env, exportController({ log: env.log }), context);
 }

@@ -4,7 +4,7 @@
  * virt-api's subresources (freeze/unfreeze) are reached through the API server, which aggregates
  * them, unless `VIRT_API_URL` says otherwise.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectionFromEnv } from '../../shared/kube/connection.ts';
 import { createVirtApiClient, virtApiConnection, type VirtApiClient } from '../../shared/kube/virt-api.ts';
 import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
@@ -13,9 +13,9 @@ import { snapshotController } from './controller.ts';
 
 let virtApi: VirtApiClient | undefined;
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
   const env = lambdaEnv('snapshot');
   // Built once per container, like the SDK clients (its token source renews itself).
   virtApi ??= createVirtApiClient(virtApiConnection(connectionFromEnv(process.env)));
-  return reconcileBatch(event, env, snapshotController({ virtApi, log: env.log, metrics: env.metrics }));
+  return reconcileBatch(event, env, snapshotController({ virtApi, log: env.log, metrics: env.metrics }), context);
 }

@@ -42,7 +42,7 @@ export interface ReconcilerSettings {
   readonly vpc?: VpcSettings;
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
-  /** Keys per Lambda invocation (an SQS FIFO trigger hands at most 10). */
+  /** Keys per Lambda invocation (an SQS FIFO trigger hands at most 10; default 10). */
   readonly batchSize: number;
   /**
    * Keys of a batch reconciled at once (lambda-batch.ts `maxInFlight`, KEY_BATCH_CONCURRENCY);
@@ -65,6 +65,8 @@ export interface ReconcilerSettings {
  * with it (a full vCPU at 1,769 MB); docs/scale.md, "Memory and CPU", weighs the sizes.
  */
 export const DEFAULT_MEMORY_MB = 512;
+/** Keys per invocation by default: an SQS FIFO trigger's most. */
+export const DEFAULT_BATCH_SIZE = 10;
 
 /** AWS's floor for an SQS event source's maximum concurrency. */
 export const MIN_SQS_MAX_CONCURRENCY = 2;
@@ -160,7 +162,10 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
 
   const timeoutSeconds = num('timeoutSeconds', 60, 5, 900);
   // A FIFO event source allows at most 10 records and no batching window (platform.md §3).
-  const batchSize = num('batchSize', 1, 1, 10);
+  // Default 10, its keys one at a time (batchConcurrency 1): batch 1's reconciles in flight and
+  // QPS plan, with one invocation, one receive and one trace write per batch instead of per key
+  // (docs/deploy-aws.md "Batching"; about a fifth of batch 1's cost per reconcile).
+  const batchSize = num('batchSize', DEFAULT_BATCH_SIZE, 1, 10);
   const batchConcurrency = num('batchConcurrency', 1, 1, 10);
   const budget: BudgetSettings = {
     apiQpsBudget: num('apiQpsBudget', DEFAULT_BUDGET.apiQpsBudget, 1, 100_000),

@@ -194,6 +194,22 @@ export class SqsKeyQueue implements KeyQueue {
     return { deadLettered: false, delayMs: seconds * 1000 };
   }
 
+  /**
+   * Hands a received key back unreconciled: visible again at once (a Lambda batch that ran out of
+   * time for it; shared/queue/lambda-batch.ts). Its next receive counts one more on the message,
+   * as any redelivery does.
+   */
+  async handBack(controller: Controller, receipt: string): Promise<void> {
+    const r = decodeReceipt(receipt);
+    await this.client.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: (await this.urls(controller)).queue,
+        Entries: r.h.map((h, i) => ({ Id: String(i), ReceiptHandle: h, VisibilityTimeout: 0 })),
+      }),
+    );
+    this.held.delete(receipt);
+  }
+
   async requeueAfter(controller: Controller, receipt: string, seconds: number): Promise<void> {
     const r = decodeReceipt(receipt);
     const u = await this.urls(controller);

@@ -4,7 +4,7 @@
  * response, then the invocation's metrics as CloudWatch EMF
  * (namespace from POWERTOOLS_METRICS_NAMESPACE, set by the CDK stack).
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { publishEmf } from '../metrics/emf.ts';
 import { batchConcurrencyFromEnv } from '../queue/batch-concurrency.ts';
 import { processKeyBatch } from '../queue/lambda-batch.ts';
@@ -15,7 +15,11 @@ import type { LambdaEnv } from './lambda-env.ts';
 /** The CloudWatch namespace when POWERTOOLS_METRICS_NAMESPACE is unset (infra/aws/settings.ts uses the same default). */
 export const DEFAULT_METRICS_NAMESPACE = 'VirtReconciler';
 
-export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: ControllerSpec<D>): Promise<SQSBatchResponse> {
+/**
+ * `context` is the invocation's: with it a batch starts no key it has no time left for (the keys
+ * of a batch run one after another by default; shared/queue/lambda-batch.ts `remainingMs`).
+ */
+export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: ControllerSpec<D>, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> {
   const { controller } = spec;
   // Every key's trace entry goes into one buffer, written as one item before the batch is answered.
   const traces = new TraceBuffer(env.state.traces);
@@ -23,6 +27,7 @@ export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: C
   const response = await processKeyBatch(event, {
     controller,
     ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+    ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
     queue: env.queue,
     reconcile: instrumented(spec, { ...env, traces }),
     onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result }),

@@ -102,7 +102,7 @@ describe('cost model', () => {
       const rowOf = (label: string) => summary.filter((r) => r.figure === `cost per million reconciles, ${label} ($)` || r.figure.startsWith(`cost per million reconciles, ${label}, `));
       const rows = FOOTPRINT_ROUNDS.flatMap((round) => rowOf(round.label));
       assert.equal(rows.length, 3, 'one row per round');
-      assert.match(rows[0]!.figure, /^cost per million reconciles, batch 1, 256 MB/);
+      assert.match(rows[0]!.figure, /^cost per million reconciles, batch 1 \(-c batchSize=1\), 256 MB/);
       const seq = rows.find((r) => r.figure.includes('one at a time'))!;
       assert.equal(seq.measured, 'not run');
       assert.equal(seq.met, undefined);
@@ -114,7 +114,7 @@ describe('cost model', () => {
       assert.match(all.target, /≤ 1/);
       const md = renderMarkdown({ generatedAt: 'now', node: '24', cpus: 2, results });
       assert.match(md, /### Per round of the function footprint benchmark/);
-      assert.match(md, /\| batch 10, keys one at a time \(batchConcurrency 1, the default\) \| 1 \| not run/);
+      assert.match(md, /\| batch 10, keys one at a time \(the default: batchSize 10, batchConcurrency 1\) \| 1 \| not run/);
     });
   });
 });

@@ -128,8 +128,8 @@ export interface FootprintRound {
   readonly keyConcurrency: number;
 }
 export const FOOTPRINT_ROUNDS: readonly FootprintRound[] = [
-  { key: 'batch1', label: 'batch 1', batchSize: 1, keyConcurrency: 1 },
-  { key: 'batch10OneAtATime', label: 'batch 10, keys one at a time (batchConcurrency 1, the default)', batchSize: 10, keyConcurrency: 1 },
+  { key: 'batch1', label: 'batch 1 (-c batchSize=1)', batchSize: 1, keyConcurrency: 1 },
+  { key: 'batch10OneAtATime', label: 'batch 10, keys one at a time (the default: batchSize 10, batchConcurrency 1)', batchSize: 10, keyConcurrency: 1 },
   { key: 'batch10', label: 'batch 10, keys all at once (-c batchConcurrency=10)', batchSize: 10, keyConcurrency: 10 },
 ];
 

@@ -9,7 +9,7 @@ import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, ReceiveMessageComma
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { batchConcurrencyFromEnv } from '../../shared/queue/batch-concurrency.ts';
-import { processKeyBatch } from '../../shared/queue/lambda-batch.ts';
+import { MIN_RESERVE_MS, processKeyBatch, reserveMs } from '../../shared/queue/lambda-batch.ts';
 import type { ReceivedKey } from '../../shared/queue/port.ts';
 import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { done, requeueAfter, terminal, type Outcome } from '../../shared/reconcile/outcome.ts';
@@ -125,6 +125,49 @@ describe('processKeyBatch (SQS FIFO event → per-key reconcile → partial batc
     assert.deepEqual([one.peak, two.peak, all.peak], [1, 2, 5]);
     assert.deepEqual(one.keys, ['ns/1', 'ns/2', 'ns/3', 'ns/4', 'ns/5'], 'one at a time, in the batch order');
     assert.equal(all.keys.length, 5, 'every key reconciled once');
+  });
+
+  test('a batch out of time starts no more keys: the rest are handed back, visible again at once, and reported failed', async () => {
+    // arrange: five keys, one at a time, each reconcile using 6 s of a 20 s invocation
+    const client = sqs.client();
+    const queue = new SqsKeyQueue({ client, prefix: 'lbt' });
+    await queue.ensureQueues(['vmi']);
+    await queue.send(['ns/1', 'ns/2', 'ns/3', 'ns/4', 'ns/5'].map((k) => keyMessage(k, 1)));
+    const queueUrl = (await client.send(new GetQueueUrlCommand({ QueueName: 'lbt-vmi.fifo' }))).QueueUrl;
+    const receive = async (): Promise<Message[]> =>
+      (await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }))).Messages ?? [];
+    const msgs = await receive();
+    assert.equal(msgs.length, 5);
+    const event: SQSEvent = { Records: msgs.map((m) => sqsRecord(m, 'lbt-vmi.fifo')) };
+    let remaining = 20_000;
+    const reconciled: string[] = [];
+    const settled: { key: string; result: string; reason?: string }[] = [];
+    // act
+    const res = await processKeyBatch(event, {
+      controller: 'vmi',
+      queue,
+      maxInFlight: 1,
+      remainingMs: () => remaining,
+      onSettled: (e) => settled.push(e),
+      reconcile: async (rk) => {
+        reconciled.push(rk.message.key);
+        remaining -= 6_000;
+        return done;
+      },
+    });
+    // assert: 20 → 14 → 8 s left start keys; at 2 s (under the 5 s reserve) the last two go back
+    const order = msgs.map((m) => (JSON.parse(m.Body ?? '{}') as { key: string }).key);
+    assert.deepEqual(reconciled, order.slice(0, 3));
+    const idsOf = (keys: string[]) => msgs.filter((m) => keys.includes((JSON.parse(m.Body ?? '{}') as { key: string }).key)).map((m) => m.MessageId).sort();
+    assert.deepEqual(res.batchItemFailures.map((f) => f.itemIdentifier).sort(), idsOf(order.slice(3)));
+    assert.deepEqual(settled.filter((e) => e.reason === 'NoTimeLeft').map((e) => e.key), order.slice(3));
+    const again = (await receive()).map((m) => (JSON.parse(m.Body ?? '{}') as { key: string }).key).sort();
+    assert.deepEqual(again, order.slice(3).sort(), 'the handed-back keys are visible at once; the reconciled ones stay with this invocation');
+  });
+
+  test('reserveMs: at least 5 s, twice the slowest key so far', () => {
+    assert.equal(reserveMs(0), MIN_RESERVE_MS);
+    assert.equal(reserveMs(4_000), 8_000);
   });
 
   test('KEY_BATCH_CONCURRENCY: unset means every key at once; a bad value is an error that names the variable', () => {

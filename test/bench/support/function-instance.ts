@@ -36,14 +36,16 @@ async function main(): Promise<void> {
   const url = process.env.BUNDLE_URL;
   if (!url || !process.send) throw new Error('function-instance: run me with fork() and BUNDLE_URL set');
   const t0 = performance.now();
-  const { handler } = (await import(url)) as { handler: (e: SQSEvent) => Promise<SQSBatchResponse> };
+  const { handler } = (await import(url)) as { handler: (e: SQSEvent, c: { getRemainingTimeInMillis(): number }) => Promise<SQSBatchResponse> };
+  // As Lambda's context: the stack's 60 s function timeout from the invocation's start.
+  const timeoutMs = Number(process.env.FUNCTION_TIMEOUT_MS ?? 60_000);
   process.send({ kind: 'ready', importMs: performance.now() - t0, rssBytes: process.memoryUsage.rss() } satisfies InstanceReady);
   let queue = Promise.resolve();
   process.on('message', (req: InvokeRequest) => {
     queue = queue.then(async () => {
       const cpu0 = process.cpuUsage();
       const start = performance.now();
-      const response = await handler(req.event);
+      const response = await handler(req.event, { getRemainingTimeInMillis: () => timeoutMs - (performance.now() - start) });
       const wallMs = performance.now() - start;
       const cpu = process.cpuUsage(cpu0);
       const mem = process.memoryUsage();

@@ -61,6 +61,10 @@ describe('apiserver budget → maxConcurrency', () => {
     assert.ok(batchedConcurrent.peakQps > one.peakQps * 4, 'ten keys in flight per instance need a budget ten times larger');
     assert.equal(settings.batchConcurrency, 1, 'default');
     assert.deepEqual(settings.maxConcurrency, one.maxConcurrency);
+    const defaults = readSettings(() => undefined);
+    assert.equal(defaults.batchSize, 10, 'batch 10 by default, its keys one at a time');
+    assert.equal(defaults.batchConcurrency, 1);
+    assert.deepEqual(defaults.maxConcurrency, planConcurrency(DEFAULT_BUDGET, 1).maxConcurrency, 'the plan of batch 1');
     assert.throws(() => readSettings((k) => (k === 'batchConcurrency' ? '0' : undefined)), /batchConcurrency/);
   });
 

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { bundleResolver } from '../../../infra/aws/bundles.ts';
-import { DEFAULT_BUDGET, planConcurrency } from '../../../infra/aws/settings.ts';
+import { DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, planConcurrency } from '../../../infra/aws/settings.ts';
 
 /** Controllers in the registry: every count below follows from it. */
 const N = CONTROLLERS.length;
@@ -98,8 +98,10 @@ describe('ReconcilerStack: functions', () => {
     // Logical ids drop the '-' of names such as workload-updater.
     const byId = new Map(CONTROLLERS.map((c) => [c.replaceAll('-', ''), c]));
     const concurrency = reconcile.map((e) => [byId.get(JSON.stringify(e.props.EventSourceArn).match(/Queue(\w+?)Queue/)?.[1] ?? ''), (e.props.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency]);
+    // Batch 10, its keys one at a time: the plan of one reconcile in flight per instance.
+    assert.deepEqual(Object.fromEntries(concurrency), planConcurrency(DEFAULT_BUDGET, 10, 1).maxConcurrency);
     assert.deepEqual(Object.fromEntries(concurrency), planConcurrency(DEFAULT_BUDGET, 1).maxConcurrency);
-    for (const e of reconcile) assert.equal(e.props.BatchSize, 1);
+    for (const e of reconcile) assert.equal(e.props.BatchSize, DEFAULT_BATCH_SIZE);
   });
 
   test('IAM: no wildcard action or resource, no managed policy; each function consumes only its own queue', () => {
