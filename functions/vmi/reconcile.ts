@@ -7,6 +7,7 @@ import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.
 import type { StorageClass } from '../../shared/api/snapshot.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
@@ -16,6 +17,7 @@ import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { BACKEND_PVC_EXPECTATIONS, POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
+import { earlyPodList } from './early-pod-list.ts';
 import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadiness, backendStorageNeeded, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
@@ -34,12 +36,19 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const { namespace, name } = splitKey(key);
   const rv = ctx.minResourceVersion;
 
-  // observe
-  const vmi = await deps.kube.get(VMIS, namespace, name, { resourceVersion: rv });
+  // observe. The pods are listed by the VMI's UID: when the event that woke us was the VMI's own,
+  // its UID is known up front and both reads go out together (one round trip less before the
+  // launcher pod of a new VMI); the early list is used only if it is of this VMI and no older
+  // than the VMI read (earlyPodList), else the pods are listed after the VMI as usual.
+  const hintedUid = ctx.cause?.kind === KIND_VMI ? ctx.cause.uid : undefined;
+  const [vmi, early] = await Promise.all([
+    deps.kube.get(VMIS, namespace, name, { resourceVersion: rv }),
+    hintedUid ? listVmiPods(deps, namespace, hintedUid, rv).catch(() => undefined) : undefined,
+  ]);
   // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference), its
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
-  let observed = await observe(vmi, deps, rv);
+  let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
 
   // sync: decide, then gate the pod writes on the expectations, then act. A pass that creates
   // or deletes no pod needs no expectations (KubeVirt's `needsSync` gates the pod writes only;
@@ -134,10 +143,15 @@ async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps:
   }
 }
 
-async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<Observed> {
+/** The pods labelled as created by the VMI with this UID (launcher, migration target, temporary). */
+function listVmiPods(deps: VmiDeps, namespace: string, uid: string, rv: string | undefined): Promise<ListResult<V1Pod>> {
+  return deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+}
+
+async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined, podsRead?: ListResult<V1Pod>): Promise<Observed> {
   const namespace = vmi.metadata?.namespace ?? '';
   const uid = vmi.metadata?.uid ?? '';
-  const podList = await deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+  const podList = podsRead ?? (await listVmiPods(deps, namespace, uid, rv));
   const pods = podList.items.filter((p) => isControlledBy(p, vmi));
 
   // Only what the spec references, and only while it can still matter (before hand-off).

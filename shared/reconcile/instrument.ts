@@ -10,11 +10,11 @@ import type { KubeClient } from '../kube/client.ts';
 import { ApiCallCounter, countingKubeClient } from '../kube/call-counter.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
-import { isSweepKey, type Controller } from '../queue/message.ts';
+import { isSweepKey, type Cause, type Controller } from '../queue/message.ts';
 import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceBuffer, TraceEntry, Traces } from '../state/traces.ts';
 import { reasonOf } from '../errors.ts';
-import type { Outcome, Reconcile } from './outcome.ts';
+import type { Outcome, Reconcile, ReconcileContext } from './outcome.ts';
 import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
 import { isWorkerCrash } from './worker-crash.ts';
@@ -61,7 +61,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     try {
       const outcome = isSweepKey(rk.message.key)
         ? await runSweep(controller, rk.message, { kube: countingKubeClient(opts.kube, counter), queue: opts.queue, log: opts.log })
-        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(opts.kube, counter)), context(cause.resourceVersion, rk.attempt));
+        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(opts.kube, counter)), context(cause, rk.attempt));
       result = { outcome };
       opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -94,8 +94,12 @@ async function record(traces: Traces, opts: InstrumentOptions, entry: TraceEntry
   }
 }
 
-function context(resourceVersion: string, attempt: number): { minResourceVersion?: string; attempt: number } {
-  return resourceVersion ? { minResourceVersion: resourceVersion, attempt } : { attempt };
+function context(cause: Cause, attempt: number): ReconcileContext {
+  return {
+    ...(cause.resourceVersion ? { minResourceVersion: cause.resourceVersion } : {}),
+    attempt,
+    ...(cause.kind && cause.uid ? { cause: { kind: cause.kind, uid: cause.uid } } : {}),
+  };
 }
 
 /** Writes an invocation's trace entries; a failure is logged with the keys it was about and never fails the batch. */

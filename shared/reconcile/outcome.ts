@@ -29,6 +29,11 @@ export interface ReconcileContext {
   readonly minResourceVersion?: string;
   /** 1 on the first try of this key's current run of failures. */
   readonly attempt?: number;
+  /**
+   * The object whose event caused this delivery (its kind and UID), when the relay said: a hint a
+   * reconcile may use to start a dependent read early, never a fact to act on.
+   */
+  readonly cause?: { readonly kind: string; readonly uid: string };
 }
 
 /** A controller's reconcile function. `D` is the controller's own narrow `deps` object. */
