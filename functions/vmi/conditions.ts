@@ -13,7 +13,10 @@ export function setCondition(status: VirtualMachineInstanceStatus, cond: Conditi
   const i = list.findIndex((c) => c.type === cond.type);
   if (i >= 0) {
     const old = list[i]!;
-    if (old.status === cond.status && old.reason === cond.reason) return;
+    // An absent reason is an empty one (Go's omitempty string): virt-handler writes a Ready
+    // copied from the pod with none, this controller computes `reason: ''`; set as different they
+    // cost a VMI patch per VMI (and the pass its event wakes) that changes nothing.
+    if (old.status === cond.status && (old.reason ?? '') === (cond.reason ?? '')) return;
     list[i] = cond;
   } else {
     list.push(cond);

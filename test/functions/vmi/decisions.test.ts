@@ -9,6 +9,7 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { decideSync, type Observed } from '../../../functions/vmi/sync.ts';
 import { computeVmi } from '../../../functions/vmi/update-status.ts';
 import { planVmiWrite } from '../../../functions/vmi/write-status.ts';
+import { runningVmiStatus } from '../../../infra/sandbox/nodes/vmi-running-status.ts';
 import { isPodReady } from '../../../shared/predicates/pods.ts';
 
 const NOW = '2026-11-29T10:00:00.000Z';
@@ -206,6 +207,20 @@ describe('write strategy', () => {
     assert.ok(ops.some((o) => o.op === 'test' && o.path === '/status/phase' && o.value === 'Running'), JSON.stringify(ops));
     assert.ok(ops.some((o) => o.op === 'replace' && o.path === '/status/phase' && o.value === 'Failed'));
     assert.ok(ops.every((o) => /^\/(status\/(volumeStatus|conditions|activePods|phase|launcherContainerImageVersion|interfaces)|metadata\/(labels|finalizers))$/.test(o.path)), JSON.stringify(ops));
+  });
+
+  test('after virt-handler\'s Running write: a Ready copied from the pod without a reason is the one this controller computes — no patch', () => {
+    // arrange: the hand-off, then virt-handler's write (the sandbox's, which copies the pod's Ready as is)
+    const ready = pod('Running');
+    ready.status!.conditions = [{ type: 'Ready', status: 'True', lastProbeTime: null as unknown as undefined, lastTransitionTime: new Date('2026-11-29T09:59:30Z') }];
+    const scheduled = computeVmi({ observed: observed(vmi('Scheduling'), ready), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    const handlerPod = JSON.parse(JSON.stringify(ready)) as Parameters<typeof runningVmiStatus>[1];
+    const running = { ...scheduled, status: { ...scheduled.status, ...runningVmiStatus(scheduled as Parameters<typeof runningVmiStatus>[0], handlerPod, '2026-11-29T09:59:31Z') } } as VirtualMachineInstance;
+    // act
+    const next = computeVmi({ observed: observed(running, ready), syncError: undefined, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+    // assert
+    assert.equal(running.status?.conditions?.find((c) => c.type === 'Ready')?.reason, undefined, 'virt-handler wrote no reason');
+    assert.deepEqual(planVmiWrite(running, next), { kind: 'none' });
   });
 
   test('nothing changed → no write at all', () => {
