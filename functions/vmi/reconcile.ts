@@ -11,7 +11,7 @@ import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../shared/state/port.ts';
+import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied, type ExpectationSeen } from '../../shared/state/port.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
@@ -58,9 +58,11 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // (a VM's restart deletes and re-creates it) never holds up the next one.
   const podsKey = podExpectationsKey(key, vmi);
   let decision = decideSync(observed);
+  let seen: ExpectationSeen = null;
   if (decision.kind !== 'none') {
     const gate = await expectationsGate(podsKey, observed, deps);
     if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
+    seen = gate.seen;
     if (gate.observed) {
       observed = gate.observed;
       decision = decideSync(observed);
@@ -73,7 +75,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     if (backend.kind === 'error') syncError = backend.error;
     else {
       if (backend.pvc) observed = { ...observed, backendPvc: backend.pvc };
-      const created = await createLauncherPod(podsKey, observed, decision.wffc, deps);
+      const created = await createLauncherPod(podsKey, observed, decision.wffc, seen, deps);
       if (created.kind === 'created') observed = withPod(observed, created.pod);
       else syncError = created.error;
     }
@@ -190,7 +192,8 @@ export function podExpectationsKey(key: string, vmi: VirtualMachineInstance): st
   return `${key}/${vmi.metadata?.uid ?? ''}`;
 }
 
-type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: number };
+/** Passed: with a fresher read when it made one, and the record the pass decides under (its create is conditional on it). */
+type Gate = { kind: 'pass'; observed?: Observed; seen: ExpectationSeen } | { kind: 'wait'; seconds: number };
 
 /**
  * KubeVirt lowers expectations from informer events; a stateless function lowers them from what
@@ -201,7 +204,12 @@ type Gate = { kind: 'pass'; observed?: Observed } | { kind: 'wait'; seconds: num
 async function expectationsGate(key: string, observed: Observed, deps: VmiDeps): Promise<Gate> {
   const now = deps.now();
   const record = await deps.expectations.get(POD_EXPECTATIONS, key);
-  if (!record || isExpectationSatisfied(record, now)) return { kind: 'pass' };
+  if (!record) return { kind: 'pass', seen: null };
+  const seen = { setAt: record.setAt };
+  // A satisfied record is kept until its TTL: a pod of this VMI was created or deleted, and some
+  // pass has seen it. This pass's read may predate that (it raced that pass, or its delivery is
+  // older than the write), and acting on it would create a second pod: one quorum read first.
+  if (isExpectationSatisfied(record, now)) return { kind: 'pass', observed: await observe(observed.vmi, deps, undefined), seen };
 
   const lower = async (o: Observed): Promise<boolean> => {
     if (record.add > 0 && o.pods.length > 0) {
@@ -214,24 +222,24 @@ async function expectationsGate(key: string, observed: Observed, deps: VmiDeps):
     }
     return deps.expectations.satisfied(POD_EXPECTATIONS, key, now);
   };
-  if (await lower(observed)) return { kind: 'pass' };
+  if (await lower(observed)) return { kind: 'pass', seen };
 
   // The read may have been served from a lagging cache: one quorum read settles it.
   const fresh = await observe(observed.vmi, deps, undefined);
-  if (await lower(fresh)) return { kind: 'pass', observed: fresh };
+  if (await lower(fresh)) return { kind: 'pass', observed: fresh, seen };
 
   const takeoverMs = deps.createTakeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
   if (now - record.setAt >= takeoverMs) {
     deps.log.warn('taking over a pod expectation that was never observed', { key, setAt: record.setAt });
     await deps.expectations.delete(POD_EXPECTATIONS, key);
-    return { kind: 'pass', observed: fresh };
+    return { kind: 'pass', observed: fresh, seen: null };
   }
   return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + takeoverMs - now) / 1000)) };
 }
 
 type CreateResult = { kind: 'created'; pod: V1Pod } | { kind: 'failed'; error: SyncError };
 
-async function createLauncherPod(key: string, o: Observed, wffc: boolean, deps: VmiDeps): Promise<CreateResult> {
+async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: ExpectationSeen, deps: VmiDeps): Promise<CreateResult> {
   const { vmi } = o;
   const namespace = vmi.metadata?.namespace ?? '';
   let pod: V1Pod;
@@ -250,8 +258,10 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, deps: 
   // The one network rule the controller checks itself (the rest is virt-api's): no pod, no event.
   const causes = discontinuedBindingCauses(vmi.spec);
   if (causes.length > 0) return { kind: 'failed', error: { reason: 'FailedCreateValidation', message: createValidationMessage(causes), requeue: false } };
-  // Record the expectation before the write, conditionally: of N racing workers one wins.
-  if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now()))) {
+  // Record the expectation before the write, conditionally: of N racing workers one wins, and
+  // only under the record this pass decided under — one set (and maybe already seen) since means
+  // another worker created a pod this pass's read may not show.
+  if (!(await deps.expectations.tryExpectCreations(POD_EXPECTATIONS, key, 1, deps.now(), seen))) {
     return { kind: 'failed', error: { reason: 'FailedCreate', message: 'another worker is creating the launcher pod', requeue: true } };
   }
   try {

@@ -205,19 +205,24 @@ function dynamoExpectations(doc: DynamoDBDocumentClient, tableName: string): Exp
       } while (start);
       return total;
     },
-    async tryExpectCreations(scope, key, n, now) {
+    async tryExpectCreations(scope, key, n, now, seen) {
       check(scope, key);
       requireCount('n', n);
       requireTime('now', now);
+      if (seen) requireTime('seen.setAt', seen.setAt);
       // One conditional write: of N racing callers exactly one finds the record absent, expired
-      // or satisfied; the rest fail the condition after the winner's write.
+      // or satisfied; the rest fail the condition after the winner's write. With `seen`, the
+      // record must also be the one the caller decided under.
+      const takeable = '#setAt < :cut OR (#add <= :zero AND #del <= :zero)';
+      const condition =
+        seen === undefined ? `attribute_not_exists(pk) OR ${takeable}` : seen === null ? 'attribute_not_exists(pk) OR #setAt < :cut' : `attribute_not_exists(pk) OR (#setAt = :seen AND (${takeable}))`;
       return conditionalUpdate(doc, {
         TableName: tableName,
         Key: expectationKey(scope, key),
         UpdateExpression: 'SET #add = :n, #del = :zero, #setAt = :now, #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(pk) OR #setAt < :cut OR (#add <= :zero AND #del <= :zero)',
+        ConditionExpression: condition,
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':n': n, ':zero': 0, ':now': now, ':cut': now - EXPECTATIONS_TIMEOUT_MS, ':ttl': expiry(now) },
+        ExpressionAttributeValues: { ':n': n, ':zero': 0, ':now': now, ':cut': now - EXPECTATIONS_TIMEOUT_MS, ':ttl': expiry(now), ...(seen ? { ':seen': seen.setAt } : {}) },
       });
     },
   };

@@ -71,9 +71,17 @@ export interface Expectations {
   /**
    * Records "about to create" only if no unexpired, unsatisfied record exists: the guard that
    * lets exactly one of N racing workers create the launcher pod. Returns false to the losers.
+   *
+   * With `seen`, also only if the record is still the one the caller's decision was made under:
+   * `null` — there was none (a record set meanwhile, even one already satisfied, means another
+   * worker created and may be seen to have: false); `{ setAt }` — that record, not re-set since
+   * (a record gone meanwhile is taken too). Without it, any absent, satisfied or expired record.
    */
-  tryExpectCreations(scope: string, key: string, n: number, now: number): Promise<boolean>;
+  tryExpectCreations(scope: string, key: string, n: number, now: number, seen?: ExpectationSeen): Promise<boolean>;
 }
+
+/** The record a decision was made under, for {@link Expectations.tryExpectCreations}: none (`null`) or the one set at `setAt`. */
+export type ExpectationSeen = { readonly setAt: number } | null;
 
 /** Per-key failure counts, for backoff and the dead-letter decision. */
 export interface FailureCounts {

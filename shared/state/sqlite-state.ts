@@ -128,6 +128,16 @@ function sqliteExpectations(db: DatabaseSync): Expectations {
     INSERT INTO state_expectations (scope, key, add_n, del_n, set_at) VALUES (?, ?, ?, 0, ?)
     ON CONFLICT (scope, key) DO UPDATE SET add_n = excluded.add_n, del_n = 0, set_at = excluded.set_at
     WHERE state_expectations.set_at < ? OR (state_expectations.add_n <= 0 AND state_expectations.del_n <= 0)`);
+  // The same, only while the record is the one the caller saw: none (an expired one excepted), or
+  // the one set at :seen.
+  const trySetIfNone = db.prepare(`
+    INSERT INTO state_expectations (scope, key, add_n, del_n, set_at) VALUES (?, ?, ?, 0, ?)
+    ON CONFLICT (scope, key) DO UPDATE SET add_n = excluded.add_n, del_n = 0, set_at = excluded.set_at
+    WHERE state_expectations.set_at < ?`);
+  const trySetIfSame = db.prepare(`
+    INSERT INTO state_expectations (scope, key, add_n, del_n, set_at) VALUES (?, ?, ?, 0, ?)
+    ON CONFLICT (scope, key) DO UPDATE SET add_n = excluded.add_n, del_n = 0, set_at = excluded.set_at
+    WHERE state_expectations.set_at = ? AND (state_expectations.set_at < ? OR (state_expectations.add_n <= 0 AND state_expectations.del_n <= 0))`);
   const lowerAdd = db.prepare('UPDATE state_expectations SET add_n = add_n - 1 WHERE scope = ? AND key = ?');
   // One statement: decrement and drop the key only when it is in the set, so a pod seen deleted
   // twice (graceful-deletion update, then the final delete) counts once.
@@ -196,11 +206,15 @@ function sqliteExpectations(db: DatabaseSync): Expectations {
       const row = pending.get(scope, now - EXPECTATIONS_TIMEOUT_MS) as { total: number };
       return row.total;
     },
-    async tryExpectCreations(scope, key, n, now) {
+    async tryExpectCreations(scope, key, n, now, seen) {
       check(scope, key);
       requireCount('n', n);
       requireTime('now', now);
-      return Number(trySet.run(scope, key, n, now, now - EXPECTATIONS_TIMEOUT_MS).changes) === 1;
+      const cut = now - EXPECTATIONS_TIMEOUT_MS;
+      if (seen === undefined) return Number(trySet.run(scope, key, n, now, cut).changes) === 1;
+      if (seen === null) return Number(trySetIfNone.run(scope, key, n, now, cut).changes) === 1;
+      requireTime('seen.setAt', seen.setAt);
+      return Number(trySetIfSame.run(scope, key, n, now, seen.setAt, cut).changes) === 1;
     },
   };
 }

@@ -215,6 +215,23 @@ export function registerExpectationCases(ctx: ConformanceContext): void {
       assert.equal(await a().tryExpectCreations(scope, 'ns/vmi', 1, t0 + TIMEOUT + 4), false, 'a pending deletion blocks too');
     });
 
+    test('tryExpectCreations with `seen`: only under the record the decision was made under', async () => {
+      // arrange: decided under no record; meanwhile another worker records and its pod is seen
+      const scope = unique('scope');
+      assert.equal(await b().tryExpectCreations(scope, 'ns/vmi', 1, t0), true);
+      await b().creationObserved(scope, 'ns/vmi');
+      // act + assert
+      assert.equal(await a().tryExpectCreations(scope, 'ns/vmi', 1, t0 + 1, null), false, 'a record set since "none": even satisfied, refused');
+      assert.equal(await a().tryExpectCreations(scope, 'ns/vmi', 1, t0 + 2, { setAt: t0 + 99 }), false, 'another record than the one seen');
+      assert.equal(await a().tryExpectCreations(scope, 'ns/vmi', 1, t0 + 3, { setAt: t0 }), true, 'the satisfied record seen, not re-set since');
+      assert.deepEqual(await a().get(scope, 'ns/vmi'), { add: 1, del: 0, deleteKeys: [], setAt: t0 + 3 });
+      assert.equal(await b().tryExpectCreations(scope, 'ns/vmi', 1, t0 + 4, { setAt: t0 + 3 }), false, 'the record seen, but pending: refused as without `seen`');
+      assert.equal(await b().tryExpectCreations(scope, 'ns/vmi', 1, t0 + TIMEOUT + 4, null), true, 'an expired record counts as none');
+      const fresh = unique('scope');
+      assert.equal(await a().tryExpectCreations(fresh, 'ns/vmi', 1, t0, null), true, 'none seen, none there');
+      assert.equal(await a().tryExpectCreations(unique('scope'), 'ns/vmi', 1, t0, { setAt: t0 - 5 }), true, 'the record seen is gone: taken');
+    });
+
     test('tryExpectCreations: exactly one of 20 racing callers wins', async () => {
       // arrange
       const scope = unique('scope');

@@ -2,7 +2,7 @@
  * In-memory ControllerExpectations (KubeVirt keeps them in a process-local cache): the baseline
  * controller's counterpart of the table-backed store. Same port, same semantics, no I/O.
  */
-import { isExpectationExpired, type ExpectationRecord, type Expectations } from '../../../shared/state/port.ts';
+import { isExpectationExpired, type ExpectationRecord, type Expectations, type ExpectationSeen } from '../../../shared/state/port.ts';
 
 export class MemoryExpectations implements Expectations {
   readonly #records = new Map<string, ExpectationRecord>();
@@ -56,7 +56,10 @@ export class MemoryExpectations implements Expectations {
     return n;
   }
 
-  async tryExpectCreations(scope: string, key: string, n: number, now: number): Promise<boolean> {
+  async tryExpectCreations(scope: string, key: string, n: number, now: number, seen?: ExpectationSeen): Promise<boolean> {
+    const current = await this.get(scope, key);
+    if (seen === null && current && !isExpectationExpired(current, now)) return false;
+    if (seen && current && current.setAt !== seen.setAt) return false;
     if (!(await this.satisfied(scope, key, now))) return false;
     await this.expectCreations(scope, key, n, now);
     return true;

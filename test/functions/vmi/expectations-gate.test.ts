@@ -112,6 +112,36 @@ describe('VMI pod expectations gate only the pod writes', () => {
     assert.ok(pods.items.every((p) => p.metadata?.deletionTimestamp) || pods.items.length === 0, 'the launcher pod is going');
   });
 
+  test('a satisfied record and a read older than the pod it saw: one quorum read, no second pod', async () => {
+    // arrange: the pod was created and a pass saw it (record satisfied); this pass's read predates
+    // it (a racing or old delivery): its first pod list is answered empty
+    const { deps, kube } = setUp();
+    const vmi = await kube.create(VMIS, vmiManifest('gate-stale'));
+    const key = `${NS}/gate-stale`;
+    const ekey = podExpectationsKey(key, vmi);
+    await reconcileVmi(key, deps);
+    await deps.expectations.creationObserved(POD_EXPECTATIONS, ekey);
+    // …and the VMI read is as old: still Pending (a Scheduling VMI without its pod would be failed instead)
+    await kube.patch(VMIS, NS, 'gate-stale', { type: 'merge', body: { status: { phase: 'Pending' } } });
+    assert.equal((await deps.expectations.satisfied(POD_EXPECTATIONS, ekey, deps.now())), true);
+    let lists = 0;
+    const stale = new Proxy(deps.kube, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== 'list' || typeof v !== 'function') return v;
+        return async (...args: unknown[]) => {
+          const out = (await (v as (...a: unknown[]) => Promise<{ items: unknown[] }>).apply(target, args));
+          return (args[0] as { plural: string }).plural === 'pods' && lists++ === 0 ? { ...out, items: [] } : out;
+        };
+      },
+    });
+    // act
+    await reconcileVmi(key, { ...deps, kube: stale });
+    // assert
+    assert.equal(lists, 2, 'the create decision re-read the pods from etcd');
+    assert.equal((await podsOf(kube, vmi.metadata?.uid ?? '')).length, 1, 'no second launcher pod');
+  });
+
   test('a VMI re-created under the same name (a VM restart) gets its pod at once: the old one\'s unlowered record is its own', async () => {
     // arrange: the first VMI got its pod, seen only by status passes (its record never lowered)
     const { deps, kube } = setUp();
