@@ -8,7 +8,7 @@ import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { deriveCost, renderMarkdown } from '../test/bench/report.ts';
+import { deriveCost, renderMarkdown, type BenchRun } from '../test/bench/report.ts';
 
 const filters = process.argv.slice(2);
 const files = globSync('test/bench/*.bench.ts')
@@ -20,10 +20,15 @@ if (files.length === 0) {
 }
 const OUT = 'docs/benchmarks.json';
 // A filtered run updates its files' entries and keeps the others' last figures.
-const previous = existsSync(OUT) ? ((JSON.parse(readFileSync(OUT, 'utf8')) as { results?: Record<string, unknown> }).results ?? {}) : {};
+const last = existsSync(OUT) ? (JSON.parse(readFileSync(OUT, 'utf8')) as { results?: Record<string, unknown>; run?: BenchRun }) : {};
+const previous = last.results ?? {};
 const results: Record<string, unknown> = { ...previous };
+const QUICK = process.env.BENCH_QUICK === '1';
+const secondsByFile: Record<string, number> = {};
+const runStarted = performance.now();
+const elapsed = () => `${((performance.now() - runStarted) / 60_000).toFixed(1)} min`;
 for (const [i, file] of files.entries()) {
-  process.stdout.write(`[${i + 1}/${files.length}] ${file} …\n`);
+  process.stdout.write(`[${i + 1}/${files.length}] ${file} … (${elapsed()} into the run)\n`);
   const mod = (await import(pathToFileURL(resolve(file)).href)) as { run?: () => Promise<Record<string, unknown>> };
   if (typeof mod.run !== 'function') {
     process.stderr.write(`  ${file} exports no run(); skipped\n`);
@@ -31,10 +36,18 @@ for (const [i, file] of files.entries()) {
   }
   const t0 = performance.now();
   results[file] = await mod.run();
-  process.stdout.write(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  secondsByFile[file] = Math.round((performance.now() - t0) / 100) / 10;
+  process.stdout.write(`  done in ${secondsByFile[file]} s\n`);
 }
 deriveCost(results);
-const report = { generatedAt: new Date().toISOString(), node: process.version, cpus: cpus().length, results };
+// How long the run took, by file: the bench's own time budget (30 min in full, 5 quick) is a
+// figure like the others. Only a run of every file has a total worth judging.
+// A filtered run keeps the last whole run's total and updates its files' times.
+const run: BenchRun =
+  filters.length === 0
+    ? { quick: QUICK, secondsByFile, totalSeconds: Math.round((performance.now() - runStarted) / 100) / 10 }
+    : { ...(last.run ?? { quick: QUICK }), secondsByFile: { ...last.run?.secondsByFile, ...secondsByFile } };
+const report = { generatedAt: new Date().toISOString(), node: process.version, cpus: cpus().length, run, results };
 writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync('docs/benchmarks.md', `${renderMarkdown(report)}\n`);
 for (const file of files) process.stdout.write(`${file}: ${JSON.stringify(results[file])}\n`);

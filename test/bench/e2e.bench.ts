@@ -3,7 +3,7 @@
  * client-go-style baseline (test/bench/baseline/), each on a fresh sandbox in a child process of
  * its own (support/cluster.ts; BENCH_SANDBOX=inprocess runs it in the benchmark's process):
  *
- * 1. latency — N VMIs created at a steady rate (BENCH_RATE/s, default 5 — below what one 2-core
+ * 1. latency — N VMIs created at a steady rate (BENCH_RATE/s, default 10 — below what one 2-core
  *    machine reconciles, so the figure is event latency, not queueing behind a backlog): VMI create sent →
  *    launcher pod created (audit log, sandbox clock), p50/p99 and the serverless/baseline ratio;
  *    then, once all are Running, API calls per VMI by verb and resource (sandbox counters of the
@@ -34,7 +34,9 @@ const N_SMALL = Number(process.env.BENCH_SMALL_VMIS ?? 300);
  * cluster start costs tens of seconds and its components share the machine's 2 cores).
  * BENCH_REAL=0 skips them; without a Go toolchain (and no built binary) they are skipped, saying so.
  */
-const N_REAL = Number(process.env.BENCH_REAL_VMIS ?? 200);
+const N_REAL = Number(process.env.BENCH_REAL_VMIS ?? (process.env.BENCH_QUICK === '1' ? 100 : 200));
+/** The real control plane's steady rate (BENCH_REAL_RATE, default 5): its three components and both systems share 2 cores. */
+const REAL_RATE = Number(process.env.BENCH_REAL_RATE ?? 5);
 
 /** Both systems on the real control plane, or why not. */
 async function realRuns(): Promise<Record<string, unknown>> {
@@ -42,7 +44,7 @@ async function realRuns(): Promise<Record<string, unknown>> {
   if (!existsSync(binaryPath()) && missingToolchain()) return { skipped: missingToolchain() };
   await ensureBuilt((line) => say(line));
   const latency: Record<string, Awaited<ReturnType<typeof latencyRun>>> = {};
-  for (const s of SYSTEMS) latency[s] = await latencyRun(s, N_REAL, 'real');
+  for (const s of SYSTEMS) latency[s] = await latencyRun(s, N_REAL, 'real', REAL_RATE);
   const throughput: Record<string, Awaited<ReturnType<typeof burstRun>>> = {};
   for (const s of SYSTEMS) throughput[s] = await burstRun(s, N_REAL, 'real');
   const b = latency.baseline!;
