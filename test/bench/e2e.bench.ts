@@ -15,7 +15,7 @@
  *    then the same at BENCH_SMALL_VMIS (300), for how flat VMIs/s and API call p50 stay in N.
  *    The runs themselves live in support/e2e-runs.ts (scale.bench.ts runs the burst at 10,000).
  *
- * N = BENCH_VMIS, default 1000 (300 with BENCH_QUICK=1). Then the same on the real control plane
+ * N = BENCH_VMIS, default 1000 (200 with BENCH_QUICK=1). Then the same on the real control plane
  * (BENCH_REAL_VMIS; BENCH_REAL=0 skips it, BENCH_REAL_ONLY=1 runs only it). Never a test:
  * nothing fails on speed.
  */
@@ -23,7 +23,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
 import { burstRun, latencyRun, round, say, SYSTEMS } from './support/e2e-runs.ts';
 
-const N = Number(process.env.BENCH_VMIS ?? (process.env.BENCH_QUICK === '1' ? 300 : 1000));
+const QUICK = process.env.BENCH_QUICK === '1';
+const N = Number(process.env.BENCH_VMIS ?? (QUICK ? 200 : 1000));
 /** Consecutive steady-rate pairs (issue 17: the p99 ratio in three consecutive runs). */
 const P99_RUNS = Number(process.env.BENCH_P99_RUNS ?? (process.env.BENCH_QUICK === '1' ? 1 : 3));
 /** The burst's reference size: VMIs/s and API call p50 at N are set beside the figure at this size. */
@@ -34,9 +35,9 @@ const N_SMALL = Number(process.env.BENCH_SMALL_VMIS ?? 300);
  * cluster start costs tens of seconds and its components share the machine's 2 cores).
  * BENCH_REAL=0 skips them; without a Go toolchain (and no built binary) they are skipped, saying so.
  */
-const N_REAL = Number(process.env.BENCH_REAL_VMIS ?? (process.env.BENCH_QUICK === '1' ? 100 : 200));
-/** The real control plane's steady rate (BENCH_REAL_RATE, default 5): its three components and both systems share 2 cores. */
-const REAL_RATE = Number(process.env.BENCH_REAL_RATE ?? 5);
+const N_REAL = Number(process.env.BENCH_REAL_VMIS ?? (QUICK ? 50 : 200));
+/** The real control plane's steady rate (BENCH_REAL_RATE, default 5, 10 quick): its three components and both systems share 2 cores. */
+const REAL_RATE = Number(process.env.BENCH_REAL_RATE ?? (QUICK ? 10 : 5));
 
 /** Both systems on the real control plane, or why not. */
 async function realRuns(): Promise<Record<string, unknown>> {

@@ -18,7 +18,7 @@
  * proportion to its memory (a full vCPU at 1,769 MB), so the CPU time is what a smaller memory
  * setting stretches; report.ts turns these into the cost at each memory size.
  *
- * N = BENCH_FOOTPRINT_VMIS (default 200; 100 with BENCH_QUICK). Never a test.
+ * N = BENCH_FOOTPRINT_VMIS (default 200; 50 with BENCH_QUICK). Never a test.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -47,7 +47,7 @@ import type { InstanceReady, InvocationFigures, InvokeRequest } from './support/
 import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker } from './support/vmi-run.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-const N = Number(process.env.BENCH_FOOTPRINT_VMIS ?? (QUICK ? 100 : 200));
+const N = Number(process.env.BENCH_FOOTPRINT_VMIS ?? (QUICK ? 50 : 200));
 const INSTANCE = fileURLToPath(new URL('./support/function-instance.ts', import.meta.url));
 const TABLE = 'footprint-state';
 

@@ -9,7 +9,7 @@
  * writes per reconcile (one `record` = one write: an insert and its prune in one SQLite
  * transaction, one PutItem on DynamoDB) and an entry's size (DynamoDB bills 1 WRU per KB); and the wall time until every VMI is Running.
  *
- * N = BENCH_TRACE_VMIS (default 150), ROUNDS = BENCH_TRACE_ROUNDS (default 2). Never a test.
+ * N = BENCH_TRACE_VMIS (default 150; 100 with BENCH_QUICK=1), ROUNDS = BENCH_TRACE_ROUNDS (default 2; 1 quick). Never a test.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,8 +20,9 @@ import type { TraceEntry, Traces } from '../../shared/state/traces.ts';
 import { startCluster } from './support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './support/vmi-run.ts';
 
-const N = Number(process.env.BENCH_TRACE_VMIS ?? 150);
-const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 2);
+const QUICK = process.env.BENCH_QUICK === '1';
+const N = Number(process.env.BENCH_TRACE_VMIS ?? (QUICK ? 100 : 150));
+const ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? (QUICK ? 1 : 2));
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 

@@ -21,8 +21,10 @@ export const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
 const IDENTITIES = [CONTROLLER_IDENTITY, USER_IDENTITY];
 
 
+/** A progress line, with the time since the benchmark process started ([m:ss]). */
 export function say(line: string): void {
-  process.stdout.write(`  ${line}\n`);
+  const s = Math.round(performance.now() / 1000);
+  process.stdout.write(`  [${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}] ${line}\n`);
 }
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
