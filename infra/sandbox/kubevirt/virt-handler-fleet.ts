@@ -16,7 +16,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { pooledApiClient } from '../../../shared/kube/connections.ts';
 import { MERGE_PATCH, isNotFound, listAllPods, listNodes, statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
 import { KeyWorker } from '../nodes/key-worker.ts';
-import { WatchedCache } from '../nodes/watched-cache.ts';
+import type { Informer } from '../nodes/shared-informers.ts';
 import type { Node, Pod } from '../nodes/objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 import { heartbeatPatch, nextBeatDelayMs } from './heartbeat.ts';
@@ -113,8 +113,7 @@ export async function startVirtHandlerFleet(opts: VirtHandlerFleetOptions): Prom
   };
   const worker = new KeyWorker(async () => syncDaemonSet(), { concurrency: 1, onError: (_k, e) => opts.onError?.('virt-handler daemonset', e) });
 
-  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
-    kc: api.kc,
+  const nodes: Informer<Node> = api.informers.informer<Node>({
     path: '/api/v1/nodes',
     list: listNodes(api),
     onError: (e) => opts.onError?.('virt-handler fleet node informer', e),
@@ -129,8 +128,7 @@ export async function startVirtHandlerFleet(opts: VirtHandlerFleetOptions): Prom
       worker.add(DS_PATH);
     },
   });
-  const handlerPods: WatchedCache<Pod> = new WatchedCache<Pod>({
-    kc: api.kc,
+  const handlerPods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
     labelSelector: VIRT_HANDLER_SELECTOR,
     list: listAllPods(api, VIRT_HANDLER_SELECTOR),

@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import { KUBEVIRT, MERGE_PATCH, isNotFound, type NodeSideApi } from '../nodes/api.ts';
 import { KeyWorker } from '../nodes/key-worker.ts';
-import { WatchedCache, type RawList } from '../nodes/watched-cache.ts';
+import type { RawList } from '../nodes/watched-cache.ts';
+import type { Informer } from '../nodes/shared-informers.ts';
 import { keyOf, splitKey, type KubeObject } from '../nodes/objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
@@ -101,8 +102,7 @@ export async function startVirtOperator(opts: VirtOperatorOptions): Promise<Virt
       if (!isNotFound(err)) throw err;
     }
   }, { concurrency: 1, onError: (k, e) => opts.onError?.(`virt-operator ${k}`, e) });
-  const crs: WatchedCache<KubeVirtCr> = new WatchedCache<KubeVirtCr>({
-    kc: api.kc,
+  const crs: Informer<KubeVirtCr> = api.informers.informer<KubeVirtCr>({
     path: '/apis/kubevirt.io/v1/kubevirts',
     list: async () => (await api.custom.listClusterCustomObject(KUBEVIRTS)) as RawList<KubeVirtCr>,
     onError: (e) => opts.onError?.('virt-operator informer', e),

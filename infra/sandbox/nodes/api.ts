@@ -10,6 +10,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { pooledApiClient } from '../../../shared/kube/connections.ts';
+import { SharedInformers } from './shared-informers.ts';
 import type { RawList } from './watched-cache.ts';
 import type { Node, Pod, Vmi } from './objects.ts';
 
@@ -18,11 +19,13 @@ export interface NodeSideApi {
   kc: KubeConfig;
   core: CoreV1Api;
   custom: CustomObjectsApi;
+  /** One informer per watched collection for every component given these clients (shared-informers.ts). */
+  informers: SharedInformers;
 }
 
 export function nodeSideApi(kc: KubeConfig): NodeSideApi {
   // Kept connections (makeApiClient opens one per request: shared/kube/connections.ts).
-  return { kc, core: pooledApiClient(kc, CoreV1Api), custom: pooledApiClient(kc, CustomObjectsApi) };
+  return { kc, core: pooledApiClient(kc, CoreV1Api), custom: pooledApiClient(kc, CustomObjectsApi), informers: new SharedInformers(kc) };
 }
 
 // Why explicit content types: client-node defaults every patch to json-patch+json whatever the

@@ -18,7 +18,8 @@ import type { Clock, ClockTimer } from '../clock.ts';
 import { MERGE_PATCH, isNotFound, listAllPods, plain, statusCodeOf, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
 import { keyOf, splitKey, timeMs, type Condition, type KubeObject, type Pod } from './objects.ts';
-import { WatchedCache, type RawList } from './watched-cache.ts';
+import type { RawList } from './watched-cache.ts';
+import type { Informer } from './shared-informers.ts';
 
 const JOB_UID_LABEL = 'batch.kubernetes.io/controller-uid';
 
@@ -138,15 +139,13 @@ export async function startJobController(opts: JobControllerOptions): Promise<{ 
   const timers = new Map<string, ClockTimer>();
   /** Pods created and not yet seen by the pod informer, by Job UID. */
   const created = new Map<string, string>();
-  const jobs: WatchedCache<Job> = new WatchedCache<Job>({
-    kc: api.kc,
+  const jobs: Informer<Job> = api.informers.informer<Job>({
     path: '/apis/batch/v1/jobs',
     list: async () => plain<RawList<Job>>(await batch.listJobForAllNamespaces({})),
     onError: (e) => opts.onError?.('job controller job informer', e),
     onEvent: (_e, job) => worker.add(keyOf(job)),
   });
-  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
-    kc: api.kc,
+  const pods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
     labelSelector: JOB_UID_LABEL,
     list: listAllPods(api, JOB_UID_LABEL),

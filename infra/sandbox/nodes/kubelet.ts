@@ -15,7 +15,8 @@ import { exitedStatus, finishedStatus, readyCondition, runningStatus } from './p
 import { scriptExitCodes } from './pod-script.ts';
 import { missingSecretsOf, secretNamesOf } from './secret-volumes.ts';
 import { multusNetworkStatus, NETWORK_STATUS_ANNOTATION } from './multus-status.ts';
-import { WatchedCache, type RawList } from './watched-cache.ts';
+import type { RawList } from './watched-cache.ts';
+import type { Informer } from './shared-informers.ts';
 import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
@@ -56,8 +57,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     timers.set(key, { uid, timer });
   };
 
-  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
-    kc: api.kc,
+  const pods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
     list: listAllPods(api),
     onError: (e) => opts.onError?.('kubelet pod informer', e),
@@ -72,8 +72,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       secret: (p) => secretNamesOf(p).map((s) => `${p.metadata?.namespace ?? ''}/${s}`),
     },
   });
-  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
-    kc: api.kc,
+  const nodes: Informer<Node> = api.informers.informer<Node>({
     path: '/api/v1/nodes',
     list: listNodes(api),
     onError: (e) => opts.onError?.('kubelet node informer', e),
@@ -84,8 +83,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     },
   });
   // Launcher pods end when their VMI ends or migrates away, so VMI changes wake their pods.
-  const vmis: WatchedCache<Vmi> = new WatchedCache<Vmi>({
-    kc: api.kc,
+  const vmis: Informer<Vmi> = api.informers.informer<Vmi>({
     path: '/apis/kubevirt.io/v1/virtualmachineinstances',
     list: listAllVmis(api),
     onError: (e) => opts.onError?.('kubelet vmi informer', e),
@@ -97,8 +95,7 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
 
   // A pod whose secret volumes name Secrets that do not exist yet stays in ContainerCreating
   // (Pending), as a real kubelet keeps it; a Secret appearing wakes the pods that wait for it.
-  const secrets: WatchedCache<KubeObject> = new WatchedCache<KubeObject>({
-    kc: api.kc,
+  const secrets: Informer<KubeObject> = api.informers.informer<KubeObject>({
     path: '/api/v1/secrets',
     list: async () => plain<RawList<KubeObject>>(await api.core.listSecretForAllNamespaces({})),
     onError: (e) => opts.onError?.('kubelet secret informer', e),

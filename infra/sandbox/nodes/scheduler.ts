@@ -8,7 +8,7 @@ import { JSON_PATCH, MERGE_PATCH, isNotFound, listAllPods, listNodes, statusCode
 import { setConditionOps } from './conditions-patch.ts';
 import { KeyWorker } from './key-worker.ts';
 import { PlacedIndex, placePod } from './placement.ts';
-import { WatchedCache } from './watched-cache.ts';
+import type { Informer } from './shared-informers.ts';
 import { preFilterMessage, SELECTED_NODE_ANNOTATION, volumeDecision, type BindingModeOf, type ClaimView } from './volume-binding.ts';
 import { conditionOf, isTerminalPhase, keyOf, splitKey, type Node, type Pod } from './objects.ts';
 import type { Clock } from '../clock.ts';
@@ -52,8 +52,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
     for (const k of unschedulable) worker.add(k);
   };
 
-  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
-    kc: api.kc,
+  const pods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
     list: listAllPods(api),
     onError: (e) => opts.onError?.('scheduler pod informer', e),
@@ -72,8 +71,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
       worker.add(key);
     },
   });
-  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
-    kc: api.kc,
+  const nodes: Informer<Node> = api.informers.informer<Node>({
     path: '/api/v1/nodes',
     list: listNodes(api),
     onError: (e) => opts.onError?.('scheduler node informer', e),
@@ -81,15 +79,13 @@ export async function startScheduler(opts: SchedulerOptions): Promise<Scheduler>
   });
 
   // Claims and classes, for the volume-binding step (volume-binding.ts).
-  const claims: WatchedCache<ClaimView & Pod> = new WatchedCache<ClaimView & Pod>({
-    kc: api.kc,
+  const claims: Informer<ClaimView & Pod> = api.informers.informer<ClaimView & Pod>({
     path: '/api/v1/persistentvolumeclaims',
     list: async () => (await api.core.listPersistentVolumeClaimForAllNamespaces()) as never,
     onError: (e) => opts.onError?.('scheduler claim informer', e),
     onEvent: () => retryUnschedulable(),
   });
-  const classes: WatchedCache<Pod & { volumeBindingMode?: string }> = new WatchedCache<Pod & { volumeBindingMode?: string }>({
-    kc: api.kc,
+  const classes: Informer<Pod & { volumeBindingMode?: string }> = api.informers.informer<Pod & { volumeBindingMode?: string }>({
     path: '/apis/storage.k8s.io/v1/storageclasses',
     list: async () => (await api.custom.listClusterCustomObject({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' })) as never,
     onError: (e) => opts.onError?.('scheduler storage class informer', e),

@@ -10,12 +10,12 @@
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
-import { LAUNCHER_LABEL, owningVmi } from './launcher-exit.ts';
+import { isLauncherPod, owningVmi } from './launcher-exit.ts';
 import { DEFAULT_MIGRATION_TIMINGS, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
 import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
 import { nextHotplugVolumeStatus } from './hotplug-volumes.ts';
 import { nextInterfaceStatus } from './nic-hotplug.ts';
-import { WatchedCache } from './watched-cache.ts';
+import type { Informer } from './shared-informers.ts';
 import type { ClaimFiles } from './claim-files.ts';
 import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
@@ -69,8 +69,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   const since = new Map<string, number>();
   const timers = new Map<string, ClockTimer>();
 
-  const vmis: WatchedCache<Vmi> = new WatchedCache<Vmi>({
-    kc: api.kc,
+  const vmis: Informer<Vmi> = api.informers.informer<Vmi>({
     path: '/apis/kubevirt.io/v1/virtualmachineinstances',
     list: listAllVmis(api),
     onError: (e) => opts.onError?.('virt-handler vmi informer', e),
@@ -79,12 +78,12 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       worker.add(keyOf(vmi));
     },
   });
-  const selector = `${LAUNCHER_LABEL.key}=${LAUNCHER_LABEL.value}`;
-  const pods: WatchedCache<Pod> = new WatchedCache<Pod>({
-    kc: api.kc,
+  // Launcher pods only, picked out of the node side's one pod watch (the kubelet's and the
+  // scheduler's) rather than a watch of their own: each pod event is then parsed once here.
+  const pods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
-    labelSelector: selector,
-    list: listAllPods(api, selector),
+    where: isLauncherPod,
+    list: listAllPods(api),
     onError: (e) => opts.onError?.('virt-handler pod informer', e),
     onEvent: (_event, pod) => {
       const owner = owningVmi(pod);
@@ -98,8 +97,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       },
     },
   });
-  const nodes: WatchedCache<Node> = new WatchedCache<Node>({
-    kc: api.kc,
+  const nodes: Informer<Node> = api.informers.informer<Node>({
     path: '/api/v1/nodes',
     list: listNodes(api),
     onError: (e) => opts.onError?.('virt-handler node informer', e),

@@ -18,6 +18,7 @@
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from './objects.ts';
+import { ObjectIndexes, type IndexFunctions } from './object-indexes.ts';
 
 /**
  * The longest wait before re-watching after a watch ended cleanly: short enough that a dropped
@@ -53,7 +54,7 @@ export interface WatchedCacheOptions<T extends KubeObject> {
    * is found under (e.g. the uid of its owning VMI). {@link WatchedCache.byIndex} reads them, so
    * "the pods of this VMI" costs the pods found, not a scan of every pod.
    */
-  indexes?: Record<string, (obj: T) => readonly string[]>;
+  indexes?: IndexFunctions<T>;
 }
 
 /** A started, self-healing informer with a read-only cache. */
@@ -66,14 +67,12 @@ export class WatchedCache<T extends KubeObject> {
   #synced = false;
   /** How many times the informer had to be restarted after an error. */
   restarts = 0;
-  /** index name → value → object key → object. */
-  readonly #index = new Map<string, Map<string, Map<string, T>>>();
-  /** index name → object key → the values it is indexed under now. */
-  readonly #indexed = new Map<string, Map<string, readonly string[]>>();
+  readonly #indexes: ObjectIndexes<T> | undefined;
 
   constructor(opts: WatchedCacheOptions<T>) {
     this.#opts = opts;
     this.#delayMs = opts.restartDelayMs ?? 100;
+    this.#indexes = opts.indexes ? new ObjectIndexes(opts.indexes, `WatchedCache ${opts.path}`) : undefined;
     const list = async () => {
       const l = await opts.list();
       this.#synced = true;
@@ -84,7 +83,7 @@ export class WatchedCache<T extends KubeObject> {
     // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
     // stop() and may still deliver events afterwards (kube-api.md §1.4).
     const forward = (event: CacheEvent) => (obj: KubernetesObject) => {
-      this.#reindex(event, obj as unknown as T);
+      this.#indexes?.update(event, obj as unknown as T);
       if (!this.#stopped) opts.onEvent(event, obj as unknown as T);
     };
     this.#informer.on('add', forward('add'));
@@ -126,37 +125,8 @@ export class WatchedCache<T extends KubeObject> {
 
   /** The cached objects found under `value` in index `name` (declared in the options). */
   byIndex(name: string, value: string): readonly T[] {
-    if (!this.#opts.indexes?.[name]) throw new Error(`WatchedCache ${this.#opts.path}: no index ${name}`);
-    const found = this.#index.get(name)?.get(value);
-    return found ? [...found.values()] : [];
-  }
-
-  #reindex(event: CacheEvent, obj: T): void {
-    const indexes = this.#opts.indexes;
-    if (!indexes) return;
-    const key = `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-    for (const [name, valuesOf] of Object.entries(indexes)) {
-      let byValue = this.#index.get(name);
-      if (!byValue) this.#index.set(name, (byValue = new Map()));
-      let current = this.#indexed.get(name);
-      if (!current) this.#indexed.set(name, (current = new Map()));
-      for (const v of current.get(key) ?? []) {
-        const set = byValue.get(v);
-        set?.delete(key);
-        if (set?.size === 0) byValue.delete(v);
-      }
-      if (event === 'delete') {
-        current.delete(key);
-        continue;
-      }
-      const values = valuesOf(obj);
-      current.set(key, values);
-      for (const v of values) {
-        let set = byValue.get(v);
-        if (!set) byValue.set(v, (set = new Map()));
-        set.set(key, obj);
-      }
-    }
+    if (!this.#indexes) throw new Error(`WatchedCache ${this.#opts.path}: no index ${name}`);
+    return this.#indexes.byIndex(name, value);
   }
 
   #restartLater(err: unknown): void {
