@@ -51,16 +51,18 @@ interface Walk {
 }
 
 /**
- * Removes from `obj` (in place) every field its schema does not declare and reports them;
- * `duplicates` (paths repeated in the body) are woven into `inOrder` where the decoder would
- * meet them. Kinds without a schema are left alone.
+ * Removes from `obj` every field its schema does not declare and reports them; `duplicates`
+ * (paths repeated in the body) are woven into `inOrder` where the decoder would meet them. Kinds
+ * without a schema are left alone. `obj` itself is changed in place, but nothing below it: a
+ * nested object or list that loses a field is replaced by a copy without it, so a patched object
+ * may share its subtrees with the stored one (merge-patch.ts).
  */
 export function pruneUnknownFields(schemas: SchemaIndex, res: ResourceInfo, obj: Record<string, unknown>, duplicates: readonly string[] = []): FieldScan {
   const scan: FieldScan = { unknown: [], inOrder: [] };
   const root = schemas.of(res);
   if (!root) return scan;
   const walk: Walk = { schemas, duplicates: new Set(duplicates), scan };
-  visit(walk, root, obj, '', !res.builtin);
+  visit(walk, root, obj, '', !res.builtin, true);
   return scan;
 }
 
@@ -145,46 +147,65 @@ function noteDuplicatesUnder(w: Walk, path: string): void {
 }
 
 /**
- * One value against its schema. `structural` is true inside a CRD's own schema, where an object
- * that declares nothing keeps nothing; a `$ref` leads into built-in types, where such an object
- * (RawExtension, FieldsV1) is free-form.
+ * One value against its schema; answers the value pruned — `value` itself when nothing under it
+ * was, else a copy (or, with `inPlace`, `value` changed). `structural` is true inside a CRD's own
+ * schema, where an object that declares nothing keeps nothing; a `$ref` leads into built-in
+ * types, where such an object (RawExtension, FieldsV1) is free-form.
  */
-function visit(w: Walk, schema: Schema | undefined, value: unknown, path: string, structural: boolean): void {
-  if (!schema) return;
+function visit(w: Walk, schema: Schema | undefined, value: unknown, path: string, structural: boolean, inPlace = false): unknown {
+  if (!schema) return value;
   const viaRef = typeof schema.$ref === 'string' || (Array.isArray(schema.allOf) && schema.allOf.some((s) => typeof s.$ref === 'string'));
   const s = w.schemas.resolve(schema);
-  if (!s) return;
+  if (!s) return value;
   const strict = structural && !viaRef;
   if (Array.isArray(value)) {
-    if (s.items) value.forEach((item, i) => visit(w, s.items, item, fieldPath(path, i), strict));
-    return;
+    if (!s.items) return value;
+    let out = value;
+    value.forEach((item, i) => {
+      const pruned = visit(w, s.items, item, fieldPath(path, i), strict);
+      if (pruned === item) return;
+      if (out === value) out = [...value];
+      out[i] = pruned;
+    });
+    return out;
   }
-  if (!isObject(value) || s['x-kubernetes-int-or-string']) return;
+  if (!isObject(value) || s['x-kubernetes-int-or-string']) return value;
   const props = s.properties;
   const addl = s.additionalProperties;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
   const embedded = s['x-kubernetes-embedded-resource'] === true;
   // Built-in free-form objects, and anything a CRD declares as such, keep what they hold.
-  if (!props && addl === undefined && !embedded && (!strict || preserve || s.type !== 'object')) return;
+  if (!props && addl === undefined && !embedded && (!strict || preserve || s.type !== 'object')) return value;
+  let out = value;
+  const own = () => (out === value && !inPlace ? (out = { ...value }) : out);
   for (const key of Object.keys(value)) {
     const p = fieldPath(path, key);
+    let child: Schema | undefined;
+    let childStructural = strict;
     if (embedded && (key === 'apiVersion' || key === 'kind')) {
       noteDuplicate(w, p);
+      continue;
     } else if (embedded && key === 'metadata') {
       noteDuplicate(w, p);
-      visit(w, OBJECT_META, value[key], p, false);
+      child = OBJECT_META;
+      childStructural = false;
     } else if (props?.[key]) {
       noteDuplicate(w, p);
-      visit(w, props[key], value[key], p, strict);
+      child = props[key];
     } else if (isObject(addl)) {
       noteDuplicate(w, p);
-      visit(w, addl as Schema, value[key], p, strict);
+      child = addl as Schema;
     } else if (addl === true || preserve) {
       noteDuplicatesUnder(w, p);
+      continue;
     } else {
       w.scan.unknown.push(p);
       w.scan.inOrder.push(`unknown field ${JSON.stringify(p)}`);
-      delete value[key];
+      delete own()[key];
+      continue;
     }
+    const pruned = visit(w, child, value[key], p, childStructural);
+    if (pruned !== value[key]) own()[key] = pruned;
   }
+  return out;
 }

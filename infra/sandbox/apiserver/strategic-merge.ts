@@ -40,12 +40,12 @@ function strip(v: unknown): unknown {
   return out;
 }
 
-/** `target` is the caller's own copy: merged in place. */
-function mergeList(target: unknown[], patch: unknown[], key: string): unknown[] {
+/** A new list: `target` (left as it is) with `patch` merged in by `key`. */
+function mergeList(target: readonly unknown[], patch: unknown[], key: string): unknown[] {
   if (patch.some((p) => isObject(p) && p.$patch === 'replace')) {
     return patch.filter((p) => !(isObject(p) && p.$patch === 'replace')).map(strip);
   }
-  const out = target;
+  const out = [...target];
   for (const p of patch) {
     if (!isObject(p)) {
       out.push(p);
@@ -67,11 +67,11 @@ function orderBy(list: unknown[], order: unknown[], key: string | undefined): un
   return [...ranked, ...list.filter((x) => !wanted.includes(id(x)))];
 }
 
-/** `target` is the caller's own copy (or undefined): merged in place. */
+/** A new object: `target` (left as it is, or undefined) with `patch` merged in. */
 function mergeObject(target: Obj | undefined, patch: Obj): Obj | undefined {
   if (patch.$patch === 'delete') return undefined;
   if (patch.$patch === 'replace') return strip(patch) as Obj;
-  const out: Obj = isObject(target) ? target : {};
+  const out: Obj = isObject(target) ? { ...target } : {};
   if (Array.isArray(patch.$retainKeys)) {
     for (const k of Object.keys(out)) if (!patch.$retainKeys.includes(k)) delete out[k];
   }
@@ -103,8 +103,11 @@ function mergeObject(target: Obj | undefined, patch: Obj): Obj | undefined {
   return out;
 }
 
-/** Applies a strategic merge patch to a copy of `target` (an object): one deep copy, merged in place. */
+/**
+ * Applies a strategic merge patch to `target` (an object) without changing it: the result is new
+ * along the paths the patch names and shares every other subtree with `target`.
+ */
 export function applyStrategicMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return clone(patch);
-  return mergeObject(isObject(target) ? clone(target) : {}, patch) ?? {};
+  return mergeObject(isObject(target) ? target : {}, patch) ?? {};
 }

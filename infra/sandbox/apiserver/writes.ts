@@ -19,6 +19,11 @@ import { clone, isObject, jsonEqual, type KubeObject } from './types.ts';
 
 const MAX_NAME_ATTEMPTS = 8;
 
+/**
+ * The request's object, typed from the URL. `body` is the caller's to give away (the HTTP edge's
+ * freshly decoded JSON, an object built for the call): it becomes the object written, without a
+ * copy, so nothing may hold it or change it afterwards.
+ */
 function asObject(scope: Scope, body: unknown): KubeObject {
   if (!isObject(body)) throw badRequest('the body of the request was not a JSON object');
   // Custom resources decode as unstructured objects, which need their type in the body (built-in
@@ -30,7 +35,7 @@ function asObject(scope: Scope, body: unknown): KubeObject {
       throw badRequest(`the object provided is unrecognized (must be of type ${scope.res.kind}): Object '${missing}' is missing in '${json}' (${json.slice(0, 30)} ...)`);
     }
   }
-  const obj = clone(body) as KubeObject;
+  const obj = body as KubeObject;
   if (!isObject(obj.metadata)) obj.metadata = {};
   obj.apiVersion = apiVersionOf(scope.res);
   obj.kind = scope.res.kind;
@@ -84,8 +89,10 @@ export function admitNamespace(core: Core, scope: Scope): void {
 
 /** POST a new object. */
 export function createObject(core: Core, scope: Scope, body: unknown, text?: string): KubeObject {
+  // The decoder's wording names the kind and version as sent, which asObject then overwrites.
+  const wrap = decodeError(scope.res, isObject(body) ? body : {});
   const obj = asObject(scope, body);
-  validateFields(core, scope, obj, 'body', text, decodeError(scope.res, body as Record<string, unknown>));
+  validateFields(core, scope, obj, 'body', text, wrap);
   const md = obj.metadata;
   if (scope.res.namespaced) {
     if (md.namespace && md.namespace !== scope.namespace) {
@@ -206,8 +213,9 @@ function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {
 
 /** PUT an object or its /status. */
 export function updateObject(core: Core, scope: Scope, name: string, body: unknown, subresource?: string, text?: string): KubeObject {
+  const wrap = decodeError(scope.res, isObject(body) ? body : {});
   const incoming = asObject(scope, body);
-  validateFields(core, scope, incoming, 'body', text, decodeError(scope.res, body as Record<string, unknown>));
+  validateFields(core, scope, incoming, 'body', text, wrap);
   if (incoming.metadata.name !== undefined && incoming.metadata.name !== name) {
     throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
   }
