@@ -63,8 +63,12 @@ export class FieldSet {
     for (const [e, c] of other.children) this.child(e).addAll(c);
   }
 
-  /** A new set with the members of this one that `other` lacks. */
+  /**
+   * The members of this set that `other` lacks: this set itself when they share no member (sets
+   * are not changed once built, so callers may hold the answer as they would a copy), else a new one.
+   */
   difference(other: FieldSet): FieldSet {
+    if (!this.#sharesMember(other)) return this;
     const out = new FieldSet();
     out.member = this.member && !other.member;
     for (const [e, c] of this.children) {
@@ -73,6 +77,17 @@ export class FieldSet {
       if (!d.empty()) out.children.set(e, d);
     }
     return out;
+  }
+
+  /** True when some path is a member of both (walks only the paths both have). */
+  #sharesMember(other: FieldSet): boolean {
+    if (this.member && other.member) return true;
+    const [small, large] = this.children.size <= other.children.size ? [this, other] : [other, this];
+    for (const [e, c] of small.children) {
+      const o = large.children.get(e);
+      if (o && c.#sharesMember(o)) return true;
+    }
+    return false;
   }
 
   /** A new set with the members in both. */
@@ -110,13 +125,33 @@ export class FieldSet {
   /** The FieldsV1 JSON object (`{"f:spec":{"f:replicas":{}}}`), elements sorted as upstream serialises them. */
   toFieldsV1(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const e of [...this.children.keys()].sort(compareElements)) {
-      const c = this.children.get(e)!;
-      if (c.empty()) continue;
-      const body = c.toFieldsV1();
-      out[e] = c.member && Object.keys(body).length > 0 ? { '.': {}, ...body } : body;
-    }
+    this.#writeChildren(out);
     return out;
+  }
+
+  /**
+   * Writes the non-empty children into `out` in one pass (a member with children as
+   * `{".": {}, …}`, without children as `{}`); true when it wrote any.
+   */
+  #writeChildren(out: Record<string, unknown>): boolean {
+    const elements = [...this.children.keys()];
+    if (elements.length > 1) elements.sort(compareElements);
+    let wrote = false;
+    for (const e of elements) {
+      const c = this.children.get(e)!;
+      if (c.member) {
+        const body: Record<string, unknown> = { '.': {} };
+        out[e] = c.#writeChildren(body) ? body : {};
+        wrote = true;
+      } else {
+        const body: Record<string, unknown> = {};
+        if (c.#writeChildren(body)) {
+          out[e] = body;
+          wrote = true;
+        }
+      }
+    }
+    return wrote;
   }
 
   /** Reads a FieldsV1 object. */

@@ -51,6 +51,16 @@ export function managerOf(q: URLSearchParams, req: IncomingMessage): string {
   return [...product].filter((c) => /\P{C}/u.test(c)).join('').slice(0, 129) || 'unknown';
 }
 
+/**
+ * The `fieldsV1` objects {@link encodeManagedFields} wrote, and for each set decoded from one of
+ * them that object: a write leaves most entries as they were, and an entry whose set is still the
+ * one decoded (FieldSet.difference answers the set itself when it removes nothing) is written
+ * back as the same object instead of being encoded again. Only our own encoding is reused: what a
+ * client sent is re-encoded (sorted, normalised) as before.
+ */
+const encoded = new WeakSet<object>();
+const decodedFrom = new WeakMap<FieldSet, Record<string, unknown>>();
+
 /** Reads `metadata.managedFields` (anything malformed reads as no entry). */
 export function decodeManagedFields(list: unknown): Managers {
   const out: Managers = new Map();
@@ -60,6 +70,7 @@ export function decodeManagedFields(list: unknown): Managers {
     const { fieldsV1, fieldsType: _t, ...entry } = raw as ManagedFieldsEntry;
     const id = managerId(entry);
     const set = FieldSet.fromFieldsV1(fieldsV1);
+    if (isObject(fieldsV1) && encoded.has(fieldsV1)) decodedFrom.set(set, fieldsV1);
     const prev = out.get(id);
     out.set(id, { entry, set: prev ? prev.set.union(set) : set });
   }
@@ -80,7 +91,8 @@ export function encodeManagedFields(managers: Managers): ManagedFieldsEntry[] | 
     if (entry.apiVersion !== undefined) out.apiVersion = entry.apiVersion;
     if (entry.time !== undefined) out.time = entry.time;
     out.fieldsType = 'FieldsV1';
-    out.fieldsV1 = set.toFieldsV1();
+    out.fieldsV1 = decodedFrom.get(set) ?? set.toFieldsV1();
+    encoded.add(out.fieldsV1);
     if (entry.subresource) out.subresource = entry.subresource;
     return out;
   });

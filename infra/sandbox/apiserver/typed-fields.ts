@@ -154,6 +154,9 @@ export class Typed {
   }
 
   private cmp(out: { added: FieldSet; modified: FieldSet; removed: FieldSet }, path: string[], schema: Schema | undefined, a: unknown, b: unknown): void {
+    // The same value on both sides (a patched object shares what the patch left alone with the
+    // stored one, merge-patch.ts): nothing under it changed.
+    if (a === b) return;
     const leaf = (): void => {
       if (a === undefined && b !== undefined) out.added.insert(path);
       else if (a !== undefined && b === undefined) out.removed.insert(path);
