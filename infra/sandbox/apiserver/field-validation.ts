@@ -147,6 +147,18 @@ function noteDuplicatesUnder(w: Walk, path: string): void {
 }
 
 /**
+ * Values (objects and lists) a walk found nothing to prune in, with the resolved schema it walked
+ * them under — one map for a CRD's own structural schema, one for the rest. A patched object shares
+ * everything the patch left alone with the stored object, which was pruned when it was written:
+ * those subtrees are not walked again. The stored objects are immutable (store.ts), and what the
+ * server adds to a request's object after pruning (defaults, metadata) are declared fields; a
+ * changed schema is a new schema object, so it walks everything again. Not used when the body has
+ * repeated keys, whose reports need the walk.
+ */
+const cleanStructural = new WeakMap<object, Schema>();
+const cleanTyped = new WeakMap<object, Schema>();
+
+/**
  * One value against its schema; answers the value pruned — `value` itself when nothing under it
  * was, else a copy (or, with `inPlace`, `value` changed). `structural` is true inside a CRD's own
  * schema, where an object that declares nothing keeps nothing; a `$ref` leads into built-in
@@ -158,18 +170,29 @@ function visit(w: Walk, schema: Schema | undefined, value: unknown, path: string
   const s = w.schemas.resolve(schema);
   if (!s) return value;
   const strict = structural && !viaRef;
-  if (Array.isArray(value)) {
-    if (!s.items) return value;
-    let out = value;
-    value.forEach((item, i) => {
-      const pruned = visit(w, s.items, item, fieldPath(path, i), strict);
-      if (pruned === item) return;
-      if (out === value) out = [...value];
-      out[i] = pruned;
-    });
-    return out;
-  }
-  if (!isObject(value) || s['x-kubernetes-int-or-string']) return value;
+  if (typeof value !== 'object' || value === null) return value;
+  const clean = strict ? cleanStructural : cleanTyped;
+  const memo = !inPlace && w.duplicates.size === 0;
+  if (memo && clean.get(value) === s) return value;
+  const out = Array.isArray(value) ? visitList(w, s, value, path, strict) : visitObject(w, s, value as Record<string, unknown>, path, strict, inPlace);
+  if (memo && out === value) clean.set(value, s);
+  return out;
+}
+
+function visitList(w: Walk, s: Schema, value: unknown[], path: string, strict: boolean): unknown[] {
+  if (!s.items) return value;
+  let out = value;
+  value.forEach((item, i) => {
+    const pruned = visit(w, s.items, item, fieldPath(path, i), strict);
+    if (pruned === item) return;
+    if (out === value) out = [...value];
+    out[i] = pruned;
+  });
+  return out;
+}
+
+function visitObject(w: Walk, s: Schema, value: Record<string, unknown>, path: string, strict: boolean, inPlace: boolean): Record<string, unknown> {
+  if (s['x-kubernetes-int-or-string']) return value;
   const props = s.properties;
   const addl = s.additionalProperties;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;

@@ -32,14 +32,25 @@ function pointer(path: string): string[] {
   return path.slice(1).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
-/** Parent container and last token of a path (throws 422 when the parent is missing). */
-function parentOf(doc: unknown, tokens: string[], path: string): { parent: Record<string, unknown> | unknown[]; key: string } {
+/**
+ * Parent container and last token of a path (throws 422 when the parent is missing). Every
+ * container on the way is made the patch's own first — copied once, the copy put in its parent —
+ * so that changing the parent leaves the document patched unchanged.
+ */
+function parentOf(doc: unknown, tokens: string[], path: string, owned: WeakSet<object>): { parent: Record<string, unknown> | unknown[]; key: string } {
   let cur: unknown = doc;
   for (const t of tokens.slice(0, -1)) {
-    if (Array.isArray(cur)) cur = cur[Number(t)];
-    else if (isObject(cur)) cur = cur[t];
-    else cur = undefined;
-    if (cur === undefined) throw patchRejected(`doc is missing path: "${path}": missing value`);
+    let next: unknown;
+    if (Array.isArray(cur)) next = cur[Number(t)];
+    else if (isObject(cur)) next = cur[t];
+    if (next === undefined) throw patchRejected(`doc is missing path: "${path}": missing value`);
+    if ((Array.isArray(next) || isObject(next)) && !owned.has(next)) {
+      next = Array.isArray(next) ? [...next] : { ...next };
+      owned.add(next as object);
+      if (Array.isArray(cur)) cur[Number(t)] = next;
+      else (cur as Record<string, unknown>)[t] = next;
+    }
+    cur = next;
   }
   if (!Array.isArray(cur) && !isObject(cur)) throw patchRejected(`doc is missing path: "${path}": missing value`);
   return { parent: cur, key: tokens[tokens.length - 1]! };
@@ -62,18 +73,18 @@ function read(doc: unknown, path: string): unknown {
   return cur;
 }
 
-function add(doc: unknown, path: string, value: unknown): unknown {
+function add(doc: unknown, path: string, value: unknown, owned: WeakSet<object>): unknown {
   const tokens = pointer(path);
   if (tokens.length === 0) return value;
-  const { parent, key } = parentOf(doc, tokens, path);
+  const { parent, key } = parentOf(doc, tokens, path, owned);
   if (Array.isArray(parent)) parent.splice(index(parent, key, path, true), 0, value);
   else parent[key] = value;
   return doc;
 }
 
-function remove(doc: unknown, path: string): unknown {
+function remove(doc: unknown, path: string, owned: WeakSet<object>): unknown {
   const tokens = pointer(path);
-  const { parent, key } = parentOf(doc, tokens, path);
+  const { parent, key } = parentOf(doc, tokens, path, owned);
   if (Array.isArray(parent)) parent.splice(index(parent, key, path, false), 1);
   else {
     if (!Object.hasOwn(parent, key)) throw patchRejected(`Unable to remove nonexistent key: ${key}: missing value`);
@@ -82,16 +93,23 @@ function remove(doc: unknown, path: string): unknown {
   return doc;
 }
 
-/** Applies a JSON patch body to a copy of `doc`. */
+/**
+ * Applies a JSON patch body to `doc` without changing it: the result is new along the paths the
+ * operations touch and shares every other subtree with `doc` (stored objects are immutable).
+ */
 export function applyJsonPatch<T>(doc: T, body: unknown): T {
-  let out: unknown = clone(doc);
-  for (const op of decode(body)) {
+  const ops = decode(body);
+  // The root is the patch's own from the start; values put in are copies of the patch's.
+  const owned = new WeakSet<object>();
+  let out: unknown = Array.isArray(doc) ? [...doc] : isObject(doc) ? { ...doc } : doc;
+  if (typeof out === 'object' && out !== null) owned.add(out);
+  for (const op of ops) {
     switch (op.op) {
       case 'add':
-        out = add(out, op.path, clone(op.value));
+        out = add(out, op.path, clone(op.value), owned);
         break;
       case 'remove':
-        out = remove(out, op.path);
+        out = remove(out, op.path, owned);
         break;
       case 'replace': {
         const tokens = pointer(op.path);
@@ -99,7 +117,7 @@ export function applyJsonPatch<T>(doc: T, body: unknown): T {
           out = clone(op.value);
           break;
         }
-        const { parent, key } = parentOf(out, tokens, op.path);
+        const { parent, key } = parentOf(out, tokens, op.path, owned);
         if (Array.isArray(parent)) parent[index(parent, key, op.path, false)] = clone(op.value);
         else {
           if (!Object.hasOwn(parent, key)) throw patchRejected(`replace operation does not apply: doc is missing key: ${op.path}: missing value`);
@@ -112,8 +130,8 @@ export function applyJsonPatch<T>(doc: T, body: unknown): T {
         if (typeof op.from !== 'string') throw patchRejected(`Unable to ${op.op}: missing from`);
         const v = read(out, op.from);
         if (v === undefined) throw patchRejected(`doc is missing from path: "${op.from}": missing value`);
-        if (op.op === 'move') out = remove(out, op.from);
-        out = add(out, op.path, clone(v));
+        if (op.op === 'move') out = remove(out, op.from, owned);
+        out = add(out, op.path, clone(v), owned);
         break;
       }
       case 'test': {
