@@ -124,8 +124,9 @@ describe('virt-reconciler diagnose on the sandbox', () => {
     await until('queues idle', () => queueIdle(s, ['vm', 'vmi']));
     s.sandbox.apiServer.faults.failNext(409, 4, { verb: 'patch', resource: 'virtualmachineinstances', identity: RUNTIME });
     s.sandbox.apiServer.faults.failNext(409, 4, { verb: 'update', resource: 'virtualmachineinstances', identity: RUNTIME });
-    // act: a label change wakes the controller; its status writes keep losing.
-    await s.kube.patch(VMIS, NS, 'contended', { type: 'merge', body: { metadata: { labels: { poke: '1' } }, status: { phase: 'Scheduled' } } });
+    // act: a stale launcher image version is a field only the controller writes (the node side
+    // would put a phase back first), so the controller must write; its status writes keep losing.
+    await s.kube.patch(VMIS, NS, 'contended', { type: 'merge', body: { metadata: { labels: { poke: '1' } }, status: { launcherContainerImageVersion: 'stale' } } });
     await until('conflicts used up', () => s.sandbox.apiServer.faults.remaining() <= 4);
     await until('queues idle', () => queueIdle(s, ['vm', 'vmi']));
     s.sandbox.apiServer.faults.clear();
