@@ -29,11 +29,11 @@ export function say(line: string): void {
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** The API server's request counts of these verbs, by `identity verb resource`. */
-function requestTotals(counts: readonly RequestCount[], verbs: readonly string[]): Record<string, number> {
+/** Request counts summed by identity, verb and resource; `verbs` undefined = every verb. */
+function requestTotals(counts: readonly RequestCount[], verbs: readonly string[] | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const c of counts) {
-    if (!verbs.includes(c.verb)) continue;
+    if (verbs && !verbs.includes(c.verb)) continue;
     const k = `${c.identity} ${c.verb} ${c.resource}`;
     out[k] = (out[k] ?? 0) + c.count;
   }
@@ -302,6 +302,9 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
         // Every identity's lists and watches as the API server counted them (the node side, the
         // relay and the bench too): a relist of a whole collection shows here.
         listsAndWatches: perVmi(requestTotals(countersAfter, ['list', 'watch']), requestTotals(countersBefore, ['list', 'watch']), N, 12),
+        // Everything the API server served per VMI, by identity, verb and resource: the cluster's
+        // load from each side (the system under test, the node side, the bench's own creates).
+        serverRequests: perVmi(requestTotals(countersAfter, undefined), requestTotals(countersBefore, undefined), N, 25),
       },
       sandboxPlacement: cluster.placement,
       // With the cluster in a process of its own, each process has its own profile (and core).
