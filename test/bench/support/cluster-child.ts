@@ -10,6 +10,7 @@ import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
+import { retainedHeapBytes } from './retained-heap.ts';
 
 /** What the benchmark asks of its cluster. */
 export interface ClusterSpec {
@@ -40,7 +41,7 @@ export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): 
 /** Parent → child. */
 export type ChildRequest =
   | { type: 'start'; id: number; spec: ClusterSpec }
-  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'cpu' | 'stop'; id: number };
+  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'heap' | 'cpu' | 'stop'; id: number };
 
 /** Child → parent. */
 export type ChildMessage =
@@ -89,6 +90,8 @@ async function serve(): Promise<void> {
       }
       case 'rss':
         return process.memoryUsage().rss;
+      case 'heap':
+        return retainedHeapBytes();
       case 'cpu': {
         // CPU time used so far (user + system), µs: unlike a sampled profile's busy share, not
         // inflated by waiting for a core the machine's other work holds.

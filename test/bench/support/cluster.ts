@@ -40,6 +40,8 @@ export interface BenchCluster {
   readonly pauses?: { start(): Promise<void>; stop(): Promise<PauseFigures> };
   /** Its process's resident memory, bytes (child process only). */
   rssBytes?(): Promise<number>;
+  /** The JS heap retained after a full GC (retained-heap.ts). */
+  heapBytes?(): Promise<number>;
   /** Its process's CPU time so far (user + system), µs (child process only). */
   cpuMicros?(): Promise<number>;
   stop(): Promise<void>;
@@ -164,6 +166,7 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
       stop: () => ask<PauseFigures>({ type: 'pauses-stop' }),
     },
     rssBytes: () => ask<number>({ type: 'rss' }),
+    heapBytes: () => ask<number>({ type: 'heap' }),
     cpuMicros: () => ask<number>({ type: 'cpu' }),
     stop() {
       stopRequested = true;

@@ -10,6 +10,7 @@ import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';
 import { startCluster, type BenchCluster } from './cluster.ts';
 import { startSystem, type RunningSystem, type SystemName } from './systems.ts';
 import { CONTROLLER_IDENTITY, createVmis, percentile, USER_IDENTITY, vmiNames, VmiTracker, waitUntil, type VmiMilestones } from './vmi-run.ts';
+import { retainedHeapBytes } from './retained-heap.ts';
 
 /**
  * Steady-rate creates per second (BENCH_RATE, default 10): well below what either system
@@ -217,6 +218,9 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
   // Resident memory before the creates, once the system has started: what the run adds is per VMI.
   const rssBefore = process.memoryUsage().rss;
   const clusterRssBefore = await cluster.rssBytes?.();
+  // The heap retained after a full GC, only when memory is reported (a forced GC is a pause).
+  const heapBefore = opts.untilRunning ? retainedHeapBytes() : 0;
+  const clusterHeapBefore = opts.untilRunning ? await cluster.heapBytes?.() : undefined;
   try {
     const names = vmiNames('burst', N);
     await profiler.start();
@@ -245,6 +249,8 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
       const pipelineRss = process.memoryUsage().rss;
       const clusterRss = await cluster.rssBytes?.();
+      const pipelineHeap = retainedHeapBytes();
+      const clusterHeap = await cluster.heapBytes?.();
       const toRunningCpu = process.cpuUsage(cpuBefore);
       const clusterCpuRunning = await cluster.cpuMicros?.();
       const atRunning = controllerFigures(sys.metrics);
@@ -259,9 +265,15 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
           apiCallsByController: perVmi(atRunning.calls, before.calls, N),
           reconcilesByController: perVmi(atRunning.reconciles, before.reconciles, N),
         },
-        // Resident memory the run added, per VMI: the system under test's process and the cluster's.
+        // Memory per VMI, the system under test's process and the cluster's: the JS heap retained
+        // after a full GC that the run added (what each VMI holds), and resident memory. The
+        // system's RSS before the run still holds the earlier benchmarks' freed heap (one process
+        // runs every file), so its RSS difference is not a per-VMI figure; the cluster's process
+        // is fresh, so its is.
+        pipelineHeapKbPerVmi: round((pipelineHeap - heapBefore) / 1024 / N, 1),
         pipelineRssMb: round(pipelineRss / 2 ** 20, 1),
-        pipelineKbPerVmi: round((pipelineRss - rssBefore) / 1024 / N, 1),
+        pipelineRssKbPerVmi: round((pipelineRss - rssBefore) / 1024 / N, 1),
+        ...(clusterHeap !== undefined && clusterHeapBefore !== undefined ? { clusterHeapKbPerVmi: round((clusterHeap - clusterHeapBefore) / 1024 / N, 1) } : {}),
         ...(clusterRss !== undefined && clusterRssBefore !== undefined ? { clusterRssMb: round(clusterRss / 2 ** 20, 1), clusterKbPerVmi: round((clusterRss - clusterRssBefore) / 1024 / N, 1) } : {}),
       };
     }
