@@ -119,11 +119,12 @@ export async function run(): Promise<Record<string, unknown>> {
   }
   const latency = pairs[0]!;
   // Burst rounds: N, then the reference size (the flatness of VMIs/s and API call p50 in N).
-  const rounds: { big: Record<string, Burst>; small: Record<string, Burst> }[] = [];
+  type Round = { order: readonly string[]; big: Record<string, Burst>; small: Record<string, Burst> };
+  const rounds: Round[] = [];
   for (let i = 0; i < Math.max(1, BURST_ROUNDS); i++) {
     if (BURST_ROUNDS > 1) say(`burst round ${i + 1}/${BURST_ROUNDS}`);
     const order = i % 2 === 0 ? SYSTEMS : [...SYSTEMS].reverse();
-    const one: { big: Record<string, Burst>; small: Record<string, Burst> } = { big: {}, small: {} };
+    const one: Round = { order, big: {}, small: {} };
     for (const sys of order) one.big[sys] = await burstRun(sys, N);
     if (N > N_SMALL) for (const sys of order) one.small[sys] = await burstRun(sys, N_SMALL);
     rounds.push(one);
@@ -145,8 +146,8 @@ export async function run(): Promise<Record<string, unknown>> {
   };
   const rate = (r: Record<string, Burst>, sys: string) => r[sys]?.vmisPerSecondScheduled;
   const p50 = (r: Record<string, Burst>, sys: string) => r[sys]?.breakdown.apiCallP50Ms;
-  const burstRounds = rounds.map((r, i) => ({
-    order: i % 2 === 0 ? SYSTEMS : [...SYSTEMS].reverse(),
+  const burstRounds = rounds.map((r) => ({
+    order: r.order,
     vmisPerSecond: Object.fromEntries(SYSTEMS.map((sys) => [sys, rate(r.big, sys)])),
     vmisPerSecondSmall: Object.fromEntries(SYSTEMS.map((sys) => [sys, rate(r.small, sys)])),
     apiCallP50Ms: Object.fromEntries(SYSTEMS.map((sys) => [sys, p50(r.big, sys)])),
