@@ -38,10 +38,14 @@ test('an unschedulable target pod is deleted after 300 s (sandbox time) and the 
   // assert
   assert.equal(failed.status?.phase, 'Failed');
   const podEntries = c.sandbox.apiServer.audit.query({ resource: 'pods' }).filter((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
-  const createdAt = podEntries.find((e) => e.type === 'ADDED')?.time;
+  // The timeout counts from the pod's creationTimestamp, which has whole seconds (as KubeVirt's
+  // does): the audit entry's own time is up to a second later than that.
+  const added = podEntries.find((e) => e.type === 'ADDED');
+  const stamp = added?.object.metadata.creationTimestamp;
+  const createdAt = typeof stamp === 'string' ? Date.parse(stamp) : undefined;
   const deleted = podEntries.find((e) => e.verb === 'delete' && e.identity === MIGRATION_IDENTITY);
   assert.ok(createdAt !== undefined && deleted, 'the target pod was created, then deleted by the migration function');
-  assert.ok(deleted.time - createdAt >= UNSCHEDULABLE_TIMEOUT_SECONDS * 1000, `deleted after ${(deleted.time - createdAt) / 1000} s of sandbox time`);
+  assert.ok(deleted.time - createdAt >= UNSCHEDULABLE_TIMEOUT_SECONDS * 1000, `deleted ${(deleted.time - createdAt) / 1000} s of sandbox time after its creationTimestamp ${String(stamp)}`);
   assert.ok(deleted.time - createdAt < 900_000, 'by the unschedulable timeout, not the catch-all one');
   const events = eventsOf('pinned-m');
   assert.ok(events.some((e) => e.reason === 'migrationTargetPodUnschedulable'), 'the unschedulable target was reported');
