@@ -20,6 +20,7 @@ import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { ENTRIES, bundleOptions } from '../../scripts/build.ts';
+import { percentile } from './support/stats.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 9);
@@ -43,14 +44,8 @@ function importOnce(file: string): { importMs: number; wallMs: number } {
   return { importMs: Number(r.stdout.toString().trim()), wallMs };
 }
 
-function quantile(values: readonly number[], q: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return Math.round((s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN) * 10) / 10;
-}
-
-function median(values: readonly number[]): number {
-  return quantile(values, 0.5);
-}
+/** The nearest-rank median, to 0.1 ms, as the other percentiles of these figures. */
+const median = (values: readonly number[]) => percentile(values, 0.5);
 
 /** Cold import figures of one bundle (or of the empty module). */
 export interface ImportFigures {
@@ -84,7 +79,7 @@ export function measureColdImports(files: Readonly<Record<string, string>>, runs
   }
   const figures = (s: { importMs: number; wallMs: number }[]): ImportFigures => ({
     coldImportMedianMs: median(s.map((x) => x.importMs)),
-    coldImportP90Ms: quantile(s.map((x) => x.importMs), 0.9),
+    coldImportP90Ms: percentile(s.map((x) => x.importMs), 0.9),
     coldImportRuns: s.map((x) => Math.round(x.importMs)),
     processMedianMs: median(s.map((x) => x.wallMs)),
   });

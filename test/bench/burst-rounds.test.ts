@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { median, medianRuns } from './support/burst-rounds.ts';
+import { medianRuns } from './support/burst-rounds.ts';
+import { median } from './support/stats.ts';
 import { burstRoundsNote } from './report.ts';
 
 describe('burst rounds: medians of rounds, every round kept', () => {

@@ -24,7 +24,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
-import { median, medianRuns } from './support/burst-rounds.ts';
+import { medianRuns } from './support/burst-rounds.ts';
+import { median } from './support/stats.ts';
 import { burstRun, latencyRun, round, say, SYSTEMS } from './support/e2e-runs.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';

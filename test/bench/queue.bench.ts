@@ -11,6 +11,7 @@ import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { keyMessage } from '../queue/conformance.ts';
 import { startLocalSqs } from '../queue/fauxqs.ts';
+import { percentile } from './support/stats.ts';
 
 interface Figures {
   keys: number;
@@ -36,11 +37,6 @@ async function latency(queue: KeyQueue, rounds: number): Promise<{ p50Ms: number
     if (rk) await queue.ack('vmi', rk.receipt);
   }
   return { p50Ms: percentile(ms, 0.5), p99Ms: percentile(ms, 0.99) };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0) * 10) / 10;
 }
 
 async function measure(queue: KeyQueue, keys: number, consumers = 4): Promise<Figures> {

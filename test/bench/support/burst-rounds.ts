@@ -4,13 +4,6 @@
  * is the run that gave that median.
  */
 
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 /** Per system, the run with the median VMIs/s among the rounds (the lower middle of an even count). */
 export function medianRuns<R extends { readonly vmisPerSecondScheduled: number }>(rounds: readonly Record<string, R>[]): Record<string, R> {
   const out: Record<string, R> = {};

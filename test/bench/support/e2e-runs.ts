@@ -9,8 +9,9 @@ import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';
 import { startCluster, type BenchCluster } from './cluster.ts';
 import { startSystem, type RunningSystem, type SystemName } from './systems.ts';
-import { CONTROLLER_IDENTITY, createVmis, percentile, USER_IDENTITY, vmiNames, VmiTracker, waitUntil, type VmiMilestones } from './vmi-run.ts';
+import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil, type VmiMilestones } from './vmi-run.ts';
 import { retainedHeapBytes } from './retained-heap.ts';
+import { percentile } from './stats.ts';
 
 /**
  * Steady-rate creates per second (BENCH_RATE, default 10): well below what either system
@@ -249,10 +250,11 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
       const pipelineRss = process.memoryUsage().rss;
       const clusterRss = await cluster.rssBytes?.();
-      const pipelineHeap = retainedHeapBytes();
-      const clusterHeap = await cluster.heapBytes?.();
       const toRunningCpu = process.cpuUsage(cpuBefore);
       const clusterCpuRunning = await cluster.cpuMicros?.();
+      // After the CPU figures: the forced collections are the measurement's, not the run's.
+      const pipelineHeap = retainedHeapBytes();
+      const clusterHeap = await cluster.heapBytes?.();
       const atRunning = controllerFigures(sys.metrics);
       running = {
         allRunning: runningOk,

@@ -143,12 +143,6 @@ export async function waitUntil(pred: () => boolean, timeoutMs: number, progress
   return true;
 }
 
-/** The p-quantile (0..1) of `values`, rounded to 0.1. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round((sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0) * 10) / 10;
-}
 
 /** `vmi-00001`, … */
 export function vmiNames(prefix: string, n: number): string[] {
