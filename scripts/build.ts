@@ -32,7 +32,7 @@ export const ENTRIES: readonly BundleEntry[] = [
   // The requeue-after forwarder (docs/queue.md): its Lambda entry lives beside the queue code.
   { name: 'timer-forwarder', entry: 'shared/queue/timer-forwarder.ts', lambda: true },
   { name: 'relay', entry: 'functions/relay/main.ts', lambda: false },
-  { name: 'cli', entry: 'infra/cli/main.ts', lambda: false },
+  { name: 'cli', entry: 'cli/main.ts', lambda: false },
 ];
 
 /**

@@ -1,11 +1,11 @@
 /**
- * The real control plane's build (infra/sandbox/real/build.ts) from the command line:
+ * The real control plane's build (sandbox/real/build.ts) from the command line:
  *
  *   node scripts/control-plane.ts build      # npm run control-plane:build
  *   node scripts/control-plane.ts path       # prints the binary's path (building it when needed)
  */
 import { existsSync } from 'node:fs';
-import { binaryPath, ensureBuilt } from '../infra/sandbox/real/build.ts';
+import { binaryPath, ensureBuilt } from '../sandbox/real/build.ts';
 
 const cmd = process.argv[2] ?? 'build';
 try {

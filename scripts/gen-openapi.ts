@@ -1,6 +1,6 @@
 /**
  * `node scripts/gen-openapi.ts [--version v1.36.3]`: writes
- * `infra/sandbox/apiserver/openapi/builtin-schemas.generated.json`, the OpenAPI v3 schemas of the
+ * `sandbox/apiserver/openapi/builtin-schemas.generated.json`, the OpenAPI v3 schemas of the
  * built-in kinds the sandbox API server serves (and every definition they reference), taken from
  * the OpenAPI that Kubernetes publishes in its source tree (`api/openapi-spec/v3/`), fetched as
  * the `k8s.io/kubernetes` module through the Go module proxy (`go mod download`).
@@ -12,11 +12,11 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILTIN_RESOURCES } from '../infra/sandbox/apiserver/resources.ts';
+import { BUILTIN_RESOURCES } from '../sandbox/apiserver/resources.ts';
 
 const DEFAULT_VERSION = 'v1.36.3';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = join(ROOT, 'infra/sandbox/apiserver/openapi/builtin-schemas.generated.json');
+const OUT = join(ROOT, 'sandbox/apiserver/openapi/builtin-schemas.generated.json');
 
 /** Definitions the server's own bodies use besides the served kinds. */
 const EXTRA_ROOTS = [

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { ensureTestPrerequisites } from './test-prerequisites.ts';
 import { fileURLToPath } from 'node:url';
-import { missingToolchain } from '../infra/sandbox/real/build.ts';
+import { missingToolchain } from '../sandbox/real/build.ts';
 
 /**
  * The test runner's flags. `--import scripts/test-watchdog.ts`: a test file ends at most 30 s

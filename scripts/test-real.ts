@@ -6,7 +6,7 @@
  * files as for `npm test` (`npm run test:real -- test/e2e`).
  */
 import { spawnSync } from 'node:child_process';
-import { ensureBuilt } from '../infra/sandbox/real/build.ts';
+import { ensureBuilt } from '../sandbox/real/build.ts';
 
 /** The suites that run on both lanes. */
 export const REAL_LANE_SUITES = [

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { relayRoutes, WIRING } from '../functions/registry.ts';
 import { LAMBDA_BUNDLES } from '../infra/aws/bundles.ts';
-import { DEFAULT_WORKERS } from '../infra/local/runtime.ts';
+import { DEFAULT_WORKERS } from '../local/runtime.ts';
 import { ENTRIES } from '../scripts/build.ts';
 import { CONTROLLER_REGISTRY, CONTROLLERS } from '../shared/controllers.ts';
 import { projectRoot } from './support/reference.ts';

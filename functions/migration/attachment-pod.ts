@@ -14,7 +14,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 import { MIGRATION_JOB_NAME_ANNOTATION, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { isPodReady, podsControlledBy } from '../../shared/predicates/pods.ts';
 import { hotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { attachmentVolume, renderAttachmentPod } from '../../shared/template/render-attachment-pod.ts';
 
 /** KubeVirt's `AttachmentPods(targetPod)[0]`: the first pod the target pod controls. */

@@ -11,7 +11,7 @@ import type { MigrationPhase, VirtualMachineInstance, VirtualMachineInstanceMigr
 import { JOBS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES } from '../../shared/api/resources.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { backendClassAndMode, backendStorageNeeded, currentBackendPvcName, MIGRATION_NAME_LABEL, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { backendHandoffPatch, decideBackendFollowUp, migrationTargetPvcs, ownTargetPvcs, planTargetBackend, type PersistentStatePvcs } from './backend-storage.ts';
 import type { MigrationDeps } from './deps.ts';
 import type { PhaseResult } from './phases.ts';

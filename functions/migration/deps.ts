@@ -3,8 +3,8 @@ import type { MigrationPolicy } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
-import type { ClusterConfigRead } from '../../shared/reconcile/cluster-config-cache.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
+import type { ClusterConfigRead } from '../../shared/config/cluster-config-cache.ts';
 
 export type MigrationKube = Pick<
   KubeClient,

@@ -19,7 +19,7 @@
  */
 import type { VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import type { Leases } from '../../shared/state/port.ts';
-import type { MigrationSettings } from '../../shared/template/cluster-config.ts';
+import type { MigrationSettings } from '../../shared/config/cluster-config.ts';
 import { migrationPriority } from '../../shared/predicates/migrations.ts';
 
 export const CLUSTER_COUNTER = 'migrations/cluster';

@@ -5,7 +5,7 @@
  * virt-handler reads it.
  */
 import type { MigrationPolicy, VMIMConfigurationOptions, VirtualMachineInstance } from '../../shared/api/index.ts';
-import type { MigrationSettings } from '../../shared/template/cluster-config.ts';
+import type { MigrationSettings } from '../../shared/config/cluster-config.ts';
 
 interface Score {
   readonly policy: MigrationPolicy;

@@ -17,7 +17,7 @@ import {
   LAUNCHER_APP,
   MIGRATION_JOB_UID_LABEL,
 } from '../../shared/api/well-known.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
 import { renderVolumesImageNames } from '../../shared/template/render-volumes.ts';
 import { currentVmiPod, isPodFinal } from '../../shared/predicates/pods.ts';

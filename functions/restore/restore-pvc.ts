@@ -9,7 +9,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineRestore, VolumeBackup, VolumeRestore, VolumeSnapshot } from '../../shared/api/snapshot.ts';
 import { BACKEND_LABEL } from '../../shared/storage/vm-volumes.ts';
-import { compareQuantity, parseQuantity } from '../../shared/template/quantity.ts';
+import { compareQuantity, parseQuantity } from '../../shared/api/quantity.ts';
 import {
   CONTENT_TYPE_ANNOTATION,
   LAST_RESTORE_UID_ANNOTATION,

@@ -3,7 +3,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { Expectations } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import type { VmDeps } from './deps.ts';
 import { reconcileVm } from './reconcile.ts';
 

@@ -2,7 +2,7 @@
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Expectations } from '../../shared/state/port.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 
 /** What a reconcile logs through (shared by every controller). */
 export type Logger = ReconcileLogger;

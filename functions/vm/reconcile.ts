@@ -33,7 +33,7 @@ import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';

@@ -2,7 +2,7 @@
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 
 export type VmiKube = Pick<
   KubeClient,

@@ -4,7 +4,7 @@ import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import type { WorkloadUpdaterDeps } from './deps.ts';
 import { reconcileWorkloadUpdate } from './reconcile.ts';
 

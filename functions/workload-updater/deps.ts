@@ -3,7 +3,7 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 
 /** The KubeVirt CR and its /status, VMIs, migrations (created, deleted), launcher pods, evictions, events. */
 export type WorkloadUpdaterKube = Pick<KubeClient, 'get' | 'list' | 'create' | 'patch' | 'delete' | 'evict' | 'createEvent'>;

@@ -15,7 +15,7 @@ import { errorText } from '../../shared/reconcile/events.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
 import { creationGate } from '../../shared/reconcile/creation-gate.ts';
-import { clusterConfigFromKubeVirt } from '../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../shared/config/cluster-config.ts';
 import { abortChange, createMigration, evictVmi } from './actions.ts';
 import { batchSettingsOf, migrationCount, REENQUEUE_SECONDS } from './batch.ts';
 import { classify, isRolloutComplete, updateMethodsOf, workloadUpdateMigrationsOf } from './classify.ts';

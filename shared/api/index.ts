@@ -2,8 +2,8 @@
  * The API types and resource coordinates the reconciler uses.
  *
  * ```ts
- * import type { VirtualMachineInstance, VirtualMachineInstanceSpec } from '../api/index.ts';
- * import { VMIS, apiVersionOf } from '../api/index.ts';
+ * import type { VirtualMachineInstance, VirtualMachineInstanceSpec } from './index.ts';
+ * import { VMIS, apiVersionOf } from './index.ts';
  * ```
  *
  * Every KubeVirt type is generated from KubeVirt's OpenAPI spec into `kubevirt.gen.ts` under its Go

@@ -10,7 +10,7 @@ import type {
   VirtualMachineInstancetypeSpec,
   VirtualMachinePreferenceSpec,
 } from '../api/index.ts';
-import { formatQuantity, parseQuantity, quantityOf, quantityValue } from '../template/quantity.ts';
+import { formatQuantity, parseQuantity, quantityOf, quantityValue } from '../api/quantity.ts';
 
 /** What applying produced: the spec and annotations with the instance type in, or the conflicting paths. */
 export interface InstancetypeApplied {

@@ -26,7 +26,7 @@ const CONNECTIONS_PER_AGENT = 64;
 
 /**
  * How much sooner than the server's `Keep-Alive: timeout=` hint an idle connection is let go.
- * undici's default, 2 s, is the sandbox API server's whole hint (2 s, infra/sandbox/apiserver), so
+ * undici's default, 2 s, is the sandbox API server's whole hint (2 s, sandbox/apiserver), so
  * undici reset every connection after its first answer; 0.5 s still leaves the server's close
  * well after ours. A real kube-apiserver sends no hint: undici's own 4 s idle timeout applies.
  */

@@ -3,7 +3,7 @@
  * storage controllers make — a VMI's `freeze` / `unfreeze` (snapshot), `backup`,
  * `redefine-checkpoint`, a VM's `stop` (restore's `StopTarget`). In a cluster the API server
  * aggregates virt-api, so the base URL is the API server's; the sandbox runs its virt-api on a
- * port of its own (infra/sandbox/virt-api/server.ts) and the runtime is pointed at it.
+ * port of its own (sandbox/virt-api/server.ts) and the runtime is pointed at it.
  *
  * Over `node:http` / `node:https` like http-client.ts (no client-node in Lambda bundles). A
  * non-2xx answer is a {@link VirtApiError} carrying the Status message, which is what KubeVirt

@@ -5,8 +5,8 @@
  * here; the VM controller applies these to the VMI it starts. Pure: returns a copy.
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
-import type { ClusterConfig } from '../template/cluster-config.ts';
-import { formatQuantity, parseQuantity } from '../template/quantity.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
+import { formatQuantity, parseQuantity } from '../api/quantity.ts';
 import { liveUpdateMemoryProblem } from './memory.ts';
 
 /** KubeVirt's ceiling on sockets × cores × threads when it derives `maxSockets`. */

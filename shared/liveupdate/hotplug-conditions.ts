@@ -6,7 +6,7 @@
  */
 import type { CPU, CPUTopology, VirtualMachineInstance } from '../api/index.ts';
 import { VMI_CONDITION } from '../api/well-known.ts';
-import { parseQuantity } from '../template/quantity.ts';
+import { parseQuantity } from '../api/quantity.ts';
 
 const cond = (vmi: VirtualMachineInstance | undefined, type: string) => vmi?.status?.conditions?.find((c) => c.type === type);
 

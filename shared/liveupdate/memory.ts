@@ -5,7 +5,7 @@
  * ("memory hotplug not supported, <err>"). The checks run in the reference's order. Pure.
  */
 import type { Quantity as ApiQuantity, VirtualMachineInstanceSpec } from '../api/index.ts';
-import { compareQuantity, parseQuantity, quantityValue } from '../template/quantity.ts';
+import { compareQuantity, parseQuantity, quantityValue } from '../api/quantity.ts';
 
 const MI2 = 2n * 1024n * 1024n;
 const GI = 1024n * 1024n * 1024n;

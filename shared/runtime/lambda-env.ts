@@ -21,8 +21,8 @@ import { SqsKeyQueue, queueUrlsFromEnv } from '../queue/sqs-queue.ts';
 import type { KeyQueue } from '../queue/port.ts';
 import { openDynamoDbState } from '../state/dynamodb-state.ts';
 import type { StateStore } from '../state/port.ts';
-import { cachedClusterConfig, type ClusterConfigRead } from '../reconcile/cluster-config-cache.ts';
-import type { ClusterConfig } from '../template/cluster-config.ts';
+import { cachedClusterConfig, type ClusterConfigRead } from '../config/cluster-config-cache.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 
 export interface LambdaEnv {
   readonly queue: KeyQueue;

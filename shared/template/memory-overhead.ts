@@ -5,8 +5,8 @@
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { UnsupportedError } from '../errors.ts';
-import type { ClusterConfig } from './cluster-config.ts';
-import { parseQuantity, quantityValue } from './quantity.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
+import { parseQuantity, quantityValue } from '../api/quantity.ts';
 import {
   hasTpm, hasVfio, isCpuDedicated, isSev, topologyVcpus, vmiResources, wantsGuaranteedQos,
 } from './vmi-traits.ts';

@@ -9,7 +9,7 @@ import {
   APP_LABEL, EPHEMERAL_PROVISIONING_ANNOTATION, HOSTNAME_NODE_LABEL, HOTPLUG_DISK_APP, NON_ROOT_UID, OWNER_VMI_NAME_ANNOTATION, OWNER_VMI_UID_ANNOTATION,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 import { selinuxLevel } from './render-target-pod.ts';
 import { hotplugDiskResources } from './support-containers.ts';
 import { vmiName, vmiUid } from './vmi-traits.ts';

@@ -11,7 +11,7 @@ import {
   KEEP_LAUNCHER_ALIVE_ANNOTATION, LIBVIRT_LOG_FILTERS_ANNOTATION, NON_ROOT_UID,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import { archSettings, gateEnabled, type ClusterConfig } from './cluster-config.ts';
+import { archSettings, gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, PRIVATE_DIR, SHARE_DIR } from './paths.ts';
 import type { RenderedResources } from './render-resources.ts';
 import { isNonRoot, vmiName, vmiNamespace, vmiUid } from './vmi-traits.ts';

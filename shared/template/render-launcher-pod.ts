@@ -9,7 +9,7 @@ import type { V1Container, V1Pod, V1PodSecurityContext, V1Toleration, V1Topology
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { ISTIO_INJECT_ANNOTATION, NON_ROOT_UID, VIRTUAL_MACHINE_UNPAUSED_CONDITION } from '../api/well-known.ts';
 import { UnsupportedError } from '../errors.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 import { memoryOverhead } from './memory-overhead.ts';
 import { GRACE_PERIOD_PADDING_SECONDS, launcherVerbosity, renderComputeContainer, vmiGracePeriodSeconds } from './render-compute-container.ts';
 import { podAnnotations, podHostname, podLabels, vmiControllerRef } from './render-metadata.ts';

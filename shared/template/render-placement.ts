@@ -11,7 +11,7 @@ import {
   REALTIME_NODE_LABEL, S390_PV_NODE_LABEL, SCHEDULABLE_NODE_LABEL, SEV_NODE_LABEL, SEVES_NODE_LABEL, SEVSNP_NODE_LABEL,
   TDX_NODE_LABEL, VM_ARCH_NODE_LABEL_PREFIX,
 } from '../api/well-known.ts';
-import { gateEnabled, type ClusterConfig } from './cluster-config.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { isCpuDedicated } from './vmi-traits.ts';
 
 const HYPERV_FEATURES = ['vpindex', 'runtime', 'reset', 'synic', 'synictimer', 'frequencies', 'reenlightenment', 'tlbflush', 'ipi'] as const;

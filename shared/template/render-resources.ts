@@ -7,10 +7,10 @@
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { AUTO_MEMORY_LIMITS_RATIO_LABEL, EMULATOR_THREAD_EVEN_PARITY_ANNOTATION } from '../api/well-known.ts';
 import { UnsupportedError } from '../errors.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 import {
   addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, type Quantity,
-} from './quantity.ts';
+} from '../api/quantity.ts';
 import { guestMemory, hugepageSize, isCpuDedicated, topologyVcpus, vmiResources } from './vmi-traits.ts';
 
 type ResourceList = Record<string, Quantity>;

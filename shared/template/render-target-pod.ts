@@ -13,7 +13,7 @@ import {
   MIGRATION_JOB_NAME_ANNOTATION, MIGRATION_JOB_UID_LABEL,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 import { KERNEL_BOOT_VOLUME, renderVolumesImageNames } from './render-volumes.ts';
 import { renderLauncherPod, type RenderOptions } from './render-launcher-pod.ts';
 import { sortedRecord } from './render-placement.ts';

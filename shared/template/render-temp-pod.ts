@@ -8,7 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { COMPUTE_CONTAINER, EPHEMERAL_PROVISIONING_ANNOTATION } from '../api/well-known.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
 import { renderLauncherPod, type RenderOptions } from './render-launcher-pod.ts';
 
 /** The launcher arguments that KubeVirt still appends to the temporary pod's. */

@@ -11,7 +11,7 @@ import type {
 import type { VirtualMachineInstance, Volume } from '../api/index.ts';
 import { IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION, NETWORK_INFO_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
 import { InvalidInputError, UnsupportedError } from '../errors.ts';
-import { gateEnabled, type ClusterConfig } from './cluster-config.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
 import { backendStorageNeeded } from '../storage/backend-storage.ts';

@@ -5,8 +5,8 @@
 import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { NON_ROOT_UID } from '../api/well-known.ts';
-import type { ClusterConfig } from './cluster-config.ts';
-import { canonicalQuantity, formatQuantity } from './quantity.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
+import { canonicalQuantity, formatQuantity } from '../api/quantity.ts';
 import { PRIVATE_DIR } from './paths.ts';
 import { isCpuDedicated, vmiResources, wantsGuaranteedQos } from './vmi-traits.ts';
 

@@ -7,8 +7,8 @@
 import type { VirtualMachineInstance, VirtualMachineInstanceSpec } from '../api/index.ts';
 import { NON_ROOT_UID, VMI_FINALIZER } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import { archSettings, gateEnabled, type ClusterConfig } from './cluster-config.ts';
-import { parseQuantity, quantityValue } from './quantity.ts';
+import { archSettings, gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
+import { parseQuantity, quantityValue } from '../api/quantity.ts';
 
 /** Stand-in identity for a VMI that has none yet (the apiserver would assign it). */
 export interface StandInIdentity {

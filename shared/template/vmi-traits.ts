@@ -5,7 +5,7 @@
 import type { CPU, VirtualMachineInstance } from '../api/index.ts';
 import { NONROOT_ANNOTATION } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import { compareQuantity, isZero, parseQuantity, type Quantity } from './quantity.ts';
+import { compareQuantity, isZero, parseQuantity, type Quantity } from '../api/quantity.ts';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

@@ -15,7 +15,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalRuntime } from '../../infra/local/runtime.ts';
+import { LocalRuntime } from '../../local/runtime.ts';
 import { silentLogger } from '../../shared/metrics/log.ts';
 import { packedItemWrus, packTraceEntries } from '../../shared/state/dynamodb-traces.ts';
 import { startCluster } from './support/cluster.ts';

@@ -23,7 +23,7 @@
  * nothing fails on speed.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../infra/sandbox/real/build.ts';
+import { binaryPath, ensureBuilt, kubernetesVersion, missingToolchain } from '../../sandbox/real/build.ts';
 import { medianRuns } from './support/burst-rounds.ts';
 import { median } from './support/stats.ts';
 import { burstRun, latencyRun, round, say, SYSTEMS } from './support/e2e-runs.ts';

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { startApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import { startApiServer } from '../../sandbox/apiserver/index.ts';
 import { vmiManifest } from './support/vmi-run.ts';
 
 const OBJECTS = Number(process.env.BENCH_RELAY_OBJECTS ?? (process.env.BENCH_QUICK === '1' ? 3000 : 10_000));

@@ -16,8 +16,8 @@ import { parseKeyMessage } from '../../shared/queue/message.ts';
 import { processKeyBatch } from '../../shared/queue/lambda-batch.ts';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { done, requeueAfter, terminal } from '../../shared/reconcile/outcome.ts';
-import { readManifests } from '../../infra/local/examples.ts';
-import { main } from '../../infra/cli/main.ts';
+import { readManifests } from '../../local/examples.ts';
+import { main } from '../../cli/main.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fuzz-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { Sandbox } from '../../infra/sandbox/sandbox.ts';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
 import { InvalidInputError } from '../../shared/errors.ts';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import { startApiServer } from '../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';

@@ -21,10 +21,10 @@
  * none left on node01 after the drain, every one on the new launcher, the outdated count 0.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkerPool } from '../../infra/local/workers.ts';
-import { PART_IDENTITY } from '../../infra/sandbox/real/identities.ts';
-import type { AuditEntry } from '../../infra/sandbox/apiserver/audit.ts';
-import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { WorkerPool } from '../../local/workers.ts';
+import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
+import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { controllerSpecs } from '../../functions/registry.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
@@ -35,7 +35,7 @@ import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
-import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { vmiManifest } from '../e2e/support.ts';

@@ -8,15 +8,15 @@
  * scale-down leaves, which may only shrink (no VMI may join while it lasts); and after each step,
  * exactly `spec.replicas` of them, with `status.replicas` agreeing.
  */
-import type { AuditEntry } from '../../infra/sandbox/apiserver/index.ts';
-import { WorkerPool } from '../../infra/local/workers.ts';
+import type { AuditEntry } from '../../sandbox/apiserver/index.ts';
+import { WorkerPool } from '../../local/workers.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import { replicaSetController } from '../../functions/replicaset/controller.ts';

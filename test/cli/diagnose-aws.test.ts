@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
@@ -27,7 +27,7 @@ interface Run {
 
 function cli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['infra/cli/main.ts', ...args], { cwd: projectRoot, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env } }, (err, stdout, stderr) =>
+    execFile(process.execPath, ['cli/main.ts', ...args], { cwd: projectRoot, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

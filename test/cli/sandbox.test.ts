@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import { projectRoot } from '../support/reference.ts';
 
 test('sandbox runs standalone: prints its kubeconfig, serves nodes, provisions claims (the storage side runs), stops on SIGTERM with exit 0', async () => {

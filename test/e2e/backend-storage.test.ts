@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
-import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { CREATED_BY_LABEL } from '../../shared/api/well-known.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';

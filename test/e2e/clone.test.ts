@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import { legacyFirmwareUuid } from '../../shared/api/firmware-uuid.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { EVENTS, PVCS, VM_CLONES, VM_RESTORES, VM_SNAPSHOTS, VMS } from '../../shared/api/resources.ts';

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import type { VolumeStatus } from '../../shared/api/index.ts';
 import { EVENTS, MIGRATIONS, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';

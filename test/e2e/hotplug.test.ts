@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import type { VirtualMachineInstance, VolumeStatus } from '../../shared/api/index.ts';
 import { EVENTS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { CREATED_BY_LABEL } from '../../shared/api/well-known.ts';

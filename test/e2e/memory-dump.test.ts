@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
-import { FAIL_MEMORY_DUMP_ANNOTATION } from '../../infra/sandbox/nodes/hotplug-volumes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
+import { FAIL_MEMORY_DUMP_ANNOTATION } from '../../sandbox/nodes/hotplug-volumes.ts';
 import { NS, startSlice, until, vmManifest, type Slice } from './support.ts';
 
 const NAME = 'dumped';

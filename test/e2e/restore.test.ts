@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readOnly } from '../../infra/ops/cluster-reader.ts';
-import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
-import { parseTarget } from '../../infra/ops/target.ts';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { readOnly } from '../../ops/cluster-reader.ts';
+import { diagnose, DIAGNOSABLE } from '../../ops/diagnose/diagnose.ts';
+import { parseTarget } from '../../ops/target.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import { legacyFirmwareUuid } from '../../shared/api/firmware-uuid.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, EVENTS, INSTANCETYPES, PVCS, VM_RESTORES, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { readOnly } from '../../infra/ops/cluster-reader.ts';
-import { diagnose, DIAGNOSABLE } from '../../infra/ops/diagnose/diagnose.ts';
-import { parseTarget } from '../../infra/ops/target.ts';
-import { NO_GUEST_AGENT_ANNOTATION } from '../../infra/sandbox/nodes/guest-agent.ts';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { readOnly } from '../../ops/cluster-reader.ts';
+import { diagnose, DIAGNOSABLE } from '../../ops/diagnose/diagnose.ts';
+import { parseTarget } from '../../ops/target.ts';
+import { NO_GUEST_AGENT_ANNOTATION } from '../../sandbox/nodes/guest-agent.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { EVENTS, PVCS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachineSnapshot } from '../../shared/api/snapshot.ts';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { ObjectTrace } from '../../infra/ops/trace/collect.ts';
+import type { ObjectTrace } from '../../ops/trace/collect.ts';
 import { VMIS, VMS } from '../../shared/api/resources.ts';
 import { runCli } from '../support/cli.ts';
 import { NS, queueIdle, startSlice, until, vmManifest, type Slice } from './support.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { HANDED_OFF, launcherPods, newRuntime, NS, phases, queueIdle, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
 import { DATA_VOLUMES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';

@@ -13,7 +13,7 @@ import type { KubeClient, KubeObject, Resource } from '../../shared/kube/client.
 import { silentLogger } from '../../shared/metrics/log.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { ReceivedKey } from '../../shared/queue/port.ts';
-import { cachedClusterConfig } from '../../shared/reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { HANDED_OFF, launcherPods, NS, phases, queueIdle, RUNTIME_IDENTITIES, startSlice, until, vmiManifest, type Slice } from './support.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';

@@ -19,7 +19,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { VOLUME_UPDATE_MIGRATION_LABEL } from '../../shared/api/vmi-eviction.ts';
-import { IMMEDIATE_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import { NS, startSlice, until, vmManifest, type Slice } from './support.ts';
 
 const SPEED = 10;

@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
-import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
-import { WFFC_CLASS } from '../../infra/sandbox/storage/classes.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
+import { WFFC_CLASS } from '../../sandbox/storage/classes.ts';
 import { DATA_VOLUMES, EVENTS, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { CREATED_BY_LABEL, EPHEMERAL_PROVISIONING_ANNOTATION } from '../../shared/api/well-known.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';

@@ -24,7 +24,7 @@ import { after, before, describe, test } from 'node:test';
 import { GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parse } from 'yaml';
-import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../sandbox/apiserver/index.ts';
 import { buildBundles } from '../../scripts/build.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';

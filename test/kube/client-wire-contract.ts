@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { sandboxKubeConfig } from '../../infra/sandbox/apiserver/kubeconfig.ts';
+import { sandboxKubeConfig } from '../../sandbox/apiserver/kubeconfig.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { eventFor } from '../../shared/kube/requests.ts';
 import type { KubeClientFactory } from './client-contract.ts';

@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { startSandbox, type Sandbox } from '../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 
 /** The kubectl binary, or undefined when this machine has none. */
 export const KUBECTL: string | undefined = (() => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { interfacesFromPod, sameInterfaces } from '../../functions/vmi/network-status.ts';
-import { multusNetworkStatus } from '../../infra/sandbox/nodes/multus-status.ts';
+import { multusNetworkStatus } from '../../sandbox/nodes/multus-status.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { hashedPodInterfaceName } from '../../shared/template/render-metadata.ts';

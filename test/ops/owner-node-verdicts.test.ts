@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { diagnosis, problem } from '../../infra/ops/diagnose/finding.ts';
-import { diagnoseNode, type NodeEvidence, type NodeView, type NodeVmiView } from '../../infra/ops/diagnose/node-verdicts.ts';
-import { diagnoseSnapshot, type SnapshotEvidence, type SnapshotView } from '../../infra/ops/diagnose/snapshot-verdicts.ts';
-import { diagnoseReplicas, POOL_KIND, REPLICA_SET_KIND, type ReplicasEvidence } from '../../infra/ops/diagnose/replicas-verdicts.ts';
+import { diagnosis, problem } from '../../ops/diagnose/finding.ts';
+import { diagnoseNode, type NodeEvidence, type NodeView, type NodeVmiView } from '../../ops/diagnose/node-verdicts.ts';
+import { diagnoseSnapshot, type SnapshotEvidence, type SnapshotView } from '../../ops/diagnose/snapshot-verdicts.ts';
+import { diagnoseReplicas, POOL_KIND, REPLICA_SET_KIND, type ReplicasEvidence } from '../../ops/diagnose/replicas-verdicts.ts';
 import type { TraceEntry } from '../../shared/state/traces.ts';
 import { NOW, trace } from './fixtures.ts';
 

@@ -1,12 +1,12 @@
 /**
- * `diagnose restore/<ns>/<name>` verdicts as a table (infra/ops/diagnose/restore-verdicts.ts):
+ * `diagnose restore/<ns>/<name>` verdicts as a table (ops/diagnose/restore-verdicts.ts):
  * complete, gone, Failed, waiting for the target to stop, a snapshot not ready, the target held
  * by another restore, in progress (a note, a problem once slow, unbound claims as evidence),
  * dead-lettered.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { diagnoseRestore, type RestoreEvidence, type RestoreView } from '../../infra/ops/diagnose/restore-verdicts.ts';
+import { diagnoseRestore, type RestoreEvidence, type RestoreView } from '../../ops/diagnose/restore-verdicts.ts';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const WAIT = 'Waiting for target VM to be powered off. Please stop the restore target to proceed with restore, or the operation will fail after 5m0s';

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BadTargetError, parseTarget } from '../../infra/ops/target.ts';
-import { collectTrace } from '../../infra/ops/trace/collect.ts';
-import { timeline } from '../../infra/ops/trace/timeline.ts';
+import { BadTargetError, parseTarget } from '../../ops/target.ts';
+import { collectTrace } from '../../ops/trace/collect.ts';
+import { timeline } from '../../ops/trace/timeline.ts';
 import type { TraceEntry } from '../../shared/state/traces.ts';
 
 const T = 1_700_000_000_000;

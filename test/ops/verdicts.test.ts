@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { diagnoseMigration, type MigrationEvidence } from '../../infra/ops/diagnose/migration-verdicts.ts';
-import { diagnoseVm, type VmEvidence } from '../../infra/ops/diagnose/vm-verdicts.ts';
-import { diagnoseVmi, type VmiEvidence } from '../../infra/ops/diagnose/vmi-verdicts.ts';
-import { humanSeconds } from '../../infra/ops/diagnose/finding.ts';
+import { diagnoseMigration, type MigrationEvidence } from '../../ops/diagnose/migration-verdicts.ts';
+import { diagnoseVm, type VmEvidence } from '../../ops/diagnose/vm-verdicts.ts';
+import { diagnoseVmi, type VmiEvidence } from '../../ops/diagnose/vmi-verdicts.ts';
+import { humanSeconds } from '../../ops/diagnose/finding.ts';
 import type { DeadLetter } from '../../shared/queue/port.ts';
 import { NOW, trace } from './fixtures.ts';
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SweepTimers } from '../../infra/local/sweeps.ts';
+import { SweepTimers } from '../../local/sweeps.ts';
 import { NODES } from '../../shared/api/resources.ts';
 import { controllerInfo, sweeps } from '../../shared/controllers.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';

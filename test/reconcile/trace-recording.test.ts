@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';

@@ -3,7 +3,7 @@
  * `verb resource[/sub] name` (events as `event Reason`), and its events as `Type Reason: message`.
  * Reconcile tests compare these lists whole.
  */
-import type { ApiServer } from '../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../sandbox/apiserver/index.ts';
 
 export function auditActions(server: ApiServer, identity: string): string[] {
   return server.audit.query({ identity }).flatMap((e) => {

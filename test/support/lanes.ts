@@ -4,7 +4,7 @@
  * has (its knobs, fault injection, history compaction, the frozen clock driving the server) is
  * marked with {@link emulatorOnly}, and skipped on the real lane with the reason as the message.
  */
-import { onRealControlPlane } from '../../infra/sandbox/real/control-plane.ts';
+import { onRealControlPlane } from '../../sandbox/real/control-plane.ts';
 
 /** True when the suites run against the real control plane. */
 export const REAL = onRealControlPlane();

@@ -3,7 +3,7 @@
  * write, counts the migrations that have a target pod and are not yet final ("running", as
  * KubeVirt counts them), cluster-wide and per source node.
  */
-import type { AuditEntry } from '../../infra/sandbox/apiserver/audit.ts';
+import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 
 export interface Peaks {

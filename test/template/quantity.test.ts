@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { InvalidInputError } from '../../shared/errors.ts';
-import { addQuantity, canonicalQuantity, formatQuantity, parseQuantity, quantityOf, quantityValue } from '../../shared/template/quantity.ts';
+import { addQuantity, canonicalQuantity, formatQuantity, parseQuantity, quantityOf, quantityValue } from '../../shared/api/quantity.ts';
 
 describe('quantity parsing and canonical form (Kubernetes resource.Quantity)', () => {
   const canonical: Array<[string, string]> = [

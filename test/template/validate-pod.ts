@@ -4,7 +4,7 @@
  * reference existing volumes. Returns the problems found (empty = valid).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { parseQuantity } from '../../shared/template/quantity.ts';
+import { parseQuantity } from '../../shared/api/quantity.ts';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Disk, VirtualMachine, VirtualMachineInstance, Volume } from '../../../shared/api/index.ts';
-import { gateEnabled, type ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import { gateEnabled, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 
 /** A PVC or DataVolume volume marked `hotpluggable: true`. */
 function hotpluggable(v: Volume): boolean {

@@ -8,7 +8,7 @@
 import type { Disk, VirtualMachine, VirtualMachineInstance, Volume } from '../../../shared/api/index.ts';
 import { VMIS, VMS } from '../../../shared/api/resources.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
-import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { declarativeHotplugApplies, declarativeVolumeChange } from './declarative.ts';

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VMS } from '../../../shared/api/resources.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
-import type { ClusterConfig, InstancetypeReferencePolicy } from '../../../shared/template/cluster-config.ts';
+import type { ClusterConfig, InstancetypeReferencePolicy } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { expandVm } from './expand-vm.ts';

@@ -10,7 +10,7 @@ import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { applyInstancetype, vmConflictMessage } from '../../../shared/instancetype/apply-instancetype.ts';
 import { applyPreference } from '../../../shared/instancetype/apply-preference.ts';
-import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import { vmiSpecDefaults, withDefaultDisksAndInterface } from '../../../shared/template/vmi-defaults.ts';
 import type { Resolved } from './sync-step.ts';
 

@@ -26,7 +26,7 @@ import {
 } from '../../../shared/instancetype/well-known.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { AlreadyExistsError } from '../../../shared/kube/errors.ts';
-import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import { expandIntoVm } from './expand-step.ts';
 import type { SyncError } from '../sync.ts';

@@ -9,7 +9,7 @@ import { isMigrating } from '../../../shared/api/vmi-eviction.ts';
 import { VMI_CONDITION } from '../../../shared/api/well-known.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { vcpuCount } from '../../../shared/liveupdate/hotplug-conditions.ts';
-import { addQuantity, formatQuantity, milliQuantity, parseQuantity } from '../../../shared/template/quantity.ts';
+import { addQuantity, formatQuantity, milliQuantity, parseQuantity } from '../../../shared/api/quantity.ts';
 import { NONE, refuse, restart, testReplace, type LiveChange } from './change.ts';
 
 export interface CpuInput {

@@ -9,7 +9,7 @@ import { isMigratable, isMigrating } from '../../../shared/api/vmi-eviction.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { memoryChangeStatus } from '../../../shared/liveupdate/hotplug-conditions.ts';
 import { liveUpdateMemoryProblem } from '../../../shared/liveupdate/memory.ts';
-import { addQuantity, compareQuantity, formatQuantity, parseQuantity, subQuantity, type Quantity } from '../../../shared/template/quantity.ts';
+import { addQuantity, compareQuantity, formatQuantity, parseQuantity, subQuantity, type Quantity } from '../../../shared/api/quantity.ts';
 import { NONE, refuse, restart, testReplace, type LiveChange } from './change.ts';
 
 export interface MemoryInput {

@@ -9,7 +9,7 @@
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineSpec, VolumeUpdateState } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VMIS } from '../../../shared/api/resources.ts';
 import { isLiveUpdate } from '../../../shared/liveupdate/defaults.ts';
-import type { ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import { expandVmi } from '../instancetype/expand-vmi.ts';
 import { resolvePinned } from '../instancetype/pinned.ts';

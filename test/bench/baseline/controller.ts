@@ -12,7 +12,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { Logger } from '../../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { KeyMessage } from '../../../shared/queue/message.ts';
-import { cachedClusterConfig } from '../../../shared/reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig } from '../../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../../shared/reconcile/instrument.ts';
 import { Reflector } from '../../../functions/relay/reflector.ts';
 import { relayRoutes, WIRING } from '../../../functions/registry.ts';

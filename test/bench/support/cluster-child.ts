@@ -4,9 +4,9 @@
  * kubeconfigs once, milestones in batches, counters, a CPU profile and its memory on request.
  */
 import { fileURLToPath } from 'node:url';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
-import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
+import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';

@@ -8,9 +8,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { RequestCount } from '../../../infra/sandbox/apiserver/index.ts';
-import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
+import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { CpuFigures } from './cpu-profile.ts';
 import type { PauseFigures } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';

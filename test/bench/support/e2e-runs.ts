@@ -2,8 +2,8 @@
  * The e2e benchmark's runs (e2e.bench.ts and scale.bench.ts): one system against a fresh cluster —
  * a steady-rate latency run and a burst — with the figures each reports.
  */
-import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
-import type { RequestCount } from '../../../infra/sandbox/apiserver/counters.ts';
+import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
+import type { RequestCount } from '../../../sandbox/apiserver/counters.ts';
 import { controllerFigures, perVmi } from './controller-figures.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';

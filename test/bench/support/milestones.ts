@@ -4,7 +4,7 @@
  * writes (phase, node, controller owner), migration writes (phase). Pure.
  */
 import { KIND_VMI, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
-import type { AuditEntry } from '../../../infra/sandbox/apiserver/index.ts';
+import type { AuditEntry } from '../../../sandbox/apiserver/index.ts';
 
 /** A launcher pod created for the VMI `vmi`. */
 export interface PodCreated {

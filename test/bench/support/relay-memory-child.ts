@@ -4,7 +4,7 @@
  * before the relay started and after it listed everything, both after a full GC.
  */
 import { silentLogger } from '../../../shared/metrics/log.ts';
-import { sandboxKubeConfig } from '../../../infra/sandbox/apiserver/kubeconfig.ts';
+import { sandboxKubeConfig } from '../../../sandbox/apiserver/kubeconfig.ts';
 import { Relay } from '../../../functions/relay/relay.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;

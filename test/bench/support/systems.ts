@@ -12,7 +12,7 @@ import type { Fields, Logger } from '../../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
 import type { BenchCluster } from './cluster.ts';
-import { LocalRuntime } from '../../../infra/local/runtime.ts';
+import { LocalRuntime } from '../../../local/runtime.ts';
 import { BaselineController } from '../baseline/controller.ts';
 import { replicaSetController } from '../../../functions/replicaset/controller.ts';
 import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';

@@ -6,8 +6,8 @@
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { pooledApiClient } from '../../../shared/kube/connections.ts';
-import type { Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import type { ControlPlane } from '../../../infra/sandbox/real/control-plane.ts';
+import type { Sandbox } from '../../../sandbox/sandbox.ts';
+import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import { startBenchSandbox } from './cluster-child.ts';
 import type { BenchCluster } from './cluster.ts';
 import type { Milestone } from './milestones.ts';

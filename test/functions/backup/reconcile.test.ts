@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import type { VirtualMachineBackup, VirtualMachineBackupTracker } from '../../../shared/api/backup.ts';
 import { PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VMIS, VMS } from '../../../shared/api/resources.ts';

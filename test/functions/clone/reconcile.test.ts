@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { PVCS, VM_CLONES, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { VirtualMachineClone } from '../../../shared/api/snapshot.ts';

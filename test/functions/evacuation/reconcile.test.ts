@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { MIGRATIONS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { EVACUATION_EXPECTATIONS, type EvacuationDeps } from '../../../functions/evacuation/deps.ts';
 import { reconcileEvacuation } from '../../../functions/evacuation/reconcile.ts';
 

@@ -3,9 +3,9 @@
  * `export-controller` (the audit log tells its calls from the test's own), a controllable clock,
  * the CA virt-operator publishes, and manifests for exports and their sources.
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
-import { makeCa, type CertificateAuthority } from '../../../infra/sandbox/storage/operator-cas.ts';
+import { makeCa, type CertificateAuthority } from '../../../sandbox/storage/operator-cas.ts';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineExport } from '../../../shared/api/export.ts';
 import { CONFIG_MAPS, SECRETS } from '../../../shared/api/resources.ts';

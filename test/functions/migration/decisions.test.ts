@@ -13,7 +13,7 @@ import { pendingPodTimeout } from '../../../functions/migration/timeouts.ts';
 import { matchPolicy, resolveMigrationConfiguration } from '../../../functions/migration/policies.ts';
 import { backoffSeconds, EVACUATION_ANNOTATION } from '../../../functions/migration/backoff.ts';
 import { collectGarbage } from '../../../functions/migration/gc.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 
 const UID = 'mig-uid';
 const T0 = Date.parse('2026-03-01T12:00:00Z');

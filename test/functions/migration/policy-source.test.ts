@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { MigrationPolicy } from '../../../shared/api/index.ts';
 import { createHttpKubeClient, type HttpKubeClient } from '../../../shared/kube/http-client.ts';
 import { cachedPolicySource } from '../../../functions/migration/policy-source.ts';

@@ -11,13 +11,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { JOBS, MIGRATIONS, PODS, PVCS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
 import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
 import { reconcileMigration } from '../../../functions/migration/reconcile.ts';

@@ -5,10 +5,10 @@
  * manifests, "wait until", and a log sink that sums the API calls of the migration reconciles.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalRuntime } from '../../../infra/local/runtime.ts';
-import { PART_IDENTITY } from '../../../infra/sandbox/real/identities.ts';
+import { LocalRuntime } from '../../../local/runtime.ts';
+import { PART_IDENTITY } from '../../../sandbox/real/identities.ts';
 import { REAL } from '../../support/lanes.ts';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../../sandbox/sandbox.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';

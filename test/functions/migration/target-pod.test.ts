@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { hostModelLabelsForRemigration, renderMigrationTargetPod } from '../../../functions/migration/target-pod.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { projectRoot } from '../../support/reference.ts';
 import { loadVmi } from '../../template/support.ts';
 

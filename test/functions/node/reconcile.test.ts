@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { NODES, VMIS } from '../../../shared/api/resources.ts';
 import { reconcileNode } from '../../../functions/node/reconcile.ts';
 import { actions, createHandlerPod, createHandlerSet, createLauncher, createNode, createVmi, harness, type Harness } from './support.ts';

@@ -4,7 +4,7 @@
  * SQLite state (the re-check's lease), and a clock the test moves.
  */
 import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { DAEMON_SETS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { VM_POOLS, VMS } from '../../../shared/api/resources.ts';
 import { CREATION_EXPECTATIONS, DELETION_EXPECTATIONS } from '../../../functions/pool/deps.ts';
 import { reconcilePool } from '../../../functions/pool/reconcile.ts';

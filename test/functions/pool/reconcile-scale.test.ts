@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachinePoolSpec } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, PVCS, VM_POOLS, VMS } from '../../../shared/api/resources.ts';
 import { POOL_FINALIZER, REVISION_LABEL } from '../../../functions/pool/well-known.ts';

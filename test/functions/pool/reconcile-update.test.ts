@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePoolSpec } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VM_POOLS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { reconcilePool } from '../../../functions/pool/reconcile.ts';

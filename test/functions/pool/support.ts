@@ -4,7 +4,7 @@
  * embedded SQLite state store, a controllable clock and a fixed random source, and "reconcile
  * until settled".
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { PoolDeps } from '../../../functions/pool/deps.ts';
 import { reconcilePool } from '../../../functions/pool/reconcile.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';

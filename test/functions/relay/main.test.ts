@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { queueNames, SqsKeyQueue } from '../../../shared/queue/sqs-queue.ts';

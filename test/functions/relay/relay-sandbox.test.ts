@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Relay } from '../../../functions/relay/relay.ts';
 import { readiness, startRelayServer, type RelayStatus } from '../../../functions/relay/server.ts';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { relayRoutes } from '../../../functions/registry.ts';
 import { watchedResources } from '../../../functions/relay/resources.ts';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { PODS } from '../../../shared/api/resources.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../../shared/api/index.ts';
 import { CONFIG_MAPS, VMI_REPLICA_SETS, VMIS } from '../../../shared/api/resources.ts';
 import { decorateKubeClient } from '../../../shared/kube/call-counter.ts';

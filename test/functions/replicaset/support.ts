@@ -3,7 +3,7 @@
  * as identity `rs-controller` (the audit log tells its calls from the test's own), the embedded
  * SQLite state store, a controllable clock, and "reconcile until settled".
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../../shared/api/index.ts';
 import { VMIS } from '../../../shared/api/resources.ts';

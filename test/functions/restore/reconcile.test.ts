@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { EVENTS, PVCS, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';

@@ -5,7 +5,7 @@
  * restore starts from, made by hand as the snapshot controller and the CSI snapshotter would leave
  * them: a VM on a Bound claim, a ready VirtualMachineSnapshot, its content and VolumeSnapshot.
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { PVCS, STORAGE_CLASSES, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { VirtualMachineRestore } from '../../../shared/api/snapshot.ts';

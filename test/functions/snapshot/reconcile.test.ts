@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/snapshot.ts';
 import { SUCCEEDED_METRIC } from '../../../functions/snapshot/reconcile.ts';

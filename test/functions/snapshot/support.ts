@@ -5,7 +5,7 @@
  * unfreeze → cleared; failures injectable), a controllable clock, the storage the tests need
  * (a StorageClass and its VolumeSnapshotClass, Bound claims), and "reconcile until settled".
  */
-import type { ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { CONTROLLER_REVISIONS, PVCS, STORAGE_CLASSES, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { VirtualMachineSnapshot } from '../../../shared/api/snapshot.ts';

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineVolumeRequest } from '../../../shared/api/index.ts';
 import { declarativeHotplugApplies, declarativeVolumeChange } from '../../../functions/vm/hotplug/declarative.ts';
 import { applyVolumeRequests, trimVolumeRequests, vmiVolumeRequests } from '../../../functions/vm/hotplug/volume-requests.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 
 const root = { name: 'root', containerDisk: { image: 'x' } };
 const rootDisk = { name: 'root', disk: { bus: 'virtio' } };

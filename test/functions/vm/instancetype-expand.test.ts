@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { KubeVirt, VirtualMachine } from '../../../shared/api/index.ts';
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, STORAGE_OBSERVED_API_VERSION_ANNOTATION, VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness } from './support.ts';
 

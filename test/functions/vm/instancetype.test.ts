@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { V1ControllerRevision } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstanceSpec } from '../../../shared/api/index.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, INSTANCETYPES, PREFERENCES, PVCS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';

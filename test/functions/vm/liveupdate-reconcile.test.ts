@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { CLUSTER_INSTANCETYPES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { KubeVirt } from '../../../shared/api/index.ts';
 import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
 

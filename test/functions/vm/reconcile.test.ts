@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
 import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../../../functions/vm/deps.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import type { VmiDeps } from '../../../functions/vmi/deps.ts';

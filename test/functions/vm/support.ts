@@ -5,7 +5,7 @@
  * "reconcile until settled".
  */
 import { after, before, beforeEach } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';

@@ -9,7 +9,7 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { decideSync, type Observed } from '../../../functions/vmi/sync.ts';
 import { computeVmi } from '../../../functions/vmi/update-status.ts';
 import { planVmiWrite } from '../../../functions/vmi/write-status.ts';
-import { runningVmiStatus } from '../../../infra/sandbox/nodes/vmi-running-status.ts';
+import { runningVmiStatus } from '../../../sandbox/nodes/vmi-running-status.ts';
 import { isPodReady } from '../../../shared/predicates/pods.ts';
 
 const NOW = '2026-11-29T10:00:00.000Z';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { earlyPodList } from '../../../functions/vmi/early-pod-list.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
@@ -20,7 +20,7 @@ import type { KubeClient, ListResult } from '../../../shared/kube/client.ts';
 import { isAtLeastRevision } from '../../../shared/kube/resource-version.ts';
 import { silentLogger } from '../../../shared/metrics/log.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { NS, vmiManifest } from '../../e2e/support.ts';
 
 let server: ApiServer;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from '../../../functions/vmi/deps.ts';
 import { podExpectationsKey, reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
@@ -16,7 +16,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { silentLogger } from '../../../shared/metrics/log.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { NS, vmiManifest } from '../../e2e/support.ts';
 
 let server: ApiServer;

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { WorkloadUpdaterDeps } from '../../../functions/workload-updater/deps.ts';
 import { reconcileWorkloadUpdate } from '../../../functions/workload-updater/reconcile.ts';
 import { OUTDATED_VMIS_GAUGE } from '../../../functions/workload-updater/deps.ts';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
-import { controllerRbacFile, controllerRole, controllerUser } from '../../../infra/sandbox/real/identities.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import { controllerRbacFile, controllerRole, controllerUser } from '../../../sandbox/real/identities.ts';
 import { CONTROLLERS, type Controller } from '../../../shared/controllers.ts';
 
 const DIR = join(import.meta.dirname, '..', '..', '..', 'infra', 'kubernetes');

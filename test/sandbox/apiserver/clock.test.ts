@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClock } from '../../../infra/sandbox/clock.ts';
+import { createClock } from '../../../sandbox/clock.ts';
 
 describe('sandbox clock', () => {
   test('a frozen clock only moves with advance() and fires timers in due order', () => {

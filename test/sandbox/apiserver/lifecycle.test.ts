@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { createClock } from '../../../infra/sandbox/clock.ts';
+import { createClock } from '../../../sandbox/clock.ts';
 import { collectWatch, createVmi, emulatorOnly, eventually, getVmi, podBody, REAL, settled, startSandbox, statusOf, VMI, type RawObject, type Sandbox } from './support.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyJsonPatch } from '../../../infra/sandbox/apiserver/json-patch.ts';
-import { applyMergePatch } from '../../../infra/sandbox/apiserver/merge-patch.ts';
-import { applyStrategicMergePatch } from '../../../infra/sandbox/apiserver/strategic-merge.ts';
-import { deepFreeze } from '../../../infra/sandbox/apiserver/types.ts';
+import { applyJsonPatch } from '../../../sandbox/apiserver/json-patch.ts';
+import { applyMergePatch } from '../../../sandbox/apiserver/merge-patch.ts';
+import { applyStrategicMergePatch } from '../../../sandbox/apiserver/strategic-merge.ts';
+import { deepFreeze } from '../../../sandbox/apiserver/types.ts';
 
 const stored = () =>
   deepFreeze({

@@ -5,10 +5,10 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { ResourceRegistry } from '../../../infra/sandbox/apiserver/resources.ts';
-import { parseLabelSelector } from '../../../infra/sandbox/apiserver/selectors.ts';
-import { Store } from '../../../infra/sandbox/apiserver/store.ts';
-import type { KubeObject } from '../../../infra/sandbox/apiserver/types.ts';
+import { ResourceRegistry } from '../../../sandbox/apiserver/resources.ts';
+import { parseLabelSelector } from '../../../sandbox/apiserver/selectors.ts';
+import { Store } from '../../../sandbox/apiserver/store.ts';
+import type { KubeObject } from '../../../sandbox/apiserver/types.ts';
 
 const pods = new ResourceRegistry().byPath('', 'v1', 'pods')!;
 const ctx = { identity: 'test', verb: 'create' };

@@ -8,8 +8,8 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { ApiException, CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../../infra/sandbox/apiserver/index.ts';
-import { startRealApiServer } from '../../../infra/sandbox/real/control-plane.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../../sandbox/apiserver/index.ts';
+import { startRealApiServer } from '../../../sandbox/real/control-plane.ts';
 import { REAL } from '../../support/lanes.ts';
 
 export { emulatorOnly, REAL } from '../../support/lanes.ts';

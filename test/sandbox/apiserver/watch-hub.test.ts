@@ -5,11 +5,11 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { ResourceRegistry } from '../../../infra/sandbox/apiserver/resources.ts';
-import { parseFieldSelector, parseLabelSelector } from '../../../infra/sandbox/apiserver/selectors.ts';
-import { Store } from '../../../infra/sandbox/apiserver/store.ts';
-import type { KubeObject } from '../../../infra/sandbox/apiserver/types.ts';
-import { WatchHub, type WireEvent } from '../../../infra/sandbox/apiserver/watch.ts';
+import { ResourceRegistry } from '../../../sandbox/apiserver/resources.ts';
+import { parseFieldSelector, parseLabelSelector } from '../../../sandbox/apiserver/selectors.ts';
+import { Store } from '../../../sandbox/apiserver/store.ts';
+import type { KubeObject } from '../../../sandbox/apiserver/types.ts';
+import { WatchHub, type WireEvent } from '../../../sandbox/apiserver/watch.ts';
 
 const pods = new ResourceRegistry().byPath('', 'v1', 'pods')!;
 const ctx = { identity: 'test', verb: 'create' };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { admitEviction } from '../../../infra/sandbox/kubevirt/eviction-admission.ts';
+import { admitEviction } from '../../../sandbox/kubevirt/eviction-admission.ts';
 
 const launcher = (extra: { phase?: string; node?: string; noDomain?: boolean; app?: string } = {}) => ({
   metadata: { name: 'virt-launcher-v-abcde', namespace: 'default', labels: { 'kubevirt.io': extra.app ?? 'virt-launcher' }, annotations: (extra.noDomain ? {} : { 'kubevirt.io/domain': 'v' }) as Record<string, string> },

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
-import { evictionWebhookConfiguration, EVICTION_INTERCEPTOR, EVICTION_PATH, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from '../../../infra/sandbox/kubevirt/eviction-webhook-server.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import { evictionWebhookConfiguration, EVICTION_INTERCEPTOR, EVICTION_PATH, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from '../../../sandbox/kubevirt/eviction-webhook-server.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';

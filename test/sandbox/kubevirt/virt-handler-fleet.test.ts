@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { after, before, describe, test } from 'node:test';
-import { createClock, type Clock } from '../../../infra/sandbox/clock.ts';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import { nodeSideApi } from '../../../infra/sandbox/nodes/api.ts';
-import { deploymentIdOf, upgradeKubeVirt } from '../../../infra/sandbox/kubevirt/virt-operator.ts';
-import { nextBeatDelayMs } from '../../../infra/sandbox/kubevirt/heartbeat.ts';
+import { createClock, type Clock } from '../../../sandbox/clock.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
+import { nodeSideApi } from '../../../sandbox/nodes/api.ts';
+import { deploymentIdOf, upgradeKubeVirt } from '../../../sandbox/kubevirt/virt-operator.ts';
+import { nextBeatDelayMs } from '../../../sandbox/kubevirt/heartbeat.ts';
 import { clients, waitFor } from '../nodes/helpers.ts';
 
 // A frozen clock moved by hand, and a fixed jitter (0.5 → a beat every 96 s): every beat falls

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createClock, type Clock } from '../../../infra/sandbox/clock.ts';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { createClock, type Clock } from '../../../sandbox/clock.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { clients, getPod, waitFor } from './helpers.ts';
 
 // A frozen clock moved by hand: the grace period passes exactly when the test says so.

@@ -4,7 +4,7 @@
  * VMI controller creates (label kubevirt.io=virt-launcher, controller ownerReference to the VMI).
  */
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import type { Pod, Vmi } from '../../../infra/sandbox/nodes/objects.ts';
+import type { Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
 export const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 export const VMIS = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstances' } as const;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FAIL_MEMORY_DUMP_ANNOTATION, nextHotplugVolumeStatus } from '../../../infra/sandbox/nodes/hotplug-volumes.ts';
+import { FAIL_MEMORY_DUMP_ANNOTATION, nextHotplugVolumeStatus } from '../../../sandbox/nodes/hotplug-volumes.ts';
 
 type Entry = { name: string; target?: string; phase?: string; hotplugVolume?: { attachPodName?: string; attachPodUID?: string } };
 

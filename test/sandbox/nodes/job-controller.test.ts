@@ -1,15 +1,15 @@
 /**
- * The emulated Job controller's decisions (infra/sandbox/nodes/job-controller.ts) and the
+ * The emulated Job controller's decisions (sandbox/nodes/job-controller.ts) and the
  * kubelet's claim-checking programs (pod-script.ts), table-driven: what a one-pod Job becomes as
  * its pod runs and ends, and which exit code `ls <path> || exit <n>` gets from the files the
  * sandbox keeps per claim.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ClaimFiles } from '../../../infra/sandbox/nodes/claim-files.ts';
-import { nextJobStep, podForJob, type Job } from '../../../infra/sandbox/nodes/job-controller.ts';
-import type { Pod } from '../../../infra/sandbox/nodes/objects.ts';
-import { scriptExitCodes } from '../../../infra/sandbox/nodes/pod-script.ts';
+import { ClaimFiles } from '../../../sandbox/nodes/claim-files.ts';
+import { nextJobStep, podForJob, type Job } from '../../../sandbox/nodes/job-controller.ts';
+import type { Pod } from '../../../sandbox/nodes/objects.ts';
+import { scriptExitCodes } from '../../../sandbox/nodes/pod-script.ts';
 
 const NOW = Date.parse('2026-12-02T07:00:00Z');
 const ISO = new Date(NOW).toISOString();

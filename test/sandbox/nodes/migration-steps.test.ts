@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_MIGRATION_TIMINGS, nextMigrationStep, type MigrationInputs } from '../../../infra/sandbox/nodes/migration-steps.ts';
-import { launcherExit } from '../../../infra/sandbox/nodes/launcher-exit.ts';
-import type { MigrationState, Pod, Vmi } from '../../../infra/sandbox/nodes/objects.ts';
+import { DEFAULT_MIGRATION_TIMINGS, nextMigrationStep, type MigrationInputs } from '../../../sandbox/nodes/migration-steps.ts';
+import { launcherExit } from '../../../sandbox/nodes/launcher-exit.ts';
+import type { MigrationState, Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
 const running = (name: string, node: string): Pod => ({ metadata: { name, namespace: 'default', labels: { 'kubevirt.io': 'virt-launcher' } }, spec: { nodeName: node }, status: { phase: 'Running', podIP: '10.244.2.2' } });
 const vmi = (ms: MigrationState | undefined, labels: Record<string, string> = {}): Vmi => ({

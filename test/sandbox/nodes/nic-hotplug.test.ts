@@ -1,12 +1,12 @@
 /**
- * The sandbox virt-handler's NIC hotplug step (infra/sandbox/nodes/nic-hotplug.ts): attach what
+ * The sandbox virt-handler's NIC hotplug step (sandbox/nodes/nic-hotplug.ts): attach what
  * the pod has and the domain lacks, detach an absent one, and drop an absent one nobody reports.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nextInterfaceStatus } from '../../../infra/sandbox/nodes/nic-hotplug.ts';
-import { macFor } from '../../../infra/sandbox/nodes/vmi-running-status.ts';
-import type { Vmi } from '../../../infra/sandbox/nodes/objects.ts';
+import { nextInterfaceStatus } from '../../../sandbox/nodes/nic-hotplug.ts';
+import { macFor } from '../../../sandbox/nodes/vmi-running-status.ts';
+import type { Vmi } from '../../../sandbox/nodes/objects.ts';
 
 const primary = { name: 'default', infoSource: 'domain, guest-agent', interfaceName: 'eth0', podInterfaceName: 'eth0' };
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PlacedIndex, placePod, podRequests } from '../../../infra/sandbox/nodes/placement.ts';
-import { buildNode, DEFAULT_NODE_SHAPE } from '../../../infra/sandbox/nodes/node-pool.ts';
-import { parseQuantity } from '../../../infra/sandbox/nodes/quantity.ts';
-import type { Node, Pod } from '../../../infra/sandbox/nodes/objects.ts';
+import { PlacedIndex, placePod, podRequests } from '../../../sandbox/nodes/placement.ts';
+import { buildNode, DEFAULT_NODE_SHAPE } from '../../../sandbox/nodes/node-pool.ts';
+import { parseQuantity } from '../../../sandbox/nodes/quantity.ts';
+import type { Node, Pod } from '../../../sandbox/nodes/objects.ts';
 
 const NOW = '2026-01-01T00:00:00Z';
 const nodes = (n: number, mutate?: (node: Node, i: number) => void): Node[] =>

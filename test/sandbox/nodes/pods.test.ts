@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { clients, createVmi, getPod, launcherPod, waitFor, VMIS } from './helpers.ts';
-import type { Pod } from '../../../infra/sandbox/nodes/objects.ts';
+import type { Pod } from '../../../sandbox/nodes/objects.ts';
 
 // 2 nodes with 4 CPUs each; the clock runs 1000× so simulated seconds pass in real milliseconds.
 describe('scheduler + kubelet (no controller, pods made by hand)', () => {

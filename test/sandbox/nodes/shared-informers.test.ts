@@ -1,14 +1,14 @@
 /**
- * The node side's shared informers (infra/sandbox/nodes/shared-informers.ts): components that ask
+ * The node side's shared informers (sandbox/nodes/shared-informers.ts): components that ask
  * for the same collection share one list and one watch, and each still sees what an informer of
  * its own would have shown it — every object on start, its own indexes, and (with `where`) only
  * the objects it accepts, an object leaving that set arriving as a delete.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../infra/sandbox/apiserver/index.ts';
-import { listAllPods, MERGE_PATCH, nodeSideApi, type NodeSideApi } from '../../../infra/sandbox/nodes/api.ts';
-import type { Pod } from '../../../infra/sandbox/nodes/objects.ts';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import { listAllPods, MERGE_PATCH, nodeSideApi, type NodeSideApi } from '../../../sandbox/nodes/api.ts';
+import type { Pod } from '../../../sandbox/nodes/objects.ts';
 import { waitFor } from './helpers.ts';
 
 const pod = (name: string, labels: Record<string, string>) => ({ metadata: { name, labels }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });

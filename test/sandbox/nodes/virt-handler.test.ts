@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { clients, createVmi, getPod, getVmi, launcherPod, patchVmi, waitFor } from './helpers.ts';
-import type { MigrationState } from '../../../infra/sandbox/nodes/objects.ts';
+import type { MigrationState } from '../../../sandbox/nodes/objects.ts';
 
 const ANTI_AFFINITY = (vmiUid: string) => ({
   affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { 'kubevirt.io/created-by': vmiUid } }, topologyKey: 'kubernetes.io/hostname' }] } },

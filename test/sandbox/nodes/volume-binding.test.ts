@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SELECTED_NODE_ANNOTATION, volumeDecision, type ClaimView, type VolumeDecision } from '../../../infra/sandbox/nodes/volume-binding.ts';
+import { SELECTED_NODE_ANNOTATION, volumeDecision, type ClaimView, type VolumeDecision } from '../../../sandbox/nodes/volume-binding.ts';
 
 const pod = (...claims: string[]) => ({ spec: { volumes: claims.map((claimName) => ({ persistentVolumeClaim: { claimName } })) } });
 const bound = (name: string, extra: Record<string, string> = {}): ClaimView => ({ metadata: { name, annotations: extra }, spec: { volumeName: `pv-${name}` } });

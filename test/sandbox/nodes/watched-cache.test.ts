@@ -1,14 +1,14 @@
 /**
- * The node side's informer (infra/sandbox/nodes/watched-cache.ts) after its watch is dropped over
+ * The node side's informer (sandbox/nodes/watched-cache.ts) after its watch is dropped over
  * and over while nothing changes — what the chaos suite's fault loop does every few seconds. A
  * kubelet or virt-handler re-watches at once after a watch ends (client-go's reflector); the
  * sandbox's must too, or the simulated cluster goes blind while the controllers wait on it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startApiServer } from '../../../infra/sandbox/apiserver/index.ts';
-import type { KubeObject } from '../../../infra/sandbox/nodes/objects.ts';
-import { WatchedCache } from '../../../infra/sandbox/nodes/watched-cache.ts';
+import { startApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { KubeObject } from '../../../sandbox/nodes/objects.ts';
+import { WatchedCache } from '../../../sandbox/nodes/watched-cache.ts';
 import { clients, waitFor } from './helpers.ts';
 
 test('dropped four times in a row with no event in between, the cache still sees the next change within a second', async () => {

@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { startSandbox, type Sandbox } from '../../../infra/sandbox/sandbox.ts';
-import { NO_GUEST_AGENT_ANNOTATION } from '../../../infra/sandbox/nodes/guest-agent.ts';
+import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
+import { NO_GUEST_AGENT_ANNOTATION } from '../../../sandbox/nodes/guest-agent.ts';
 import { clients, getPod, launcherPod, patchVmi, VMIS, vmiBody, waitFor, MERGE } from '../nodes/helpers.ts';
-import type { Vmi } from '../../../infra/sandbox/nodes/objects.ts';
+import type { Vmi } from '../../../sandbox/nodes/objects.ts';
 
 const openssl = (() => {
   try {

@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { nextSnapshotStep } from '../../../infra/sandbox/storage/snapshot-status.ts';
-import { decideClaim, renderPv } from '../../../infra/sandbox/storage/provisioning.ts';
-import { nextDvStep } from '../../../infra/sandbox/storage/data-volume-status.ts';
-import { nextBackupStep, utilityVolumeStatus } from '../../../infra/sandbox/storage/backup-steps.ts';
-import { stopAction } from '../../../infra/sandbox/virt-api/vm-stop.ts';
-import { goDurationMs } from '../../../infra/sandbox/virt-api/server.ts';
-import { freezeAnswer, unfreezeAnswer } from '../../../infra/sandbox/nodes/guest-agent.ts';
-import { missingSecretsOf } from '../../../infra/sandbox/nodes/secret-volumes.ts';
-import { exportDeadlineOf } from '../../../infra/sandbox/storage/export-server.ts';
-import type { Pvc, StorageClass, VolumeSnapshot } from '../../../infra/sandbox/storage/objects.ts';
+import { nextSnapshotStep } from '../../../sandbox/storage/snapshot-status.ts';
+import { decideClaim, renderPv } from '../../../sandbox/storage/provisioning.ts';
+import { nextDvStep } from '../../../sandbox/storage/data-volume-status.ts';
+import { nextBackupStep, utilityVolumeStatus } from '../../../sandbox/storage/backup-steps.ts';
+import { stopAction } from '../../../sandbox/virt-api/vm-stop.ts';
+import { goDurationMs } from '../../../sandbox/virt-api/server.ts';
+import { freezeAnswer, unfreezeAnswer } from '../../../sandbox/nodes/guest-agent.ts';
+import { missingSecretsOf } from '../../../sandbox/nodes/secret-volumes.ts';
+import { exportDeadlineOf } from '../../../sandbox/storage/export-server.ts';
+import type { Pvc, StorageClass, VolumeSnapshot } from '../../../sandbox/storage/objects.ts';
 
 const NOW = '2026-12-01T10:00:00Z';
 const bound: Pvc = { metadata: { name: 'disk', namespace: 'default' }, spec: { resources: { requests: { storage: '2Gi' } } }, status: { phase: 'Bound', capacity: { storage: '2Gi' } } };

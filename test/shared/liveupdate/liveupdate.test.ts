@@ -9,7 +9,7 @@ import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceSpec } fro
 import { applyHotplugDefaults, defaultMaxSockets } from '../../../shared/liveupdate/defaults.ts';
 import { cpuHotplugPending, isHotplugInProgress, memoryHotplugPending, vcpuCount } from '../../../shared/liveupdate/hotplug-conditions.ts';
 import { liveUpdateMemoryProblem } from '../../../shared/liveupdate/memory.ts';
-import { clusterConfigFromKubeVirt } from '../../../shared/template/cluster-config.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 
 const kv = (configuration: Record<string, unknown>): KubeVirt => ({ apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt' }, spec: { configuration } }) as KubeVirt;
 const vmi = (domain: Record<string, unknown>, extra: Record<string, unknown> = {}, status: Record<string, unknown> = {}): VirtualMachineInstance =>

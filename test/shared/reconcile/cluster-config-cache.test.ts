@@ -1,5 +1,5 @@
 /**
- * The cached cluster config (shared/reconcile/cluster-config-cache.ts): one LIST of the KubeVirt
+ * The cached cluster config (shared/config/cluster-config-cache.ts): one LIST of the KubeVirt
  * CRs per TTL, the last good config kept through a failed read, and `{ fresh: true }` reading the
  * CR now — what a migration's target pod is rendered from right after an upgrade.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeVirt } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
-import { cachedClusterConfig } from '../../../shared/reconcile/cluster-config-cache.ts';
+import { cachedClusterConfig } from '../../../shared/config/cluster-config-cache.ts';
 
 /** A `list` over one KubeVirt CR whose image tag the test changes; counts the reads. */
 function fakeKube() {

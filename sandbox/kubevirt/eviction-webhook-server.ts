@@ -1,0 +1,184 @@
+/**
+ * virt-api's launcher eviction interceptor as KubeVirt deploys it on a real cluster: a
+ * ValidatingWebhookConfiguration on `pods/eviction` CREATE, served over HTTPS. The real lane's
+ * kube-apiserver calls it for every eviction (`kubectl drain`, the workload updater's Evict); the
+ * answer is the same pure decision the emulator's in-process hook applies
+ * (`eviction-admission.ts`): allow, or deny with 429 — after marking the VMI
+ * (`status.evacuationNodeName`, the descheduler annotation) when its eviction strategy migrates.
+ *
+ * The server listens on 127.0.0.1 with a certificate from a CA made at start (../pki.ts); the CA
+ * goes into the configuration's `caBundle`. It reads the pod, the VMI and the KubeVirt CR and
+ * writes the mark through the API as virt-api's own identity (`virt-api`, on the real lane a role that may get pods, get and patch VMIs and read the KubeVirt CR, nothing else).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import { isNotFound, JSON_PATCH, KUBEVIRT, nodeSideApi, plain, statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
+import { issueServingCertificate, makeCa } from '../pki.ts';
+import { admitEviction, launcherVmiName, type EvictionVerdict } from './eviction-admission.ts';
+
+export { VIRT_API_IDENTITY } from './eviction-admission.ts';
+
+/** KubeVirt's names: the configuration virt-operator creates, the webhook in it and its path. */
+export const VIRT_API_VALIDATOR = 'virt-api-validator';
+export const EVICTION_INTERCEPTOR = 'virt-launcher-eviction-interceptor.kubevirt.io';
+export const EVICTION_PATH = '/launcher-eviction-validate';
+
+/** The fields of an admission.k8s.io/v1 AdmissionReview request this webhook reads. */
+interface AdmissionRequest {
+  uid?: string;
+  name?: string;
+  namespace?: string;
+  operation?: string;
+  subResource?: string;
+  dryRun?: boolean;
+  object?: { metadata?: { annotations?: Record<string, string> } };
+}
+
+export interface EvictionWebhookServer {
+  /** `https://127.0.0.1:<port>`. */
+  url: string;
+  /** PEM of the CA that signed the serving certificate (the configuration's caBundle). */
+  caPem: string;
+  /** Verdicts given, in order (`allow ns/pod`, `deny ns/pod: message`), for tests. */
+  verdicts(): string[];
+  stop(): Promise<void>;
+}
+
+export interface EvictionWebhookOptions {
+  /** virt-api's kubeconfig (reads and the mark). */
+  kc: KubeConfig;
+  onError?: (what: string, err: unknown) => void;
+}
+
+/** `spec.configuration.evictionStrategy` of the KubeVirt CR in `kubevirt`, if any. */
+async function clusterEvictionStrategy(api: NodeSideApi): Promise<string | undefined> {
+  const list = plain<{ items?: { spec?: { configuration?: { evictionStrategy?: unknown } } }[] }>(
+    await api.custom.listNamespacedCustomObject({ ...KUBEVIRT, namespace: 'kubevirt', plural: 'kubevirts' }),
+  );
+  const strategy = list.items?.[0]?.spec?.configuration?.evictionStrategy;
+  return typeof strategy === 'string' ? strategy : undefined;
+}
+
+/** The verdict for one eviction: reads what the decision needs, writes the mark unless dry-run. */
+async function review(api: NodeSideApi, req: AdmissionRequest): Promise<EvictionVerdict> {
+  if (req.operation !== 'CREATE' || req.subResource !== 'eviction' || !req.name || !req.namespace) return { kind: 'allow' };
+  let pod: Parameters<typeof launcherVmiName>[0];
+  try {
+    pod = plain(await api.core.readNamespacedPod({ namespace: req.namespace, name: req.name }));
+  } catch (err) {
+    // No pod: the API server answers the eviction itself (404).
+    if (isNotFound(err)) return { kind: 'allow' };
+    throw err;
+  }
+  const vmiName = launcherVmiName(pod);
+  if (vmiName === undefined) return { kind: 'allow' };
+  let vmi: VirtualMachineInstance | undefined;
+  try {
+    vmi = plain(await api.custom.getNamespacedCustomObject({ ...KUBEVIRT, namespace: req.namespace, plural: 'virtualmachineinstances', name: vmiName }));
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  const verdict = admitEviction(pod, vmi, req.object ?? {}, await clusterEvictionStrategy(api));
+  if (verdict.kind === 'mark' && !req.dryRun) {
+    await api.custom.patchNamespacedCustomObject({ ...KUBEVIRT, namespace: req.namespace, plural: 'virtualmachineinstances', name: vmiName, body: verdict.patch }, JSON_PATCH);
+  }
+  return verdict;
+}
+
+/** The AdmissionReview answer: every refusal is a 429, as virt-api's. */
+export function admissionResponse(uid: string, verdict: EvictionVerdict): object {
+  const response = verdict.kind === 'allow' ? { uid, allowed: true } : { uid, allowed: false, status: { code: 429, message: verdict.message } };
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}
+
+async function bodyOf(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+}
+
+function reply(res: ServerResponse, code: number, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Starts the HTTPS server (a new CA and serving certificate for 127.0.0.1). */
+export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): Promise<EvictionWebhookServer> {
+  const api = nodeSideApi(opts.kc);
+  const ca = await makeCa('virt-api-webhook-ca@sandbox');
+  const serving = await issueServingCertificate(ca, 'virt-api.kubevirt.svc', { ips: ['127.0.0.1'], dns: ['localhost', 'virt-api.kubevirt.svc'] });
+  const verdicts: string[] = [];
+  const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
+    void (async () => {
+      if (req.method !== 'POST' || req.url?.split('?')[0] !== EVICTION_PATH) return reply(res, 404, { message: 'not found' });
+      let request: AdmissionRequest = {};
+      try {
+        request = ((await bodyOf(req)) as { request?: AdmissionRequest }).request ?? {};
+        const verdict = await review(api, request);
+        verdicts.push(`${verdict.kind === 'allow' ? 'allow' : 'deny'} ${request.namespace}/${request.name}${verdict.kind === 'allow' ? '' : `: ${verdict.message}`}`);
+        reply(res, 200, admissionResponse(request.uid ?? '', verdict));
+      } catch (err) {
+        // As virt-api: an error reading or marking refuses the eviction (drain retries).
+        opts.onError?.('eviction webhook', err);
+        const code = statusCodeOf(err) ?? 500;
+        reply(res, 200, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid ?? '', allowed: false, status: { code, message: err instanceof Error ? err.message : String(err) } } });
+      }
+    })();
+  });
+  // kube-apiserver's webhook client (Go's http.Transport) keeps idle connections for 90 s; Node
+  // closes its side after 5 s by default, so a call sent just as the server closed the idle
+  // connection was reset ("connection reset by peer"), the eviction failed and `kubectl drain`
+  // gave up (seen on the real lane under load). The server outlives the client's idle timeout.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    caPem: ca.certPem,
+    verdicts: () => [...verdicts],
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** virt-operator's ValidatingWebhookConfiguration for the interceptor at `url`. */
+export function evictionWebhookConfiguration(url: string, caPem: string): object {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: VIRT_API_VALIDATOR, labels: { 'kubevirt.io': 'virt-api-validator', 'app.kubernetes.io/managed-by': 'virt-operator' } },
+    webhooks: [
+      {
+        name: EVICTION_INTERCEPTOR,
+        admissionReviewVersions: ['v1'],
+        clientConfig: { url: `${url}${EVICTION_PATH}`, caBundle: Buffer.from(caPem).toString('base64') },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: 'Namespaced' }],
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: 10,
+      },
+    ],
+  };
+}
+
+/** Creates (or replaces) the configuration, as virt-operator does (identity of `kc`: the operator). */
+export async function registerEvictionWebhook(kc: KubeConfig, url: string, caPem: string): Promise<void> {
+  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const body = evictionWebhookConfiguration(url, caPem) as never;
+  try {
+    await admission.createValidatingWebhookConfiguration({ body });
+  } catch (err) {
+    if (statusCodeOf(err) !== 409) throw err;
+    const existing = await admission.readValidatingWebhookConfiguration({ name: VIRT_API_VALIDATOR });
+    await admission.replaceValidatingWebhookConfiguration({ name: VIRT_API_VALIDATOR, body: { ...(body as object), metadata: { ...existing.metadata } } as never });
+  }
+}
