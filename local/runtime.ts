@@ -19,7 +19,8 @@ import { cachedClusterConfig } from '../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../shared/reconcile/instrument.ts';
 import { openSqliteState, type SqliteStateStore } from '../shared/state/sqlite-state.ts';
 import { Relay } from '../functions/relay/relay.ts';
-import { controllerSpecs } from '../functions/registry.ts';
+import { DEFINITIONS } from '../functions/registry.ts';
+import { bindController } from '../shared/reconcile/define-controller.ts';
 import { controllerInfo, perController } from '../shared/controllers.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { SweepTimers } from './sweeps.ts';
@@ -110,18 +111,20 @@ export class LocalRuntime {
     const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
     const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube);
     const now = opts.now ?? Date.now;
-    const specs = controllerSpecs((c) => ({
-      kube: kubes[c],
-      expectations: this.state.expectations,
-      leases: this.state.leases,
-      clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[c]),
-      log: opts.log,
-      now,
-      clockSpeed: opts.clockSpeed,
-      takeoverMs: opts.createTakeoverMs,
-      virtApi: virtApiFor(opts.kubeConfigFor?.(c) ?? opts.kubeConfig, opts.virtApiUrl),
-      metrics: this.metrics,
-    }));
+    const specs = DEFINITIONS.map((def) =>
+      bindController(def, {
+        kube: kubes[def.name],
+        expectations: this.state.expectations,
+        leases: this.state.leases,
+        clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[def.name]),
+        log: opts.log,
+        now,
+        clockSpeed: opts.clockSpeed,
+        takeoverMs: opts.createTakeoverMs,
+        virtApi: virtApiFor(opts.kubeConfigFor?.(def.name) ?? opts.kubeConfig, opts.virtApiUrl),
+        metrics: this.metrics,
+      }),
+    );
     const workers = { ...DEFAULT_WORKERS, ...opts.workers };
     this.pools = specs.map(
       (spec) =>

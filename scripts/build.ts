@@ -141,6 +141,8 @@ export interface BuiltBundle {
   readonly dir: string;
   readonly bytes: number;
   readonly mapBytes: number;
+  /** The files it was made of, relative to the root (esbuild's metafile inputs). */
+  readonly inputs: readonly string[];
 }
 
 export interface BuildResult {
@@ -170,10 +172,11 @@ export async function buildBundles(opts: BuildOptions = {}): Promise<BuildResult
     rmSync(dir, { recursive: true, force: true }); // a stale file would change the asset hash
     mkdirSync(dir, { recursive: true });
     const outfile = join(dir, 'index.mjs');
-    await build({ ...bundleOptions(e, root), outfile, minify: opts.minify ?? true }).catch((err: unknown) => {
+    const result = await build({ ...bundleOptions(e, root), outfile, minify: opts.minify ?? true, metafile: true }).catch((err: unknown) => {
       throw new Error(`bundle ${e.name} (${e.entry}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     });
-    const b: BuiltBundle = { name: e.name, entry: e.entry, dir, bytes: statSync(outfile).size, mapBytes: statSync(outfile + '.map').size };
+    const inputs = Object.keys(result.metafile.inputs).sort();
+    const b: BuiltBundle = { name: e.name, entry: e.entry, dir, bytes: statSync(outfile).size, mapBytes: statSync(outfile + '.map').size, inputs };
     built.push(b);
     log(`built    ${e.name.padEnd(16)} ${relative(root, outfile)}  ${kib(b.bytes)} (map ${kib(b.mapBytes)})`);
   }
@@ -181,7 +184,7 @@ export async function buildBundles(opts: BuildOptions = {}): Promise<BuildResult
   mkdirSync(outDir, { recursive: true });
   const manifestPath = join(outDir, 'manifest.json');
   const manifest = {
-    bundles: Object.fromEntries(built.map((b) => [b.name, { entry: b.entry, file: `${b.name}/index.mjs`, bytes: b.bytes, mapBytes: b.mapBytes }])),
+    bundles: Object.fromEntries(built.map((b) => [b.name, { entry: b.entry, file: `${b.name}/index.mjs`, bytes: b.bytes, mapBytes: b.mapBytes, inputs: b.inputs.length }])),
     missing: missing.map((m) => ({ name: m.name, entry: m.entry })),
   };
   writeFileSync(manifestPath, JSON.stringify(manifest, null, 2) + '\n');

@@ -1,20 +1,11 @@
-/** The backup controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
-import type { BackupCommands, BackupDeps } from './deps.ts';
+/**
+ * The backup controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
+import type { BackupDeps } from './deps.ts';
+import { backupRbac } from './rbac.ts';
 import { reconcileBackup } from './reconcile.ts';
+import { backupWakes } from './wakes.ts';
 
-export interface BackupControllerOptions {
-  readonly virtApi: BackupCommands;
-  readonly log: Logger;
-  readonly now?: () => number;
-}
-
-export function backupController(opts: BackupControllerOptions): ControllerSpec<BackupDeps> {
-  return {
-    controller: 'backup',
-    reconcile: reconcileBackup,
-    deps: (kube: KubeClient) => ({ kube, virtApi: opts.virtApi, now: opts.now ?? Date.now, log: opts.log }),
-  };
-}
+export const backupController = defineController<BackupDeps>({ name: 'backup', wakes: backupWakes, rbac: backupRbac, reconcile: reconcileBackup, deps: contextDeps });

@@ -1,19 +1,11 @@
-/** The clone controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
+/**
+ * The clone controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { CloneDeps } from './deps.ts';
+import { cloneRbac } from './rbac.ts';
 import { reconcileClone } from './reconcile.ts';
+import { cloneWakes } from './wakes.ts';
 
-export interface CloneControllerOptions {
-  readonly log: Logger;
-  readonly now?: () => number;
-}
-
-export function cloneController(opts: CloneControllerOptions): ControllerSpec<CloneDeps> {
-  return {
-    controller: 'clone',
-    reconcile: reconcileClone,
-    deps: (kube: KubeClient) => ({ kube, now: opts.now ?? Date.now, log: opts.log }),
-  };
-}
+export const cloneController = defineController<CloneDeps>({ name: 'clone', wakes: cloneWakes, rbac: cloneRbac, reconcile: reconcileClone, deps: contextDeps });

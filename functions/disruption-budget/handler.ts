@@ -1,13 +1,5 @@
-/**
- * AWS Lambda entry of the disruption-budget controller: an SQS FIFO batch of VMI keys → one
- * reconcile per key → a partial batch response. An adapter only.
- */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
-import { reconcileBatch } from '../../shared/runtime/reconcile-batch.ts';
+/** The disruption-budget controller's AWS Lambda entry (scripts/build.ts bundles it as `dist/disruption-budget/index.mjs`). */
+import { lambdaHandler } from '../../shared/runtime/lambda-handler.ts';
 import { disruptionBudgetController } from './controller.ts';
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  const env = lambdaEnv('disruption-budget');
-  return reconcileBatch(event, env, disruptionBudgetController({ expectations: env.state.expectations, log: env.log }), context);
-}
+export const handler = lambdaHandler(disruptionBudgetController);

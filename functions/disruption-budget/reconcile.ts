@@ -14,7 +14,7 @@ import { PDBS, VMIS } from '../../shared/api/index.ts';
 import { TransientError } from '../../shared/errors.ts';
 import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
+import { expectationsGate, type Gate } from '../../shared/reconcile/expectations-gate.ts';
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from './deps.ts';
 import { legacyPdbsToDelete } from './legacy-pdbs.ts';
 
@@ -26,8 +26,8 @@ export async function reconcileDisruptionBudget(key: string, deps: DisruptionBud
   // delete (nearly every pass: one per VMI event) reads no record
   const doomed = legacyPdbsToDelete(pdbs, namespace, name);
   if (doomed.length === 0) return done;
-  const wait = await expectationsGate(key, namespace, pdbs, deps);
-  if (wait) return wait;
+  const gate = await expectationsGate(pdbGate(key, namespace, deps), pdbs, deps);
+  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'PDB deletion not yet observed');
   // The VMI is only the events' subject; a stub (no UID) when it is gone.
   const vmi = (await deps.kube.get(VMIS, namespace, name)) ?? { metadata: { namespace, name } };
   // act
@@ -51,19 +51,21 @@ export async function reconcileDisruptionBudget(key: string, deps: DisruptionBud
 
 /**
  * KubeVirt lowers the record from the PDB informer's delete event. The list this pass made is the
- * observation here: a tracked PDB that is gone, or terminating, is observed deleted. A record
- * still unsatisfied (the delete has not taken effect yet) holds the key until it expires.
+ * observation here (shared/reconcile/expectations-gate.ts): a tracked PDB that is gone, or
+ * terminating, is observed deleted.
  */
-async function expectationsGate(key: string, namespace: string, pdbs: readonly V1PodDisruptionBudget[], deps: DisruptionBudgetDeps): Promise<Outcome | undefined> {
-  const now = deps.now();
-  if (await deps.expectations.satisfied(PDB_EXPECTATIONS, key, now)) return undefined;
-  const record = await deps.expectations.get(PDB_EXPECTATIONS, key);
-  const present = new Map(pdbs.map((p) => [`${namespace}/${p.metadata?.name ?? ''}`, p]));
-  for (const k of record?.deleteKeys ?? []) {
-    const p = present.get(k);
-    if (!p || p.metadata?.deletionTimestamp) await deps.expectations.deletionObserved(PDB_EXPECTATIONS, key, k);
-  }
-  if (await deps.expectations.satisfied(PDB_EXPECTATIONS, key, now)) return undefined;
-  const setAt = record?.setAt ?? now;
-  return requeueAfter(Math.max(1, (setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000) / (deps.clockSpeed ?? 1), 'PDB deletion not yet observed');
+function pdbGate(key: string, namespace: string, deps: DisruptionBudgetDeps): Gate<readonly V1PodDisruptionBudget[]> {
+  return {
+    key,
+    scopes: [PDB_EXPECTATIONS],
+    what: 'PDB deletion',
+    lower: async (pdbs, [record]) => {
+      const present = new Map(pdbs.map((p) => [`${namespace}/${p.metadata?.name ?? ''}`, p]));
+      for (const k of record?.deleteKeys ?? []) {
+        const p = present.get(k);
+        if (!p || p.metadata?.deletionTimestamp) await deps.expectations.deletionObserved(PDB_EXPECTATIONS, key, k);
+      }
+      return deps.expectations.satisfied(PDB_EXPECTATIONS, key, deps.now());
+    },
+  };
 }

@@ -1,33 +1,11 @@
-/** The evacuation controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { ReconcileLogger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
-import type { Expectations } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
+/**
+ * The evacuation (node drain) controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { EvacuationDeps } from './deps.ts';
+import { evacuationRbac } from './rbac.ts';
 import { reconcileEvacuation } from './reconcile.ts';
+import { evacuationWakes } from './wakes.ts';
 
-export interface EvacuationControllerOptions {
-  readonly expectations: Expectations;
-  readonly clusterConfig: () => Promise<ClusterConfig>;
-  readonly log: ReconcileLogger;
-  readonly now?: () => number;
-  readonly clockSpeed?: number;
-  readonly takeoverMs?: number;
-}
-
-export function evacuationController(opts: EvacuationControllerOptions): ControllerSpec<EvacuationDeps> {
-  return {
-    controller: 'evacuation',
-    reconcile: reconcileEvacuation,
-    deps: (kube: KubeClient) => ({
-      kube,
-      expectations: opts.expectations,
-      clusterConfig: opts.clusterConfig,
-      log: opts.log,
-      now: opts.now ?? Date.now,
-      ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
-      ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
-    }),
-  };
-}
+export const evacuationController = defineController<EvacuationDeps>({ name: 'evacuation', wakes: evacuationWakes, rbac: evacuationRbac, reconcile: reconcileEvacuation, deps: contextDeps });

@@ -17,7 +17,7 @@ export interface EvacuationDeps {
   readonly now: () => number;
   /** See NodeDeps.clockSpeed. */
   readonly clockSpeed?: number;
-  /** After how long an unsatisfied creation record is a dead pass's (shared/reconcile/creation-gate.ts); default the 5-minute expiry. */
+  /** After how long an unsatisfied creation record is a dead pass's (shared/reconcile/expectations-gate.ts); default the 5-minute expiry. */
   readonly takeoverMs?: number;
   readonly log: ReconcileLogger;
 }

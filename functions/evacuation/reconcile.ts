@@ -12,8 +12,8 @@ import { isFinalMigration } from '../../shared/api/vmi-eviction.ts';
 import { APP_LABEL, NODE_NAME_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError } from '../../shared/errors.ts';
 import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
-import { done, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { creationGate } from '../../shared/reconcile/creation-gate.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { answeredCreations, expectationsGate } from '../../shared/reconcile/expectations-gate.ts';
 import { selectCandidates, vmisToConsider } from './candidates.ts';
 import { EVACUATION_EXPECTATIONS, type EvacuationDeps } from './deps.ts';
 import { renderEvacuationMigration } from './render-migration.ts';
@@ -26,8 +26,8 @@ export async function reconcileEvacuation(nodeName: string, deps: EvacuationDeps
     return done;
   }
   // expectations gate
-  const gate = await creationGate(deps, EVACUATION_EXPECTATIONS, nodeName, 'evacuation expectations pending');
-  if (gate) return gate;
+  const gate = await expectationsGate(answeredCreations(EVACUATION_EXPECTATIONS, nodeName, 'evacuation migration'), undefined, deps);
+  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'evacuation expectations pending');
   const config = await deps.clusterConfig();
   // KubeVirt's VMI cache index by status.nodeName; the kubevirt.io/nodeName label is written with
   // it (hand-off, migration), so the list is narrowed by the label and checked on the field.

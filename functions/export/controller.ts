@@ -1,21 +1,11 @@
-/** The export controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
+/**
+ * The export controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { ExportDeps } from './deps.ts';
+import { exportRbac } from './rbac.ts';
 import { reconcileExport } from './reconcile.ts';
+import { exportWakes } from './wakes.ts';
 
-export interface ExportControllerOptions {
-  readonly log: Logger;
-  readonly now?: () => number;
-  /** See ExportDeps.clockSpeed. */
-  readonly clockSpeed?: number;
-}
-
-export function exportController(opts: ExportControllerOptions): ControllerSpec<ExportDeps> {
-  return {
-    controller: 'export',
-    reconcile: reconcileExport,
-    deps: (kube: KubeClient) => ({ kube, now: opts.now ?? Date.now, log: opts.log, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}) }),
-  };
-}
+export const exportController = defineController<ExportDeps>({ name: 'export', wakes: exportWakes, rbac: exportRbac, reconcile: reconcileExport, deps: contextDeps });

@@ -40,8 +40,8 @@ export interface MigrationDeps {
    */
   readonly clockSpeed?: number;
   readonly log: Logger;
-  /** See VmiDeps.createTakeoverMs; defaults to 5 minutes. */
-  readonly createTakeoverMs?: number;
+  /** See VmiDeps.takeoverMs; defaults to 5 minutes. */
+  readonly takeoverMs?: number;
   /** Lease lifetime on `now`; renewed on every reconcile of a migration that holds one. Default 5 minutes. */
   readonly leaseTtlMs?: number;
 }

@@ -7,7 +7,7 @@
  * (after one quorum re-read) instead of acting twice.
  */
 import type { VirtualMachine } from '../../shared/api/index.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired, type ExpectationRecord } from '../../shared/state/port.ts';
+import { expectationsGate as gate, isPending, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
 import { isDeleting } from './delete-selection.ts';
 import { CREATION_EXPECTATIONS, DELETION_EXPECTATIONS, type PoolDeps } from './deps.ts';
 
@@ -16,20 +16,17 @@ export function deletionKey(vm: VirtualMachine): string {
   return `${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}/${vm.metadata?.uid ?? ''}`;
 }
 
-function pending(r: ExpectationRecord | undefined, now: number): r is ExpectationRecord {
-  return r !== undefined && !isExpectationExpired(r, now) && (r.add > 0 || r.del > 0);
-}
-
 /** Lowers what `vms` (every VM of the namespace) shows was done; true when nothing is left to see. */
-async function lower(key: string, vms: readonly VirtualMachine[], deps: PoolDeps, now: number): Promise<boolean> {
+async function lower(key: string, vms: readonly VirtualMachine[], deps: PoolDeps): Promise<boolean> {
   const e = deps.expectations;
+  const now = deps.now();
   const byName = new Map(vms.map((vm) => [`${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}`, vm]));
   const creations = await e.get(CREATION_EXPECTATIONS, key);
-  if (pending(creations, now)) {
+  if (isPending(creations, now)) {
     for (const k of creations.deleteKeys) if (byName.has(k)) await e.deletionObserved(CREATION_EXPECTATIONS, key, k);
   }
   const deletions = await e.get(DELETION_EXPECTATIONS, key);
-  if (pending(deletions, now)) {
+  if (isPending(deletions, now)) {
     for (const k of deletions.deleteKeys) {
       const vm = byName.get(k.slice(0, k.lastIndexOf('/')));
       if (!vm || deletionKey(vm) !== k || isDeleting(vm)) await e.deletionObserved(DELETION_EXPECTATIONS, key, k);
@@ -38,32 +35,9 @@ async function lower(key: string, vms: readonly VirtualMachine[], deps: PoolDeps
   return (await e.satisfied(CREATION_EXPECTATIONS, key, now)) && (await e.satisfied(DELETION_EXPECTATIONS, key, now));
 }
 
-export interface GateResult<O> {
-  readonly observed: O;
-  readonly satisfied: boolean;
-  /** When unsatisfied: seconds (on `now`'s clock) until the records may be taken over. */
-  readonly waitSeconds: number;
-}
-
-/** Gates the pass; `reobserve` makes a quorum read when the first read leaves doubt. */
-export async function expectationsGate<O extends { readonly allVms: readonly VirtualMachine[] }>(key: string, observed: O, deps: PoolDeps, reobserve: () => Promise<O>): Promise<GateResult<O>> {
-  const now = deps.now();
-  let o = observed;
-  let satisfied = await lower(key, o.allVms, deps, now);
-  if (!satisfied) {
-    o = await reobserve();
-    satisfied = await lower(key, o.allVms, deps, now);
-  }
-  if (satisfied) return { observed: o, satisfied, waitSeconds: 0 };
-  const records = [await deps.expectations.get(CREATION_EXPECTATIONS, key), await deps.expectations.get(DELETION_EXPECTATIONS, key)].filter((r) => pending(r, now));
-  const setAt = Math.max(0, ...records.map((r) => r.setAt));
-  const takeoverMs = deps.takeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
-  if (now - setAt >= takeoverMs) {
-    deps.log.warn('taking over a pool expectation that was never observed', { key, setAt });
-    await forget(key, deps);
-    return { observed: o, satisfied: true, waitSeconds: 0 };
-  }
-  return { observed: o, satisfied: false, waitSeconds: Math.max(1, Math.ceil((setAt + takeoverMs - now) / 1000)) };
+/** Gates the pass (shared/reconcile/expectations-gate.ts); `reobserve` makes a quorum read when the first read leaves doubt. */
+export function expectationsGate<O extends { readonly allVms: readonly VirtualMachine[] }>(key: string, observed: O, deps: PoolDeps, reobserve: () => Promise<O>): Promise<GateResult<O>> {
+  return gate({ key, scopes: [CREATION_EXPECTATIONS, DELETION_EXPECTATIONS], what: 'pool', reobserve, lower: (o) => lower(key, o.allVms, deps) }, observed, deps);
 }
 
 /** Records VMs about to be created (added to what is still pending). */
@@ -87,7 +61,7 @@ async function expectKeys(scope: string, key: string, keys: readonly string[], d
   const now = deps.now();
   const current = await deps.expectations.get(scope, key);
   // Kept, not replaced: names a racing pass recorded are still to be seen.
-  const still = pending(current, now) ? current.deleteKeys : [];
+  const still = isPending(current, now) ? current.deleteKeys : [];
   await deps.expectations.expectDeletions(scope, key, [...new Set([...still, ...keys])], now);
 }
 

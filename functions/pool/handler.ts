@@ -1,13 +1,5 @@
-/**
- * AWS Lambda entry of the VM pool controller: an SQS FIFO batch → one reconcile per key → a
- * partial batch response. An adapter only (STYLE.md §1): everything else lives in reconcile.ts.
- */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
-import { reconcileBatch } from '../../shared/runtime/reconcile-batch.ts';
+/** The VM pool controller's AWS Lambda entry (scripts/build.ts bundles it as `dist/pool/index.mjs`). */
+import { lambdaHandler } from '../../shared/runtime/lambda-handler.ts';
 import { poolController } from './controller.ts';
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  const env = lambdaEnv('pool');
-  return reconcileBatch(event, env, poolController({ expectations: env.state.expectations, log: env.log }), context);
-}
+export const handler = lambdaHandler(poolController);

@@ -47,7 +47,7 @@ export async function reconcilePool(key: string, deps: PoolDeps, ctx: ReconcileC
   const p = pool;
   const gate = await expectationsGate(key, await observe(p, deps, rv), deps, () => observe(p, deps, undefined));
   const o = gate.observed;
-  let satisfied = gate.satisfied;
+  let satisfied = gate.kind === 'pass';
 
   // autoheal: before pause, deletion and the gate, as upstream
   if (pool.spec.autohealing && (await autoheal(key, o, deps))) satisfied = false;
@@ -64,7 +64,8 @@ export async function reconcilePool(key: string, deps: PoolDeps, ctx: ReconcileC
 
   // scale → update → prune, each once the step before is stable; or let a deleting pool go
   let syncError: SyncError | undefined;
-  let requeueSeconds: number | undefined = satisfied ? undefined : gate.waitSeconds;
+  // Autoheal's writes leave the pass unsatisfied with no record to wait for (0: look again at once).
+  let requeueSeconds: number | undefined = satisfied ? undefined : gate.kind === 'wait' ? gate.seconds : 0;
   if (satisfied && pool.spec.paused !== true && !isDeleting(pool)) {
     const scaled = await scale(key, o, vms, deps);
     syncError = scaled.error;

@@ -8,7 +8,7 @@ import type { KeyQueue } from '../../shared/queue/port.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import { relayRoutes } from '../registry.ts';
+import { WAKES } from '../wakes.ts';
 import { Outbox } from './outbox.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { watchedResources } from './resources.ts';
@@ -21,7 +21,7 @@ export interface RelayOptions {
   readonly metrics?: MetricsRegistry;
   /** Prefix keys with a cluster id when one deployment serves several clusters. */
   readonly clusterId?: string;
-  /** What each controller watches and how its events map to keys; default: the registry's (functions/registry.ts). */
+  /** What each controller watches and how its events map to keys; default: every controller's wakes (functions/wakes.ts). */
   readonly routes?: readonly RelayRoute[];
   /** Override the watched resources (tests). */
   readonly resources?: ResourceWatch[];
@@ -38,10 +38,9 @@ export class Relay {
 
   constructor(opts: RelayOptions) {
     this.#opts = opts;
-    const routes = opts.routes ?? relayRoutes();
-    // A mapper shared by several controllers (the VMI/VM/migration one) is made, and runs, once.
+    const routes = opts.routes ?? WAKES;
     const env = { now: opts.now ?? Date.now };
-    this.#mappers = [...new Set(routes.map((r) => r.mapper))].map((make) => make(env));
+    this.#mappers = routes.map((r) => r.mapper(env));
     this.metrics = opts.metrics ?? new MetricsRegistry();
     this.#outbox = new Outbox(opts.queue, {
       log: opts.log,

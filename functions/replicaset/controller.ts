@@ -1,35 +1,11 @@
-/** The replica set controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
-import type { Expectations } from '../../shared/state/port.ts';
+/**
+ * The VMI replica set controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { RsDeps } from './deps.ts';
+import { replicaSetRbac } from './rbac.ts';
 import { reconcileReplicaSet } from './reconcile.ts';
+import { replicaSetWakes } from './wakes.ts';
 
-export interface ReplicaSetControllerOptions {
-  readonly expectations: Expectations;
-  readonly log: Logger;
-  readonly now?: () => number;
-  /** See RsDeps.takeoverMs. */
-  readonly takeoverMs?: number;
-  /** See RsDeps.clockSpeed. */
-  readonly clockSpeed?: number;
-  /** See RsDeps.burstReplicas. */
-  readonly burstReplicas?: number;
-}
-
-export function replicaSetController(opts: ReplicaSetControllerOptions): ControllerSpec<RsDeps> {
-  return {
-    controller: 'replicaset',
-    reconcile: reconcileReplicaSet,
-    deps: (kube: KubeClient) => ({
-      kube,
-      expectations: opts.expectations,
-      now: opts.now ?? Date.now,
-      log: opts.log,
-      ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
-      ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
-      ...(opts.burstReplicas !== undefined ? { burstReplicas: opts.burstReplicas } : {}),
-    }),
-  };
-}
+export const replicaSetController = defineController<RsDeps>({ name: 'replicaset', wakes: replicaSetWakes, rbac: replicaSetRbac, reconcile: reconcileReplicaSet, deps: contextDeps });

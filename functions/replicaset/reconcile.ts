@@ -63,7 +63,7 @@ export async function reconcileReplicaSet(key: string, deps: RsDeps, ctx: Reconc
 
   // scale, then clean (only after a successful scale)
   let scaleError: string | undefined;
-  if (gate.kind === 'satisfied' && rs.spec.paused !== true && !deleting) {
+  if (gate.kind === 'pass' && rs.spec.paused !== true && !deleting) {
     scaleError = await scale(key, rs, active, burst, deps);
     if (scaleError === undefined && toClean.length > 0) scaleError = await clean(key, rs, decideClean(toClean, burst), deps);
   }

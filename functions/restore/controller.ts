@@ -1,23 +1,11 @@
-/** The restore controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { VirtApiClient } from '../../shared/kube/virt-api.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
+/**
+ * The restore controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { RestoreDeps } from './deps.ts';
+import { restoreRbac } from './rbac.ts';
 import { reconcileRestore } from './reconcile.ts';
+import { restoreWakes } from './wakes.ts';
 
-export interface RestoreControllerOptions {
-  readonly virtApi: VirtApiClient;
-  readonly log: Logger;
-  readonly now?: () => number;
-  /** See RestoreDeps.clockSpeed. */
-  readonly clockSpeed?: number | undefined;
-}
-
-export function restoreController(opts: RestoreControllerOptions): ControllerSpec<RestoreDeps> {
-  return {
-    controller: 'restore',
-    reconcile: reconcileRestore,
-    deps: (kube: KubeClient) => ({ kube, virtApi: opts.virtApi, now: opts.now ?? Date.now, log: opts.log, ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}) }),
-  };
-}
+export const restoreController = defineController<RestoreDeps>({ name: 'restore', wakes: restoreWakes, rbac: restoreRbac, reconcile: reconcileRestore, deps: contextDeps });

@@ -1,34 +1,11 @@
-/** The VM controller as the runtime sees it: its reconcile and how to build its deps. */
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Logger } from '../../shared/metrics/log.ts';
-import type { ControllerSpec } from '../../shared/reconcile/instrument.ts';
-import type { Expectations } from '../../shared/state/port.ts';
-import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
+/**
+ * The VM controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * deps come from the runtime's context.
+ */
+import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
 import type { VmDeps } from './deps.ts';
+import { vmRbac } from './rbac.ts';
 import { reconcileVm } from './reconcile.ts';
+import { vmWakes } from './wakes.ts';
 
-export interface VmControllerOptions {
-  readonly expectations: Expectations;
-  readonly log: Logger;
-  readonly now?: () => number;
-  readonly takeoverMs?: number;
-  /** See VmDeps.clockSpeed. */
-  readonly clockSpeed?: number;
-  readonly clusterConfig?: () => Promise<ClusterConfig>;
-}
-
-export function vmController(opts: VmControllerOptions): ControllerSpec<VmDeps> {
-  return {
-    controller: 'vm',
-    reconcile: reconcileVm,
-    deps: (kube: KubeClient) => ({
-      kube,
-      expectations: opts.expectations,
-      now: opts.now ?? Date.now,
-      log: opts.log,
-      ...(opts.takeoverMs !== undefined ? { takeoverMs: opts.takeoverMs } : {}),
-      ...(opts.clockSpeed !== undefined ? { clockSpeed: opts.clockSpeed } : {}),
-      ...(opts.clusterConfig !== undefined ? { clusterConfig: opts.clusterConfig } : {}),
-    }),
-  };
-}
+export const vmController = defineController<VmDeps>({ name: 'vm', wakes: vmWakes, rbac: vmRbac, reconcile: reconcileVm, deps: contextDeps });

@@ -17,7 +17,7 @@ import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { templateNames } from './data-volumes.ts';
 import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
-import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
+import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
@@ -61,7 +61,8 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // expectations gate
   const gate = await expectationsGate(key, first, deps, () => observe(vm, deps, undefined));
   let observed = gate.observed;
-  let { creationExpected, deletionExpected } = gate;
+  const satisfied = gate.kind === 'pass';
+  let { creationExpected, deletionExpected } = await pendingVmiWrites(key, deps);
 
   // metadata: the VM's finalizer (and the observed API version, folded into the same write)
   const meta = await syncVmMetadata(observed, deps);
@@ -70,17 +71,17 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // sync: decide, then act
   let syncError: SyncError | undefined;
-  let requeueSeconds: number | undefined = gate.satisfied ? undefined : gate.waitSeconds;
+  let requeueSeconds: number | undefined = gate.kind === 'wait' ? gate.seconds : undefined;
   // instance types and preferences: pinned, resolved for the start (or a failure that ends the sync)
   let resolved: Resolved = {};
-  let proceed = gate.satisfied;
+  let proceed = satisfied;
   const config = await (deps.clusterConfig ?? defaultClusterConfig)();
   // RestartRequired: what the live-update step decided, or cleared by a start or stop (KubeVirt's cleanupRestartRequired).
   let restartRequired: LiveUpdateResult['restartRequired'];
   let volumeUpdateState: LiveUpdateResult['volumeUpdateState'];
   let startedOrStopped = false;
   let decided: SyncDecision['kind'] | undefined;
-  if (gate.satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
+  if (satisfied && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
     const r = await syncInstancetypes(observed.vm, deps, config);
     observed = { ...observed, vm: r.vm };
     if (r.kind === 'ok') resolved = r.resolved;

@@ -26,7 +26,7 @@ export interface VmiDeps {
    * visibility timeout, so no create of its can still be in flight. Defaults to 5 minutes
    * (KubeVirt's expectation timeout); set it to the function timeout in production.
    */
-  readonly createTakeoverMs?: number;
+  readonly takeoverMs?: number;
 }
 
 /** Expectation scopes (KubeVirt keeps one store per kind of object it waits for). */

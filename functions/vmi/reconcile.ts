@@ -11,7 +11,8 @@ import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied, type ExpectationSeen } from '../../shared/state/port.ts';
+import type { ExpectationSeen } from '../../shared/state/port.ts';
+import { expectationsGate, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
@@ -60,10 +61,10 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   let decision = decideSync(observed);
   let seen: ExpectationSeen = null;
   if (decision.kind !== 'none') {
-    const gate = await expectationsGate(podsKey, observed, deps);
+    const gate = await podGate(podsKey, observed, deps);
     if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
-    seen = gate.seen;
-    if (gate.observed) {
+    seen = gate.decidedUnder;
+    if (gate.fresh) {
       observed = gate.observed;
       decision = decideSync(observed);
     }
@@ -192,49 +193,38 @@ export function podExpectationsKey(key: string, vmi: VirtualMachineInstance): st
   return `${key}/${vmi.metadata?.uid ?? ''}`;
 }
 
-/** Passed: with a fresher read when it made one, and the record the pass decides under (its create is conditional on it). */
-type Gate = { kind: 'pass'; observed?: Observed; seen: ExpectationSeen } | { kind: 'wait'; seconds: number };
-
 /**
- * KubeVirt lowers expectations from informer events; a stateless function lowers them from what
- * its reads show. Creation is observed once a controlled pod is listed; a deletion once the pod
- * is gone or terminating. We never lower an expectation for our own write without seeing it: a
- * worker with a stale read would otherwise create a second launcher pod.
+ * The pod gate (shared/reconcile/expectations-gate.ts). KubeVirt lowers expectations from informer
+ * events; a stateless function lowers them from what its reads show. Creation is observed once a
+ * controlled pod is listed; a deletion once the pod is gone or terminating. We never lower an
+ * expectation for our own write without seeing it: a worker with a stale read would otherwise
+ * create a second launcher pod. A satisfied record is kept until its TTL (a pod of this VMI was
+ * created or deleted, and some pass has seen it); this pass's read may predate that, so it
+ * re-reads with a quorum read before it acts.
  */
-async function expectationsGate(key: string, observed: Observed, deps: VmiDeps): Promise<Gate> {
-  const now = deps.now();
-  const record = await deps.expectations.get(POD_EXPECTATIONS, key);
-  if (!record) return { kind: 'pass', seen: null };
-  const seen = { setAt: record.setAt };
-  // A satisfied record is kept until its TTL: a pod of this VMI was created or deleted, and some
-  // pass has seen it. This pass's read may predate that (it raced that pass, or its delivery is
-  // older than the write), and acting on it would create a second pod: one quorum read first.
-  if (isExpectationSatisfied(record, now)) return { kind: 'pass', observed: await observe(observed.vmi, deps, undefined), seen };
-
-  const lower = async (o: Observed): Promise<boolean> => {
-    if (record.add > 0 && o.pods.length > 0) {
-      await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
-    }
-    const present = new Map(o.pods.map((p) => [podKey(p), p]));
-    for (const k of record.deleteKeys) {
-      const p = present.get(k);
-      if (!p || p.metadata?.deletionTimestamp) await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
-    }
-    return deps.expectations.satisfied(POD_EXPECTATIONS, key, now);
-  };
-  if (await lower(observed)) return { kind: 'pass', seen };
-
-  // The read may have been served from a lagging cache: one quorum read settles it.
-  const fresh = await observe(observed.vmi, deps, undefined);
-  if (await lower(fresh)) return { kind: 'pass', observed: fresh, seen };
-
-  const takeoverMs = deps.createTakeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
-  if (now - record.setAt >= takeoverMs) {
-    deps.log.warn('taking over a pod expectation that was never observed', { key, setAt: record.setAt });
-    await deps.expectations.delete(POD_EXPECTATIONS, key);
-    return { kind: 'pass', observed: fresh, seen: null };
-  }
-  return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + takeoverMs - now) / 1000)) };
+function podGate(key: string, observed: Observed, deps: VmiDeps): Promise<GateResult<Observed>> {
+  const e = deps.expectations;
+  return expectationsGate(
+    {
+      key,
+      scopes: [POD_EXPECTATIONS],
+      what: 'pod',
+      rereadWhenSatisfied: true,
+      reobserve: () => observe(observed.vmi, deps, undefined),
+      lower: async (o, [record]) => {
+        if (!record) return true;
+        if (record.add > 0 && o.pods.length > 0) await e.creationObserved(POD_EXPECTATIONS, key);
+        const present = new Map(o.pods.map((p) => [podKey(p), p]));
+        for (const k of record.deleteKeys) {
+          const p = present.get(k);
+          if (!p || p.metadata?.deletionTimestamp) await e.deletionObserved(POD_EXPECTATIONS, key, k);
+        }
+        return e.satisfied(POD_EXPECTATIONS, key, deps.now());
+      },
+    },
+    observed,
+    deps,
+  );
 }
 
 type CreateResult = { kind: 'created'; pod: V1Pod } | { kind: 'failed'; error: SyncError };
@@ -303,14 +293,25 @@ type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | { kind: 
 async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
   const { vmi } = o;
   if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps);
-  const now = deps.now();
   let pvc = o.backendPvc;
   // Listed at most once a pass: the create's choice of class and the readiness check share it.
   let classes: StorageClass[] | undefined;
-  const record = await deps.expectations.get(BACKEND_PVC_EXPECTATIONS, key);
-  if (pvc && record && record.add > 0) await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
-  else if (!pvc && record && !isExpectationSatisfied(record, now)) return { kind: 'wait', seconds: Math.max(1, Math.ceil((record.setAt + EXPECTATIONS_TIMEOUT_MS - now) / 1000)) };
+  const gate = await expectationsGate(
+    {
+      key,
+      scopes: [BACKEND_PVC_EXPECTATIONS],
+      what: 'backend-storage PVC',
+      lower: async (seen, [record]) => {
+        if (seen && record && record.add > 0) await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
+        return seen !== undefined || deps.expectations.satisfied(BACKEND_PVC_EXPECTATIONS, key, deps.now());
+      },
+    },
+    pvc,
+    deps,
+  );
+  if (gate.kind === 'wait') return { kind: 'wait', seconds: gate.seconds };
   if (!pvc) {
+    const now = deps.now();
     const config = await deps.clusterConfig();
     const [classList, profiles] = await Promise.all([deps.kube.list(STORAGE_CLASSES, undefined), deps.kube.list(STORAGE_PROFILES, undefined)]);
     classes = classList.items;

@@ -19,7 +19,7 @@ export interface WorkloadUpdaterDeps {
   readonly now: () => number;
   /** See NodeDeps.clockSpeed. */
   readonly clockSpeed?: number;
-  /** After how long an unsatisfied creation record is a dead pass's (shared/reconcile/creation-gate.ts); default the 5-minute expiry. */
+  /** After how long an unsatisfied creation record is a dead pass's (shared/reconcile/expectations-gate.ts); default the 5-minute expiry. */
   readonly takeoverMs?: number;
   /** ∈ [0, 1): the shuffle of the migratable VMIs. Defaults to Math.random. */
   readonly random?: () => number;

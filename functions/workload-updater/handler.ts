@@ -1,14 +1,5 @@
-/**
- * AWS Lambda entry of the workload-update controller: an SQS FIFO batch (the KubeVirt CR's key)
- * → one reconcile → a partial batch response. Its re-runs and eviction batches are durable
- * timers and leases in the state table, never a function that waits.
- */
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { lambdaEnv } from '../../shared/runtime/lambda-env.ts';
-import { reconcileBatch } from '../../shared/runtime/reconcile-batch.ts';
+/** The workload-update controller's AWS Lambda entry (scripts/build.ts bundles it as `dist/workload-updater/index.mjs`). */
+import { lambdaHandler } from '../../shared/runtime/lambda-handler.ts';
 import { workloadUpdaterController } from './controller.ts';
 
-export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  const env = lambdaEnv('workload-updater');
-  return reconcileBatch(event, env, workloadUpdaterController({ expectations: env.state.expectations, leases: env.state.leases, clusterConfig: env.clusterConfig, log: env.log, metrics: env.metrics }), context);
-}
+export const handler = lambdaHandler(workloadUpdaterController);

@@ -14,7 +14,7 @@ import { TransientError } from '../../shared/errors.ts';
 import { errorText } from '../../shared/reconcile/events.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
-import { creationGate } from '../../shared/reconcile/creation-gate.ts';
+import { answeredCreations, expectationsGate } from '../../shared/reconcile/expectations-gate.ts';
 import { clusterConfigFromKubeVirt } from '../../shared/config/cluster-config.ts';
 import { abortChange, createMigration, evictVmi } from './actions.ts';
 import { batchSettingsOf, migrationCount, REENQUEUE_SECONDS } from './batch.ts';
@@ -42,8 +42,8 @@ export async function reconcileWorkloadUpdate(key: string, deps: WorkloadUpdater
   // expectations gate
   // As the evacuation controller's: the create's answer is the observation, so an unsatisfied
   // record is a pass that died mid-way; the key waits for the record to expire (or be taken over).
-  const gate = await creationGate(deps, WORKLOAD_UPDATE_EXPECTATIONS, key, 'workload update expectations pending');
-  if (gate) return gate;
+  const gate = await expectationsGate(answeredCreations(WORKLOAD_UPDATE_EXPECTATIONS, key, 'workload-update migration'), undefined, deps);
+  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'workload update expectations pending');
   // Mid-upgrade: nothing, not even the status (the CR's own update event brings us back).
   if (!isRolloutComplete(kv)) return done;
   const config = await deps.clusterConfig();

@@ -1,10 +1,11 @@
 /**
- * What a controller tells the relay (functions/registry.ts `relay`): the resources whose events
+ * What a controller tells the relay (its `functions/<name>/wakes.ts`): the resources whose events
  * concern it, and how an event maps to its keys. The relay (functions/relay/) watches the union
  * of every controller's watches and runs every controller's mapper on each event. Here in
  * shared/ so that a controller's folder can declare its mapping without importing the relay.
  */
-import type { Resource } from '../api/resources.ts';
+import { PODS, type Resource } from '../api/resources.ts';
+import { APP_LABEL } from '../api/well-known.ts';
 import type { Controller } from '../controllers.ts';
 
 /** The kind of a watched object (`Pod`, `VirtualMachineInstance`…), as its descriptor names it. */
@@ -55,12 +56,12 @@ export interface MapperEnv {
 /** A controller's part of the relay. */
 export interface RelayRoute {
   readonly watches: readonly WatchSpec[];
-  /**
-   * Makes the mapper (and its indexes), once per relay. Controllers that share a factory (the
-   * same function: VMI, VM and migration share their indexes) share one mapper.
-   */
+  /** Makes the mapper (and its indexes), once per relay. */
   readonly mapper: (env: MapperEnv) => EventMapper;
 }
+
+/** Launcher, target and attachment pods: anything with the `kubevirt.io` label key. */
+export const LAUNCHER_PODS: WatchSpec = { res: PODS, labelSelector: APP_LABEL };
 
 /** The controller-reference owner of `obj` of one kind, by name. */
 export function controllerRefName(obj: WatchedObject, kind: string): string | undefined {

@@ -24,6 +24,7 @@ import { inProcessCluster } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
+import { testSpec } from '../support/controller-context.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
 /**
@@ -96,7 +97,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity));
   // A key whose pod-create expectation was recorded by a worker that then died is taken over
   // after this long: more than a lease, as the function timeout would be in production.
-  const spec = vmiController({ expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, createTakeoverMs: 4000 });
+  const spec = testSpec(vmiController, { kube, expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
   const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet });

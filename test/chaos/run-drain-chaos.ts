@@ -25,7 +25,9 @@ import { WorkerPool } from '../../local/workers.ts';
 import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
-import { controllerSpecs } from '../../functions/registry.ts';
+import { DEFINITIONS } from '../../functions/registry.ts';
+import { bindController } from '../../shared/reconcile/define-controller.ts';
+import { NO_VIRT_API } from '../../shared/kube/virt-api.ts';
 import { Relay } from '../../functions/relay/relay.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
@@ -168,19 +170,22 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   const kubes = Object.fromEntries(PARTS.map((c) => [c, createKubeClient(sandbox.apiServer.kubeConfig(identityOf(c)))])) as Record<Controller, KubeClient>;
   const expectations = chaosExpectations(state.expectations, killer);
   const now = () => sandbox.clock.nowMs();
-  const specs = controllerSpecs((c) => ({
-    kube: kubes[c] ?? kubes.vmi,
-    expectations,
-    leases: state.leases,
-    clusterConfig: cachedClusterConfig(kubes[c] ?? kubes.vmi),
-    log: quiet,
-    now,
-    clockSpeed: speed,
-    // A dead pass's expectations are taken over after 4 s of wall time (sandbox ms here): longer
-    // than any live pass, as the function timeout would be in production.
-    takeoverMs: 4000 * speed,
-    metrics,
-  })).filter((s) => PARTS.includes(s.controller));
+  const specs = DEFINITIONS.filter((d) => PARTS.includes(d.name)).map((def) =>
+    bindController(def, {
+      kube: kubes[def.name] ?? kubes.vmi,
+      expectations,
+      leases: state.leases,
+      clusterConfig: cachedClusterConfig(kubes[def.name] ?? kubes.vmi),
+      log: quiet,
+      now,
+      clockSpeed: speed,
+      // A dead pass's expectations are taken over after 4 s of wall time (sandbox ms here): longer
+      // than any live pass, as the function timeout would be in production.
+      takeoverMs: 4000 * speed,
+      virtApi: NO_VIRT_API,
+      metrics,
+    }),
+  );
   const pools = specs.map(
     (spec) =>
       new WorkerPool({

@@ -25,6 +25,7 @@ import { CONTROLLER_IDENTITY, sandboxFor, USER_IDENTITY, vmiManifest } from '../
 import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
 import { RELAY_IDENTITY } from './run-chaos.ts';
 import { REAL } from '../support/lanes.ts';
+import { testSpec } from '../support/controller-context.ts';
 
 export interface ReplicaSetChaosOptions {
   /** `spec.replicas` in turn (the first one at creation). */
@@ -71,8 +72,8 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   const chaotic = chaosKube(kube, killer, new Set());
   const expectations = chaosExpectations(state.expectations, killer);
   // Expectations a read cannot settle are taken over after this long: more than a lease.
-  const rsSpec = replicaSetController({ expectations, log: quiet, takeoverMs: 4000 });
-  const vmiSpec = vmiController({ expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, createTakeoverMs: 4000 });
+  const rsSpec = testSpec(replicaSetController, { kube, expectations, log: quiet, takeoverMs: 4000 });
+  const vmiSpec = testSpec(vmiController, { kube, expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const pools = [
     new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),
     new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),

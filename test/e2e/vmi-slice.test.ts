@@ -18,6 +18,7 @@ import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { HANDED_OFF, launcherPods, NS, phases, queueIdle, RUNTIME_IDENTITIES, startSlice, until, vmiManifest, type Slice } from './support.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
 import { emulatorOnly } from '../support/lanes.ts';
+import { testSpec } from '../support/controller-context.ts';
 
 function keyMessage(name: string, rv: string, uid = 'test'): KeyMessage {
   return { v: 1, controller: 'vmi', key: `${NS}/${name}`, cause: { kind: 'VirtualMachineInstance', namespace: NS, name, uid, resourceVersion: rv, event: 'MODIFIED', seenAt: Date.now() } };
@@ -82,7 +83,7 @@ describe('VMI slice: lifecycle', () => {
   test('the same key 5× at once through the instrumented handler (racing the runtime) → one launcher pod', async () => {
     // arrange
     const { rt } = s;
-    const handle = instrumented(vmiController({ expectations: rt.state.expectations, clusterConfig: cachedClusterConfig(rt.kube), log: silentLogger }), { kube: rt.kube, metrics: rt.metrics, log: silentLogger });
+    const handle = instrumented(testSpec(vmiController, { kube: rt.kube, expectations: rt.state.expectations, clusterConfig: cachedClusterConfig(rt.kube), log: silentLogger }), { kube: rt.kube, metrics: rt.metrics, log: silentLogger });
     const vmi = await s.kube.create(VMIS, vmiManifest('dup-direct'));
     const rk = (i: number): ReceivedKey => ({ message: keyMessage('dup-direct', vmi.metadata?.resourceVersion ?? '', vmi.metadata?.uid), receipt: `direct.${i}`, attempt: 1, enqueuedAt: Date.now(), coalesced: 1 });
     // act
@@ -193,7 +194,7 @@ describe('VMI slice: a worker crashes between "create pod" and the status write'
           },
         },
       }) as KubeClient;
-      const spec = vmiController({ expectations: s.rt.state.expectations, clusterConfig: cachedClusterConfig(s.rt.kube), log: silentLogger, createTakeoverMs: 1000 });
+      const spec = testSpec(vmiController, { kube: s.rt.kube, expectations: s.rt.state.expectations, clusterConfig: cachedClusterConfig(s.rt.kube), log: silentLogger, takeoverMs: 1000 });
       void reconcileVmi(`${NS}/${names[i]}`, spec.deps(crashing)).catch(() => undefined); // never settled
     }
     await until('the crashed workers created their pods', () => created.size === names.length);

@@ -11,7 +11,7 @@ import { DATA_VOLUMES, PODS, PVCS } from '../../../shared/api/resources.ts';
 import { APP_LABEL, HOTPLUG_DISK_APP } from '../../../shared/api/well-known.ts';
 import { InvalidInputError } from '../../../shared/errors.ts';
 import { NotFoundError } from '../../../shared/kube/errors.ts';
-import { EXPECTATIONS_TIMEOUT_MS, isExpectationSatisfied } from '../../../shared/state/port.ts';
+import { claimCreations } from '../../../shared/reconcile/expectations-gate.ts';
 import { attachmentVolume, renderAttachmentPod, renderHotplugTriggerPod, type AttachmentVolume } from '../../../shared/template/render-attachment-pod.ts';
 import type { VmiDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
@@ -95,7 +95,6 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
   const attachment = (v: HotplugVolume): AttachmentVolume => attachmentVolume(v, h.pvcs.get(v.claimName), vmi.status?.volumeStatus?.find((s) => s.name === v.name)?.phase);
 
   let requeueSeconds: number | undefined;
-  const now = deps.now();
   if (plan.create) {
     const ek = setKey(key, launcherPod, plan.create);
     let pod: V1Pod | undefined;
@@ -106,7 +105,8 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
       if (!(err instanceof InvalidInputError)) throw err;
     }
     if (pod) {
-      if (await deps.expectations.tryExpectCreations(ATTACHMENT_POD_EXPECTATIONS, ek, 1, now)) {
+      const claim = await claimCreations(deps, ATTACHMENT_POD_EXPECTATIONS, ek, 1, { whileLive: 5, afterTakeover: 1 });
+      if (claim.kind === 'claimed') {
         try {
           const created = await deps.kube.create(PODS, pod);
           pods = [...pods, created];
@@ -117,14 +117,9 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
           return { attachmentPods: pods, error: { reason: 'FailedCreate', message: `Error creating attachment pod: ${errorMessage(err)}`, requeue: true } };
         }
       } else {
-        const record = await deps.expectations.get(ATTACHMENT_POD_EXPECTATIONS, ek);
-        const takeoverMs = deps.createTakeoverMs ?? EXPECTATIONS_TIMEOUT_MS;
-        if (record && !isExpectationSatisfied(record, now) && now - record.setAt < takeoverMs) requeueSeconds = 5;
-        else {
-          // Its creator is long gone without the pod ever showing: take over on the next pass.
-          await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, ek);
-          requeueSeconds = 1;
-        }
+        // Another pass is creating it, or its creator is long gone without the pod ever showing
+        // (the record was taken over: the next pass claims).
+        requeueSeconds = claim.seconds;
       }
     }
   } else {

@@ -15,15 +15,16 @@ import type { KeyMessage } from '../../../shared/queue/message.ts';
 import { cachedClusterConfig } from '../../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../../shared/reconcile/instrument.ts';
 import { Reflector } from '../../../functions/relay/reflector.ts';
-import { relayRoutes, WIRING } from '../../../functions/registry.ts';
+import { WAKES } from '../../../functions/wakes.ts';
 import { watchedResources } from '../../../functions/relay/resources.ts';
 import { vmiController } from '../../../functions/vmi/controller.ts';
 import type { Controller } from '../../../shared/controllers.ts';
 import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
-import type { EventMapper, RelayRoute } from '../../../shared/relay/route.ts';
+import type { EventMapper } from '../../../shared/relay/route.ts';
 import { MemoryExpectations } from './memory-expectations.ts';
 import { RateLimitedWorkqueue } from './workqueue.ts';
+import { testSpec } from '../../support/controller-context.ts';
 
 export interface BaselineOptions {
   readonly kubeConfig: KubeConfig;
@@ -57,7 +58,7 @@ export class BaselineController {
     this.#opts = opts;
     const expectations = new MemoryExpectations();
     const specs = [
-      { spec: vmiController({ expectations, clusterConfig: cachedClusterConfig(opts.kube), log: opts.log }) as ControllerSpec<unknown>, workers: opts.workers ?? 10 },
+      { spec: testSpec(vmiController, { kube: opts.kube, expectations, clusterConfig: cachedClusterConfig(opts.kube), log: opts.log }) as ControllerSpec<unknown>, workers: opts.workers ?? 10 },
       ...(opts.extra ?? []).map((e) => ({ spec: e.make(expectations), workers: e.workers })),
     ];
     this.#running = specs.map(({ spec, workers }) => ({
@@ -67,13 +68,10 @@ export class BaselineController {
       workers,
     }));
     const byController = new Map(this.#running.map((r) => [r.controller, r]));
-    // The relay's own mappers (one per factory, as the relay makes them), no outbox.
-    const mappers = new Map<RelayRoute['mapper'], EventMapper>();
-    for (const r of this.#running) {
-      const factory = WIRING[r.controller].relay.mapper;
-      if (!mappers.has(factory)) mappers.set(factory, factory({ now: Date.now }));
-    }
-    this.#reflectors = watchedResources(opts.kubeConfig, relayRoutes()).map(
+    // The relay's own mappers (one per controller, as the relay makes them), no outbox.
+    const mappers = new Map<string, EventMapper>();
+    for (const w of WAKES) if (byController.has(w.controller)) mappers.set(w.controller, w.mapper({ now: Date.now }));
+    this.#reflectors = watchedResources(opts.kubeConfig, WAKES).map(
       (res) =>
         new Reflector(
           opts.kubeConfig,

@@ -18,6 +18,7 @@ import { replicaSetController } from '../../../functions/replicaset/controller.t
 import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
 import { CallTimer, timedKubeClient, timeInPlace } from './timed-kube.ts';
 import { CONTROLLER_IDENTITY } from './vmi-run.ts';
+import { testSpec } from '../../support/controller-context.ts';
 
 export type SystemName = 'baseline' | 'serverless';
 
@@ -103,7 +104,7 @@ export async function startSystem(name: SystemName, cluster: Pick<BenchCluster, 
     });
   }
   const kube = timedKubeClient(createKubeClient(kubeConfig, { reportingInstance: 'baseline' }), apiTimer);
-  const extra = opts.replicaSets ? [{ make: (expectations: Expectations) => replicaSetController({ expectations, log }) as ControllerSpec<unknown>, workers: 3 }] : [];
+  const extra = opts.replicaSets ? [{ make: (expectations: Expectations) => testSpec(replicaSetController, { expectations, log }) as ControllerSpec<unknown>, workers: 3 }] : [];
   const ctl = new BaselineController({ kubeConfig, kube, log, extra });
   ctl.start();
   while (!ctl.synced) await new Promise((r) => setTimeout(r, 50));

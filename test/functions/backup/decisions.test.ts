@@ -5,7 +5,7 @@ import { setStatusCondition } from '../../../functions/backup/conditions.ts';
 import { backupStatusOf, outcomeOf, pullTtlLeftMs, stageOf } from '../../../functions/backup/decide.ts';
 import { utilityVolumeNameOf } from '../../../functions/backup/names.ts';
 import { finalizerPatch, removeUtilityVolumePatch } from '../../../functions/backup/patches.ts';
-import { backupMapper } from '../../../functions/backup/relay-map.ts';
+import { backupMapper } from '../../../functions/backup/wakes.ts';
 import type { Patch } from '../../../shared/kube/client.ts';
 import { fnv32aHex } from '../../../shared/storage/get-name.ts';
 

@@ -5,7 +5,7 @@ import { contentProblem, liveVmNeedsBackendStorage, volumeSnapshotProblems } fro
 import { keysToRemove } from '../../../functions/clone/filters.ts';
 import { generatedTargetName, randomSuffix } from '../../../functions/clone/names.ts';
 import { clonePatches } from '../../../functions/clone/patches.ts';
-import { cloneMapper } from '../../../functions/clone/relay-map.ts';
+import { cloneMapper } from '../../../functions/clone/wakes.ts';
 import { renderRestore, renderSnapshot } from '../../../functions/clone/render.ts';
 import { computeCloneStatus, type PassResult } from '../../../functions/clone/status.ts';
 import type { VirtualMachineClone } from '../../../shared/api/snapshot.ts';

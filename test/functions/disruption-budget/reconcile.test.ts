@@ -9,7 +9,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from '../../../functions/disruption-budget/deps.ts';
 import { reconcileDisruptionBudget } from '../../../functions/disruption-budget/reconcile.ts';
-import { disruptionBudgetMapper } from '../../../functions/disruption-budget/relay-map.ts';
+import { disruptionBudgetMapper } from '../../../functions/disruption-budget/wakes.ts';
 import { describeMapperCases, type MapperCase } from '../../support/mapper-cases.ts';
 
 const CONTROLLER = 'disruption-budget-controller';

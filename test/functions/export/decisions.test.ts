@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { podNameOf, selectorValueOf, serviceNameOf, tokenSecretNameOf } from '../../../functions/export/names.ts';
 import { certParamsAnnotation, certParamsOf, podDeadlineMs, rfc3339 } from '../../../functions/export/render-pod.ts';
-import { exportMapper } from '../../../functions/export/relay-map.ts';
+import { exportMapper } from '../../../functions/export/wakes.ts';
 import { claimInUse, isKubevirtContent, sourceKindOf, vmSource } from '../../../functions/export/source.ts';
 import { fnv32aHex } from '../../../shared/storage/get-name.ts';
 

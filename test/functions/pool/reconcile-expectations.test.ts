@@ -87,10 +87,11 @@ describe('pool reconcile: expectations', () => {
       let release!: () => void;
       const bothThrough = new Promise<void>((r) => (release = r));
       const base = h.deps.expectations;
+      // The gate reads the deletion record once a pass (shared/reconcile/expectations-gate.ts).
       const expectations = {
         ...base,
-        satisfied: async (scope: string, key: string, now: number) => {
-          const r = await base.satisfied(scope, key, now);
+        get: async (scope: string, key: string) => {
+          const r = await base.get(scope, key);
           if (scope === DELETION_EXPECTATIONS) {
             if (++arrived === 2) release();
             await bothThrough;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { relayRoutes } from '../../../functions/registry.ts';
+import { WAKES } from '../../../functions/wakes.ts';
 import { watchedResources } from '../../../functions/relay/resources.ts';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
@@ -25,7 +25,7 @@ after(async () => {
 
 test('every watched resource lists page by page until the continue token runs out', async () => {
   // arrange
-  const resources = watchedResources(api.kubeConfig('relay'), relayRoutes());
+  const resources = watchedResources(api.kubeConfig('relay'), WAKES);
   const pods = resources.find((r) => r.kind === 'Pod');
   assert.ok(pods, 'pods are watched');
   // act

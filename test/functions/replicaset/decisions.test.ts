@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../../shared/api/index.ts';
 import { decideClean, decideScale } from '../../../functions/replicaset/scale.ts';
 import { planStatus } from '../../../functions/replicaset/status.ts';
-import { replicaSetMapper } from '../../../functions/replicaset/relay-map.ts';
+import { replicaSetMapper } from '../../../functions/replicaset/wakes.ts';
 import type { WatchedObject } from '../../../shared/relay/route.ts';
 
 const NOW = '2026-03-01T12:00:00.000Z';

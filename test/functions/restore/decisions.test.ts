@@ -16,7 +16,7 @@ import { restoreAnnotationValue, restoreVolumeName, type NamingInput } from '../
 import { renderRestorePvc } from '../../../functions/restore/restore-pvc.ts';
 import { cleanupBackendValue, relabelled } from '../../../functions/restore/backend.ts';
 import { restoredVm, type RestoreVm } from '../../../functions/restore/restored-vm.ts';
-import { restoreMapper } from '../../../functions/restore/relay-map.ts';
+import { restoreMapper } from '../../../functions/restore/wakes.ts';
 import { restorePatches } from '../../../functions/restore/target.ts';
 import { RestoreStepError, wantedRestores } from '../../../functions/restore/volumes.ts';
 

@@ -1,0 +1,124 @@
+/**
+ * What wakes the migration controller's keys (reference.md §d.1): the migration's own events;
+ * its VMI's (every migration of that VMI); its target pods (by the migration-UID label) and its
+ * VMI's pods; a change of the KubeVirt CR (limits and timeouts come from there: every unfinished
+ * migration looks again); and, when a migration gives its parallel-limit slot back, the waiting
+ * migrations that can use it (wake-waiting.ts).
+ */
+import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
+import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
+import { defineWakes } from '../../shared/reconcile/define-controller.ts';
+import { KeyIndex } from '../../shared/relay/key-index.ts';
+import { PodOwners } from '../../shared/relay/pod-owners.ts';
+import { LAUNCHER_PODS, type EventMapper, type EventType, type KeyTarget, type WatchedObject } from '../../shared/relay/route.ts';
+import { pickWaitingToWake } from './wake-waiting.ts';
+
+const FINAL_MIGRATION = new Set(['Succeeded', 'Failed']);
+
+/** The migration mapper's indexes. */
+class MigrationIndexes {
+  /** `ns/vmiName` → migration keys for that VMI. */
+  readonly vmiMigrations = new KeyIndex();
+  /** migration uid → migration key (target pods carry the migration's UID). */
+  readonly migrationByUid = new Map<string, string>();
+  /** Migration keys not yet finished (re-enqueued when the cluster config changes). */
+  readonly activeMigrations = new Set<string>();
+  /**
+   * Migrations waiting for a parallel-limit slot (no phase yet or Pending, not deleting), least
+   * recently woken first: woken when a migration gives its slot back (wake-waiting.ts).
+   */
+  readonly waitingMigrations = new Map<string, { readonly priority: number; readonly vmi: string }>();
+  /**
+   * Migrations that may still hold a slot: seen not final, or final with the finalizer still on
+   * (the reconcile gives the slot back just before it removes it). Leaving this set wakes waiters.
+   */
+  readonly unreleasedMigrations = new Set<string>();
+  /** VMI key → `status.nodeName` (a waiting migration's source node). */
+  readonly vmiNodes = new Map<string, string>();
+  readonly pods = new PodOwners();
+}
+
+export function migrationMapper(): EventMapper {
+  const idx = new MigrationIndexes();
+  const wake = (key: string): KeyTarget => ({ controller: 'migration', key });
+  return (kind, type, obj) => {
+    const ns = obj.metadata?.namespace ?? '';
+    const key = `${ns}/${obj.metadata?.name ?? ''}`;
+    const deleted = type === 'DELETED';
+    switch (kind) {
+      case 'VirtualMachineInstance': {
+        const node = typeof obj.status?.nodeName === 'string' && obj.status.nodeName !== '' ? obj.status.nodeName : undefined;
+        if (!deleted && node) idx.vmiNodes.set(key, node);
+        else idx.vmiNodes.delete(key);
+        return idx.vmiMigrations.get(key).map(wake);
+      }
+      case 'VirtualMachineInstanceMigration': {
+        const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
+        const uid = obj.metadata?.uid;
+        const phase = typeof obj.status?.phase === 'string' ? obj.status.phase : '';
+        if (deleted) {
+          idx.vmiMigrations.delete(key);
+          if (uid) idx.migrationByUid.delete(uid);
+          idx.activeMigrations.delete(key);
+          idx.waitingMigrations.delete(key);
+        } else {
+          idx.vmiMigrations.set(key, vmiName ? [`${ns}/${vmiName}`] : []);
+          if (uid) idx.migrationByUid.set(uid, key);
+          if (FINAL_MIGRATION.has(phase)) idx.activeMigrations.delete(key);
+          else idx.activeMigrations.add(key);
+          // An entry keeps its place in the wake order while the migration waits.
+          if (isMigrationWaiting(obj)) idx.waitingMigrations.set(key, { priority: migrationPriority(obj.spec?.priority), vmi: `${ns}/${vmiName}` });
+          else idx.waitingMigrations.delete(key);
+        }
+        return [wake(key), ...wakeWaiting(key, type, obj, idx).map(wake)];
+      }
+      case 'Pod': {
+        const vmiKey = idx.pods.observe(obj, deleted);
+        const migrationUid = obj.metadata?.labels?.[MIGRATION_JOB_UID_LABEL];
+        const migrationKey = migrationUid ? idx.migrationByUid.get(migrationUid) : undefined;
+        if (migrationKey) return [wake(migrationKey)];
+        return vmiKey ? idx.vmiMigrations.get(vmiKey).map(wake) : [];
+      }
+      case 'KubeVirt':
+        // Migration limits and timeouts come from here: every unfinished migration looks again.
+        return [...idx.activeMigrations].map(wake);
+      default:
+        return [];
+    }
+  };
+}
+
+/**
+ * The waiting migrations to wake when this event shows a migration giving its slot back: seen
+ * final without its finalizer (the reconcile releases its leases just before it removes it) or
+ * deleted, after it was seen holding one. A released migration seen for the first time (ADDED:
+ * the relay's first list, or one that finished while the watch was down) wakes too, as a wake
+ * may have been missed; one already seen released (its deletion, a relist) wakes nothing again.
+ */
+function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: MigrationIndexes): string[] {
+  const released = type === 'DELETED' || hasReleasedSlot(obj);
+  const wasHolding = idx.unreleasedMigrations.has(key);
+  if (!released) {
+    idx.unreleasedMigrations.add(key);
+    return [];
+  }
+  idx.unreleasedMigrations.delete(key);
+  if (!wasHolding && type !== 'ADDED') return [];
+  if (idx.waitingMigrations.size === 0) return [];
+  const state = obj.status?.migrationState as { sourceNode?: unknown } | undefined;
+  const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
+  const sourceNode = typeof state?.sourceNode === 'string' && state.sourceNode !== '' ? state.sourceNode : idx.vmiNodes.get(`${obj.metadata?.namespace ?? ''}/${vmiName}`);
+  const waiting = [...idx.waitingMigrations].map(([k, w]) => [k, { priority: w.priority, node: idx.vmiNodes.get(w.vmi) }] as const);
+  const keys = pickWaitingToWake(waiting, sourceNode);
+  for (const k of keys) {
+    // To the back of the order: the next freed slot wakes another one.
+    const w = idx.waitingMigrations.get(k)!;
+    idx.waitingMigrations.delete(k);
+    idx.waitingMigrations.set(k, w);
+  }
+  return keys;
+}
+
+/** What wakes the migration controller's keys. */
+export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }], mapper: migrationMapper });

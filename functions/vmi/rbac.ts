@@ -1,0 +1,26 @@
+/**
+ * What the vmi controller's reconcile may do in the cluster, and nothing more: the calls of its
+ * KubeClient (deps.ts). Its ClusterRole `virt-reconciler-vmi` is bound to the user
+ * `virt-reconciler:vmi` (an EKS access entry maps its Lambda role to it: docs/deploy-aws.md); on
+ * the real test lane every suite runs the controller under exactly this role (docs/control-plane.md).
+ */
+import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
+
+export const vmiRbac: readonly PolicyRule[] = [
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations', 'kubevirts'], verbs: ['list'] },
+  // Launcher pods: created, listed by the VMI's label, deleted, annotated (the Multus networks of a
+  // NIC hot-plug, network-info); readiness-gate conditions on /status.
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'create', 'delete', 'patch'] },
+  { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+  // Volumes: the PVC or DataVolume behind a VMI volume is read, never written; the one PVC this
+  // controller writes is the backend storage of a persistent TPM/EFI (listed by label, created,
+  // deleted once the VMI no longer needs it).
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create', 'delete'] },
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get'] },
+  // The backend PVC's class and access mode: the default class, its CDI StorageProfile.
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'] },
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+];
