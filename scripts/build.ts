@@ -1,6 +1,6 @@
 /**
  * `npm run build`: one minified ESM bundle per deployable entry, `dist/<name>/index.mjs` (+ source
- * map), the AWS SDK bundled in (platform.md §5: bundling it cold-starts faster than loading the
+ * map), the AWS SDK bundled in (docs/platform.md: bundling it cold-starts faster than loading the
  * runtime's copy). `dist/manifest.json` records what was built, its size, and what was missing.
  *
  * Entries are written by several people at once, so a missing entry file is reported (one line

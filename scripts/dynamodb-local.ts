@@ -1,5 +1,5 @@
 /**
- * DynamoDB Local for tests and local runs (platform.md §1).
+ * DynamoDB Local for tests and local runs (docs/platform.md).
  *
  *   npx node scripts/dynamodb-local.ts install          # fetch the emulator into .cache/dynamodb-local/
  *   npx node scripts/dynamodb-local.ts start [--port P] # run it in the foreground, in memory

@@ -1,5 +1,5 @@
 /**
- * The project's one small error hierarchy (STYLE.md §7).
+ * The project's one small error hierarchy (docs/architecture.md §6.7).
  *
  * Every error carries a `reason`: a CamelCase word that doubles as the Kubernetes Event reason,
  * the VMI condition reason and the `reason` metric label. Reasons that KubeVirt itself uses keep
@@ -50,4 +50,9 @@ export function isPermanent(err: unknown): boolean {
 export function reasonOf(err: unknown): string {
   if (err instanceof ReconcilerError) return err.reason;
   return 'InternalError';
+}
+
+/** An error's message, for event texts, conditions, logs and joined error reports. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

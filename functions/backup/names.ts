@@ -5,6 +5,7 @@
  * condition types and reasons, the event reasons.
  */
 import { getName } from '../../shared/storage/get-name.ts';
+export { HOTPLUG_DISKS_PATH } from '../../shared/api/well-known.ts';
 
 export const BACKUP_API_VERSION = 'backup.kubevirt.io/v1alpha1';
 export const KIND_BACKUP = 'VirtualMachineBackup';
@@ -13,8 +14,6 @@ export const BACKUP_FINALIZER = 'backup.kubevirt.io/vmbackup-protection';
 
 /** The utility volume that hotplugs the backup's target claim into the VMI. */
 export const utilityVolumeNameOf = (backupName: string) => getName(backupName, 'backup-target-pvc', 63);
-/** Where virt-handler mounts a hotplugged volume. */
-export const HOTPLUG_DISKS_PATH = '/var/run/kubevirt/hotplug-disks';
 
 /** Pull mode's default lifetime. */
 export const DEFAULT_PULL_TTL_MS = 2 * 60 * 60 * 1000;

@@ -15,7 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { VirtualMachineInstance, VirtualMachineInstanceBackupStatus } from '../../shared/api/index.ts';
 import type { VirtualMachineBackup, VirtualMachineBackupStatus, VirtualMachineBackupTracker } from '../../shared/api/backup.ts';
 import { PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_EXPORTS, VMIS, VMS } from '../../shared/api/resources.ts';
-import { TransientError } from '../../shared/errors.ts';
+import { errorText, TransientError } from '../../shared/errors.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import type { Patch } from '../../shared/kube/client.ts';
 import { splitKey } from '../../shared/queue/message.ts';
@@ -26,6 +26,8 @@ import { backupStatusOf, incrementalFrom, needsRedefinition, outcomeOf, stageOf,
 import type { BackupDeps } from './deps.ts';
 import { BACKUP_API_VERSION, BACKUP_FINALIZER, CLEANUP_PENDING, COND, EVENT, KIND_BACKUP, KIND_TRACKER, REASON, utilityVolumeNameOf } from './names.ts';
 import { addUtilityVolumePatch, finalizerPatch, redefinitionDonePatch, removeBackupStatusPatch, removeUtilityVolumePatch, startBackupStatusPatch, trackerCheckpointPatch } from './patches.ts';
+import { objectRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** One pass's working state: the backup as last written (metadata), and the status being built. */
 interface Pass {
@@ -36,7 +38,6 @@ interface Pass {
 }
 
 const rfc3339 = (ms: number) => `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Reconciles the backup and/or tracker named by `key` (`namespace/name`). */
 export async function reconcileBackup(key: string, deps: BackupDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -224,14 +225,7 @@ async function setFinalizer(p: Pass, want: boolean): Promise<void> {
 }
 
 async function writeStatus(p: Pass): Promise<void> {
-  if (isDeepStrictEqual(p.status, p.backup.status)) return;
-  try {
-    p.backup = await p.deps.kube.update(VM_BACKUPS, { ...p.backup, status: p.status }, { subresource: 'status' });
-  } catch (err) {
-    if (err instanceof NotFoundError) return; // gone (its finalizer removed): nothing to report on
-    if (isWorkerCrash(err) || err instanceof TransientError) throw err;
-    throw new TransientError('FailedStatusUpdate', errorText(err), { cause: err });
-  }
+  p.backup = (await writeObjectStatus(p.deps.kube, VM_BACKUPS, p.backup, p.status)) ?? p.backup;
 }
 
 /** §4.5: the tracker's latest checkpoint redefined on the restarted VMI; a 422 clears it (the next backup is full). */
@@ -258,12 +252,7 @@ function isUnprocessable(err: unknown): boolean {
   return code === 422 || /422|Unprocessable Entity/.test(errorText(err));
 }
 
-async function event(deps: BackupDeps, obj: { metadata?: { namespace?: string; name?: string; uid?: string } }, type: 'Normal' | 'Warning', reason: string, text: string, kind: string = KIND_BACKUP): Promise<void> {
-  try {
-    await deps.kube.createEvent({ involvedObject: { apiVersion: BACKUP_API_VERSION, kind, namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid }, type, reason, message: text });
-  } catch (err) {
-    if (isWorkerCrash(err)) throw err;
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: errorText(err) });
-  }
+/** Events about the backup or its tracker (best effort, shared/reconcile/events.ts). */
+function event(deps: BackupDeps, obj: { metadata?: { namespace?: string; name?: string; uid?: string } }, type: 'Normal' | 'Warning', reason: string, text: string, kind: string = KIND_BACKUP): Promise<void> {
+  return recordEvent(deps, objectRef(BACKUP_API_VERSION, kind, obj), type, reason, text);
 }

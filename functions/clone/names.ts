@@ -4,14 +4,13 @@
  * reference they carry, the phases, and the generated target name.
  */
 import type { VirtualMachineClone } from '../../shared/api/snapshot.ts';
+export { SNAPSHOT_API_VERSION, RESTORE_NAME_ANNOTATION, LAST_RESTORE_UID_ANNOTATION } from '../../shared/api/well-known.ts';
+import { randomSuffix } from '../../shared/api/random-name.ts';
+
+export { randomSuffix };
 
 export const CLONE_API_VERSION = 'clone.kubevirt.io/v1beta1';
 export const KIND_CLONE = 'VirtualMachineClone';
-export const SNAPSHOT_API_VERSION = 'snapshot.kubevirt.io/v1beta1';
-/** The annotation the restore controller puts on the claims it creates: the restore's name. */
-export const RESTORE_NAME_ANNOTATION = 'restore.kubevirt.io/name';
-/** Never removed from the VM's annotations by an annotation filter. */
-export const LAST_RESTORE_UID_ANNOTATION = 'restore.kubevirt.io/lastRestoreUID';
 
 /** `status.phase` values (`Unknown` exists in the API but is never set). */
 export const PHASE = {
@@ -32,14 +31,6 @@ export function cloneOwnerRef(clone: VirtualMachineClone) {
 }
 
 /** apimachinery's `rand.String` alphabet (no vowels, no confusable digits). */
-const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** `rand.String(n)`: `n` characters of {@link ALPHABET}; `random` is `Math.random`'s contract. */
-export function randomSuffix(n: number, random: () => number = Math.random): string {
-  let out = '';
-  for (let i = 0; i < n; i++) out += ALPHABET[Math.floor(random() * ALPHABET.length) % ALPHABET.length];
-  return out;
-}
 
 /** The target name when the clone names none: `<source>-clone-<5>`, or `clone-object-<5>` when `<source>-clone` is over 252 characters. */
 export function generatedTargetName(sourceVmName: string, random: () => number = Math.random): string {

@@ -5,9 +5,8 @@
  */
 import { PVCS, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachine, VirtualMachineClone, VirtualMachineRestore, VirtualMachineSnapshot } from '../../shared/api/snapshot.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { InvalidInputError, TransientError, errorText } from '../../shared/errors.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
-import { errorText } from '../../shared/reconcile/events.ts';
 import { contentNameOf, contentProblem, liveVmNeedsBackendStorage, volumeSnapshotProblems, type CheckedVm } from './checks.ts';
 import type { CloneDeps } from './deps.ts';
 import { cloneEvent } from './events.ts';
@@ -165,7 +164,7 @@ async function cleanUp(clone: VirtualMachineClone, source: Found, snapshotName: 
   for (const r of restore.status?.restores ?? []) {
     const pvc = await deps.kube.get(PVCS, ns, r.persistentVolumeClaim, { resourceVersion: rv });
     if (!pvc) throw notYet(`PVC ${r.persistentVolumeClaim} is not created yet for clone ${cloneName}`);
-    // A claim binding later wakes the clone (relay-map.ts); no retry meanwhile.
+    // A claim binding later wakes the clone (wakes.ts); no retry meanwhile.
     if (pvc.status?.phase !== 'Bound') return;
   }
   await cloneEvent(deps, clone, 'PVCBound', `all PVC for clone ${cloneName} are bound`);

@@ -10,11 +10,10 @@
  * 4. the status (`status.ts`), written only when it changed, with the pending or failing event;
  * 5. the pass's error, if any, thrown after the status write (retried with backoff).
  */
-import { isDeepStrictEqual } from 'node:util';
+
 import { VM_CLONES, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachineClone } from '../../shared/api/snapshot.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
-import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import type { CloneDeps } from './deps.ts';
@@ -22,6 +21,7 @@ import { cloneEvent } from './events.ts';
 import { PHASE } from './names.ts';
 import { resolveSource, runPhases, type PassLearned } from './phases.ts';
 import { computeCloneStatus } from './status.ts';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the VirtualMachineClone named by `key` (`namespace/name`). */
 export async function reconcileClone(key: string, deps: CloneDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -65,12 +65,5 @@ export async function reconcileClone(key: string, deps: CloneDeps, ctx: Reconcil
 async function writeStatus(clone: VirtualMachineClone, learned: PassLearned, deps: CloneDeps): Promise<void> {
   const note = learned.pending ?? learned.failing;
   if (note) await cloneEvent(deps, clone, note.event, note.reason);
-  const status = computeCloneStatus(clone.status, learned, new Date(deps.now()).toISOString());
-  if (isDeepStrictEqual(status, clone.status ?? {})) return;
-  try {
-    await deps.kube.update(VM_CLONES, { ...clone, status }, { subresource: 'status' });
-  } catch (err) {
-    if (err instanceof NotFoundError) return;
-    throw err;
-  }
+  await writeObjectStatus(deps.kube, VM_CLONES, clone, computeCloneStatus(clone.status, learned, new Date(deps.now()).toISOString()));
 }

@@ -1,5 +1,6 @@
 /**
- * The disruption-budget controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The disruption-budget controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
@@ -8,4 +9,10 @@ import { disruptionBudgetRbac } from './rbac.ts';
 import { reconcileDisruptionBudget } from './reconcile.ts';
 import { disruptionBudgetWakes } from './wakes.ts';
 
-export const disruptionBudgetController = defineController<DisruptionBudgetDeps>({ name: 'disruption-budget', wakes: disruptionBudgetWakes, rbac: disruptionBudgetRbac, reconcile: reconcileDisruptionBudget, deps: contextDeps });
+export const disruptionBudgetController = defineController<DisruptionBudgetDeps>({
+  name: 'disruption-budget',
+  wakes: disruptionBudgetWakes,
+  rbac: disruptionBudgetRbac,
+  reconcile: reconcileDisruptionBudget,
+  deps: contextDeps,
+});

@@ -11,8 +11,8 @@
  */
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { PDBS, VMIS } from '../../shared/api/index.ts';
-import { TransientError } from '../../shared/errors.ts';
-import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { TransientError, errorText } from '../../shared/errors.ts';
+import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { expectationsGate, type Gate } from '../../shared/reconcile/expectations-gate.ts';
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from './deps.ts';

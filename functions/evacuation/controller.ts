@@ -1,5 +1,6 @@
 /**
- * The evacuation (node drain) controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The evacuation (node drain) controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
@@ -8,4 +9,10 @@ import { evacuationRbac } from './rbac.ts';
 import { reconcileEvacuation } from './reconcile.ts';
 import { evacuationWakes } from './wakes.ts';
 
-export const evacuationController = defineController<EvacuationDeps>({ name: 'evacuation', wakes: evacuationWakes, rbac: evacuationRbac, reconcile: reconcileEvacuation, deps: contextDeps });
+export const evacuationController = defineController<EvacuationDeps>({
+  name: 'evacuation',
+  wakes: evacuationWakes,
+  rbac: evacuationRbac,
+  reconcile: reconcileEvacuation,
+  deps: contextDeps,
+});

@@ -5,6 +5,7 @@
  * types and reasons, the event reasons, the 3 s requeue and the 2 h default TTL.
  */
 import { getName } from '../../shared/storage/get-name.ts';
+export { CONTENT_TYPE_ANNOTATION } from '../../shared/api/well-known.ts';
 
 export const EXPORT_API_VERSION = 'export.kubevirt.io/v1';
 export const KIND_EXPORT = 'VirtualMachineExport';
@@ -12,12 +13,11 @@ export const KIND_EXPORT = 'VirtualMachineExport';
 export const EXPORT_EVENT_SOURCE = 'export-controller';
 
 /** The service label (the service informer lists only these); the pod's is overwritten. */
-export const EXPORTER_LABEL_KEY = 'kubevirt.io';
+export { APP_LABEL as EXPORTER_LABEL_KEY } from '../../shared/api/well-known.ts';
 export const EXPORTER_LABEL_VALUE = 'virt-exporter';
 /** Pod label and service selector key. */
 export const EXPORT_SERVICE_LABEL = 'kubevirt.io.virt-export-service';
 export const CERT_PARAMS_ANNOTATION = 'kubevirt.io/export.certParameters';
-export const CONTENT_TYPE_ANNOTATION = 'cdi.kubevirt.io/storage.contentType';
 
 /** Fixed requeue of a source that has content but is not available yet. */
 export const REQUEUE_SECONDS = 3;

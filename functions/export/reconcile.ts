@@ -6,26 +6,28 @@
  * → status, then the fixed 3 s requeue of a source that has content but is not available yet.
  * There is no timer for the TTL: the exporter's DEADLINE ending the pod brings the key back.
  */
-import { isDeepStrictEqual } from 'node:util';
+
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineExport, VirtualMachineExportStatus } from '../../shared/api/export.ts';
 import { CONFIG_MAPS, PODS, SECRETS, SERVICES, VM_EXPORTS } from '../../shared/api/resources.ts';
 import { parseDurationMs } from '../../shared/api/go-duration.ts';
 import { TransientError } from '../../shared/errors.ts';
-import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
+import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { isPodFinal } from '../../shared/predicates/pods.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { isWorkerCrash } from '../../shared/reconcile/worker-crash.ts';
 import { conditionOf } from '../../shared/storage/conditions.ts';
 import { issueCertificate } from '../../shared/storage/x509.ts';
 import type { ExportDeps } from './deps.ts';
 import { initialStatus, planStatus } from './export-status.ts';
 import { readCluster, readSource, type ClusterView } from './observe.ts';
 import { CERT_PARAMS_ANNOTATION, COND, DEFAULT_TTL_MS, EVENT, EXPORT_API_VERSION, EXPORT_CA, KIND_EXPORT, manifestConfigMapNameOf, podNameOf, REASON, serviceNameOf, tokenSecretNameOf } from './names.ts';
-import { NAME_ALPHABET, randomString, renderCertSecret, renderManifestConfigMap, renderService, renderTokenSecret } from './render-objects.ts';
+import { randomString, renderCertSecret, renderManifestConfigMap, renderService, renderTokenSecret } from './render-objects.ts';
 import { certParamsAnnotation, certParamsOf, certSecretNameOfPod, renderExporterPod, rfc3339 } from './render-pod.ts';
 import { hasContent, isAvailable, sourceKindOf, type SourceResult } from './source.ts';
+import { NAME_ALPHABET } from '../../shared/api/random-name.ts';
+import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { writeStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the export named by `key` (`namespace/name`). */
 export async function reconcileExport(key: string, deps: ExportDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -89,7 +91,7 @@ export async function reconcileExport(key: string, deps: ExportDeps, ctx: Reconc
 
   // status
   const plan = planStatus(status, { vme, src, pod, serviceName: serviceNameOf(name), caBundle: cluster.caBundle, nowIso });
-  await writeStatus(vme, plan.status, deps);
+  await writeStatus(deps.kube, VM_EXPORTS, vme, plan.status);
   await pvcNotFoundEvent(vme, plan.status, deps);
   return plan.requeueSeconds !== undefined ? requeueAfter(Math.max(0.05, plan.requeueSeconds / (deps.clockSpeed ?? 1)), 'export source has content but is not available yet') : done;
 }
@@ -188,17 +190,6 @@ async function deletePod(pod: V1Pod, deps: ExportDeps): Promise<void> {
   await deps.kube.delete(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { preconditions: { uid: pod.metadata?.uid ?? '' } });
 }
 
-async function writeStatus(vme: VirtualMachineExport, status: VirtualMachineExportStatus, deps: ExportDeps): Promise<void> {
-  if (isDeepStrictEqual(status, vme.status)) return;
-  try {
-    await deps.kube.update(VM_EXPORTS, { ...vme, status }, { subresource: 'status' });
-  } catch (err) {
-    if (err instanceof NotFoundError) return; // deleted meanwhile: nothing to report on
-    if (isWorkerCrash(err) || err instanceof TransientError) throw err;
-    throw new TransientError('FailedStatusUpdate', err instanceof Error ? err.message : String(err), { cause: err });
-  }
-}
-
 /**
  * Ours, not KubeVirt's (it only sets the condition): a Warning when an export of a claim first
  * finds the claim missing, so the bad input is visible in `kubectl get events` as well.
@@ -209,17 +200,5 @@ async function pvcNotFoundEvent(vme: VirtualMachineExport, status: VirtualMachin
   if (now?.reason === REASON.pvcNotFound && before?.reason !== REASON.pvcNotFound) await event(deps, vme, 'Warning', EVENT.pvcNotFound, now.message ?? '');
 }
 
-async function event(deps: ExportDeps, vme: VirtualMachineExport, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  try {
-    await deps.kube.createEvent({
-      involvedObject: { apiVersion: EXPORT_API_VERSION, kind: KIND_EXPORT, namespace: vme.metadata?.namespace, name: vme.metadata?.name ?? '', uid: vme.metadata?.uid },
-      type,
-      reason,
-      message: text,
-    });
-  } catch (err) {
-    if (isWorkerCrash(err)) throw err;
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: err instanceof Error ? err.message : String(err) });
-  }
-}
+/** Events about the export (best effort, shared/reconcile/events.ts). */
+const event = eventRecorder(EXPORT_API_VERSION, KIND_EXPORT);

@@ -23,8 +23,6 @@ export function randomString(n: number, alphabet = ALNUM): string {
   return s;
 }
 
-/** apimachinery's `utilrand.String` alphabet (no vowels, no confusable digits), for object names. */
-export const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 export function renderService(vme: VirtualMachineExport): V1Service {
   const name = vme.metadata?.name ?? '';

@@ -6,9 +6,9 @@
  * migration waits until the last failure's end + backoff.
  */
 import type { VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import { EVACUATION_MIGRATION_ANNOTATION as EVACUATION_ANNOTATION, WORKLOAD_UPDATE_MIGRATION_ANNOTATION as WORKLOAD_UPDATE_ANNOTATION } from '../../shared/api/vmi-eviction.ts';
+export { EVACUATION_ANNOTATION, WORKLOAD_UPDATE_ANNOTATION };
 
-export const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
-export const WORKLOAD_UPDATE_ANNOTATION = 'kubevirt.io/workloadUpdateMigration';
 export const IGNORE_BACKOFF_ANNOTATION = 'kubevirt.io/func-test-ignore-migration-backoff';
 export const INITIAL_BACKOFF_SECONDS = 20;
 

@@ -1,5 +1,6 @@
 /**
- * The migration controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The migration controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { defineController } from '../../shared/reconcile/define-controller.ts';

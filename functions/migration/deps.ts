@@ -23,7 +23,7 @@ export interface PolicySource {
 export interface MigrationDeps {
   readonly kube: MigrationKube;
   readonly expectations: Expectations;
-  /** Cross-key limits: `migrations/cluster` and `migrations/node/<node>` (DESIGN.md §3). */
+  /** Cross-key limits: `migrations/cluster` and `migrations/node/<node>` (docs/architecture.md §3). */
   readonly leases: Leases;
   /**
    * The cluster config from the KubeVirt CR; cached by the caller for a few seconds, read anew

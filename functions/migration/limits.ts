@@ -3,7 +3,7 @@
  * (default 5) migrations with a target pod, and at most `parallelOutboundMigrationsPerNode`
  * (default 2) of them leaving one node. KubeVirt counts running migrations in its informer cache
  * under a process-wide mutex; many function instances share no memory, so the count lives in the
- * state table as leases (DESIGN.md §3): `migrations/cluster` and `migrations/node/<source node>`.
+ * state table as leases (docs/architecture.md §3): `migrations/cluster` and `migrations/node/<source node>`.
  * Acquire is a conditional write that never lets the holder count pass the limit, so two workers
  * racing for the last slot cannot both win; a lease expires, so a crashed holder cannot leak one.
  * The holder is the migration key; a migration holds its leases from just before its target pod

@@ -6,8 +6,8 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, KIND_MIGRATION, KIND_VMI, KUBEVIRT_API_VERSION, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
-import { InvalidInputError } from '../../shared/errors.ts';
+import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, KIND_MIGRATION, KIND_VMI, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { errorText, InvalidInputError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
@@ -29,6 +29,7 @@ import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-po
 import { computeMigration, planWrites } from './update-status.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
+import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -183,7 +184,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       try {
         patched = await deps.kube.patch(VMIS, namespace, vmiName, { type: 'json', ops });
       } catch (err) {
-        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedHandOver', `Failed to hand off migration target pod: ${message(err)}`);
+        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedHandOver', `Failed to hand off migration target pod: ${errorText(err)}`);
         throw err;
       }
       await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulHandOver', 'Migration target pod is ready for preparation by virt-handler.');
@@ -200,7 +201,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
         await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulAbortMigration', `Requested abort of migration ${key}`);
         return { observed: { ...o, vmi: patched } };
       } catch (err) {
-        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedAbortMigration', `Failed to abort migration: ${message(err)}`);
+        await event(deps, migration, KIND_MIGRATION, 'Warning', 'FailedAbortMigration', `Failed to abort migration: ${errorText(err)}`);
         throw err;
       }
     }
@@ -255,7 +256,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     created = await deps.kube.create(PODS, pod);
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
-    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${message(err)}`);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${errorText(err)}`);
     throw err;
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);
@@ -296,7 +297,7 @@ async function createAttachmentPod(key: string, targetPod: V1Pod, o: Observed, d
     created = await deps.kube.create(PODS, rendered.pod);
   } catch (err) {
     await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, key);
-    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating attachment pod: ${message(err)}`);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating attachment pod: ${errorText(err)}`);
     throw err;
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created attachment pod ${created.metadata?.name ?? ''}`);
@@ -357,20 +358,8 @@ function scaled(deps: MigrationDeps, seconds: number): number {
   return Math.max(0.05, seconds / (deps.clockSpeed ?? 1));
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
-async function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  try {
-    await deps.kube.createEvent({
-      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind, namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '', uid: obj.metadata?.uid },
-      type,
-      reason,
-      message: text,
-    });
-  } catch (err) {
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: message(err) });
-  }
+/** Events about the migration or its VMI (best effort, shared/reconcile/events.ts). */
+function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
+  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text);
 }

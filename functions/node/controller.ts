@@ -1,5 +1,6 @@
 /**
- * The node controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The node controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
@@ -8,4 +9,10 @@ import { nodeRbac } from './rbac.ts';
 import { reconcileNode } from './reconcile.ts';
 import { nodeWakes } from './wakes.ts';
 
-export const nodeController = defineController<NodeDeps>({ name: 'node', wakes: nodeWakes, rbac: nodeRbac, reconcile: reconcileNode, deps: contextDeps });
+export const nodeController = defineController<NodeDeps>({
+  name: 'node',
+  wakes: nodeWakes,
+  rbac: nodeRbac,
+  reconcile: reconcileNode,
+  deps: contextDeps,
+});

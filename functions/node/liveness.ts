@@ -5,8 +5,9 @@
  * older than five minutes.
  */
 import type { V1Node } from '@kubernetes/client-node';
+import { HEARTBEAT_ANNOTATION } from '../../shared/api/well-known.ts';
+export { HEARTBEAT_ANNOTATION };
 
-export const HEARTBEAT_ANNOTATION = 'kubevirt.io/heartbeat';
 /** `heartBeatTimeout`. */
 export const HEARTBEAT_TIMEOUT_MS = 5 * 60_000;
 /** `recheckInterval`: every existing node is looked at again once a minute, for ever. */

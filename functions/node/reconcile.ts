@@ -9,8 +9,8 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { DAEMON_SETS, NODES, PODS, VMIS, type VirtualMachineInstance } from '../../shared/api/index.ts';
 import { NODE_NAME_LABEL, SCHEDULABLE_NODE_LABEL } from '../../shared/api/well-known.ts';
-import { TransientError } from '../../shared/errors.ts';
-import { errorText, kubevirtRef, nodeRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { TransientError, errorText } from '../../shared/errors.ts';
+import { kubevirtRef, nodeRef, recordEvent } from '../../shared/reconcile/events.ts';
 import { done, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
 import type { NodeDeps } from './deps.ts';

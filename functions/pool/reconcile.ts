@@ -7,7 +7,7 @@
  */
 import type { VirtualMachine, VirtualMachinePool } from '../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VM_POOLS } from '../../shared/api/resources.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { selectorMatches, validateSelector } from '../../shared/predicates/label-selector.ts';
 import { controllerOf } from '../../shared/predicates/owner-refs.ts';
@@ -16,7 +16,7 @@ import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../s
 import { healingCandidates } from './autoheal.ts';
 import { isDeleting, selectForDeletion } from './delete-selection.ts';
 import type { PoolDeps } from './deps.ts';
-import { errorMessage, poolEvent } from './events.ts';
+import { poolEvent } from './events.ts';
 import { expectationsGate, forget } from './expectations.ts';
 import { observe, type Observed } from './observed.ts';
 import { addFinalizerOps, releaseOps, removeFinalizerOps } from './patches.ts';
@@ -26,6 +26,7 @@ import { deleteVms, scale } from './scale.ts';
 import { patchFresh } from './state-preservation.ts';
 import { update } from './update.ts';
 import { KIND_POOL, POOL_FINALIZER, RETRY_DELAY_SECONDS, type SyncError } from './well-known.ts';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the pool named by `key` (`namespace/name`). */
 export async function reconcilePool(key: string, deps: PoolDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -172,20 +173,12 @@ async function pruneRevisions(o: Observed, vms: readonly VirtualMachine[], deps:
     for (const name of prunableRevisions(o.revisions, vms, o.vmis)) await deps.kube.delete(CONTROLLER_REVISIONS, ns, name);
     return undefined;
   } catch (err) {
-    return { reason: 'FailedRevisionPruning', message: `error while pruning vmpool revisions: ${errorMessage(err)}` };
+    return { reason: 'FailedRevisionPruning', message: `error while pruning vmpool revisions: ${errorText(err)}` };
   }
 }
 
-/** Writes the status when it changed (a write of the same status is a no-op server-side anyway). */
 async function writeStatus(pool: VirtualMachinePool, vms: readonly VirtualMachine[], syncError: SyncError | undefined, deps: PoolDeps): Promise<'gone' | 'ok'> {
   const { status, events } = computePoolStatus(pool, vms, syncError, deps.now());
   for (const e of events) await poolEvent(deps, pool, e.type, e.reason, e.message);
-  if (semanticallyEqual(status, pool.status ?? {})) return 'ok';
-  try {
-    await deps.kube.update(VM_POOLS, { ...pool, status }, { subresource: 'status' });
-    return 'ok';
-  } catch (err) {
-    if (err instanceof NotFoundError) return 'gone';
-    throw err;
-  }
+  return (await writeObjectStatus(deps.kube, VM_POOLS, pool, status, { equal: semanticallyEqual })) ? 'ok' : 'gone';
 }

@@ -9,7 +9,7 @@ import { CONTROLLER_REVISIONS, VMS } from '../../shared/api/resources.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { isDeleting, selectForDeletion } from './delete-selection.ts';
 import type { PoolDeps } from './deps.ts';
-import { errorMessage, poolEvent } from './events.ts';
+import { poolEvent } from './events.ts';
 import { claimDeletions, creationFailed, deletionFailed, expectCreations } from './expectations.ts';
 import { nextVmNames } from './names.ts';
 import type { Observed } from './observed.ts';
@@ -17,6 +17,7 @@ import { renderVm } from './render-vm.ts';
 import { renderRevision, revisionName } from './revisions.ts';
 import { preserveState } from './state-preservation.ts';
 import { BURST_REPLICAS, type SyncError } from './well-known.ts';
+import { errorText } from '../../shared/errors.ts';
 
 /** What a scale step did: `stable` when the count was already right. */
 export interface ScaleResult {
@@ -39,7 +40,7 @@ export async function scale(key: string, o: Observed, vms: readonly VirtualMachi
     try {
       for (const vm of vms.filter(isDeleting)) await preserveState(pool, vm, strategy?.opportunistic?.statePreservation, deps);
     } catch (err) {
-      return { stable: diff === 0, error: { reason: 'FailedScaleIn', message: `error during opportunistic scale in: ${errorMessage(err)}` } };
+      return { stable: diff === 0, error: { reason: 'FailedScaleIn', message: `error during opportunistic scale in: ${errorText(err)}` } };
     }
     return { stable: diff === 0 };
   }
@@ -48,7 +49,7 @@ export async function scale(key: string, o: Observed, vms: readonly VirtualMachi
       await scaleOut(key, o, n, deps);
       return { stable: false };
     } catch (err) {
-      return { stable: false, error: { reason: 'FailedScaleOut', message: `error during scale out: ${errorMessage(err)}` } };
+      return { stable: false, error: { reason: 'FailedScaleOut', message: `error during scale out: ${errorText(err)}` } };
     }
   }
   // Above the count: only a proactive (or default) scale-in removes VMs; unmanaged ones stay.
@@ -57,7 +58,7 @@ export async function scale(key: string, o: Observed, vms: readonly VirtualMachi
     await deleteVms(key, pool, selectForDeletion(vms, n, strategy?.proactive?.selectionPolicy, deps.random ?? Math.random), strategy?.proactive?.statePreservation, deps);
     return { stable: false };
   } catch (err) {
-    return { stable: false, error: { reason: 'FailedScaleIn', message: `error during scale in: ${errorMessage(err)}` } };
+    return { stable: false, error: { reason: 'FailedScaleIn', message: `error during scale in: ${errorText(err)}` } };
   }
 }
 
@@ -96,7 +97,7 @@ async function scaleOut(key: string, o: Observed, n: number, deps: PoolDeps): Pr
     }),
   );
   if (errors.length > 0) {
-    await poolEvent(deps, pool, 'Warning', 'FailedCreate', `Error creating VM: ${errorMessage(errors[0])}`);
+    await poolEvent(deps, pool, 'Warning', 'FailedCreate', `Error creating VM: ${errorText(errors[0])}`);
     throw errors[0];
   }
 }
@@ -124,14 +125,14 @@ export async function deleteVms(key: string, pool: VirtualMachinePool, selection
         if (!existed) await deletionFailed(key, vm, deps);
       } catch (err) {
         await deletionFailed(key, vm, deps);
-        await poolEvent(deps, pool, 'Warning', 'FailedDelete', `Error deleting virtual machine ${name}: ${errorMessage(err)}`);
+        await poolEvent(deps, pool, 'Warning', 'FailedDelete', `Error deleting virtual machine ${name}: ${errorText(err)}`);
         errors.push(err);
         return;
       }
       try {
         await preserveState(pool, vm, preservation, deps);
       } catch (err) {
-        await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error preserving state of VM ${name}: ${errorMessage(err)}`);
+        await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error preserving state of VM ${name}: ${errorText(err)}`);
         errors.push(err);
       }
       await poolEvent(deps, pool, 'Normal', 'SuccessfulDelete', `Deleted VM ${name} with uid ${vm.metadata?.uid ?? ''} from pool`);

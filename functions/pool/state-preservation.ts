@@ -10,8 +10,9 @@ import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { KubeTransientError, NotFoundError } from '../../shared/kube/errors.ts';
 import { isControlledByUid } from '../../shared/predicates/owner-refs.ts';
 import type { PoolDeps } from './deps.ts';
-import { errorMessage, poolEvent } from './events.ts';
+import { poolEvent } from './events.ts';
 import { removeFinalizerOps, removeOwnerOps } from './patches.ts';
+import { errorText } from '../../shared/errors.ts';
 
 /** `Disabled` (default), `Offline` or `Online`. */
 export type StatePreservation = string | undefined;
@@ -43,7 +44,7 @@ export async function preserveState(pool: VirtualMachinePool, vm: VirtualMachine
           if (!isControlledByUid(obj, uid)) continue;
           await deps.kube.patch(res as typeof PVCS, ns, name, { type: 'json', ops: removeOwnerOps(obj, uid) });
         } catch (err) {
-          await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error removing ${what} owner references for VM ${vmName}: ${errorMessage(err)}`);
+          await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error removing ${what} owner references for VM ${vmName}: ${errorText(err)}`);
           throw err;
         }
       }
@@ -52,7 +53,7 @@ export async function preserveState(pool: VirtualMachinePool, vm: VirtualMachine
   try {
     await patchFresh(vm, removeFinalizerOps, deps);
   } catch (err) {
-    await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error removing finalizer for VM ${vmName}: ${errorMessage(err)}`);
+    await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error removing finalizer for VM ${vmName}: ${errorText(err)}`);
     throw err;
   }
 }

@@ -8,13 +8,14 @@ import { VMIS, VMS } from '../../shared/api/resources.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { KubeTransientError, NotFoundError } from '../../shared/kube/errors.ts';
 import type { PoolDeps } from './deps.ts';
-import { errorMessage, poolEvent } from './events.ts';
+import { poolEvent } from './events.ts';
 import type { Observed } from './observed.ts';
 import { renderUpdatedVm } from './render-vm.ts';
 import { isOutdated } from './revisions.ts';
 import { ensureRevision } from './scale.ts';
 import { planProactive, updateWorkingSet, type VmiAction } from './update-plan.ts';
 import { REVISION_LABEL, type SyncError } from './well-known.ts';
+import { errorText } from '../../shared/errors.ts';
 
 export interface UpdateResult {
   /** No outdated VM in the working set. */
@@ -31,7 +32,7 @@ export async function update(o: Observed, vms: readonly VirtualMachine[], deps: 
   try {
     working = updateWorkingSet(pool, vms);
   } catch (err) {
-    return { stable: false, error: { reason: 'FailedUpdate', message: `failed to filter VMs based on ordered policies: ${errorMessage(err)}` } };
+    return { stable: false, error: { reason: 'FailedUpdate', message: `failed to filter VMs based on ordered policies: ${errorText(err)}` } };
   }
   const outdated = working.filter((vm) => isOutdated(vm, o.revisions, pool));
   if (outdated.length > 0) {
@@ -39,7 +40,7 @@ export async function update(o: Observed, vms: readonly VirtualMachine[], deps: 
       const revision = await ensureRevision(o, deps);
       await updateVms(pool, outdated, revision, deps);
     } catch (err) {
-      return { stable: false, error: { reason: 'FailedUpdate', message: `error during VM update: ${errorMessage(err)}` } };
+      return { stable: false, error: { reason: 'FailedUpdate', message: `error during VM update: ${errorText(err)}` } };
     }
   }
   let budgetExhausted = false;
@@ -52,7 +53,7 @@ export async function update(o: Observed, vms: readonly VirtualMachine[], deps: 
       await Promise.all(plan.budgeted.map((a) => actOnVmi(pool, a, deps)));
       budgetExhausted = plan.budgetExhausted;
     } catch (err) {
-      return { stable: outdated.length === 0, error: { reason: 'FailedUpdate', message: `error during VMI update: ${errorMessage(err)}` } };
+      return { stable: outdated.length === 0, error: { reason: 'FailedUpdate', message: `error during VMI update: ${errorText(err)}` } };
     }
   }
   return { stable: outdated.length === 0, budgetExhausted };
@@ -70,7 +71,7 @@ async function updateVms(pool: VirtualMachinePool, outdated: readonly VirtualMac
         await poolEvent(deps, pool, 'Normal', 'SuccessfulUpdate', `Updated VM ${ns}/${name}`);
       } catch (err) {
         // Name and namespace in this order, as upstream prints them.
-        await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error updating virtual machine ${name}/${ns}: ${errorMessage(err)}`);
+        await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error updating virtual machine ${name}/${ns}: ${errorText(err)}`);
         errors.push(err);
       }
     }),
@@ -114,7 +115,7 @@ async function actOnVmi(pool: VirtualMachinePool, a: VmiAction, deps: PoolDeps):
     }
   } catch (err) {
     if (err instanceof NotFoundError) return;
-    await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error updating resource ${ns}/${name}: ${errorMessage(err)}`);
+    await poolEvent(deps, pool, 'Warning', 'FailedUpdate', `Error updating resource ${ns}/${name}: ${errorText(err)}`);
     throw err;
   }
   await poolEvent(deps, pool, 'Normal', 'SuccessfulDelete', `Successfully updated resource ${ns}/${name}`);

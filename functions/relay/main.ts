@@ -21,6 +21,7 @@ import { CONTROLLERS, type Controller } from '../../shared/queue/message.ts';
 import { queueUrlsFromEnv, SqsKeyQueue, type SqsQueueUrls } from '../../shared/queue/sqs-queue.ts';
 import { Relay } from './relay.ts';
 import { startRelayServer, type RelayServer } from './server.ts';
+import { errorText } from '../../shared/errors.ts';
 
 const env = process.env;
 const log = jsonLogger({ component: 'relay' });
@@ -72,6 +73,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  log.error('relay failed to start', { error: err instanceof Error ? err.message : String(err) });
+  log.error('relay failed to start', { error: errorText(err) });
   process.exit(1);
 });

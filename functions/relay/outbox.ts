@@ -7,6 +7,7 @@
 import type { KeyQueue } from '../../shared/queue/port.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
+import { errorText } from '../../shared/errors.ts';
 
 export interface OutboxOptions {
   readonly batchSize?: number;
@@ -92,7 +93,7 @@ export class Outbox {
         this.#failures++;
         this.#failingSince ??= Date.now();
         this.#opts.onSendError?.(err);
-        this.#opts.log.warn('queue send failed; keys kept for retry', { error: err instanceof Error ? err.message : String(err), pending: this.#pending.size, attempt: this.#failures });
+        this.#opts.log.warn('queue send failed; keys kept for retry', { error: errorText(err), pending: this.#pending.size, attempt: this.#failures });
         return;
       }
     }

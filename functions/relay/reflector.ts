@@ -1,13 +1,14 @@
 /**
  * List + watch for one resource, written for the relay rather than client-node's informer: the
  * informer stops for good on list errors and connection loss, turns `stop()` into an error and
- * keeps full objects (kube-api.md §1.4–1.6). A reflector here never stops until told to: it
+ * keeps full objects (docs/kube-client.md, "client-node as it behaves on the wire"). A reflector here never stops until told to: it
  * relists after 410 Gone or repeated failures, re-watches from the last resourceVersion after a
  * drop, backs off on errors, and reports every object it (re)lists so no key can be missed.
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { EventType, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
+import { errorText } from '../../shared/errors.ts';
 
 /** One page of a list. */
 export interface ListPage {
@@ -107,7 +108,7 @@ export class Reflector {
         failures = 0;
       } catch (err) {
         failures++;
-        this.#opts.log.warn('list failed, retrying', { kind: this.#res.kind, error: message(err), attempt: failures });
+        this.#opts.log.warn('list failed, retrying', { kind: this.#res.kind, error: errorText(err), attempt: failures });
         this.#opts.onRestart?.('error');
         await this.#sleep(this.#backoff(failures));
         continue;
@@ -122,7 +123,7 @@ export class Reflector {
         } catch (err) {
           if (err instanceof GoneError) break;
           watchFailures++;
-          this.#opts.log.warn('watch failed', { kind: this.#res.kind, error: message(err), attempt: watchFailures });
+          this.#opts.log.warn('watch failed', { kind: this.#res.kind, error: errorText(err), attempt: watchFailures });
           this.#opts.onRestart?.('error');
           // After a few failed re-watches, relist: events may have been compacted meanwhile.
           if (watchFailures >= 3) break;
@@ -252,6 +253,3 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || /aborted/i.test(err.message));
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

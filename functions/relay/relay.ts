@@ -13,6 +13,7 @@ import { Outbox } from './outbox.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { watchedResources } from './resources.ts';
 import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
+import { errorText } from '../../shared/errors.ts';
 
 export interface RelayOptions {
   readonly kubeConfig: KubeConfig;
@@ -108,7 +109,7 @@ export class Relay {
         targets.push(...map(kind, type, obj, old));
       } catch (err) {
         // A malformed object must never stop the relay (nor another controller's mapping): log it and carry on.
-        this.#opts.log.error('could not map event', { kind, type, name: obj?.metadata?.name, error: err instanceof Error ? err.message : String(err) });
+        this.#opts.log.error('could not map event', { kind, type, name: obj?.metadata?.name, error: errorText(err) });
       }
     }
     const now = (this.#opts.now ?? Date.now)();

@@ -6,7 +6,7 @@
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { KUBEVIRT_API_VERSION } from '../../shared/api/well-known.ts';
-import { TransientError } from '../../shared/errors.ts';
+import { errorText, TransientError } from '../../shared/errors.ts';
 import { KubeInvalidError, NotFoundError } from '../../shared/kube/errors.ts';
 import { adoptPatch, controllerRef, releasePatch } from '../../shared/predicates/owner-refs.ts';
 import { splitKey } from '../../shared/queue/message.ts';
@@ -20,6 +20,8 @@ import { KIND_VMI_REPLICA_SET, vmiForReplicaSet } from './render-vmi.ts';
 import { decideClean, decideScale, vmiKey } from './scale.ts';
 import { checkSpec, desiredReplicas, withApiVersionAnnotations } from './spec-check.ts';
 import { planStatus } from './status.ts';
+import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the replica set named by `key` (`namespace/name`). */
 export async function reconcileReplicaSet(key: string, deps: RsDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -69,7 +71,7 @@ export async function reconcileReplicaSet(key: string, deps: RsDeps, ctx: Reconc
   }
 
   // status, from the VMIs counted before this pass's actions (Q-R4)
-  await writeStatus(key, rs, active, scaleError, deps);
+  await writeStatus(rs, active, scaleError, deps);
 
   if (scaleError !== undefined) throw new TransientError(desiredReplicas(rs) > active.length ? 'FailedCreate' : 'FailedDelete', scaleError);
   if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'replica set expectations not yet satisfied');
@@ -94,7 +96,7 @@ async function adoptAndRelease(rs: VirtualMachineInstanceReplicaSet, adopt: read
       } catch (err) {
         if (isWorkerCrash(err)) throw err;
         // Gone, or no longer ours to release: nothing to do.
-        if (!(err instanceof NotFoundError) && !(err instanceof KubeInvalidError)) errors.push(message(err));
+        if (!(err instanceof NotFoundError) && !(err instanceof KubeInvalidError)) errors.push(errorText(err));
       }
     }),
   );
@@ -110,7 +112,7 @@ async function adoptAndRelease(rs: VirtualMachineInstanceReplicaSet, adopt: read
             adopted.push(await deps.kube.patch(VMIS, ns, vmi.metadata?.name ?? '', adoptPatch(vmi, ref)));
           } catch (err) {
             if (isWorkerCrash(err)) throw err;
-            if (!(err instanceof NotFoundError)) errors.push(message(err));
+            if (!(err instanceof NotFoundError)) errors.push(errorText(err));
           }
         }),
       );
@@ -162,7 +164,7 @@ async function createVmis(key: string, rs: VirtualMachineInstanceReplicaSet, cou
       names.push(vmiKey(r.value));
       events.push(['Normal', 'SuccessfulCreate', `Started the virtual machine by creating the new virtual machine instance ${r.value.metadata?.name ?? ''}`]);
     } else {
-      const m = message(r.reason);
+      const m = errorText(r.reason);
       firstError ??= m;
       await deps.expectations.creationObserved(RS_EXPECTATIONS, key);
       events.push(['Warning', 'FailedCreate', `Error creating virtual machine instance: ${m}`]);
@@ -200,7 +202,7 @@ async function deleteVmis(key: string, rs: VirtualMachineInstanceReplicaSet, vmi
     if (r.status === 'fulfilled') {
       events.push(['Normal', 'SuccessfulDelete', texts.ok(vmi)]);
     } else {
-      const m = message(r.reason);
+      const m = errorText(r.reason);
       firstError ??= m;
       await deps.expectations.deletionObserved(RS_EXPECTATIONS, key, vmiKey(vmi));
       events.push(['Warning', 'FailedDelete', texts.failed(vmi, m)]);
@@ -210,20 +212,11 @@ async function deleteVmis(key: string, rs: VirtualMachineInstanceReplicaSet, vmi
   return firstError;
 }
 
-/**
- * Writes the status when it changed (§1.3). Upstream only logs a failed status write and relies on
- * later events; a stateless function has no resync to fall back on, so ours is retried.
- */
-async function writeStatus(key: string, rs: VirtualMachineInstanceReplicaSet, active: readonly VirtualMachineInstance[], scaleError: string | undefined, deps: RsDeps): Promise<void> {
+async function writeStatus(rs: VirtualMachineInstanceReplicaSet, active: readonly VirtualMachineInstance[], scaleError: string | undefined, deps: RsDeps): Promise<void> {
   const plan = planStatus(rs, active, scaleError, new Date(deps.now()).toISOString());
   if (!plan) return;
-  try {
-    await deps.kube.update(VMI_REPLICA_SETS, { ...rs, status: plan.status }, { subresource: 'status' });
-  } catch (err) {
-    if (isWorkerCrash(err) || err instanceof NotFoundError) throw err;
-    deps.log.warn('could not update the replica set status', { key, error: message(err) });
-    throw new TransientError('FailedStatusUpdate', message(err), { cause: err });
-  }
+  // planStatus decided the write: the status is written as planned, or the replica set is gone.
+  if (!(await writeObjectStatus(deps.kube, VMI_REPLICA_SETS, rs, plan.status, { equal: () => false }))) return;
   if (plan.pausedEvent) await event(deps, rs, 'Normal', plan.pausedEvent.reason, plan.pausedEvent.message);
 }
 
@@ -240,21 +233,6 @@ async function emitEvents(deps: RsDeps, rs: VirtualMachineInstanceReplicaSet, ev
   if (crash) throw (crash as PromiseRejectedResult).reason;
 }
 
-async function event(deps: RsDeps, rs: VirtualMachineInstanceReplicaSet, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  try {
-    await deps.kube.createEvent({
-      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VMI_REPLICA_SET, namespace: rs.metadata?.namespace, name: rs.metadata?.name ?? '', uid: rs.metadata?.uid },
-      type,
-      reason,
-      message: text,
-    });
-  } catch (err) {
-    if (isWorkerCrash(err)) throw err;
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: message(err) });
-  }
-}
+/** Events about the replica set (best effort, shared/reconcile/events.ts). */
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI_REPLICA_SET);
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

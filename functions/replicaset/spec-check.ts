@@ -5,6 +5,7 @@
 import type { LabelSelector, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, STORAGE_OBSERVED_API_VERSION_ANNOTATION } from '../../shared/api/well-known.ts';
 import { selectorMatches, validateSelector } from '../../shared/predicates/label-selector.ts';
+import { errorText } from '../../shared/errors.ts';
 
 /** The version both annotations carry. */
 export const OBSERVED_API_VERSION = 'v1';
@@ -33,7 +34,7 @@ export function checkSpec(rs: VirtualMachineInstanceReplicaSet): SpecCheck {
   try {
     validateSelector(selector, 'spec.selector');
   } catch (err) {
-    return { kind: 'invalid', why: err instanceof Error ? err.message : String(err) };
+    return { kind: 'invalid', why: errorText(err) };
   }
   if (!selectorMatches(selector, labels)) return { kind: 'invalid', why: 'spec.selector does not match the template labels' };
   return { kind: 'valid', selector };

@@ -1,5 +1,6 @@
 /**
- * The restore controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The restore controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
@@ -8,4 +9,10 @@ import { restoreRbac } from './rbac.ts';
 import { reconcileRestore } from './reconcile.ts';
 import { restoreWakes } from './wakes.ts';
 
-export const restoreController = defineController<RestoreDeps>({ name: 'restore', wakes: restoreWakes, rbac: restoreRbac, reconcile: reconcileRestore, deps: contextDeps });
+export const restoreController = defineController<RestoreDeps>({
+  name: 'restore',
+  wakes: restoreWakes,
+  rbac: restoreRbac,
+  reconcile: reconcileRestore,
+  deps: contextDeps,
+});

@@ -1,16 +1,13 @@
 /** The names, annotations, labels and texts KubeVirt's restore controller uses (reference §2, quoted exactly). */
 import { getName } from '../../shared/storage/get-name.ts';
+export { RESTORE_NAME_ANNOTATION, LAST_RESTORE_UID_ANNOTATION, ALLOW_CLAIM_ADOPTION_ANNOTATION, CONTENT_TYPE_ANNOTATION } from '../../shared/api/well-known.ts';
 
 export const RESTORE_FINALIZER = 'snapshot.kubevirt.io/vmrestore-protection';
-export const RESTORE_NAME_ANNOTATION = 'restore.kubevirt.io/name';
-export const LAST_RESTORE_UID_ANNOTATION = 'restore.kubevirt.io/lastRestoreUID';
 export const OWNED_BY_VM_ANNOTATION = 'restore.kubevirt.io/owned-by-vm';
 export const SOURCE_VM_NAME_LABEL = 'restore.kubevirt.io/source-vm-name';
 export const SOURCE_VM_NAMESPACE_LABEL = 'restore.kubevirt.io/source-vm-namespace';
 export const POPULATED_FOR_ANNOTATION = 'cdi.kubevirt.io/storage.populatedFor';
 export const PRE_POPULATED_ANNOTATION = 'cdi.kubevirt.io/storage.prePopulated';
-export const ALLOW_CLAIM_ADOPTION_ANNOTATION = 'cdi.kubevirt.io/allowClaimAdoption';
-export const CONTENT_TYPE_ANNOTATION = 'cdi.kubevirt.io/storage.contentType';
 
 /** `DefaultGracePeriod` of the WaitGracePeriod readiness policy. */
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60_000;

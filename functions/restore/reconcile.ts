@@ -14,7 +14,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { DATA_VOLUMES, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { RestoreStatus, VirtualMachineRestore, VirtualMachineSnapshot, VirtualMachineSnapshotContent } from '../../shared/api/snapshot.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { removeFinalizerOps } from '../../shared/kube/finalizer-ops.ts';
 import { splitKey } from '../../shared/queue/message.ts';
@@ -28,6 +28,7 @@ import { DEFAULT_GRACE_PERIOD_MS, INITIALIZING, LAST_RESTORE_UID_ANNOTATION, OPE
 import type { RestoreVm } from './restored-vm.ts';
 import { reconcileTarget } from './target.ts';
 import { reconcileVolumeRestores, RestoreStepError } from './volumes.ts';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 type Conditions = RestoreStatus['conditions'];
 
@@ -43,15 +44,8 @@ function withConditions(status: RestoreStatus, progressing: boolean, ready: bool
 const isFailed = (r: VirtualMachineRestore) => conditionOf(r.status?.conditions, 'Failure') !== undefined;
 const printRef = (t: { apiGroup?: string; kind?: string; name?: string } | undefined) => `{APIGroup:${t?.apiGroup ?? '<nil>'} Kind:${t?.kind ?? ''} Name:${t?.name ?? ''}}`;
 
-/** Writes the status if it changed; the restore as written (as read when unchanged), undefined when it is gone. */
-async function writeStatus(r: VirtualMachineRestore, status: RestoreStatus, deps: RestoreDeps): Promise<VirtualMachineRestore | undefined> {
-  if (isDeepStrictEqual(status, r.status)) return r;
-  try {
-    return await deps.kube.update(VM_RESTORES, { ...r, status }, { subresource: 'status' });
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
+function writeStatus(r: VirtualMachineRestore, status: RestoreStatus, deps: RestoreDeps): Promise<VirtualMachineRestore | undefined> {
+  return writeObjectStatus(deps.kube, VM_RESTORES, r, status);
 }
 
 interface ErrorPathOptions {
@@ -224,7 +218,7 @@ async function targetNotReady(r: VirtualMachineRestore, deps: RestoreDeps): Prom
       try {
         await deps.virtApi.put('virtualmachines', ns, r.spec?.target?.name ?? '', 'stop', {});
       } catch (err) {
-        return errorPath(r, err instanceof Error ? err.message : String(err), deps, { latest: written });
+        return errorPath(r, errorText(err), deps, { latest: written });
       }
       return done;
     }

@@ -17,6 +17,7 @@ import { restoreEvent } from './events.ts';
 import { ALLOW_CLAIM_ADOPTION_ANNOTATION, OWNED_BY_VM_ANNOTATION, POPULATED_FOR_ANNOTATION, PRE_POPULATED_ANNOTATION, RESTORE_NAME_ANNOTATION, restoreVolumeName } from './names.ts';
 import { restoredVm, type RestoreVm } from './restored-vm.ts';
 import { namingOf, RestoreStepError } from './volumes.ts';
+import { errorText } from '../../shared/errors.ts';
 
 export interface TargetResult {
   updated: boolean;
@@ -84,7 +85,7 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
       await deps.kube.create(DATA_VOLUMES, body as never);
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) {
-        await restoreEvent(deps, r, 'Warning', 'RestoreDataVolumeCreateError', `Error creating restore DataVolume ${name}: ${err instanceof Error ? err.message : String(err)}`);
+        await restoreEvent(deps, r, 'Warning', 'RestoreDataVolumeCreateError', `Error creating restore DataVolume ${name}: ${errorText(err)}`);
         throw err;
       }
     }
@@ -111,7 +112,7 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
       patched = applyJsonPatch(vm, restorePatches(r));
     } catch (err) {
       // a malformed patch only gets better with a new spec, which is an event of the restore
-      throw new RestoreStepError(`restore patches: ${err instanceof Error ? err.message : String(err)}`, true);
+      throw new RestoreStepError(`restore patches: ${errorText(err)}`, true);
     }
     written = (await deps.kube.create(VMS, patched as never)) as unknown as RestoreVm;
     // claims the restore marked for the VM it would create become the VM's own

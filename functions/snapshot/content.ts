@@ -12,19 +12,19 @@
  */
 import { CONTROLLER_REVISIONS, VM_SNAPSHOT_CONTENTS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
 import type { VirtualMachineSnapshot, VirtualMachineSnapshotContent, VmSpec, VolumeBackup, VolumeSnapshot } from '../../shared/api/snapshot.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { removeFinalizerOps } from '../../shared/kube/finalizer-ops.ts';
 import { copyRevisions } from '../../shared/instancetype/revision-copy.ts';
 import { aggregate, nextContentStatus } from './content-status.ts';
 import { isTerminating, shouldDeleteContent } from './deadline.ts';
 import type { SnapshotDeps } from './deps.ts';
-import { errorMessage, SNAPSHOT_API_VERSION, snapshotEvent } from './events.ts';
+import { SNAPSHOT_API_VERSION, snapshotEvent } from './events.ts';
 import { CONTENT_FINALIZER, SNAPSHOT_RETRY_SECONDS, SOURCE_VM_NAME_LABEL, SOURCE_VM_NAMESPACE_LABEL } from './names.ts';
 import { renderContent, sourceSpecFor, volumeBackupsFor } from './render-content.ts';
 import { freeze, readSource, unfreeze, type Source } from './source.ts';
 import type { StorageLookup } from './storage-lookup.ts';
-import { isDeepStrictEqual } from 'node:util';
+import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 type ContentStatus = NonNullable<VirtualMachineSnapshotContent['status']>;
 
@@ -99,10 +99,8 @@ async function createVolumeSnapshot(content: VirtualMachineSnapshotContent, back
   }
 }
 
-/** Writes the content's status when it changed; the content as written. */
 async function writeStatus(content: VirtualMachineSnapshotContent, status: ContentStatus, deps: SnapshotDeps): Promise<VirtualMachineSnapshotContent> {
-  if (isDeepStrictEqual(status, content.status ?? {})) return content;
-  return deps.kube.update(VM_SNAPSHOT_CONTENTS, { ...content, status }, { subresource: 'status' });
+  return (await writeObjectStatus(deps.kube, VM_SNAPSHOT_CONTENTS, content, status)) ?? content;
 }
 
 /** The content with `status.error` set and not ready: a failed freeze, or a VolumeSnapshot that could not be asked for. */
@@ -130,7 +128,7 @@ export async function syncContent(found: VirtualMachineSnapshotContent, snapshot
     try {
       await unfreeze(await source(), deps);
     } catch (err) {
-      deps.log.warn('unfreeze failed', { content: content.metadata?.name, error: errorMessage(err) });
+      deps.log.warn('unfreeze failed', { content: content.metadata?.name, error: errorText(err) });
     }
     const ops = removeFinalizerOps(content, CONTENT_FINALIZER);
     if (ops.length > 0) {
@@ -169,7 +167,7 @@ export async function syncContent(found: VirtualMachineSnapshotContent, snapshot
         try {
           await freeze(s, snapshot, deps);
         } catch (err) {
-          return failPass(content, errorMessage(err), deps);
+          return failPass(content, errorText(err), deps);
         }
         froze = true;
       }
@@ -191,7 +189,7 @@ export async function syncContent(found: VirtualMachineSnapshotContent, snapshot
     try {
       await unfreeze(await source(), deps);
     } catch (err) {
-      const message = errorMessage(err);
+      const message = errorText(err);
       // Windows VSS: the freeze window was shorter than the snapshot took; report it and retry.
       if (!message.includes('fsfreeze is limited')) throw err;
       const { creationTime: _cut, ...rest } = st;

@@ -1,8 +1,9 @@
 /** Events of the snapshot controller (component `snapshot-controller`), best effort (shared/reconcile/events.ts). */
-import { errorText, recordEvent } from '../../shared/reconcile/events.ts';
+import { recordEvent } from '../../shared/reconcile/events.ts';
 import type { SnapshotDeps } from './deps.ts';
+import { SNAPSHOT_API_VERSION } from '../../shared/api/well-known.ts';
+export { SNAPSHOT_API_VERSION };
 
-export const SNAPSHOT_API_VERSION = 'snapshot.kubevirt.io/v1beta1';
 
 interface Subject {
   metadata?: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined } | undefined;
@@ -14,4 +15,3 @@ export function snapshotEvent(deps: SnapshotDeps, kind: 'VirtualMachineSnapshot'
   return recordEvent(deps, involvedObject, type, reason, message);
 }
 
-export const errorMessage = errorText;

@@ -11,7 +11,7 @@ import {
   STORAGE_OBSERVED_API_VERSION_ANNOTATION,
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
-import { TransientError } from '../../shared/errors.ts';
+import { errorText, TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
@@ -39,6 +39,7 @@ import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
 const LOST_RACE_REQUEUE_SECONDS = 5;
@@ -223,7 +224,7 @@ async function patchVmSpec(vm: VirtualMachine, ops: JsonPatchOperation[] | undef
   try {
     return { vm: await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }) };
   } catch (err) {
-    return { vm, error: errorMessage(err) };
+    return { vm, error: errorText(err) };
   }
 }
 
@@ -311,7 +312,7 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
       await deps.expectations.creationObserved(DV_EXPECTATIONS, key);
       // Created meanwhile (a lagging read): it is there, which is all we wanted.
       if (err instanceof AlreadyExistsError) continue;
-      const message = `Error creating DataVolume ${dvName}: ${errorMessage(err)}`;
+      const message = `Error creating DataVolume ${dvName}: ${errorText(err)}`;
       await event(deps, o.vm, 'Warning', 'FailedDataVolumeCreate', message);
       return { observed: { ...o, dataVolumes }, error: { reason: 'FailedDataVolumeCreate', message, requeue: true } };
     }
@@ -345,8 +346,8 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
     return { kind: 'created', vmi: created };
   } catch (err) {
     await deps.expectations.creationObserved(VMI_EXPECTATIONS, key);
-    const message = `Failure while starting VMI: ${errorMessage(err)}`;
-    await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${errorMessage(err)}`);
+    const message = `Failure while starting VMI: ${errorText(err)}`;
+    await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${errorText(err)}`);
     return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: true } };
   }
 }
@@ -372,7 +373,7 @@ async function stopVmi(key: string, o: Observed, restartAfter: boolean, deps: Vm
     return { observed: { ...o, vm } };
   } catch (err) {
     await deps.expectations.deletionObserved(VMI_EXPECTATIONS, key, deleteKey);
-    const message = `Error deleting virtual machine instance ${vmi.metadata?.name ?? ''}: ${errorMessage(err)}`;
+    const message = `Error deleting virtual machine instance ${vmi.metadata?.name ?? ''}: ${errorText(err)}`;
     await event(deps, vm, 'Warning', 'FailedDelete', message);
     return { observed: { ...o, vm }, error: { reason: 'FailedDelete', message, requeue: true } };
   }
@@ -406,7 +407,7 @@ async function switchToAlways(vm: VirtualMachine, deps: VmDeps): Promise<SyncErr
   try {
     await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
   } catch (err) {
-    why = errorMessage(err);
+    why = errorText(err);
     await event(deps, vm, 'Warning', 'FailedUpdate', `Error updating the run strategy: ${why}`);
   }
   return { reason: 'FailedCreate', message: `Failure while starting VMI: ${why}`, requeue: true };
@@ -430,20 +431,6 @@ async function releaseFinalVmi(vmi: VirtualMachineInstance | undefined, deps: Vm
   }
 }
 
-async function event(deps: VmDeps, vm: VirtualMachine, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-  try {
-    await deps.kube.createEvent({
-      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, namespace: vm.metadata?.namespace, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid },
-      type,
-      reason,
-      message,
-    });
-  } catch (err) {
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: errorMessage(err) });
-  }
-}
+/** Events about the VM (best effort, shared/reconcile/events.ts). */
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VM);
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

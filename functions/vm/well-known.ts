@@ -2,13 +2,12 @@
  * Names the VM controller uses that shared/api/well-known.ts does not carry (yet). Spellings are
  * KubeVirt's own (`pkg/virt-controller/watch/vm/vm.go`, `staging/src/kubevirt.io/api/core/v1`).
  */
+export { ALLOW_CLAIM_ADOPTION_ANNOTATION } from '../../shared/api/well-known.ts';
 
 /** VMI annotation: the VM generation the VMI was started from (`status.observedGeneration`). */
 export const VM_GENERATION_ANNOTATION = 'kubevirt.io/vm-generation';
 /** VM annotation: `"false"` defers DataVolume creation until the VM starts. */
 export const IMMEDIATE_DV_CREATION_ANNOTATION = 'kubevirt.io/immediate-data-volume-creation';
-/** DataVolume annotation KubeVirt sets so CDI may adopt an existing PVC of the same name. */
-export const ALLOW_CLAIM_ADOPTION_ANNOTATION = 'cdi.kubevirt.io/allowClaimAdoption';
 /** The finalizer the garbage collector's orphan deletion puts on a VM. */
 export const ORPHAN_FINALIZER = 'orphan';
 export const CDI_API_VERSION = 'cdi.kubevirt.io/v1beta1';

@@ -1,5 +1,6 @@
 /**
- * The VMI controller, declared once (docs/architecture.md): its wakes, its RBAC, its reconcile and how its
+ * The VMI controller, declared once (docs/architecture.md, "A controller is one
+ * definition"): what wakes its keys, what it may do in the cluster, its reconcile, and how its
  * deps come from the runtime's context.
  */
 import { contextDeps, defineController } from '../../shared/reconcile/define-controller.ts';
@@ -8,4 +9,10 @@ import { vmiRbac } from './rbac.ts';
 import { reconcileVmi } from './reconcile.ts';
 import { vmiWakes } from './wakes.ts';
 
-export const vmiController = defineController<VmiDeps>({ name: 'vmi', wakes: vmiWakes, rbac: vmiRbac, reconcile: reconcileVmi, deps: contextDeps });
+export const vmiController = defineController<VmiDeps>({
+  name: 'vmi',
+  wakes: vmiWakes,
+  rbac: vmiRbac,
+  reconcile: reconcileVmi,
+  deps: contextDeps,
+});

@@ -20,8 +20,9 @@ import { escapeJsonPointer, type JsonPatchOperation } from '../../shared/kube/cl
 import { multusNetworksAnnotation } from '../../shared/network/multus-annotation.ts';
 import { nameSchemeFromStatuses } from '../../shared/network/name-scheme.ts';
 import { networkStatusesByPodInterface, networkStatusesFromPod } from '../../shared/network/network-status.ts';
+import { INTERFACE_STATE_ABSENT } from '../../shared/api/well-known.ts';
 
-const ABSENT = 'absent';
+const ABSENT = INTERFACE_STATE_ABSENT;
 
 /** The regenerated Multus annotation, or undefined when no interface is to be plugged or unplugged (or it is unchanged). */
 export function multusAnnotationUpdate(vmi: VirtualMachineInstance, pod: V1Pod): string | undefined {

@@ -6,7 +6,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
 import type { StorageClass } from '../../shared/api/snapshot.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
@@ -31,6 +31,7 @@ import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { planVmiWrite } from './write-status.ts';
 import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -142,7 +143,7 @@ async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps:
     return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops: podAnnotationOps(pod, changes) }) };
   } catch (err) {
     if (err instanceof NotFoundError) return {};
-    return { error: { reason: 'FailedPodPatch', message: err instanceof Error ? err.message : String(err), requeue: true } };
+    return { error: { reason: 'FailedPodPatch', message: errorText(err), requeue: true } };
   }
 }
 
@@ -260,7 +261,7 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: 
     return { kind: 'created', pod: created };
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     const privileged = /violates PodSecurity/.test(message);
     await event(deps, vmi, 'Warning', 'FailedCreate', privileged ? `failed to create pod: it needs a privileged namespace to run: ${message}` : `Error creating pod: ${message}`);
     return { kind: 'failed', error: { reason: 'FailedCreate', message, requeue: true } };
@@ -277,7 +278,7 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
     } catch (err) {
       await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
       await event(deps, vmi, 'Warning', 'FailedDelete', `Failed to delete virtual machine pod ${pod.metadata?.name ?? ''}`);
-      return { reason: 'FailedDelete', message: err instanceof Error ? err.message : String(err), requeue: true };
+      return { reason: 'FailedDelete', message: errorText(err), requeue: true };
     }
   }
   return undefined;
@@ -324,7 +325,7 @@ async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Pr
       pvc = await deps.kube.create(PVCS, renderBackendPvc(vmi, choice.className, choice.accessMode));
     } catch (err) {
       await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
-      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: err instanceof Error ? err.message : String(err), requeue: true } };
+      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: errorText(err), requeue: true } };
     }
   }
   if (pvc.status?.phase !== 'Bound') classes ??= (await deps.kube.list(STORAGE_CLASSES, undefined)).items;
@@ -354,7 +355,7 @@ async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDe
   try {
     await deps.kube.delete(PVCS, namespace, leftover.metadata?.name ?? '');
   } catch (err) {
-    if (!(err instanceof NotFoundError)) return { kind: 'error', error: { reason: 'Failed deleting backend storage', message: err instanceof Error ? err.message : String(err), requeue: true } };
+    if (!(err instanceof NotFoundError)) return { kind: 'error', error: { reason: 'Failed deleting backend storage', message: errorText(err), requeue: true } };
   }
   return { kind: 'ready' };
 }
@@ -370,7 +371,7 @@ async function deleteTempPods(key: string, vmi: VirtualMachineInstance, pods: re
     } catch (err) {
       await deps.expectations.deletionObserved(POD_EXPECTATIONS, key, k);
       await event(deps, vmi, 'Warning', 'FailedDelete', `Failed to delete WaitForFirstConsumer temporary pod ${name}`);
-      return { reason: 'FailedHotplugSync', message: err instanceof Error ? err.message : String(err), requeue: true };
+      return { reason: 'FailedHotplugSync', message: errorText(err), requeue: true };
     }
   }
   return undefined;
@@ -409,16 +410,5 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
   return vm !== undefined && vm.metadata?.uid === ref.uid && vm.metadata.deletionTimestamp === undefined;
 }
 
-async function event(deps: VmiDeps, vmi: VirtualMachineInstance, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-  try {
-    await deps.kube.createEvent({
-      involvedObject: { apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VMI, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name ?? '', uid: vmi.metadata?.uid },
-      type,
-      reason,
-      message,
-    });
-  } catch (err) {
-    // Events are best effort, as with client-go's recorder: never fail a reconcile over one.
-    deps.log.warn('could not record event', { reason, error: err instanceof Error ? err.message : String(err) });
-  }
-}
+/** Events about the VMI (best effort, shared/reconcile/events.ts). */
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);

@@ -55,7 +55,7 @@ export function isFinal(vmi: VirtualMachineInstance): boolean {
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
-/** Decides the one kind of mutation this pass makes (STYLE.md: one kind of mutation a pass). */
+/** Decides the one kind of mutation this pass makes (docs/architecture.md §6: one kind of mutation a pass). */
 export function decideSync(o: Observed): SyncDecision {
   const { vmi } = o;
   // 1. Being deleted: every pod it controls goes, except ones already terminating gracefully

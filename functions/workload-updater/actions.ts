@@ -8,7 +8,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { MIGRATIONS, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { currentVmiPod } from '../../shared/predicates/pods.ts';
-import { errorText, kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { errorText } from '../../shared/errors.ts';
 import { WORKLOAD_UPDATE_EXPECTATIONS, type WorkloadUpdaterDeps } from './deps.ts';
 import { renderWorkloadUpdateMigration } from './render-migration.ts';
 

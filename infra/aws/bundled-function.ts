@@ -1,5 +1,5 @@
 /**
- * The settings every Lambda of the reconciler shares (STYLE.md §11): the esbuild bundle from
+ * The settings every Lambda of the reconciler shares (docs/architecture.md §6.11): the esbuild bundle from
  * `dist/<name>` (scripts/build.ts), Node 24 on arm64, JSON logs into a log group of our own with
  * a retention, source maps on, and a role that may write only to that log group — no managed
  * policy with `Resource: *` unless VPC placement needs one (ENI management has no narrower form).
@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { VpcSettings } from './settings.ts';
 
-/** Lambda runtime: Node 24 (the project's pinned major, platform.md Decisions). */
+/** Lambda runtime: Node 24 (the project's pinned major, docs/platform.md). */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 export interface BundledFunctionProps {

@@ -1,5 +1,5 @@
 /**
- * One controller's queues as one operational unit (STYLE.md §11), named as
+ * One controller's queues as one operational unit (docs/architecture.md §6.11), named as
  * shared/queue/sqs-queue.ts `queueNames` names them:
  *
  * - `<prefix>-<controller>.fifo`: the key queue (MessageGroupId = key; the relay sends dedup ids,

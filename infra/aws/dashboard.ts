@@ -1,5 +1,5 @@
 /**
- * The CloudWatch dashboard (DESIGN.md §5): one row per controller with its queue (depth, age of
+ * The CloudWatch dashboard (docs/operations.md): one row per controller with its queue (depth, age of
  * oldest key, dead letters) and its function (invocations/errors, duration, concurrency, our EMF
  * reconcile metrics), then the timer forwarder and the sweep schedules.
  */

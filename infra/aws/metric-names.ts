@@ -1,6 +1,6 @@
 /**
  * The contract between the functions' EMF metrics and the dashboard (docs/deploy-aws.md,
- * "Metrics contract"): names as client-go / controller-runtime users know them (STYLE.md §12),
+ * "Metrics contract"): names as client-go / controller-runtime users know them (docs/architecture.md §6.12),
  * in the namespace `POWERTOOLS_METRICS_NAMESPACE` (default VirtReconciler), dimension
  * `controller` (+ `result` on reconcile_total).
  */

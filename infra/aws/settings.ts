@@ -25,7 +25,7 @@ export interface VpcSettings {
 export interface BudgetSettings {
   /** The apiserver QPS all functions together may use (virt-controller's client default: 200). */
   readonly apiQpsBudget: number;
-  /** Upper bound of API calls one reconcile makes (DESIGN.md §3: ≤ 3 reads + 1–2 writes). */
+  /** Upper bound of API calls one reconcile makes (docs/architecture.md §3: ≤ 3 reads + 1–2 writes). */
   readonly apiCallsPerReconcile: number;
   /** Wall time of one reconcile, so one in-flight reconcile makes calls/seconds QPS. */
   readonly reconcileSeconds: number;
@@ -77,7 +77,7 @@ export const DEFAULT_METRICS_NAMESPACE = 'VirtReconciler';
 export const DEFAULT_BUDGET: BudgetSettings = {
   apiQpsBudget: 200,
   apiCallsPerReconcile: 5,
-  // DESIGN.md §3: "≈ 7 busy functions can use up the 200 QPS budget" → one sequential worker
+  // docs/architecture.md §3: "≈ 7 busy functions can use up the 200 QPS budget" → one sequential worker
   // ≈ 28.6 QPS → at 5 calls a reconcile takes ≈ 0.175 s.
   reconcileSeconds: 0.175,
 };
@@ -161,7 +161,7 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
   }
 
   const timeoutSeconds = num('timeoutSeconds', 60, 5, 900);
-  // A FIFO event source allows at most 10 records and no batching window (platform.md §3).
+  // A FIFO event source allows at most 10 records and no batching window (docs/platform.md).
   // Default 10, its keys one at a time (batchConcurrency 1): batch 1's reconciles in flight and
   // QPS plan, with one invocation, one receive and one trace write per batch instead of per key
   // (docs/deploy-aws.md "Batching"; about a fifth of batch 1's cost per reconcile).

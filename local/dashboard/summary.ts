@@ -1,7 +1,7 @@
 /**
  * What the local dashboard shows, as plain data: queue depth per controller now and over time,
  * reconcile rate and latency from the metrics registry, VMIs by phase, recent errors. The same
- * figures as `virt-reconciler queues` and the CloudWatch dashboard (DESIGN.md §5).
+ * figures as `virt-reconciler queues` and the CloudWatch dashboard (docs/operations.md).
  */
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { CONTROLLERS, type Controller } from '../../shared/queue/message.ts';

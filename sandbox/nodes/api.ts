@@ -1,6 +1,6 @@
 /**
  * How the node side talks to the API server: client-node over HTTP, nothing else. Protocol
- * notes live here so the components read like what they do (kube-api.md §1.2, §1.5).
+ * notes live here so the components read like what they do (docs/kube-client.md, "client-node as it behaves on the wire").
  */
 import {
   CoreV1Api,
@@ -29,7 +29,7 @@ export function nodeSideApi(kc: KubeConfig): NodeSideApi {
 }
 
 // Why explicit content types: client-node defaults every patch to json-patch+json whatever the
-// body looks like (kube-api.md §1.2).
+// body looks like (docs/kube-client.md, "client-node as it behaves on the wire").
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 export const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
@@ -58,7 +58,7 @@ export function isNotFound(err: unknown): boolean {
 export const KUBEVIRT = { group: 'kubevirt.io', version: 'v1' } as const;
 
 /** Lists pods in all namespaces; pass the informer's label selector, or the cache would hold pods
- * its watch never updates (kube-api.md §1.5). */
+ * its watch never updates (docs/kube-client.md, "client-node as it behaves on the wire"). */
 export const listAllPods = (api: NodeSideApi, labelSelector?: string) => async (): Promise<RawList<Pod>> =>
   plain<RawList<Pod>>(await api.core.listPodForAllNamespaces(labelSelector ? { labelSelector } : {}));
 

@@ -4,7 +4,7 @@
  *
  * client-node 2.0.1's `ListWatch` relists on 410 by itself, but it *stops* on a failed list, an
  * HTTP error on the watch and a dropped connection, and it reports `stop()` as an `error`
- * (kube-api.md §1.4). So: restart from `error` with a bounded real-time backoff, guarded by our
+ * (docs/kube-client.md, "client-node as it behaves on the wire"). So: restart from `error` with a bounded real-time backoff, guarded by our
  * own `stopped` flag so `stop()` never turns into a restart.
  *
  * And its re-watch after a watch that ended cleanly (the server closed it) waits 1 s, doubling up
@@ -81,7 +81,7 @@ export class WatchedCache<T extends KubeObject> {
     const rewatchDelay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, REWATCH_DELAY_CAP_MS)).unref());
     this.#informer = new ListWatch(opts.path, new Watch(opts.kc), list, false, opts.labelSelector, opts.fieldSelector, { delayFn: rewatchDelay });
     // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
-    // stop() and may still deliver events afterwards (kube-api.md §1.4).
+    // stop() and may still deliver events afterwards (docs/kube-client.md, "client-node as it behaves on the wire").
     const forward = (event: CacheEvent) => (obj: KubernetesObject) => {
       this.#indexes?.update(event, obj as unknown as T);
       if (!this.#stopped) opts.onEvent(event, obj as unknown as T);

@@ -131,3 +131,24 @@ export const ROOT_UID = 0;
 export const DEFAULT_VMI_GRACE_PERIOD_SECONDS = 30;
 /** The compute container's name. */
 export const COMPUTE_CONTAINER = 'compute';
+
+// ---- snapshot, restore, export and CDI (the storage controllers share these) ---------------
+
+/** API group/version of VirtualMachineSnapshot, its content and VirtualMachineRestore. */
+export const SNAPSHOT_API_VERSION = 'snapshot.kubevirt.io/v1beta1';
+/** On a restored PVC or DataVolume and on a clone's target VM: the restore that made it. */
+export const RESTORE_NAME_ANNOTATION = 'restore.kubevirt.io/name';
+/** On a restored VM: the UID of the last restore applied to it. */
+export const LAST_RESTORE_UID_ANNOTATION = 'restore.kubevirt.io/lastRestoreUID';
+/** CDI: a DataVolume may adopt an existing PVC of its name. */
+export const ALLOW_CLAIM_ADOPTION_ANNOTATION = 'cdi.kubevirt.io/allowClaimAdoption';
+/** CDI: the content type of a claim (`kubevirt`, `archive`). */
+export const CONTENT_TYPE_ANNOTATION = 'cdi.kubevirt.io/storage.contentType';
+/** virt-handler's node heartbeat (an RFC 3339 time), which the node controller checks. */
+export const HEARTBEAT_ANNOTATION = 'kubevirt.io/heartbeat';
+/** The path virt-handler mounts hotplugged (and backup utility) volumes under in the launcher. */
+export const HOTPLUG_DISKS_PATH = '/var/run/kubevirt/hotplug-disks';
+
+
+/** An interface's `state` when it is to be unplugged (spec.domain.devices.interfaces[].state). */
+export const INTERFACE_STATE_ABSENT = 'absent';

@@ -1,5 +1,5 @@
 /**
- * API calls per reconcile (DESIGN.md §3: reads are the cost that grows with scale). A reconcile
+ * API calls per reconcile (docs/architecture.md §3: reads are the cost that grows with scale). A reconcile
  * makes a fresh {@link ApiCallCounter}, wraps the shared client with {@link countingKubeClient},
  * and logs/exports `counter.total()` and `counter.byCall()` when it is done. Failed calls count
  * too: they cost the apiserver as much.

@@ -7,7 +7,7 @@
  * has no per-resource code: every request goes through client-node's `CustomObjectsApi`, whose
  * methods take the group, version and plural as arguments and answer raw JSON — so any resource
  * of shared/api/resources.ts, custom or core, namespaced or cluster-scoped, with or without a
- * subresource, is the same call. Protocol notes (kube-api.md Part 1):
+ * subresource, is the same call. Protocol notes (docs/kube-client.md, "client-node as it behaves on the wire"):
  * - the core group lives at `/api/v1`, not `/apis/<group>/v1`: `CustomObjectsApi` would build
  *   `/apis//v1/…` for group `''`, so a request middleware rewrites that prefix;
  * - client-node's generated methods lack some query parameters (`resourceVersionMatch`, `limit` on

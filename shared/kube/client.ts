@@ -1,5 +1,5 @@
 /**
- * The generic Kubernetes client every controller and the relay use (STYLE.md §5). A controller
+ * The generic Kubernetes client every controller and the relay use (docs/architecture.md §6.5). A controller
  * names resources — descriptors in shared/api/resources.ts such as `VMIS`, `PODS`, `NODES` — and
  * calls the same verbs on all of them; adding a resource never adds a method here or in a
  * transport. {@link createKubeClient} (client-node.ts) implements it over
@@ -28,7 +28,7 @@
 import type { Resource, Subresource } from '../api/resources.ts';
 
 /**
- * Read "not older than" a resourceVersion (DESIGN.md §3): the apiserver may answer from its watch
+ * Read "not older than" a resourceVersion (docs/architecture.md §3): the apiserver may answer from its watch
  * cache but the answer includes every change up to that version. Unset = a quorum read.
  */
 export interface ReadOptions {

@@ -1,6 +1,6 @@
 /**
- * client-node deserialises core objects into models whose timestamps are `Date`s (kube-api.md
- * §1.5), and the {@link KubeClient} interface promises `V1Pod` / `V1PersistentVolumeClaim` in that
+ * client-node deserialises core objects into models whose timestamps are `Date`s (docs/kube-client.md,
+ * "client-node as it behaves on the wire"), and the {@link KubeClient} interface promises `V1Pod` / `V1PersistentVolumeClaim` in that
  * shape. The fetch-free client (http-client.ts) parses raw JSON, so it turns the same fields into
  * `Date`s here — the fields client-node 2.0.1's models type as `Date` for pods, PVCs, namespaces and nodes — and code
  * written against either implementation sees one shape.

@@ -1,6 +1,6 @@
 /**
  * Kubernetes API failures as the project's error hierarchy (shared/errors.ts). client-node throws
- * three different shapes (kube-api.md §1.5): `ApiException` with `.code` and the raw Status body
+ * three different shapes (docs/kube-client.md, "client-node as it behaves on the wire"): `ApiException` with `.code` and the raw Status body
  * as a *string*; plain `Error` with `.statusCode` from watches; `TypeError` with `.cause.code` for
  * network failures. {@link toKubeError} turns all of them into one of the classes below, so a
  * reconcile branches on classes, never on HTTP codes.

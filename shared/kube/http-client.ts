@@ -1,7 +1,7 @@
 /**
  * {@link KubeClient} over Node's built-in `node:http` / `node:https`: the same requests as
- * client-node.ts (kube-api.md §1.2) without `@kubernetes/client-node` and undici, which are most
- * of a Lambda bundle and of its cold start (platform.md §5, docs/kube-client.md). The Lambda
+ * client-node.ts (docs/kube-client.md, "client-node as it behaves on the wire") without `@kubernetes/client-node` and undici, which are most
+ * of a Lambda bundle and of its cold start (docs/platform.md, docs/kube-client.md). The Lambda
  * functions use this one; the relay, the local runtime and the tools keep client-node.
  *
  * Both implementations share requests.ts (paths, query parameters, bodies, the Event) and

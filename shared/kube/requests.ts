@@ -29,7 +29,7 @@ export interface KubeClientOptions {
 /** Default Event source component, as KubeVirt's virt-controller reports it. */
 export const DEFAULT_EVENT_COMPONENT = 'virtualmachine-controller';
 
-/** Patch Content-Types (kube-api.md §1.2: client-node defaults to json-patch whatever the body). */
+/** Patch Content-Types (docs/kube-client.md, "client-node as it behaves on the wire": client-node defaults to json-patch whatever the body). */
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
 /** Core types only: custom resources answer 415. */
@@ -53,12 +53,12 @@ export function apiRequest(res: ResourceCoordinates, verb: ApiRequest['verb'], n
   return { verb, resource: subresource === 'scale' || subresource === 'eviction' ? `${res.plural}/${subresource}` : res.plural, namespace, name };
 }
 
-/** Query of a GET: `resourceVersion` for a "not older than" read (DESIGN.md §3). */
+/** Query of a GET: `resourceVersion` for a "not older than" read (docs/architecture.md §3). */
 export function readParams(options: ReadOptions | undefined): Query {
   return options?.resourceVersion ? { resourceVersion: options.resourceVersion } : {};
 }
 
-/** Query of a LIST: selectors, paging, and NotOlderThan when a resourceVersion is given (DESIGN.md §3). */
+/** Query of a LIST: selectors, paging, and NotOlderThan when a resourceVersion is given (docs/architecture.md §3). */
 export function listParams(options: ListOptions | undefined): Query {
   const p: Record<string, string | number> = {};
   if (options?.labelSelector) p.labelSelector = options.labelSelector;
@@ -139,8 +139,8 @@ export function identity(obj: KubeObject, res: ResourceCoordinates, needName: bo
 }
 
 /**
- * Turns the timestamps of core objects into `Date`s, as client-node's models have them (kube-api.md
- * §1.5); every other object is left as the JSON it came as.
+ * Turns the timestamps of core objects into `Date`s, as client-node's models have them (docs/kube-client.md,
+ * "client-node as it behaves on the wire"); every other object is left as the JSON it came as.
  */
 export function reviverFor(res: ResourceCoordinates): (o: unknown) => unknown {
   if (res.group !== '') return (o) => o;

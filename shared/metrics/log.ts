@@ -1,6 +1,6 @@
 /**
  * Structured JSON logs, one line each, every line carrying its context
- * (`{controller, key, uid, resourceVersion, attempt, reason}` — DESIGN.md §5).
+ * (`{controller, key, uid, resourceVersion, attempt, reason}` — docs/operations.md).
  */
 export type Fields = Record<string, unknown>;
 

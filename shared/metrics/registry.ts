@@ -2,7 +2,7 @@
  * A small Prometheus-style metrics registry: counters, gauges and histograms with labels,
  * rendered in the text exposition format for `/metrics`, and readable as plain numbers for the
  * local dashboard, the CLI and the Lambda EMF writer. Metric names follow client-go /
- * controller-runtime (STYLE.md §12): `workqueue_depth`, `reconcile_total{result}`, …
+ * controller-runtime (docs/architecture.md §6.12): `workqueue_depth`, `reconcile_total{result}`, …
  */
 
 type Labels = Readonly<Record<string, string>>;

@@ -19,7 +19,7 @@ export interface Cause {
   readonly seenAt: number;
 }
 
-/** A queue message, version 1: a small JSON document naming a controller's key (DESIGN.md §2). */
+/** A queue message, version 1: a small JSON document naming a controller's key (docs/architecture.md §2). */
 export interface KeyMessage {
   readonly v: 1;
   readonly controller: Controller;

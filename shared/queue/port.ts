@@ -1,5 +1,5 @@
 /**
- * The key queue port (DESIGN.md §2). One implementation over SQLite (embedded, `npm start`), one
+ * The key queue port (docs/architecture.md §2). One implementation over SQLite (embedded, `npm start`), one
  * over SQS FIFO (AWS). One conformance suite (`test/queue/`) runs unchanged against both.
  *
  * Guarantees every implementation gives:

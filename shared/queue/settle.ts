@@ -1,10 +1,10 @@
 /**
- * Maps the result of one reconcile to the queue (STYLE.md §1–2): done → ack, requeue-after →
+ * Maps the result of one reconcile to the queue (docs/architecture.md §6.1–2): done → ack, requeue-after →
  * durable timer, terminal or a permanent error → dead letter with its reason, any other thrown
  * error → retry with per-key backoff (dead-lettered once retries are exhausted).
  * Used by the Lambda batch handler and by the local runtime's workers alike.
  */
-import { isPermanent, reasonOf } from '../errors.ts';
+import { errorText, isPermanent, reasonOf } from '../errors.ts';
 import type { Outcome } from '../reconcile/outcome.ts';
 import type { Controller } from './message.ts';
 import type { KeyQueue, ReceivedKey } from './port.ts';
@@ -32,7 +32,7 @@ export async function settle(
   try {
     outcome = await work();
   } catch (err) {
-    const failure = { reason: reasonOf(err), message: err instanceof Error ? err.message : String(err) };
+    const failure = { reason: reasonOf(err), message: errorText(err) };
     if (isPermanent(err)) {
       await queue.deadLetter(controller, rk.receipt, failure);
       return 'dead-lettered';

@@ -1,5 +1,5 @@
 /**
- * The embedded key queue (DESIGN.md §2) over Node's built-in `node:sqlite`: durable in a WAL file
+ * The embedded key queue (docs/architecture.md §2) over Node's built-in `node:sqlite`: durable in a WAL file
  * (or `:memory:`), several consumers per process, per-key serialization, coalescing, dedup,
  * client-go backoff, durable requeue-after timers and a dead-letter table.
  *

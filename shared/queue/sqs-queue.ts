@@ -1,5 +1,5 @@
 /**
- * The key queue on AWS (DESIGN.md §2): per controller one SQS FIFO queue
+ * The key queue on AWS (docs/architecture.md §2): per controller one SQS FIFO queue
  * `<prefix>-<controller>.fifo` (MessageGroupId = key, MessageDeduplicationId = dedupId), its FIFO
  * DLQ `<prefix>-<controller>-dlq.fifo` and a standard timer queue `<prefix>-<controller>-timers`
  * for requeue-after (see timer-forwarder.ts). Gaps against the SQLite queue: docs/queue.md.

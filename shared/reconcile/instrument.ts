@@ -13,7 +13,7 @@ import type { MetricsRegistry } from '../metrics/registry.ts';
 import { isSweepKey, type Cause, type Controller } from '../queue/message.ts';
 import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceBuffer, TraceEntry, Traces } from '../state/traces.ts';
-import { reasonOf } from '../errors.ts';
+import { errorText, reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile, ReconcileContext } from './outcome.ts';
 import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
@@ -67,7 +67,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       return outcome;
     } catch (err) {
       result = { error: err };
-      opts.log.warn('reconcile failed', { ...fields, reason: reasonOf(err), error: err instanceof Error ? err.message : String(err), apiCalls: counter.total(), ms: now() - started });
+      opts.log.warn('reconcile failed', { ...fields, reason: reasonOf(err), error: errorText(err), apiCalls: counter.total(), ms: now() - started });
       throw err;
     } finally {
       const seconds = (now() - started) / 1000;
@@ -90,7 +90,7 @@ async function record(traces: Traces, opts: InstrumentOptions, entry: TraceEntry
   try {
     await traces.record(entry, (opts.now ?? Date.now)());
   } catch (err) {
-    opts.log.warn('trace not recorded', { controller: entry.controller, key: entry.key, error: err instanceof Error ? err.message : String(err) });
+    opts.log.warn('trace not recorded', { controller: entry.controller, key: entry.key, error: errorText(err) });
   }
 }
 
@@ -105,6 +105,6 @@ function context(cause: Cause, attempt: number): ReconcileContext {
 /** Writes an invocation's trace entries; a failure is logged with the keys it was about and never fails the batch. */
 export async function flushTraces(traces: TraceBuffer, controller: string, log: Logger, now: () => number = Date.now): Promise<void> {
   await traces.flush(now(), (err, entries) =>
-    log.warn('traces not recorded', { controller, keys: entries.map((e) => e.key), error: err instanceof Error ? err.message : String(err) }),
+    log.warn('traces not recorded', { controller, keys: entries.map((e) => e.key), error: errorText(err) }),
   );
 }

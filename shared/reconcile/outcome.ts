@@ -1,5 +1,5 @@
 /**
- * The one reconcile contract (STYLE.md §2), shared by every controller, the Lambda handlers and
+ * The one reconcile contract (docs/architecture.md §6.2), shared by every controller, the Lambda handlers and
  * the local runtime.
  *
  * `reconcile(key, deps)` resolves to an {@link Outcome}; a thrown error means "transient: retry
@@ -24,7 +24,7 @@ export function terminal(reason: string, message: string): Outcome {
 export interface ReconcileContext {
   /**
    * The resourceVersion of the event that caused this delivery: reads ask for "not older than"
-   * it, so the triggering change is always seen (DESIGN.md §3). Absent → quorum reads.
+   * it, so the triggering change is always seen (docs/architecture.md §3). Absent → quorum reads.
    */
   readonly minResourceVersion?: string;
   /** 1 on the first try of this key's current run of failures. */

@@ -2,7 +2,7 @@
  * What every Lambda function builds once per cold start from its environment (the CDK stack sets
  * it, docs/deploy-aws.md): the SQS key queue, the DynamoDB state table, the Kubernetes client
  * (EKS IAM auth, or `KUBE_API_SERVER` for testing: connection.ts), a JSON logger and the metrics
- * registry. Module-level state is limited to these SDK clients (STYLE.md §5).
+ * registry. Module-level state is limited to these SDK clients (docs/architecture.md §6.5).
  *
  * The Kubernetes client is the node:http one (http-client.ts), not client-node: nothing reachable
  * from here may import `@kubernetes/client-node` at runtime, or it is back in every bundle

@@ -84,7 +84,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, wai
     if (!(err instanceof Error && err.name === 'ResourceInUseException')) throw err;
   }
   const deadline = Date.now() + waitMs;
-  // Polled by hand: the SDK waiter's 20 s minimum delay would dominate a test run (platform.md §1).
+  // Polled by hand: the SDK waiter's 20 s minimum delay would dominate a test run (docs/platform.md).
   for (;;) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (Table?.TableStatus === 'ACTIVE') break;

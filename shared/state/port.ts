@@ -1,5 +1,5 @@
 /**
- * The key-value state port (DESIGN.md §3): expectations, per-key failure counts, cross-key
+ * The key-value state port (docs/architecture.md §3): expectations, per-key failure counts, cross-key
  * counters/leases. One implementation over SQLite (embedded), one over DynamoDB (AWS); one
  * conformance suite (`test/state/`) runs unchanged against both. Every mutation is a conditional
  * write, safe when many function instances race.

@@ -1,5 +1,5 @@
 /**
- * The embedded StateStore over Node's built-in `node:sqlite` (DESIGN.md §1, local runtime).
+ * The embedded StateStore over Node's built-in `node:sqlite` (docs/architecture.md §1, local runtime).
  *
  * Tables are prefixed `state_` so the embedded queue may share the same database file. Every
  * mutation is one statement or one `BEGIN IMMEDIATE` transaction, so concurrent async callers,

@@ -17,7 +17,7 @@ export const TRACE_ENTRIES_PER_KEY = 50;
 /** How long an entry lives: long enough to look back on an incident, short enough to stay small. */
 export const TRACE_TTL_MS = 6 * 60 * 60 * 1000;
 
-/** What made the relay send the key (the message's cause, DESIGN.md §2). */
+/** What made the relay send the key (the message's cause, docs/architecture.md §2). */
 export interface TraceCause {
   readonly kind: string;
   readonly namespace: string;

@@ -4,7 +4,10 @@
  * claim; the backend-storage claim (persistent TPM or EFI, or CBT enabled) is listed by label
  * `persistent-state-for=<vm>` and shows up as the volume `GetName("persistent-state-for", vm, 63)`.
  */
+import { BACKEND_PVC_LABEL as BACKEND_LABEL } from './backend-storage.ts';
 import { getName } from './get-name.ts';
+
+export { BACKEND_LABEL };
 
 export interface VolumeLike {
   name: string;
@@ -22,7 +25,6 @@ export interface VmLike {
   status?: { changedBlockTracking?: { state?: string } };
 }
 
-export const BACKEND_LABEL = 'persistent-state-for';
 
 /** The backend-storage volume's name for VM `vmName`. */
 export const backendVolumeName = (vmName: string) => getName(BACKEND_LABEL, vmName, 63);

@@ -1,6 +1,6 @@
 /**
  * The wire half of the KubeClient contract: every implementation sends the requests of
- * kube-api.md §1.2 — method, path, query (form-encoded), Content-Type, body, bearer token —
+ * docs/kube-client.md, "client-node as it behaves on the wire" — method, path, query (form-encoded), Content-Type, body, bearer token —
  * checked on a server that only records what it receives.
  */
 import assert from 'node:assert/strict';
@@ -226,7 +226,7 @@ const CASES: readonly WireCase[] = [
 
 /** Registers the wire tests for one implementation. */
 export function kubeClientWireContract(make: KubeClientFactory): void {
-  describe('sends the requests of kube-api.md §1.2', () => {
+  describe('sends the requests of docs/kube-client.md, "client-node as it behaves on the wire"', () => {
     let recorder: Awaited<ReturnType<typeof startRecorder>>;
     let kube: KubeClient;
     before(async () => {

@@ -11,7 +11,7 @@ function status(code: number, reason: string, extra: Record<string, unknown> = {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: `${reason} happened`, ...extra });
 }
 
-// The three shapes client-node throws (kube-api.md §1.5), built as client-node builds them.
+// The three shapes client-node throws (docs/kube-client.md, "client-node as it behaves on the wire"), built as client-node builds them.
 describe('toKubeError maps every client-node error shape', () => {
   const cases: ReadonlyArray<{ name: string; err: unknown; req?: ApiRequest; cls: Function; reason: string; permanent: boolean }> = [
     { name: 'ApiException 404', err: new ApiException(404, 'x', status(404, 'NotFound'), {}), cls: NotFoundError, reason: 'NotFound', permanent: false },

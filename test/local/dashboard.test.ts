@@ -25,7 +25,7 @@ import { keyMessage } from '../queue/conformance.ts';
 import { projectRoot } from '../support/reference.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-/** platform.md: Playwright's own browser download cannot work here; Debian's chromium with these flags. */
+/** docs/platform.md: Playwright's own browser download cannot work here; Debian's chromium with these flags. */
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const BURST = 30;
 

@@ -1,5 +1,5 @@
 /**
- * The key queue conformance suite (DESIGN.md §2): the same tests for every {@link KeyQueue}.
+ * The key queue conformance suite (docs/architecture.md §2): the same tests for every {@link KeyQueue}.
  * Each implementation's test file calls {@link queueConformance} with a harness factory.
  */
 import assert from 'node:assert/strict';

@@ -13,6 +13,7 @@ import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { declarativeHotplugApplies, declarativeVolumeChange } from './declarative.ts';
 import { applyVolumeRequests, vmiVolumeRequests } from './volume-requests.ts';
+import { errorText } from '../../../shared/errors.ts';
 
 export interface VolumeHotplugResult {
   /** The VM as written (its template carrying the requests), or as read. */
@@ -49,7 +50,7 @@ export async function syncVolumeHotplug(vm: VirtualMachine, vmi: VirtualMachineI
         const spec = applyVolumeRequests(current.spec, pending);
         current = await patchVmiVolumes(current, spec.volumes ?? [], spec.domain.devices.disks ?? [], deps);
       } catch (err) {
-        return { vm, vmi, error: { reason: 'HotPlugVolumeError', message: `Error encountered while handling volume hotplug requests: ${errorMessage(err)}`, requeue: true } };
+        return { vm, vmi, error: { reason: 'HotPlugVolumeError', message: `Error encountered while handling volume hotplug requests: ${errorText(err)}`, requeue: true } };
       }
     }
     const template = vm.spec.template.spec;
@@ -64,7 +65,7 @@ export async function syncVolumeHotplug(vm: VirtualMachine, vmi: VirtualMachineI
         try {
           vm = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops });
         } catch (err) {
-          return { vm, vmi: current, error: { reason: 'FailedUpdateError', message: `Error encountered when trying to update vm according to add volume request: ${errorMessage(err)}`, requeue: true } };
+          return { vm, vmi: current, error: { reason: 'FailedUpdateError', message: `Error encountered when trying to update vm according to add volume request: ${errorText(err)}`, requeue: true } };
         }
       }
     }
@@ -75,13 +76,10 @@ export async function syncVolumeHotplug(vm: VirtualMachine, vmi: VirtualMachineI
       try {
         current = await patchVmiVolumes(current, change.volumes, change.disks, deps);
       } catch (err) {
-        return { vm, vmi: current, error: { reason: 'HotPlugVolumeError', message: `Error encountered while handling declarative hotplug volumes: ${errorMessage(err)}`, requeue: true } };
+        return { vm, vmi: current, error: { reason: 'HotPlugVolumeError', message: `Error encountered while handling declarative hotplug volumes: ${errorText(err)}`, requeue: true } };
       }
     }
   }
   return { vm, vmi: current };
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -14,6 +14,7 @@ import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { expandVm } from './expand-vm.ts';
 import type { InstancetypeSyncResult, Resolved } from './sync-step.ts';
+import { errorText } from '../../../shared/errors.ts';
 
 const REFS = ['instancetypeRef', 'preferenceRef'] as const;
 
@@ -51,7 +52,7 @@ export async function expandIntoVm(vm: VirtualMachine, resolved: Resolved, polic
     ];
     written = await deps.kube.patch(VMS, ns, name, { type: 'json', ops });
   } catch (err) {
-    return { kind: 'error', vm, error: unsupported(`error encountered when trying to update expanded VirtualMachine: ${errorMessage(err)}`) };
+    return { kind: 'error', vm, error: unsupported(`error encountered when trying to update expanded VirtualMachine: ${errorText(err)}`) };
   }
 
   // Then UpdateStatus: the expanded status is the old one without its refs.
@@ -64,7 +65,7 @@ export async function expandIntoVm(vm: VirtualMachine, resolved: Resolved, polic
     try {
       written = await deps.kube.patch(VMS, ns, name, { type: 'json', ops }, { subresource: 'status' });
     } catch (err) {
-      return { kind: 'error', vm: written, error: unsupported(`error encountered when trying to update expanded VirtualMachine Status: ${errorMessage(err)}`) };
+      return { kind: 'error', vm: written, error: unsupported(`error encountered when trying to update expanded VirtualMachine Status: ${errorText(err)}`) };
     }
   }
 
@@ -75,13 +76,10 @@ export async function expandIntoVm(vm: VirtualMachine, resolved: Resolved, polic
     try {
       await deps.kube.delete(CONTROLLER_REVISIONS, ns, revision);
     } catch (err) {
-      const message = `error encountered cleaning controllerRevision ${revision} after successfully expanding VirtualMachine ${name}: ${errorMessage(err)}`;
+      const message = `error encountered cleaning controllerRevision ${revision} after successfully expanding VirtualMachine ${name}: ${errorText(err)}`;
       return { kind: 'error', vm: written, error: { reason: 'FailedCreate', message, requeue: true } };
     }
   }
   return { kind: 'spec-changed', vm: written };
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -34,6 +34,7 @@ import { inferFromVolume } from './infer.ts';
 import { kindTarget, notFoundMessage, type AnyFlavourObject, type Flavour } from './kinds.ts';
 import { buildRevision, decodeRevision, needsUpgrade, sameSpec, type Revision } from './revision.ts';
 import { nextStatusRef } from './store.ts';
+import { errorText } from '../../../shared/errors.ts';
 
 /** One resolved matcher: what to expand, and how the VMI names it. */
 export interface ResolvedFlavour<S> {
@@ -134,7 +135,7 @@ function resolvedOf(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>):
 }
 
 function failed(vm: VirtualMachine, prefix: string, err: unknown): InstancetypeSyncResult {
-  const message = `${prefix}: ${err instanceof Error ? err.message : String(err)}`;
+  const message = `${prefix}: ${errorText(err)}`;
   return { kind: 'error', vm, error: { reason: 'FailedCreate', message, requeue: true }, event: message };
 }
 
@@ -281,7 +282,7 @@ async function upgrade(vm: VirtualMachine, found: Partial<Record<Flavour, Found>
     try {
       await deps.kube.delete(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name);
     } catch (err) {
-      deps.log.warn('could not delete the upgraded ControllerRevision', { name, error: err instanceof Error ? err.message : String(err) });
+      deps.log.warn('could not delete the upgraded ControllerRevision', { name, error: errorText(err) });
     }
   }
   return { ...vm, metadata: written.metadata, status: written.status };

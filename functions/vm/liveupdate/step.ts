@@ -24,6 +24,7 @@ import { affinityChanges, tolerationsChange } from './placement.ts';
 import { RESTART_REQUIRED_MESSAGE, restartRequired } from './restart-required.ts';
 import { syncVolumeUpdate } from '../volume-migration/step.ts';
 import { isDeepStrictEqual } from 'node:util';
+import { errorText } from '../../../shared/errors.ts';
 
 /** What the step leaves for the status write. */
 export interface LiveUpdateResult {
@@ -111,7 +112,7 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
         try {
           vmi = await deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops: change.ops });
         } catch (err) {
-          return { vmi, restartRequired: withMessage(restart, message), error: { reason, message: `${prefix}${err instanceof Error ? err.message : String(err)}`, requeue: true } };
+          return { vmi, restartRequired: withMessage(restart, message), error: { reason, message: `${prefix}${errorText(err)}`, requeue: true } };
         }
       }
     }

@@ -11,6 +11,7 @@ import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { MEMORY_DUMP_ANNOTATION, planMemoryDump } from './decide.ts';
+import { errorText } from '../../../shared/errors.ts';
 
 export interface MemoryDumpResult {
   readonly vm: VirtualMachine;
@@ -42,7 +43,7 @@ export async function syncMemoryDump(vmIn: VirtualMachine, vmiIn: VirtualMachine
       }
     }
   } catch (err) {
-    return { vm, vmi, error: { reason: 'MemoryDumpError', message: `Error encountered while handling memory dump request: ${err instanceof Error ? err.message : String(err)}`, requeue: true } };
+    return { vm, vmi, error: { reason: 'MemoryDumpError', message: `Error encountered while handling memory dump request: ${errorText(err)}`, requeue: true } };
   }
   return { vm, vmi, request: plan.request ?? null };
 }

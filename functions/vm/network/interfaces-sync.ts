@@ -18,10 +18,10 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Interface, Network, VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { VMI_CONDITION } from '../../../shared/api/well-known.ts';
+import { INTERFACE_STATE_ABSENT, VMI_CONDITION } from '../../../shared/api/well-known.ts';
 import { hasOrdinalSecondaryIfaces } from '../../../shared/network/name-scheme.ts';
 
-export const ABSENT = 'absent';
+const ABSENT = INTERFACE_STATE_ABSENT;
 
 /** Interfaces and networks of one spec. */
 export interface NetSpec {

@@ -11,6 +11,7 @@ import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { planInterfaceSync, type NetSpec } from './interfaces-sync.ts';
+import { errorText } from '../../../shared/errors.ts';
 
 export interface NetworkSyncResult {
   readonly vm: VirtualMachine;
@@ -33,9 +34,6 @@ function templateOps(vm: VirtualMachine, next: NetSpec): JsonPatchOperation[] {
   return [...listOps('/spec/template/spec/networks', t?.networks, next.networks), ...listOps('/spec/template/spec/domain/devices/interfaces', t?.domain.devices.interfaces, next.interfaces)];
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Runs the step (expectations satisfied, the VM not being deleted); `vmi` is the VM's own, if any. */
 export async function syncNetworks(vmIn: VirtualMachine, vmiIn: VirtualMachineInstance | undefined, deps: VmDeps): Promise<NetworkSyncResult> {
@@ -47,7 +45,7 @@ export async function syncNetworks(vmIn: VirtualMachine, vmiIn: VirtualMachineIn
     try {
       vmi = await deps.kube.patch(VMIS, ns, vmi.metadata?.name ?? '', { type: 'json', ops: vmiOps(vmi, plan.vmi) });
     } catch (err) {
-      return { vm, vmi, error: { reason: 'HotPlugNetworkInterfaceError', message: `error encountered when trying to patch vmi: ${errorMessage(err)}`, requeue: true } };
+      return { vm, vmi, error: { reason: 'HotPlugNetworkInterfaceError', message: `error encountered when trying to patch vmi: ${errorText(err)}`, requeue: true } };
     }
   }
   if (plan.template) {
@@ -55,7 +53,7 @@ export async function syncNetworks(vmIn: VirtualMachine, vmiIn: VirtualMachineIn
       vm = await deps.kube.patch(VMS, ns, vm.metadata?.name ?? '', { type: 'json', ops: templateOps(vm, plan.template) });
     } catch (err) {
       // KubeVirt writes the template with the pass's one VM update, and reports its failure so.
-      return { vm, vmi, error: { reason: 'FailedUpdateError', message: `Error encountered when trying to update vm according to add volume and/or memory dump requests: ${errorMessage(err)}`, requeue: true } };
+      return { vm, vmi, error: { reason: 'FailedUpdateError', message: `Error encountered when trying to update vm according to add volume and/or memory dump requests: ${errorText(err)}`, requeue: true } };
     }
   }
   return { vm, vmi };

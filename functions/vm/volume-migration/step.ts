@@ -16,6 +16,7 @@ import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
 import { INVALID_UPDATE_MESSAGE, cancellation, migratedVolumes, updatedVolumes, validateVolumes, volumesWithTemplate, withCondition, type ClaimReader } from './decide.ts';
 import { isDeepStrictEqual } from 'node:util';
+import { errorText } from '../../../shared/errors.ts';
 
 export interface VolumeUpdateResult {
   readonly vmi: VirtualMachineInstance;
@@ -35,7 +36,7 @@ export async function syncVolumeUpdate(vm: VirtualMachine, vmi: VirtualMachineIn
   try {
     return await handle(vm, vmi, deps);
   } catch (err) {
-    return { vmi, error: syncError(err instanceof Error ? err.message : String(err)) };
+    return { vmi, error: syncError(errorText(err)) };
   }
 }
 

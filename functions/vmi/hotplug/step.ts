@@ -9,7 +9,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { DATA_VOLUMES, PODS, PVCS } from '../../../shared/api/resources.ts';
 import { APP_LABEL, HOTPLUG_DISK_APP } from '../../../shared/api/well-known.ts';
-import { InvalidInputError } from '../../../shared/errors.ts';
+import { errorText, InvalidInputError } from '../../../shared/errors.ts';
 import { NotFoundError } from '../../../shared/kube/errors.ts';
 import { claimCreations } from '../../../shared/reconcile/expectations-gate.ts';
 import { attachmentVolume, renderAttachmentPod, renderHotplugTriggerPod, type AttachmentVolume } from '../../../shared/template/render-attachment-pod.ts';
@@ -83,8 +83,8 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
     try {
       await deleteNow(p, deps);
     } catch (err) {
-      if (vmi.status?.phase === 'Succeeded' || vmi.status?.phase === 'Failed') return { attachmentPods: pods, error: { reason: 'FailedHotplugSync', message: errorMessage(err), requeue: true } };
-      deps.log.warn('could not delete the attachment pod of an ended launcher pod', { pod: p.metadata?.name, error: errorMessage(err) });
+      if (vmi.status?.phase === 'Succeeded' || vmi.status?.phase === 'Failed') return { attachmentPods: pods, error: { reason: 'FailedHotplugSync', message: errorText(err), requeue: true } };
+      deps.log.warn('could not delete the attachment pod of an ended launcher pod', { pod: p.metadata?.name, error: errorText(err) });
     }
   }
   if (vmi.status?.phase === 'Succeeded' || vmi.status?.phase === 'Failed' || vmi.metadata?.deletionTimestamp) return { attachmentPods: pods };
@@ -113,8 +113,8 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
           await event('Normal', 'SuccessfulCreate', `Created attachment pod ${created.metadata?.name ?? ''}`);
         } catch (err) {
           await deps.expectations.delete(ATTACHMENT_POD_EXPECTATIONS, ek);
-          await event('Warning', 'FailedCreate', `Error creating attachment pod: ${errorMessage(err)}`);
-          return { attachmentPods: pods, error: { reason: 'FailedCreate', message: `Error creating attachment pod: ${errorMessage(err)}`, requeue: true } };
+          await event('Warning', 'FailedCreate', `Error creating attachment pod: ${errorText(err)}`);
+          return { attachmentPods: pods, error: { reason: 'FailedCreate', message: `Error creating attachment pod: ${errorText(err)}`, requeue: true } };
         }
       } else {
         // Another pass is creating it, or its creator is long gone without the pod ever showing
@@ -139,8 +139,8 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
       await event('Normal', 'SuccessfulCreate', `Created hotplug trigger pod for volume ${v.name}`);
     } catch (err) {
       if (err instanceof InvalidInputError) continue;
-      await event('Warning', 'FailedCreate', `Error creating hotplug population trigger pod for volume ${v.name}: ${errorMessage(err)}`);
-      return { attachmentPods: pods, error: { reason: 'FailedCreate', message: errorMessage(err), requeue: true } };
+      await event('Warning', 'FailedCreate', `Error creating hotplug population trigger pod for volume ${v.name}: ${errorText(err)}`);
+      return { attachmentPods: pods, error: { reason: 'FailedCreate', message: errorText(err), requeue: true } };
     }
   }
 
@@ -151,7 +151,7 @@ export async function syncHotplug(key: string, vmi: VirtualMachineInstance, laun
       await event('Normal', 'SuccessfulDelete', `Deleted attachment pod ${name}`);
     } catch (err) {
       await event('Warning', 'FailedDelete', `Failed to delete attachment pod ${name}`);
-      return { attachmentPods: pods, error: { reason: 'FailedDelete', message: `Error deleting attachment pod ${name}: ${errorMessage(err)}`, requeue: true } };
+      return { attachmentPods: pods, error: { reason: 'FailedDelete', message: `Error deleting attachment pod ${name}: ${errorText(err)}`, requeue: true } };
     }
   }
   return { attachmentPods: pods, ...(requeueSeconds !== undefined ? { requeueSeconds } : {}) };
@@ -166,6 +166,3 @@ async function deleteNow(pod: V1Pod, deps: VmiDeps): Promise<void> {
   }
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -43,7 +43,7 @@ export function buildStack(opts: {
 }): BuiltStack {
   const app = new App({
     context: opts.context ?? {},
-    // platform.md §3: the built-in CloudFormation validation costs ~3 s per synth; one test keeps it on.
+    // docs/platform.md: the built-in CloudFormation validation costs ~3 s per synth; one test keeps it on.
     builtinCloudFormationValidation: opts.validation ?? false,
     outdir: temp('vr-cdk-out-'),
   });
