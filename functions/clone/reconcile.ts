@@ -21,7 +21,7 @@ import { cloneEvent } from './events.ts';
 import { PHASE } from './names.ts';
 import { resolveSource, runPhases, type PassLearned } from './phases.ts';
 import { computeCloneStatus } from './status.ts';
-import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
+import { absentIsEmpty, writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the VirtualMachineClone named by `key` (`namespace/name`). */
 export async function reconcileClone(key: string, deps: CloneDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -65,5 +65,5 @@ export async function reconcileClone(key: string, deps: CloneDeps, ctx: Reconcil
 async function writeStatus(clone: VirtualMachineClone, learned: PassLearned, deps: CloneDeps): Promise<void> {
   const note = learned.pending ?? learned.failing;
   if (note) await cloneEvent(deps, clone, note.event, note.reason);
-  await writeObjectStatus(deps.kube, VM_CLONES, clone, computeCloneStatus(clone.status, learned, new Date(deps.now()).toISOString()));
+  await writeObjectStatus(deps.kube, VM_CLONES, clone, computeCloneStatus(clone.status, learned, new Date(deps.now()).toISOString()), { equal: absentIsEmpty });
 }

@@ -6,29 +6,18 @@
  * read that may lag gets one quorum re-read.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { podKey } from '../../shared/predicates/pods.ts';
-import { claimCreations, expectationsGate, type Claim, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
+import { claimCreations, expectationsGate, lowerFromPods, type Claim, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
 import { ATTACHMENT_POD_EXPECTATIONS, POD_EXPECTATIONS, type MigrationDeps } from './deps.ts';
 
 /** `targetPods` lists this migration's target pods; `reread` lists them again with a quorum read. */
 export function podExpectationsGate(key: string, targetPods: readonly V1Pod[], reread: () => Promise<readonly V1Pod[]>, deps: MigrationDeps): Promise<GateResult<readonly V1Pod[]>> {
-  const e = deps.expectations;
   return expectationsGate(
     {
       key,
       scopes: [POD_EXPECTATIONS],
       what: 'target pod',
       reobserve: reread,
-      lower: async (pods, [record]) => {
-        if (!record) return true;
-        if (record.add > 0 && pods.length > 0) await e.creationObserved(POD_EXPECTATIONS, key);
-        const present = new Map(pods.map((p) => [podKey(p), p]));
-        for (const k of record.deleteKeys) {
-          const p = present.get(k);
-          if (!p || p.metadata?.deletionTimestamp) await e.deletionObserved(POD_EXPECTATIONS, key, k);
-        }
-        return e.satisfied(POD_EXPECTATIONS, key, deps.now());
-      },
+      lower: (pods, [record]) => lowerFromPods(deps, POD_EXPECTATIONS, key, record, pods),
     },
     targetPods,
     deps,

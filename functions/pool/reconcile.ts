@@ -180,5 +180,5 @@ async function pruneRevisions(o: Observed, vms: readonly VirtualMachine[], deps:
 async function writeStatus(pool: VirtualMachinePool, vms: readonly VirtualMachine[], syncError: SyncError | undefined, deps: PoolDeps): Promise<'gone' | 'ok'> {
   const { status, events } = computePoolStatus(pool, vms, syncError, deps.now());
   for (const e of events) await poolEvent(deps, pool, e.type, e.reason, e.message);
-  return (await writeObjectStatus(deps.kube, VM_POOLS, pool, status, { equal: semanticallyEqual })) ? 'ok' : 'gone';
+  return (await writeObjectStatus(deps.kube, VM_POOLS, pool, status, { equal: (next, read) => semanticallyEqual(next, read ?? {}) })) ? 'ok' : 'gone';
 }

@@ -24,7 +24,7 @@ import { CONTENT_FINALIZER, SNAPSHOT_RETRY_SECONDS, SOURCE_VM_NAME_LABEL, SOURCE
 import { renderContent, sourceSpecFor, volumeBackupsFor } from './render-content.ts';
 import { freeze, readSource, unfreeze, type Source } from './source.ts';
 import type { StorageLookup } from './storage-lookup.ts';
-import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
+import { absentIsEmpty, writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 type ContentStatus = NonNullable<VirtualMachineSnapshotContent['status']>;
 
@@ -100,7 +100,7 @@ async function createVolumeSnapshot(content: VirtualMachineSnapshotContent, back
 }
 
 async function writeStatus(content: VirtualMachineSnapshotContent, status: ContentStatus, deps: SnapshotDeps): Promise<VirtualMachineSnapshotContent> {
-  return (await writeObjectStatus(deps.kube, VM_SNAPSHOT_CONTENTS, content, status)) ?? content;
+  return (await writeObjectStatus(deps.kube, VM_SNAPSHOT_CONTENTS, content, status, { equal: absentIsEmpty })) ?? content;
 }
 
 /** The content with `status.error` set and not ready: a failed freeze, or a VolumeSnapshot that could not be asked for. */

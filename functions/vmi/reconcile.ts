@@ -12,7 +12,7 @@ import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import type { ExpectationSeen } from '../../shared/state/port.ts';
-import { expectationsGate, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
+import { expectationsGate, lowerFromPods, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
@@ -204,7 +204,6 @@ export function podExpectationsKey(key: string, vmi: VirtualMachineInstance): st
  * re-reads with a quorum read before it acts.
  */
 function podGate(key: string, observed: Observed, deps: VmiDeps): Promise<GateResult<Observed>> {
-  const e = deps.expectations;
   return expectationsGate(
     {
       key,
@@ -212,16 +211,7 @@ function podGate(key: string, observed: Observed, deps: VmiDeps): Promise<GateRe
       what: 'pod',
       rereadWhenSatisfied: true,
       reobserve: () => observe(observed.vmi, deps, undefined),
-      lower: async (o, [record]) => {
-        if (!record) return true;
-        if (record.add > 0 && o.pods.length > 0) await e.creationObserved(POD_EXPECTATIONS, key);
-        const present = new Map(o.pods.map((p) => [podKey(p), p]));
-        for (const k of record.deleteKeys) {
-          const p = present.get(k);
-          if (!p || p.metadata?.deletionTimestamp) await e.deletionObserved(POD_EXPECTATIONS, key, k);
-        }
-        return e.satisfied(POD_EXPECTATIONS, key, deps.now());
-      },
+      lower: (o, [record]) => lowerFromPods(deps, POD_EXPECTATIONS, key, record, o.pods),
     },
     observed,
     deps,

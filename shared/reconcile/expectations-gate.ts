@@ -20,7 +20,9 @@
  * that no read-based gate guards (an attachment pod, a backend-storage PVC).
  */
 import { EXPECTATIONS_TIMEOUT_MS, isExpectationExpired, isExpectationSatisfied, type ExpectationRecord, type Expectations, type ExpectationSeen } from '../state/port.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { ReconcileLogger } from '../metrics/log.ts';
+import { podKey } from '../predicates/pods.ts';
 
 /** What the gate needs of a controller's deps. */
 export interface GateDeps {
@@ -132,6 +134,23 @@ export async function claimCreations(deps: GateDeps, scope: string, key: string,
   if (record && !isExpectationSatisfied(record, now) && now - record.setAt < takeoverAfter(deps)) return { kind: 'wait', seconds: waits.whileLive };
   await deps.expectations.delete(scope, key);
   return { kind: 'wait', seconds: waits.afterTakeover };
+}
+
+/**
+ * The pod rule of a gate's `lower` (the VMI's launcher pods, a migration's target pods): a
+ * creation is observed once a controlled pod is listed, a deletion once the pod is gone or
+ * terminating. True when the record is then satisfied.
+ */
+export async function lowerFromPods(deps: GateDeps, scope: string, key: string, record: ExpectationRecord | undefined, pods: readonly V1Pod[]): Promise<boolean> {
+  if (!record) return true;
+  const e = deps.expectations;
+  if (record.add > 0 && pods.length > 0) await e.creationObserved(scope, key);
+  const present = new Map(pods.map((p) => [podKey(p), p]));
+  for (const k of record.deleteKeys) {
+    const p = present.get(k);
+    if (!p || p.metadata?.deletionTimestamp) await e.deletionObserved(scope, key, k);
+  }
+  return e.satisfied(scope, key, deps.now());
 }
 
 /** A record not yet expired and still waiting for something. */
