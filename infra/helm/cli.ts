@@ -5,10 +5,11 @@
  * sandbox/real/build.ts), with progress lines. Later uses are instant; a new version is a new folder.
  * Override the binary with VR_HELM_BIN (a Helm 4 you already have).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hasGo, runGo } from '../../sandbox/real/build.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cacheRoot = join(projectRoot, '.cache', 'helm');
@@ -24,8 +25,7 @@ export function helmPath(): string {
 
 /** Why Helm cannot be built here, or undefined. */
 export function missingHelmToolchain(): string | undefined {
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error || go.status !== 0) return `helm: the Go toolchain (go 1.26+) was not found on PATH; it is needed to build Helm ${HELM_VERSION} from the Go module proxy`;
+  if (!hasGo()) return `helm: the Go toolchain (go 1.26+) was not found on PATH; it is needed to build Helm ${HELM_VERSION} from the Go module proxy`;
   return undefined;
 }
 
@@ -48,29 +48,11 @@ export async function ensureHelm(log: (line: string) => void = (l) => process.st
   // Helm reads its own version from this variable (its Makefile sets it the same way).
   const ldflags = `-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION}`;
   const started = Date.now();
-  await new Promise<void>((resolvePromise, reject) => {
-    const child = spawn('nice', ['-n', '10', 'go', 'install', '-ldflags', ldflags, `${HELM_PACKAGE}@${HELM_VERSION}`], {
-      cwd: staging,
-      env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const take = (b: Buffer): void => {
-      output += b.toString();
-      for (const line of b.toString().split('\n')) if (line.startsWith('go: downloading')) log(`helm: ${line.slice(4)}`);
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    const ticker = setInterval(() => log(`helm: still compiling (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
-    child.on('error', (err) => {
-      clearInterval(ticker);
-      reject(new Error(`helm: could not run go install: ${err.message}`));
-    });
-    child.on('exit', (code) => {
-      clearInterval(ticker);
-      if (code === 0) resolvePromise();
-      else reject(new Error(`helm: go install ${HELM_PACKAGE}@${HELM_VERSION} failed (exit ${code}):\n${output.trim().split('\n').slice(-30).join('\n')}`));
-    });
+  await runGo(['install', '-ldflags', ldflags, `${HELM_PACKAGE}@${HELM_VERSION}`], {
+    cwd: staging,
+    env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' },
+    label: 'helm',
+    log,
   });
   if (!existsSync(join(staging, 'helm'))) throw new Error(`helm: go install reported success but ${join(staging, 'helm')} is missing`);
   rmSync(dir, { recursive: true, force: true });
