@@ -4,8 +4,9 @@
  * figures to docs/benchmarks.json. Benchmarks are never tests: nothing here passes or fails on speed.
  * Extra arguments filter the files: `npm run bench -- queue`.
  *
- * First it installs what the files need (scripts/test-prerequisites.ts: DynamoDB Local, a JRE
- * when the system has none, the browser), so a fresh clone runs it without `npm test` before.
+ * First it installs what the files need (scripts/test-prerequisites.ts: DynamoDB Local, and a JRE
+ * when the system has none; the real control plane's columns build it themselves, or skip without
+ * Go), so a fresh clone runs it without `npm test` before.
  * A file that cannot run (a missing prerequisite, a crash) says why in one line and keeps its last
  * figures; the other files run on, and the run exits 1 naming it at the end.
  */
@@ -14,7 +15,7 @@ import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deriveCost, renderMarkdown, type BenchRun } from '../test/bench/report.ts';
-import { ensureTestPrerequisites } from './test-prerequisites.ts';
+import { DYNAMODB_PREREQUISITES, ensureTestPrerequisites } from './test-prerequisites.ts';
 
 const filters = process.argv.slice(2);
 const files = globSync('test/bench/*.bench.ts')
@@ -25,7 +26,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 try {
-  ensureTestPrerequisites((line) => process.stdout.write(`${line}\n`));
+  ensureTestPrerequisites((line) => process.stdout.write(`${line}\n`), DYNAMODB_PREREQUISITES);
 } catch (err) {
   // The files that need what is missing fail below, each in one line; the others run.
   process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);

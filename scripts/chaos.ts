@@ -9,20 +9,14 @@
  * launcher upgrade of CHAOS_DRAIN_VMIS (default 8) VMIs under the same faults, at KubeVirt's
  * default migration limits (test/chaos/run-drain-chaos.ts).
  *
- * It first installs what the runs need (scripts/test-prerequisites.ts), so a fresh clone runs it
- * as it is. A run that cannot run (a missing prerequisite, a crash) says why in one line and the
- * others go on; the exit code is 1 then too.
+ * The runs need nothing beyond `npm ci` (the sandbox cluster and the embedded SQLite queue and
+ * table), so a fresh clone runs it as it is. A run that cannot run (a crash) says why in one line
+ * and the others go on; the exit code is 1 then too.
  */
 import { chaosViolations, runChaos } from '../test/chaos/run-chaos.ts';
 import { drainChaosViolations, runDrainChaos } from '../test/chaos/run-drain-chaos.ts';
 import { replicaSetChaosViolations, runReplicaSetChaos } from '../test/chaos/run-replicaset-chaos.ts';
-import { ensureTestPrerequisites } from './test-prerequisites.ts';
 
-try {
-  ensureTestPrerequisites((line) => process.stdout.write(`${line}\n`));
-} catch (err) {
-  process.stderr.write(`chaos: ${err instanceof Error ? err.message : String(err)}\n`);
-}
 /** Runs one part; a part that throws is one line and counts as failed, and the next part runs. */
 let couldNotRun = 0;
 async function part(name: string, body: () => Promise<number>): Promise<number> {

@@ -12,7 +12,7 @@
  * - From the system: only openssl (the TLS tests' certificates), part of every Debian base system;
  *   checked, and named with its install command when missing.
  *
- *   npx node scripts/test-prerequisites.ts        # what run-tests.ts, bench and chaos do first
+ *   npx node scripts/test-prerequisites.ts        # what run-tests.ts does first (bench: DynamoDB's part)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -55,9 +55,15 @@ export interface RegistryPrerequisite {
   run(log: (line: string) => void): void;
 }
 
-export const REGISTRY_PREREQUISITES: readonly RegistryPrerequisite[] = [
+/** DynamoDB Local and the Java it runs on: what the state tests and benchmarks need. */
+export const DYNAMODB_PREREQUISITES: readonly RegistryPrerequisite[] = [
   { what: 'DynamoDB Local', run: (log) => installDynamoDbLocal(log) },
   { what: 'a Java 17 runtime', run: (log) => void installJre(log) },
+];
+
+/** Everything `npm test` needs. */
+export const REGISTRY_PREREQUISITES: readonly RegistryPrerequisite[] = [
+  ...DYNAMODB_PREREQUISITES,
   { what: 'headless Chromium', run: (log) => void installChromium(log) },
   { what: 'Helm', run: (log) => buildHelm(log) },
 ];
