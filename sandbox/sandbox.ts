@@ -77,6 +77,8 @@ export interface SandboxOptions {
   controlPlane?: ControlPlane;
   /** Told about the real control plane's start steps (its build, each component); default silent. */
   log?: (line: string) => void;
+  /** Real control plane only: apply the product's RBAC from infra/kubernetes/ at start (default true; see RealApiServerOptions). */
+  productRbac?: boolean;
   /** The emulator deep-freezes what it stores, so a mutation of a stored object throws (default true; the benchmarks turn it off). */
   freezeObjects?: boolean;
 }
@@ -180,7 +182,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const clock = opts.clock ?? createClock({ speed: real ? 0 : speed });
   // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
   const apiServer = real
-    ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}) })
+    ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}), ...(opts.productRbac === false ? { productRbac: false } : {}) })
     : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }) });
   // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
   // emulator runs the decision as an in-process admission hook; the real API server calls it as

@@ -7,7 +7,8 @@
  * The emulator is Amazon's DynamoDB Local jar, taken from the npm tarball
  * `amplify-dynamodb-simulator@2.9.30` with `npm pack` (installing the package would pull in ~280
  * dependencies) — only its `emulator/` folder is kept. The jar is under the DynamoDB Local licence:
- * tests only, never committed (`.cache/` is git-ignored). It needs Java 17+ on PATH.
+ * tests only, never committed (`.cache/` is git-ignored). It runs on Java 17+: the system's, or
+ * else a JRE from the npm registry (scripts/jre.ts).
  *
  * DynamoDB Local has no host/bind-address flag (its `-help` lists -cors, -dbPath,
  * -delayTransientStatuses, -disableTelemetry, -help, -inMemory, -optimizeDbBeforeStartup, -port,
@@ -18,6 +19,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { javaCommand } from './jre.ts';
 
 export const EMULATOR_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,13 +27,12 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const cacheDir = process.env.DYNAMODB_LOCAL_DIR ?? join(projectRoot, '.cache', 'dynamodb-local');
 export const emulatorDir = join(cacheDir, 'emulator');
 export const jarPath = join(emulatorDir, 'DynamoDBLocal.jar');
-export const INSTALL_HINT = '`npm test` installs it by itself, or run `npx node scripts/dynamodb-local.ts install` (needs Java 17+ on PATH, e.g. apt-get install openjdk-17-jre-headless)';
+export const INSTALL_HINT = '`npm test` installs it (and a JRE when the system has no Java 17+) by itself, or run `npx node scripts/dynamodb-local.ts install`';
 
 /** Why DynamoDB Local cannot start here, or undefined when it can. */
 export function missingPrerequisite(): string | undefined {
   if (!existsSync(jarPath)) return `DynamoDB Local is not installed (${jarPath} is missing): ${INSTALL_HINT}`;
-  const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (java.error || java.status !== 0) return `Java was not found on PATH, DynamoDB Local needs it: ${INSTALL_HINT}`;
+  if (!javaCommand()) return `DynamoDB Local needs Java 17+, and neither the system's nor the npm registry's JRE is installed: ${INSTALL_HINT}`;
   return undefined;
 }
 
@@ -81,7 +82,7 @@ export function startProcess(port: number, stdio: 'inherit' | 'pipe' = 'pipe'): 
   const missing = missingPrerequisite();
   if (missing) throw new Error(missing);
   return spawn(
-    'java',
+    javaCommand()!,
     [`-Djava.library.path=${join(emulatorDir, 'DynamoDBLocal_lib')}`, '-jar', jarPath, '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)],
     // cwd = emulator folder: the jar resolves DynamoDBLocal_lib relative to it.
     { cwd: emulatorDir, stdio: ['ignore', stdio, stdio] },

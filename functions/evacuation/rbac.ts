@@ -8,12 +8,9 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 
 export const evacuationRbac: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
-  // Every VMI (those on the node) and every migration (the unfinished ones); evacuation
-  // migrations are created.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list'], why: 'Every VMI (those on the node) and every migration (the unfinished ones); evacuation migrations are created.' },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'create'] },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list'] },
-  // Launcher pods (a VMI with two live pods is still migrating).
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'], why: 'Launcher pods (a VMI with two live pods is still migrating).' },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -9,18 +9,13 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 export const exportRbac: readonly PolicyRule[] = [
   { apiGroups: ['export.kubevirt.io'], resources: ['virtualmachineexports'], verbs: ['get', 'delete'] },
   { apiGroups: ['export.kubevirt.io'], resources: ['virtualmachineexports/status'], verbs: ['update'] },
-  // Sources: a claim (and its DataVolume), a VM (its VMI, its backend claim by label), a snapshot
-  // (its content and CSI VolumeSnapshots, restored into claims the export owns).
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create'], why: 'Sources: a claim (and its DataVolume), a VM (its VMI, its backend claim by label), a snapshot (its content and CSI VolumeSnapshots, restored into claims the export owns).' },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances'], verbs: ['get'] },
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots', 'virtualmachinesnapshotcontents'], verbs: ['get'] },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
-  // The KubeVirt CR (certificate rotation, image, its namespace) and the CA virt-operator publishes.
-  { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list'] },
-  // The exporter: pod (pods are listed for claims in use), service, token and certificate
-  // Secrets (the CA Secret read to sign), the VM manifest ConfigMap (the CA bundle read).
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'create', 'delete'] },
+  { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list'], why: 'The KubeVirt CR (certificate rotation, image, its namespace) and the CA virt-operator publishes.' },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'create', 'delete'], why: 'The exporter: pod (pods are listed for claims in use), service, token and certificate Secrets (the CA Secret read to sign), the VM manifest ConfigMap (the CA bundle read).' },
   { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['get', 'create'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

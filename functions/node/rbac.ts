@@ -8,11 +8,8 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 
 export const nodeRbac: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
-  // The node's VMIs (by the kubevirt.io/nodeName label) and the patch that fails them.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'patch'] },
-  // The pods on the node (alive launchers, the virt-handler pod).
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
-  // The orphan check counts virt-handler DaemonSets.
-  { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'patch'], why: "The node's VMIs (by the kubevirt.io/nodeName label) and the patch that fails them." },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'], why: 'The pods on the node (alive launchers, the virt-handler pod).' },
+  { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list'], why: 'The orphan check counts virt-handler DaemonSets.' },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

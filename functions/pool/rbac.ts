@@ -9,14 +9,10 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 export const poolRbac: readonly PolicyRule[] = [
   { apiGroups: ['pool.kubevirt.io'], resources: ['virtualmachinepools'], verbs: ['get', 'patch'] },
   { apiGroups: ['pool.kubevirt.io'], resources: ['virtualmachinepools/status'], verbs: ['update'] },
-  // Its VMs: listed per namespace, created, updated to a new revision, released, deleted.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] },
-  // Their VMIs: restarted (deleted) or relabelled by a proactive update.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'delete', 'patch'] },
-  // One revision per pool generation.
-  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create', 'delete'] },
-  // State preservation: the VM's claims and DataVolumes lose their owner reference.
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'], why: 'Its VMs: listed per namespace, created, updated to a new revision, released, deleted.' },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'delete', 'patch'], why: 'Their VMIs: restarted (deleted) or relabelled by a proactive update.' },
+  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create', 'delete'], why: 'One revision per pool generation.' },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'], why: "State preservation: the VM's claims and DataVolumes lose their owner reference." },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -9,7 +9,6 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 export const replicaSetRbac: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['get', 'update'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets/status'], verbs: ['update'] },
-  // Its VMIs: listed per namespace, created, deleted, adopted and released by patch.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'create', 'delete', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'create', 'delete', 'patch'], why: 'Its VMIs: listed per namespace, created, deleted, adopted and released by patch.' },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -9,24 +9,17 @@ import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 export const snapshotRbac: readonly PolicyRule[] = [
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots'], verbs: ['get', 'patch'] },
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots/status'], verbs: ['update'] },
-  // Its content: created, its finalizer let go, deleted with the snapshot; contents of a deleted
-  // snapshot are listed per namespace.
-  { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshotcontents'], verbs: ['get', 'list', 'create', 'patch', 'delete'] },
+  { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshotcontents'], verbs: ['get', 'list', 'create', 'patch', 'delete'], why: 'Its content: created, its finalizer let go, deleted with the snapshot; contents of a deleted snapshot are listed per namespace.' },
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshotcontents/status'], verbs: ['update'] },
-  // One VolumeSnapshot per volume, of the class chosen for the claim's StorageClass.
-  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get', 'create'] },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get', 'create'], why: "One VolumeSnapshot per volume, of the class chosen for the claim's StorageClass." },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: ['list'] },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles', 'datavolumes'], verbs: ['get'] },
-  // The source VM: locked (status.snapshotInProgress and its finalizer), volumeSnapshotStatuses.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'patch'], why: 'The source VM: locked (status.snapshotInProgress and its finalizer), volumeSnapshotStatuses.' },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['patch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get'] },
-  // The guest agent through virt-api (aggregated by the API server).
-  { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/freeze', 'virtualmachineinstances/unfreeze'], verbs: ['update'] },
-  // The VM's claims (the backend one by label), the pods using them offline, the start revision;
-  // the instance type and preference revisions are copied for the snapshot (create).
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list'] },
+  { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/freeze', 'virtualmachineinstances/unfreeze'], verbs: ['update'], why: 'The guest agent through virt-api (aggregated by the API server).' },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list'], why: "The VM's claims (the backend one by label), the pods using them offline, the start revision; the instance type and preference revisions are copied for the snapshot (create)." },
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'create'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },

@@ -10,17 +10,11 @@ export const vmiRbac: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'update', 'patch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations', 'kubevirts'], verbs: ['list'] },
-  // Launcher pods: created, listed by the VMI's label, deleted, annotated (the Multus networks of a
-  // NIC hot-plug, network-info); readiness-gate conditions on /status.
-  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'create', 'delete', 'patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'create', 'delete', 'patch'], why: "Launcher pods: created, listed by the VMI's label, deleted, annotated (the Multus networks of a NIC hot-plug, network-info); readiness-gate conditions on /status." },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-  // Volumes: the PVC or DataVolume behind a VMI volume is read, never written; the one PVC this
-  // controller writes is the backend storage of a persistent TPM/EFI (listed by label, created,
-  // deleted once the VMI no longer needs it).
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'create', 'delete'], why: 'Volumes: the PVC or DataVolume behind a VMI volume is read, never written; the one PVC this controller writes is the backend storage of a persistent TPM/EFI (listed by label, created, deleted once the VMI no longer needs it).' },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get'] },
-  // The backend PVC's class and access mode: the default class, its CDI StorageProfile.
-  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'], why: "The backend PVC's class and access mode: the default class, its CDI StorageProfile." },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -10,10 +10,8 @@ export const workloadUpdaterRbac: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts/status'], verbs: ['patch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list'] },
-  // Workload-update migrations are created, and deleted to abort a change.
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'create', 'delete'] },
-  // The Evict method: the VMI's current launcher pod, evicted.
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'create', 'delete'], why: 'Workload-update migrations are created, and deleted to abort a change.' },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'], why: "The Evict method: the VMI's current launcher pod, evicted." },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

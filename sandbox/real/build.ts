@@ -40,11 +40,46 @@ export function kubernetesVersion(): string {
   return m[1]!;
 }
 
+/** True when the Go toolchain answers on PATH. */
+export function hasGo(): boolean {
+  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  return !go.error && go.status === 0;
+}
+
 /** Why the binary cannot be built here, or undefined. */
 export function missingToolchain(): string | undefined {
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error || go.status !== 0) return 'control-plane: the Go toolchain (go 1.26+) was not found on PATH; it is needed to build the real control plane (npm run control-plane:build)';
+  if (!hasGo()) return 'control-plane: the Go toolchain (go 1.26+) was not found on PATH; it is needed to build the real control plane (npm run control-plane:build)';
   return undefined;
+}
+
+/**
+ * Runs `go <args>` at low priority, telling `log` each module it downloads and, every 30 s, that
+ * it is still compiling (lines prefixed with `label`); rejects with the last 30 lines of its
+ * output when it fails. Shared by the control plane's build and Helm's (infra/helm/cli.ts).
+ */
+export function runGo(args: readonly string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; label: string; log: (line: string) => void }): Promise<void> {
+  const { label, log } = opts;
+  const started = Date.now();
+  return new Promise<void>((resolvePromise, reject) => {
+    const child = spawn('nice', ['-n', '10', 'go', ...args], { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const take = (b: Buffer): void => {
+      output += b.toString();
+      for (const line of b.toString().split('\n')) if (line.startsWith('go: downloading')) log(`${label}: ${line.slice(4)}`);
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    const ticker = setInterval(() => log(`${label}: still compiling (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
+    child.on('error', (err) => {
+      clearInterval(ticker);
+      reject(new Error(`${label}: could not run go ${args[0]}: ${err.message}`));
+    });
+    child.on('exit', (code) => {
+      clearInterval(ticker);
+      if (code === 0) resolvePromise();
+      else reject(new Error(`${label}: go ${args[0]} failed (exit ${code}):\n${output.trim().split('\n').slice(-30).join('\n')}`));
+    });
+  });
 }
 
 /**
@@ -74,29 +109,7 @@ export async function ensureBuilt(log: (line: string) => void = (l) => process.s
   const tmp = `${out}.partial`;
   mkdirSync(dirname(out), { recursive: true });
   const started = Date.now();
-  await new Promise<void>((resolvePromise, reject) => {
-    const child = spawn('nice', ['-n', '10', 'go', 'build', '-mod=readonly', '-ldflags', ldflags, '-o', tmp, '.'], {
-      cwd: moduleDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const take = (b: Buffer) => {
-      output += b.toString();
-      for (const line of b.toString().split('\n')) if (line.startsWith('go: downloading')) log(`control-plane: ${line.slice(4)}`);
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    const ticker = setInterval(() => log(`control-plane: still compiling (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
-    child.on('error', (err) => {
-      clearInterval(ticker);
-      reject(new Error(`control-plane: could not run go build: ${err.message}`));
-    });
-    child.on('exit', (code) => {
-      clearInterval(ticker);
-      if (code === 0) resolvePromise();
-      else reject(new Error(`control-plane: go build failed (exit ${code}):\n${output.trim().split('\n').slice(-30).join('\n')}`));
-    });
-  });
+  await runGo(['build', '-mod=readonly', '-ldflags', ldflags, '-o', tmp, '.'], { cwd: moduleDir, label: 'control-plane', log });
   renameSync(tmp, out);
   // Older builds of other sources are of no further use.
   for (const d of readdirSync(cacheRoot)) if (d !== hash) rmSync(join(cacheRoot, d), { recursive: true, force: true });

@@ -60,6 +60,12 @@ export interface RealApiServerOptions {
   clock?: Clock;
   /** Told about each start step (default silent). */
   log?: (line: string) => void;
+  /**
+   * Apply the product's RBAC from infra/kubernetes/ at start (default true). False leaves it to
+   * the caller, e.g. a test that installs it with the Helm chart (the sandbox's own RBAC, which
+   * binds the local runtime's group to the product's roles by name, is applied all the same).
+   */
+  productRbac?: boolean;
 }
 
 /** The real control plane, shaped as the emulator's ApiServer; see the module comment. */
@@ -134,7 +140,7 @@ export async function startRealApiServer(opts: RealApiServerOptions = {}): Promi
     return kc;
   };
   try {
-    await applyRbac(kubeConfig('admin'));
+    await applyRbac(kubeConfig('admin'), opts.productRbac ?? true);
     // Pods are refused until the service account controller has made the namespace's `default`
     // ServiceAccount: a started control plane is one that takes pods.
     for (const ns of ['default', 'kubevirt']) await waitServiceAccount(kubeConfig('admin'), ns);
@@ -195,11 +201,11 @@ async function ensure(api: KubernetesObjectApi, obj: KubernetesObject): Promise<
   }
 }
 
-/** The project's RBAC objects (infra/kubernetes/) and the sandbox's bindings of its identities. */
-async function applyRbac(admin: KubeConfig): Promise<void> {
+/** The project's RBAC objects (infra/kubernetes/, unless `product` is false) and the sandbox's bindings of its identities. */
+async function applyRbac(admin: KubeConfig, product: boolean): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(admin);
   const objects: KubernetesObject[] = [];
-  for (const file of RBAC_FILES) {
+  for (const file of product ? RBAC_FILES : []) {
     for (const doc of parseAllDocuments(await readFile(file, 'utf8'))) {
       const obj = doc.toJSON() as KubernetesObject | null;
       if (obj?.kind) objects.push(obj);

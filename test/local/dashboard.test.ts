@@ -1,12 +1,13 @@
 /**
- * The local dashboard in a real browser (Debian chromium through playwright-core) over a real
+ * The local dashboard in a real browser (the npm registry's headless Chromium, scripts/chromium.ts,
+ * driven by playwright-core; never a system browser, which the first test checks) over a real
  * local runtime on the sandbox cluster: the page renders, a burst of VMIs moves the depth chart,
  * a dead-lettered key is replayed with a click and the DLQ empties, a key typed in the trace box
  * shows its timeline. Leaves screenshots at test-output/dashboard.png and dashboard-trace.png.
  */
 import { CONTROLLERS } from '../../shared/controllers.ts';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -23,10 +24,8 @@ import { jsonLogger } from '../../shared/metrics/log.ts';
 import { vmiManifest } from '../e2e/support.ts';
 import { keyMessage } from '../queue/conformance.ts';
 import { projectRoot } from '../support/reference.ts';
+import { chromiumInstall, chromiumLaunchOptions } from '../../scripts/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-/** docs/platform.md: Playwright's own browser download cannot work here; Debian's chromium with these flags. */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const BURST = 30;
 
 let sandbox: Sandbox;
@@ -37,9 +36,6 @@ let browser: Browser;
 let page: Page;
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    assert.fail(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the dashboard browser test`);
-  }
   sandbox = await startSandbox({ nodes: 3, timings: { podStartupMs: 200, vmiBootMs: 200 } });
   const kubeConfig = sandbox.apiServer.kubeConfig('admin');
   kube = createKubeClient(kubeConfig);
@@ -57,7 +53,8 @@ before(async () => {
     return out;
   };
   dashboard = await startDashboard({ source: rt, vmiPhases, recentErrors, port: 0, sampleMs: 100, trace: { traces: rt.state.traces, migrationsOf: clusterMigrations(kube) } });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  // The npm package's browser, inflated on first use (npm test has done it up front).
+  browser = await chromium.launch(chromiumLaunchOptions());
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 
@@ -66,6 +63,23 @@ after(async () => {
   await dashboard?.close();
   await rt?.stop();
   await sandbox?.stop();
+});
+
+test('the browser is the npm registry\'s Chromium, not a system one (no apt step: /usr/bin/chromium is never used)', async () => {
+  // arrange: the browser process's own executable, from the browser itself
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; id: number }[] };
+  await cdp.detach();
+  const main = processInfo.find((p) => p.type === 'browser');
+  assert.ok(main, `the browser reports its own process: ${JSON.stringify(processInfo)}`);
+  // act
+  const exe = readlinkSync(`/proc/${main.id}/exe`);
+  // assert
+  const install = chromiumInstall();
+  assert.ok(install, '@sparticuz/chromium is installed (npm ci)');
+  assert.equal(exe, realpathSync(install.executable), 'the running browser is the one inflated from the npm package into .cache/chromium/');
+  assert.notEqual(exe, '/usr/bin/chromium');
+  assert.equal(browser.version().split('.')[0], install.version.split('.')[0], "the browser's major version is the package's");
 });
 
 /** What the chart holds, from the data attributes the page keeps on it. */
