@@ -151,6 +151,8 @@ export interface RunOptions {
 
 export async function run(opts: RunOptions = {}): Promise<Record<string, unknown>> {
   const runs = opts.runs ?? RUNS;
+  // `npm run bench` passes no options: another build to compare in the same rounds comes from the env.
+  opts = { ...opts, ...(opts.compare === undefined && process.env.BENCH_BUNDLES_COMPARE ? { compare: process.env.BENCH_BUNDLES_COMPARE.split(',') } : {}) };
   const dist = resolve(opts.dist ?? join(ROOT, 'dist'));
   if (opts.build ?? true) {
     say('npm run build …');

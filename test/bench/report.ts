@@ -452,7 +452,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
   const bundles = r['test/bench/bundles.bench.ts'];
   if (bundles) {
     out.push('## Bundles and cold import', '');
-    out.push(`\`npm run build\` (esbuild, minified ESM, AWS SDK bundled). Cold import = \`await import(dist/<fn>/index.mjs)\` in a fresh \`node\` process (${String(at(bundles, 'node'))}), median of several; only the Lambda functions (the relay and CLI bundles start working when imported).`, '');
+    out.push(`\`npm run build\` (esbuild, minified ESM, AWS SDK bundled). Cold import = \`await import(dist/<fn>/index.mjs)\` in a fresh \`node\` process (${String(at(bundles, 'node'))}), median of several; the Lambda functions and the relay (which starts working on import: it is given a kubeconfig whose API server does not answer and is stopped once imported; the CLI is left out). Rows \`<folder>:<bundle>\` are another build's bundles (\`BENCH_BUNDLES_COMPARE=<dist folder>\`) measured in the same rounds, interleaved.`, '');
     out.push(table(['bundle', 'KiB', 'cold import median ms', 'runs ms'], Object.entries((at(bundles, 'functions') as Record<string, Json>) ?? {}).map(([n, f]) => [n, num(f, 'kib'), num(f, 'coldImportMedianMs'), Array.isArray(f.coldImportRuns) ? (f.coldImportRuns as number[]).join(', ') : undefined])), '');
     out.push(`What the VMI bundle is made of (KiB by package): \`${JSON.stringify(at(bundles, 'vmiBundleKiBByPackage'))}\`.`, '');
   }
