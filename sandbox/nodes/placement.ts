@@ -235,9 +235,27 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
   return { message: unschedulableMessage(nodes.length, reasons) };
 }
 
-/** `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.` */
+/**
+ * Filter verdicts that removing other pods could change (kube-scheduler's `Unschedulable`, as
+ * opposed to `UnschedulableAndUnresolvable`): resources, pod count and the anti-affinity of
+ * either pod. Preemption looks for victims on those nodes only.
+ */
+const RESOLVABLE = [/^Insufficient /, /^Too many pods$/, /anti-affinity rules$/];
+
+/**
+ * kube-scheduler's `FitError` text with the default preemption plugin's post-filter message:
+ * `0/3 nodes are available: 3 Insufficient devices.kubevirt.io/kvm. preemption: 0/3 nodes are
+ * available: 3 No preemption victims found for incoming pod.` — nodes whose verdict preemption
+ * cannot change are "Preemption is not helpful for scheduling"; the others find no victim, since
+ * every sandbox pod has the same priority.
+ */
 export function unschedulableMessage(total: number, reasons: Map<string, number>): string {
   const parts = [...reasons].map(([r, n]) => `${n} ${r}`).sort();
   if (total === 0) return 'no nodes available to schedule pods';
-  return `0/${total} nodes are available: ${parts.join(', ')}.`;
+  // A node counts once for preemption, by its (single, in this filter) failing verdict.
+  let resolvable = 0;
+  for (const [r, n] of reasons) if (RESOLVABLE.some((re) => re.test(r))) resolvable += n;
+  const helpless = Math.max(0, total - resolvable);
+  const post = [...(resolvable > 0 ? [`${resolvable} No preemption victims found for incoming pod`] : []), ...(helpless > 0 ? [`${helpless} Preemption is not helpful for scheduling`] : [])].sort();
+  return `0/${total} nodes are available: ${parts.join(', ')}. preemption: 0/${total} nodes are available: ${post.join(', ')}.`;
 }
