@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance, VolumeStatus } from '../../../shared/api/index.ts';
 import { planAttachmentPods, podMatchesVolumes, orphanedAttachmentPods } from '../../../functions/vmi/hotplug/attachment-pods.ts';
-import { hotplugVolumeStatus, volumeStatusEvents } from '../../../functions/vmi/hotplug/volume-status.ts';
+import { vmiVolumeStatus, volumeStatusEvents } from '../../../functions/vmi/hotplug/volume-status.ts';
 import { hotplugVolumes, readyVolumes } from '../../../functions/vmi/hotplug/volumes.ts';
 
 function vmi(volumes: Record<string, unknown>[], status: VolumeStatus[] = [], extra: Partial<VirtualMachineInstance['spec']> = {}): VirtualMachineInstance {
@@ -192,7 +192,7 @@ describe('status.volumeStatus hotplug entries', () => {
       // arrange
       const v = vmi([hp('x')], c.status ? [c.status] : []);
       // act
-      const got = entry(hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: c.pvcs }), 'x');
+      const got = entry(vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: c.pvcs }), 'x');
       // assert
       for (const [k, want] of Object.entries(c.want)) assert.deepEqual(got?.[k as keyof VolumeStatus], want, `${c.name}: ${k}`);
     }
@@ -202,10 +202,10 @@ describe('status.volumeStatus hotplug entries', () => {
     // arrange
     const v = vmi([hp('x'), hp('b')], [{ name: 'persistent-state-for-this-vm', target: '' }, { name: 'root', target: 'vda' }]);
     // act
-    const got = hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: [], pvcs: new Map([['x-claim', pvc('x-claim')]]) });
+    const got = vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: [], pvcs: new Map([['x-claim', pvc('x-claim')]]) });
     // assert
     assert.deepEqual(got.map((s) => s.name), ['b', 'persistent-state-for-this-vm', 'root', 'x']);
-    assert.deepEqual(entry(got, 'x')?.persistentVolumeClaimInfo, { claimName: 'x-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' } });
+    assert.deepEqual(entry(got, 'x')?.persistentVolumeClaimInfo, { claimName: 'x-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' });
   });
 
   test('table: a removed volume is kept while an attachment pod holds it (Ready/MountedToPod kept, else Detaching), then dropped', () => {
@@ -220,7 +220,7 @@ describe('status.volumeStatus hotplug entries', () => {
       // arrange
       const v = vmi([], [{ name: 'x', target: '', phase: c.phase, reason: 'VolumeUnMountedFromPod', hotplugVolume: { attachPodName: 'p1' } }]);
       // act
-      const got = entry(hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: new Map() }), 'x');
+      const got = entry(vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: new Map() }), 'x');
       // assert
       if (!c.want) assert.equal(got, undefined, c.name);
       else for (const [k, want] of Object.entries(c.want)) assert.deepEqual(got?.[k as keyof VolumeStatus], want, `${c.name}: ${k}`);
