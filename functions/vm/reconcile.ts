@@ -21,6 +21,7 @@ import { expectationsGate, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
+import { cbtStateForNewVmi, nextVmCbtState } from './cbt.ts';
 import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
@@ -198,7 +199,8 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // status, from what was observed (and what this pass did)
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const cbtState = nextVmCbtState(observed.vm, observed.vmi, config);
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -328,6 +330,9 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
   }
   // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
   const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
+  // Changed-block tracking starts Initializing on a selected VM's VMI (virt-handler enables it).
+  const cbt = cbtStateForNewVmi(vm, config);
+  if (cbt) vmi.status = { ...vmi.status, changedBlockTracking: { state: cbt } };
   // A dump volume whose dump is over stays in the template but not in a new VMI (§7).
   const dump = vm.status?.memoryDumpRequest;
   if (dump && !dumpVolumeWanted(dump) && vmi.spec.volumes) vmi.spec.volumes = vmi.spec.volumes.filter((v) => !(v.name === dump.claimName && v.memoryDump));
