@@ -49,10 +49,12 @@ async function vmiClean(): Promise<boolean> {
 
 before(async () => {
   // Each backup step (progress, completion, attach) takes 1.5 s: long enough to delete one mid-way.
-  s = await startSlice({ timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
+  s = await startSlice({ start: false, timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
   // Changed block tracking for the VMs labelled backup=yes (virt-operator's configuration), behind
   // the IncrementalBackup gate: the VM controller creates their VMIs Initializing, virt-handler enables it.
   await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { featureGates: ['IncrementalBackup'] }, changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } } } } } } });
+  // Before the runtime starts: the controllers' cached cluster config reads it on first use.
+  s.rt.start();
   await boundClaim(`${VM}-disk`);
   const vm = vmManifest(VM, { runStrategy: 'Always' });
   // The selector matches the VM's own labels (KubeVirt's vmMatchesVMSelector).
