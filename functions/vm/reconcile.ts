@@ -8,6 +8,7 @@ import {
   KIND_VM,
   KUBEVIRT_API_VERSION,
   LATEST_OBSERVED_API_VERSION_ANNOTATION,
+  NON_ROOT_UID,
   STORAGE_OBSERVED_API_VERSION_ANNOTATION,
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
@@ -34,7 +35,7 @@ import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { clusterConfigFromKubeVirt, gateEnabled, type ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
@@ -333,6 +334,9 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
   // Changed-block tracking starts Initializing on a selected VM's VMI (virt-handler enables it).
   const cbt = cbtStateForNewVmi(vm, config);
   if (cbt) vmi.status = { ...vmi.status, changedBlockTracking: { state: cbt } };
+  // The webhook's markAsNonroot: a non-root launcher unless the Root gate is on (virt-handler's
+  // non-root start checks read it).
+  if (vmi.status?.runtimeUser === undefined && !gateEnabled(config, 'Root')) vmi.status = { ...vmi.status, runtimeUser: NON_ROOT_UID };
   // A dump volume whose dump is over stays in the template but not in a new VMI (§7).
   const dump = vm.status?.memoryDumpRequest;
   if (dump && !dumpVolumeWanted(dump) && vmi.spec.volumes) vmi.spec.volumes = vmi.spec.volumes.filter((v) => !(v.name === dump.claimName && v.memoryDump));
