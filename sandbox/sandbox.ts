@@ -28,6 +28,7 @@ import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
+import { virtApiMigrationCreateHook } from './kubevirt/migration-webhook.ts';
 import { registerEvictionWebhook, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from './kubevirt/eviction-webhook-server.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
@@ -189,6 +190,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // emulator runs the decision as an in-process admission hook; the real API server calls it as
   // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.
   if (!real) apiServer.admission.onEviction(virtApiEvictionHook());
+  // virt-api's migration create validator: a VMI virt-handler reports not migratable is refused.
+  if (!real) apiServer.admission.onCreate(virtApiMigrationCreateHook());
 
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {

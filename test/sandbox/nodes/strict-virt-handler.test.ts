@@ -73,7 +73,7 @@ describe('strict virt-handler (reference-node-side §1, §5)', () => {
     assert.equal(cond(v.status?.conditions, 'LiveMigratable')?.message, `cannot migrate VMI: Unable to determine if PVC ${claim} is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)`);
   });
 
-  test('§5.5: a RWO claim with its status, masquerade → Running, LiveMigratable=False "is not shared", StorageLiveMigratable=True', async () => {
+  test('§5.5: a RWO claim with its status, masquerade → Running, LiveMigratable=False "is not shared", StorageLiveMigratable=True; a migration of it is refused', async () => {
     // arrange
     const { pod, claim } = await vmiWithClaim('rwo');
     // act
@@ -83,6 +83,15 @@ describe('strict virt-handler (reference-node-side §1, §5)', () => {
     const live = cond(v.status?.conditions, 'LiveMigratable')!;
     assert.deepEqual([live.status, live.reason, live.message], ['False', 'DisksNotLiveMigratable', `cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)`]);
     assert.equal(cond(v.status?.conditions, 'StorageLiveMigratable')?.status, 'True');
+    // and virt-api refuses a migration of it
+    const err = await api.custom
+      .createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstancemigrations', namespace: NS, body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-rwo' }, spec: { vmiName: 'rwo' } } })
+      .then(() => undefined, (e: unknown) => e as { code?: number; body?: unknown });
+    assert.equal(err?.code, 400);
+    assert.equal(
+      (typeof err?.body === 'string' ? JSON.parse(err.body) : err?.body as { message?: string })?.message,
+      `admission webhook "migration-create-validator.kubevirt.io" denied the request: Cannot migrate VMI, Reason: DisksNotLiveMigratable, Message: cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)`,
+    );
   });
 
   test('§5.6: a RWX claim (and no other local disk) → LiveMigratable=True, LiveMigration', async () => {
