@@ -56,7 +56,7 @@ describe('placement', () => {
       want: 'node01',
     },
     { name: 'cordoned node', pod: pod('a'), nodes: nodes(1, (n) => (n.spec = { unschedulable: true })), want: /1 node\(s\) were unschedulable/ },
-    { name: 'capacity: cpu', pod: pod('a', { containers: [{ name: 'c', resources: { requests: { cpu: '17' } } }] }), nodes: nodes(2), want: /^0\/2 nodes are available: 2 Insufficient cpu\. preemption: 0\/2 nodes are available: 2 No preemption victims found for incoming pod\.$/ },
+    { name: 'capacity: cpu', pod: pod('a', { containers: [{ name: 'c', resources: { requests: { cpu: '17' } } }] }), nodes: nodes(2), want: /^0\/2 nodes are available: 2 Insufficient cpu\. preemption: 0\/2 nodes are available: 2 Preemption is not helpful for scheduling\.$/ },
     {
       name: 'capacity counts bound pods',
       pod: pod('b', { containers: [{ name: 'c', resources: { requests: { cpu: '10' } } }] }),

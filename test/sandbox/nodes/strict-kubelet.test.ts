@@ -63,7 +63,17 @@ describe('strict kubelet and scheduler (reference-node-side §2, §5)', () => {
     const name = await createPod(api.core, plainPod('no-claim', { volumes: pvcVolume('absent') }, [{ name: 'c', image: 'busybox', volumeMounts: [{ name: VOLUME, mountPath: '/d' }] }]));
     // assert
     const pod = await podWhere(api.core, name, 'Unschedulable', (p) => cond(p.status?.conditions, 'PodScheduled')?.reason === 'Unschedulable');
-    assert.match(cond(pod.status?.conditions, 'PodScheduled')?.message ?? '', /^0\/4 nodes are available: persistentvolumeclaim "absent" not found\. preemption: /);
+    assert.equal(cond(pod.status?.conditions, 'PodScheduled')?.message, '0/4 nodes are available: persistentvolumeclaim "absent" not found. not found');
+  });
+
+  test('an unbound claim of no class (Immediate) keeps the pod off every node', async () => {
+    // arrange
+    await api.core.createNamespacedPersistentVolumeClaim({ namespace: NS, body: { metadata: { name: 'unbound-immediate' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } } });
+    // act
+    const name = await createPod(api.core, plainPod('immediate-user', { volumes: pvcVolume('unbound-immediate') }, [{ name: 'c', image: 'busybox', volumeMounts: [{ name: VOLUME, mountPath: '/d' }] }]));
+    // assert
+    const pod = await podWhere(api.core, name, 'Unschedulable', (p) => cond(p.status?.conditions, 'PodScheduled')?.reason === 'Unschedulable');
+    assert.equal(cond(pod.status?.conditions, 'PodScheduled')?.message, '0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found');
   });
 
   test('a claim bound to a pod placed by nodeName but not bound yet → FailedMount "PVC is not bound"', async () => {
@@ -122,7 +132,7 @@ describe('strict kubelet and scheduler (reference-node-side §2, §5)', () => {
     assert.equal(pod.status?.phase, 'Pending');
     assert.equal(
       cond(pod.status?.conditions, 'PodScheduled')?.message,
-      `0/4 nodes are available: 1 Insufficient ${KVM}, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.`,
+      `0/4 nodes are available: 1 Insufficient ${KVM}, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.`,
     );
   });
 
@@ -213,7 +223,8 @@ describe('strict kubelet and scheduler (reference-node-side §2, §5)', () => {
     const err = await createPod(api.core, plainPod('rc-missing', { runtimeClassName: 'kata-missing' })).then(() => undefined, (e: unknown) => e as { code?: number; body?: string });
     // assert
     assert.equal(err?.code, 403);
-    assert.match(String(err?.body), /pod rejected: RuntimeClass "kata-missing" not found/);
+    const status = (typeof err?.body === 'string' ? JSON.parse(err.body) : err?.body) as { reason?: string; message?: string };
+    assert.deepEqual([status.reason, status.message], ['Forbidden', 'pods "rc-missing" is forbidden: pod rejected: RuntimeClass "kata-missing" not found']);
   });
 
   test('a failed mount is re-reported, counted on one event', async () => {
