@@ -237,3 +237,27 @@ describe('status.volumeStatus hotplug entries', () => {
     assert.deepEqual(events, [{ reason: 'SuccessfulCreate', message: 'Created hotplug attachment pod p2, for volume y' }]);
   });
 });
+
+describe('status.volumeStatus of the launcher\'s own volumes (reference-node-side §1.6, KubeVirt storage.go updateVolumeStatus)', () => {
+  // A launcher pod that mounts the claims (a volume it lacks would be a hotplug volume).
+  const launcherWith = (...claims: [string, string][]): V1Pod => ({ ...LAUNCHER, spec: { ...LAUNCHER.spec!, volumes: [...(LAUNCHER.spec!.volumes ?? []), ...claims.map(([name, claimName]) => ({ name, persistentVolumeClaim: { claimName } }))] } });
+  test('an entry per spec volume; PVC and DataVolume entries with the claim\'s info (Block without filesystem overhead); virt-handler\'s target kept', () => {
+    // arrange
+    const block: V1PersistentVolumeClaim = { ...pvc('blk'), spec: { ...pvc('blk').spec, volumeMode: 'Block', accessModes: ['ReadWriteMany'] } };
+    const v = vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'data-claim' } }, { name: 'dv', dataVolume: { name: 'blk' } }], [{ name: 'root', target: 'vda' }]);
+    // act
+    const got = vmiVolumeStatus({ vmi: v, launcherPod: launcherWith(['data', 'data-claim'], ['dv', 'blk']), attachmentPods: [], pvcs: new Map([['data-claim', pvc('data-claim')], ['blk', block]]) });
+    // assert
+    assert.deepEqual(got.map((s) => [s.name, s.target]), [['data', ''], ['dv', ''], ['root', 'vda']]);
+    assert.deepEqual(got.find((s) => s.name === 'data')?.persistentVolumeClaimInfo, { claimName: 'data-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' });
+    assert.deepEqual(got.find((s) => s.name === 'dv')?.persistentVolumeClaimInfo, { claimName: 'blk', accessModes: ['ReadWriteMany'], volumeMode: 'Block', capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0' });
+    assert.equal(got.find((s) => s.name === 'root')?.persistentVolumeClaimInfo, undefined, 'a containerDisk has no claim');
+  });
+
+  test('a claim not found leaves its entry without claim info (what virt-handler reports as missing)', () => {
+    // act
+    const got = vmiVolumeStatus({ vmi: vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'gone' } }]), launcherPod: launcherWith(['data', 'gone']), attachmentPods: [], pvcs: new Map() });
+    // assert
+    assert.deepEqual(got.find((s) => s.name === 'data'), { name: 'data', target: '' });
+  });
+});
