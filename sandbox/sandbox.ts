@@ -17,6 +17,7 @@ import { startApiServer, type ApiServer } from './apiserver/index.ts';
 import { createClock, type Clock } from './clock.ts';
 import { KUBEVIRT, MERGE_PATCH, nodeSideApi, statusCodeOf, type NodeSideApi } from './nodes/api.ts';
 import { ClaimFiles } from './nodes/claim-files.ts';
+import { createEventRecorder } from './nodes/events.ts';
 import { startJobController } from './nodes/job-controller.ts';
 import { startKubelet, type Kubelet } from './nodes/kubelet.ts';
 import { createNodes, DEFAULT_NODE_SHAPE, type NodeShape } from './nodes/node-pool.ts';
@@ -27,6 +28,7 @@ import { startVirtHandler, type VirtHandler } from './nodes/virt-handler.ts';
 import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
+import { virtApiMigrationCreateHook } from './kubevirt/migration-webhook.ts';
 import { registerEvictionWebhook, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from './kubevirt/eviction-webhook-server.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
@@ -63,6 +65,8 @@ export interface SandboxOptions {
   clock?: Clock;
   timings?: SandboxTimings;
   nodeShape?: Partial<NodeShape>;
+  /** Per-node shape on top of `nodeShape`, by node name (`{ node02: { resources: { 'devices.kubevirt.io/kvm': null } } }`). */
+  nodeShapes?: Record<string, Partial<NodeShape>>;
   /** Jitter source of the virt-handler heartbeats, in [0, 1); default Math.random. */
   random?: () => number;
   /** Told about errors the node side recovered from (watch drops, conflicts…); default silent. */
@@ -188,6 +192,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // emulator runs the decision as an in-process admission hook; the real API server calls it as
   // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.
   if (!real) apiServer.admission.onEviction(virtApiEvictionHook());
+  // virt-api's migration create validator: a VMI virt-handler reports not migratable is refused.
+  if (!real) apiServer.admission.onCreate(virtApiMigrationCreateHook());
 
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {
@@ -208,7 +214,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     await ensureNamespace(api, 'default');
     await ensureNamespace(api, 'kubevirt');
     await createKubeVirtCr(api);
-    const nodeNames = await createNodes(api, opts.nodes ?? 3, clock.isoNow(), { ...DEFAULT_NODE_SHAPE, ...opts.nodeShape });
+    const nodeNames = await createNodes(api, opts.nodes ?? 3, clock.isoNow(), { ...DEFAULT_NODE_SHAPE, ...opts.nodeShape }, opts.nodeShapes);
     const onError = opts.onError;
     let scheduler: Scheduler;
     if (real) {
@@ -220,7 +226,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       started.push(scheduler);
     }
     const claimFiles = new ClaimFiles();
-    const kubelet = await startKubelet({ api, clock, files: claimFiles, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
+    // The kubelet's and virt-handler's events (FailedMount, SyncFailed, Started…), as node-sim.
+    const events = createEventRecorder(api, clock, onError);
+    started.push({ stop: () => events.flush() });
+    const kubelet = await startKubelet({ api, clock, files: claimFiles, events, ...(t.podStartupMs !== undefined ? { startupMs: t.podStartupMs } : {}), ...(onError ? { onError } : {}) });
     started.push(kubelet);
     // On the real control plane kube-controller-manager's Job controller makes Jobs' pods.
     if (!real) started.push(await startJobController({ api, clock, ...(onError ? { onError } : {}) }));
@@ -231,6 +240,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const virtHandler = await startVirtHandler({
       serves: virtHandlers.serves,
       files: claimFiles,
+      events,
       api,
       clock,
       ...(t.vmiBootMs !== undefined ? { bootMs: t.vmiBootMs } : {}),

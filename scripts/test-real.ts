@@ -11,6 +11,8 @@ import { ensureBuilt } from '../sandbox/real/build.ts';
 /** The suites that run on both lanes. */
 export const REAL_LANE_SUITES = [
   'test/sandbox/apiserver/',
+  'test/sandbox/nodes/strict-kubelet.test.ts',
+  'test/sandbox/nodes/strict-virt-handler.test.ts',
   'test/e2e/vmi-slice.test.ts',
   'test/e2e/wffc.test.ts',
   'test/e2e/backend-storage.test.ts',

@@ -25,6 +25,7 @@ import { acquireSlots, LIMIT_RECHECK_SECONDS, limitsOf, releaseSlots, retrySecon
 import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
+import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { computeMigration, planWrites } from './update-status.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
@@ -227,9 +228,16 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   // The config is read anew too: just after an upgrade a cached one (up to 5 s old) still names
   // the old launcher image, and the workload updater's migration would land the VMI on the
   // launcher it is leaving (seen in the drain/upgrade chaos run: Succeeded, still outdated).
+  // The claims the target pod mounts, for their volume modes (a Block claim is a volumeDevice):
+  // the template service reads them from KubeVirt's PVC informer.
+  const claims = new Map<string, V1PersistentVolumeClaim>();
   const [sourceNodeLabels, current] = await Promise.all([
     sourceNode ? deps.kube.get(NODES, undefined, sourceNode).then((n) => n?.metadata?.labels ?? {}) : Promise.resolve({}),
     deps.clusterConfig({ fresh: true }),
+    ...launcherClaimNames(vmi).map(async (c) => {
+      const pvc = await deps.kube.get(PVCS, vmi.metadata?.namespace ?? '', c);
+      if (pvc) claims.set(c, pvc);
+    }),
   ]);
   // Cannot create now (no backend PVC to start from, no SELinux context yet…): give the slot
   // back and say so on the VMI.
@@ -243,7 +251,7 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target);
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);

@@ -19,7 +19,7 @@ import {
 } from '../../shared/api/well-known.ts';
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
-import { renderVolumesImageNames } from '../../shared/template/render-volumes.ts';
+import { renderVolumesImageNames, type PvcInfo } from '../../shared/template/render-volumes.ts';
 import { currentVmiPod, isPodFinal } from '../../shared/predicates/pods.ts';
 
 /** This migration's target pods (normally one): launcher pods labelled with its UID. */
@@ -81,7 +81,8 @@ export function hostModelLabelsForRemigration(nodeLabels: Readonly<Record<string
 /**
  * The target pod for `migration` of `vmi`, rendered by the template service. `sourceNodeLabels`
  * (the labels of the node the VMI runs on) give the host-model CPU and CPU vendor selectors
- * (reference §b.8). `backendPvc` is the backend-storage claim the target mounts (backend-pvcs.ts).
+ * (reference §b.8). `backendPvc` is the backend-storage claim the target mounts (backend-pvcs.ts);
+ * `pvcs` what is known of the claims it mounts (their volume modes), as KubeVirt's PVC informer.
  */
 export function renderMigrationTargetPod(
   vmi: VirtualMachineInstance,
@@ -90,8 +91,9 @@ export function renderMigrationTargetPod(
   config: ClusterConfig,
   sourceNodeLabels: Readonly<Record<string, string>> = {},
   backendPvc?: string,
+  pvcs?: Record<string, PvcInfo>,
 ): V1Pod {
-  const backend = backendPvc ? { backendPvc } : {};
+  const backend = { ...(backendPvc ? { backendPvc } : {}), ...(pvcs ? { pvcs } : {}) };
   const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
   // Re-migration: keep the digests the VMI already runs. The renderer does not see the source
   // pod on this path, so its CPU selectors come in through the node labels instead.

@@ -8,6 +8,7 @@ import {
   KIND_VM,
   KUBEVIRT_API_VERSION,
   LATEST_OBSERVED_API_VERSION_ANNOTATION,
+  NON_ROOT_UID,
   STORAGE_OBSERVED_API_VERSION_ANNOTATION,
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
@@ -21,6 +22,7 @@ import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectatio
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
+import { cbtStateForNewVmi, nextVmCbtState } from './cbt.ts';
 import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
@@ -33,7 +35,7 @@ import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { clusterConfigFromKubeVirt, gateEnabled, type ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
@@ -200,7 +202,8 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // status, from what was observed (and what this pass did)
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const cbtState = nextVmCbtState(observed.vm, observed.vmi, config);
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -330,6 +333,12 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
   }
   // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
   const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
+  // Changed-block tracking starts Initializing on a selected VM's VMI (virt-handler enables it).
+  const cbt = cbtStateForNewVmi(vm, config);
+  if (cbt) vmi.status = { ...vmi.status, changedBlockTracking: { state: cbt } };
+  // The webhook's markAsNonroot: a non-root launcher unless the Root gate is on (virt-handler's
+  // non-root start checks read it).
+  if (vmi.status?.runtimeUser === undefined && !gateEnabled(config, 'Root')) vmi.status = { ...vmi.status, runtimeUser: NON_ROOT_UID };
   // A dump volume whose dump is over stays in the template but not in a new VMI (§7).
   const dump = vm.status?.memoryDumpRequest;
   if (dump && !dumpVolumeWanted(dump) && vmi.spec.volumes) vmi.spec.volumes = vmi.spec.volumes.filter((v) => !(v.name === dump.claimName && v.memoryDump));

@@ -28,6 +28,8 @@ export interface VmStatusInput {
   readonly memoryDumpRequest?: VirtualMachineMemoryDumpRequest | null | undefined;
   /** `status.volumeUpdateState` after the volume-update handler: undefined = as read. */
   readonly volumeUpdateState?: VolumeUpdateState | undefined;
+  /** `status.changedBlockTracking.state` after this pass (cbt.ts): undefined = none; absent from the input = as read. */
+  readonly cbtState?: string | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -43,6 +45,10 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   const strategyResult = runStrategyOf(vm);
   const strategy = strategyResult.ok ? strategyResult.strategy : undefined;
 
+  if ('cbtState' in input) {
+    if (input.cbtState === undefined) delete status.changedBlockTracking;
+    else status.changedBlockTracking = { ...status.changedBlockTracking, state: input.cbtState as NonNullable<VirtualMachineStatus['changedBlockTracking']>['state'] };
+  }
   status.created = vmi !== undefined;
   status.ready = vmi !== undefined && vmiCondition(vmi, VMI_CONDITION.Ready)?.status === 'True';
 

@@ -23,12 +23,13 @@ import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadin
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
-import { decideSync, isFinal, type Observed, type SyncError } from './sync.ts';
+import { decideSync, guaranteeProblem, isFinal, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
 import { volumeStatusEvents } from './hotplug/volume-status.ts';
 import { computeVmi } from './update-status.ts';
 import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
+import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
 import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
@@ -106,6 +107,13 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     requeueSeconds = r.requeueSeconds;
   }
 
+  // Dedicated CPUs need a Guaranteed pod: a ready pod that is not one is not handed off.
+  const guarantee = guaranteeProblem(observed);
+  if (guarantee && !syncError) {
+    await event(deps, vmi, 'Warning', guarantee.reason, guarantee.message);
+    syncError = guarantee;
+  }
+
   // status, from what was observed (and what this pass created)
   const ownerVmLive = await isOwnerVmLive(observed, deps);
   const now = new Date(deps.now()).toISOString();
@@ -158,23 +166,30 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   const podList = podsRead ?? (await listVmiPods(deps, namespace, uid, rv));
   const pods = podList.items.filter((p) => isControlledBy(p, vmi));
 
-  // Only what the spec references, and only while it can still matter (before hand-off).
+  // Only what the spec references, and only while it can still matter: before the launcher pod
+  // (readiness, and the volume modes the pod is rendered with), and from the hand-off on, for
+  // `status.volumeStatus` (claims.ts).
   const pvcs = new Map<string, V1PersistentVolumeClaim>();
   const dataVolumes = new Map<string, DataVolume>();
   const phase = vmi.status?.phase ?? '';
-  if (phase === '' || phase === 'Pending') {
-    const claims = claimNames(vmi);
-    await Promise.all([
-      ...[...claims.pvcs, ...claims.dataVolumes].map(async (c) => {
-        const pvc = await deps.kube.get(PVCS, namespace, c, { resourceVersion: rv });
-        if (pvc) pvcs.set(c, pvc);
-      }),
-      ...claims.dataVolumes.map(async (d) => {
-        const dv = await deps.kube.get(DATA_VOLUMES, namespace, d, { resourceVersion: rv });
-        if (dv) dataVolumes.set(d, dv);
-      }),
-    ]);
-  }
+  const pod = currentVmiPod(vmi, pods);
+  const handingOff = phase === 'Scheduling' && pod !== undefined && !isTempPod(pod) && isPodReady(pod);
+  const claimsToRead =
+    phase === '' || phase === 'Pending'
+      ? [...new Set([...claimNames(vmi).pvcs, ...claimNames(vmi).dataVolumes, ...launcherClaimNames(vmi)])]
+      : handingOff || phase === 'Scheduled' || phase === 'Running'
+        ? statusClaimNames(vmi)
+        : [];
+  await Promise.all([
+    ...claimsToRead.map(async (c) => {
+      const pvc = await deps.kube.get(PVCS, namespace, c, { resourceVersion: rv });
+      if (pvc) pvcs.set(c, pvc);
+    }),
+    ...(phase === '' || phase === 'Pending' ? claimNames(vmi).dataVolumes : []).map(async (d) => {
+      const dv = await deps.kube.get(DATA_VOLUMES, namespace, d, { resourceVersion: rv });
+      if (dv) dataVolumes.set(d, dv);
+    }),
+  ]);
   const backendPvc = backendStorageNeeded(vmi)
     ? backendPvcFor(vmi.metadata?.name ?? '', (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${vmi.metadata?.name ?? ''}`, resourceVersion: rv })).items)
     : undefined;
@@ -184,9 +199,8 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   // Past Pending the claims are not read (they matter only before the launcher pod exists, and a
   // claim in use cannot go away): they count as ready, never as missing.
   const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };
-  const pod = currentVmiPod(vmi, pods);
-  const hotplug = needsHotplugRead(vmi, pod) ? await observeHotplug(vmi, pod, pods, deps, rv) : undefined;
-  return { vmi, pods, pod, volumes, migrations, ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
+  const hotplug = needsHotplugRead(vmi, pod) ? await observeHotplug(vmi, pod, pods, deps, rv, pvcs) : undefined;
+  return { vmi, pods, pod, volumes, migrations, claims: pvcs, ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
 }
 
 /** The key of a VMI's pod expectations: its key and its UID (`ns/name/uid`). */
@@ -226,8 +240,10 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: 
   let pod: V1Pod;
   try {
     // A volume waiting for its first consumer gets the temporary pod first (reference-vm-vmi-depth §4).
+    // The claims' volume modes decide volumeDevices or volumeMounts, as the kubelet checks them.
     const backendPvc = o.backendPvc?.metadata?.name;
-    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig(), backendPvc ? { backendPvc } : {});
+    const pvcs = renderClaimInfo(o.claims ?? new Map());
+    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig(), { pvcs, ...(backendPvc ? { backendPvc } : {}) });
   } catch (err) {
     if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
     if (!(err instanceof InvalidInputError)) throw err;

@@ -4,7 +4,7 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { isPodDownOrGoingDown, isPodFinal, isTempPod } from '../../shared/predicates/pods.ts';
+import { isPodDownOrGoingDown, isPodFinal, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
 import type { HotplugObserved } from './hotplug/step.ts';
 
@@ -21,6 +21,11 @@ export interface Observed {
   readonly backendPvc?: V1PersistentVolumeClaim;
   /** Attachment pods and hotplug claims, read only for a VMI with hotplug volumes (hotplug/step.ts). */
   readonly hotplug?: HotplugObserved;
+  /**
+   * The claims of the VMI's volumes by name (claims.ts), read while they matter: before the
+   * launcher pod (its volume modes) and from the hand-off on (`status.volumeStatus`).
+   */
+  readonly claims?: ReadonlyMap<string, V1PersistentVolumeClaim>;
 }
 
 /** A sync error: `requeue` ones are retried with backoff, informal ones wait for an event. */
@@ -100,4 +105,19 @@ const TEMP_POD_DONE_PHASES = new Set(['Running', 'Succeeded', 'Failed']);
 /** True when the VMI has a live (not down, not temp) launcher pod. */
 export function hasLivePod(o: Observed): boolean {
   return o.pod !== undefined && !isPodDownOrGoingDown(o.pod);
+}
+
+/** KubeVirt's sync-error reason for a dedicated-CPU VMI whose launcher pod is not Guaranteed. */
+export const FAILED_GUARANTEE_REASON = 'FailedGuaranteeResources';
+
+/**
+ * A dedicated-CPU VMI whose ready launcher pod did not get the `Guaranteed` QoS class (the API
+ * server sets it from the pod's requests and limits) is not handed off: KubeVirt's
+ * `updateStatus` records `FailedGuaranteeResources` and leaves the VMI `Scheduling`.
+ */
+export function guaranteeProblem(o: Observed): SyncError | undefined {
+  const { vmi, pod } = o;
+  if ((vmi.status?.phase ?? '') !== 'Scheduling' || !pod || isTempPod(pod) || !isPodReady(pod) || vmi.metadata?.deletionTimestamp) return undefined;
+  if (vmi.spec.domain.cpu?.dedicatedCpuPlacement !== true || pod.status?.qosClass === 'Guaranteed') return undefined;
+  return { reason: FAILED_GUARANTEE_REASON, message: 'failed to guarantee pod resources', requeue: false };
 }

@@ -20,9 +20,9 @@ import {
 } from '../../shared/api/well-known.ts';
 import { condition, findCondition, removeCondition, setCondition } from './conditions.ts';
 import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
-import type { Observed, SyncError } from './sync.ts';
+import { FAILED_GUARANTEE_REASON, type Observed, type SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
-import { hotplugVolumeStatus } from './hotplug/volume-status.ts';
+import { vmiVolumeStatus } from './hotplug/volume-status.ts';
 import { syncMigrationRequired } from './migration-required.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { markVolumesChange } from './volume-migration.ts';
@@ -113,7 +113,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       if (pod && vmiPodExists) {
         if (pod.status?.qosClass) status.qosClass = pod.status.qosClass as NonNullable<VirtualMachineInstanceStatus['qosClass']>;
         mirrorPodScheduled(status, pod, now);
-        if (isPodReady(pod) && !meta.deletionTimestamp) {
+        if (isPodReady(pod) && !meta.deletionTimestamp && syncError?.reason !== FAILED_GUARANTEE_REASON) {
           // The hand-off: virt-handler on this node takes the VMI from here.
           phase = 'Scheduled';
           const node = pod.spec?.nodeName ?? '';
@@ -154,8 +154,11 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       break;
   }
   status.phase = phase;
-  if ((phase === 'Scheduled' || phase === 'Running') && pod && vmiPodExists && observed.hotplug) {
-    const next = hotplugVolumeStatus({ vmi, launcherPod: pod, attachmentPods: observed.hotplug.attachmentPods, pvcs: observed.hotplug.pvcs });
+  // The volume status virt-handler starts from (claim info) and hotplug runs on: written at the
+  // hand-off and kept current while Scheduled or Running.
+  if ((phase === 'Scheduled' || phase === 'Running') && pod && vmiPodExists) {
+    const pvcs = new Map([...(observed.claims ?? []), ...(observed.hotplug?.pvcs ?? [])]);
+    const next = vmiVolumeStatus({ vmi, launcherPod: pod, attachmentPods: observed.hotplug?.attachmentPods ?? [], pvcs });
     if (!isDeepStrictEqual(next, status.volumeStatus ?? [])) status.volumeStatus = next;
   }
 

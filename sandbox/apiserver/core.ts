@@ -19,7 +19,22 @@ export interface Core {
   podGraceExpiry: boolean;
   /** Wakes the garbage collector / namespace controller after a change. */
   kickControllers(): void;
+  /** Validating admission on every create (index.ts `admission.onCreate`), in order. */
+  createHooks?: CreateHook[];
 }
+
+/** What a create admission hook sees. */
+export interface CreateRequest {
+  res: ResourceInfo;
+  namespace: string | undefined;
+  /** The object as it will be stored (a copy). */
+  object: Record<string, unknown>;
+  identity: string;
+  dryRun: boolean;
+}
+
+/** Refuses a create by throwing an ApiError; returning lets it proceed (a validating webhook). */
+export type CreateHook = (core: Core, request: CreateRequest) => void;
 
 /** One request's target and caller. */
 export interface Scope {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createClock, type Clock } from '../clock.ts';
 import { AuditLog } from './audit.ts';
-import type { Core } from './core.ts';
+import type { Core, CreateHook } from './core.ts';
 import { RequestCounters } from './counters.ts';
 import { startDisruptionController } from './disruption.ts';
 import { EvictionHooks, type EvictionHook } from './eviction.ts';
@@ -29,6 +29,7 @@ export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
 export type { FaultCode, FaultMatch, Faults } from './faults.ts';
 export type { KubeObject } from './types.ts';
 export type { EvictionHook, EvictionRequest } from './eviction.ts';
+export type { CreateHook, CreateRequest } from './core.ts';
 export { ApiError } from './errors.ts';
 
 /** Options of {@link startApiServer}. */
@@ -83,6 +84,11 @@ export interface ApiServerAdmission {
    * eviction by throwing an ApiError (e.g. 429). Returns the function that removes it.
    */
   onEviction(hook: EvictionHook): () => void;
+  /**
+   * Adds a hook run on every create after defaulting (a validating webhook, compiled in); it
+   * refuses the create by throwing an ApiError. Returns the function that removes it.
+   */
+  onCreate(hook: CreateHook): () => void;
 }
 
 /** Test hooks. */
@@ -158,7 +164,17 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       settle: () => gc.settle(),
       openWatches: () => hub.size,
     },
-    admission: { onEviction: (hook) => evictionHooks.add(hook) },
+    admission: {
+      onEviction: (hook) => evictionHooks.add(hook),
+      onCreate: (hook) => {
+        const hooks = (core.createHooks ??= []);
+        hooks.push(hook);
+        return () => {
+          const at = hooks.indexOf(hook);
+          if (at >= 0) hooks.splice(at, 1);
+        };
+      },
+    },
     async close() {
       stopDisruption();
       hub.dropAll();

@@ -125,6 +125,8 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   validateMetadata(scope.res, md.name!, md);
   prepareNamedForCreate(scope.res, obj);
   checkMicroTimes(scope.res, obj);
+  // Validating admission (webhooks) sees the object after defaulting, dry runs included.
+  for (const hook of core.createHooks ?? []) hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, dryRun: scope.dryRun });
   if (scope.dryRun) return obj;
   return core.store.put(scope.res, obj, writeContext(scope, 'create'));
 }

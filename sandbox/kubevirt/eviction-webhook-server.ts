@@ -1,6 +1,7 @@
 /**
- * virt-api's launcher eviction interceptor as KubeVirt deploys it on a real cluster: a
- * ValidatingWebhookConfiguration on `pods/eviction` CREATE, served over HTTPS. The real lane's
+ * virt-api's launcher eviction interceptor and migration create validator as KubeVirt deploys
+ * them on a real cluster: a ValidatingWebhookConfiguration on `pods/eviction` CREATE and on
+ * `virtualmachineinstancemigrations` CREATE (migration-admission.ts), served over HTTPS. The real lane's
  * kube-apiserver calls it for every eviction (`kubectl drain`, the workload updater's Evict); the
  * answer is the same pure decision the emulator's in-process hook applies
  * (`eviction-admission.ts`): allow, or deny with 429 — after marking the VMI
@@ -18,6 +19,8 @@ import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { isNotFound, JSON_PATCH, KUBEVIRT, nodeSideApi, plain, statusCodeOf, type NodeSideApi } from '../nodes/api.ts';
 import { issueServingCertificate, makeCa } from '../pki.ts';
 import { admitEviction, launcherVmiName, type EvictionVerdict } from './eviction-admission.ts';
+import { admitMigration, MIGRATION_CREATE_PATH, MIGRATION_CREATE_VALIDATOR, type MigrationRequest, type MigrationVerdict } from './migration-admission.ts';
+import type { Vmi } from '../nodes/objects.ts';
 
 export { VIRT_API_IDENTITY } from './eviction-admission.ts';
 
@@ -34,7 +37,7 @@ interface AdmissionRequest {
   operation?: string;
   subResource?: string;
   dryRun?: boolean;
-  object?: { metadata?: { annotations?: Record<string, string> } };
+  object?: { metadata?: { annotations?: Record<string, string> }; spec?: Record<string, unknown> };
 }
 
 export interface EvictionWebhookServer {
@@ -88,6 +91,21 @@ async function review(api: NodeSideApi, req: AdmissionRequest): Promise<Eviction
   return verdict;
 }
 
+/** The migration create validator's verdict (virt-api refuses with 400). */
+async function reviewMigration(api: NodeSideApi, req: AdmissionRequest): Promise<MigrationVerdict> {
+  const migration = (req.object ?? {}) as MigrationRequest;
+  const name = migration.spec?.vmiName;
+  let vmi: Vmi | undefined;
+  if (name && req.namespace) {
+    try {
+      vmi = plain(await api.custom.getNamespacedCustomObject({ ...KUBEVIRT, namespace: req.namespace, plural: 'virtualmachineinstances', name }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return admitMigration({ ...migration, metadata: { namespace: req.namespace ?? '' } }, vmi);
+}
+
 /** The AdmissionReview answer: every refusal is a 429, as virt-api's. */
 export function admissionResponse(uid: string, verdict: EvictionVerdict): object {
   const response = verdict.kind === 'allow' ? { uid, allowed: true } : { uid, allowed: false, status: { code: 429, message: verdict.message } };
@@ -114,10 +132,17 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
   const verdicts: string[] = [];
   const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     void (async () => {
-      if (req.method !== 'POST' || req.url?.split('?')[0] !== EVICTION_PATH) return reply(res, 404, { message: 'not found' });
+      const path = req.url?.split('?')[0];
+      if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH)) return reply(res, 404, { message: 'not found' });
       let request: AdmissionRequest = {};
       try {
         request = ((await bodyOf(req)) as { request?: AdmissionRequest }).request ?? {};
+        if (path === MIGRATION_CREATE_PATH) {
+          const m = await reviewMigration(api, request);
+          verdicts.push(`${m.allowed ? 'allow' : 'deny'} migration ${request.namespace}/${request.name ?? ''}${m.allowed ? '' : `: ${m.message}`}`);
+          const response = m.allowed ? { uid: request.uid ?? '', allowed: true } : { uid: request.uid ?? '', allowed: false, status: { code: 400, message: m.message } };
+          return reply(res, 200, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+        }
         const verdict = await review(api, request);
         verdicts.push(`${verdict.kind === 'allow' ? 'allow' : 'deny'} ${request.namespace}/${request.name}${verdict.kind === 'allow' ? '' : `: ${verdict.message}`}`);
         reply(res, 200, admissionResponse(request.uid ?? '', verdict));
@@ -164,6 +189,16 @@ export function evictionWebhookConfiguration(url: string, caPem: string): object
         failurePolicy: 'Fail',
         matchPolicy: 'Equivalent',
         sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: 10,
+      },
+      {
+        name: MIGRATION_CREATE_VALIDATOR,
+        admissionReviewVersions: ['v1'],
+        clientConfig: { url: `${url}${MIGRATION_CREATE_PATH}`, caBundle: Buffer.from(caPem).toString('base64') },
+        rules: [{ operations: ['CREATE'], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: ['virtualmachineinstancemigrations'], scope: 'Namespaced' }],
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
         timeoutSeconds: 10,
       },
     ],

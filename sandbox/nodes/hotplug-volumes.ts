@@ -5,6 +5,8 @@
  * then attached to the domain (`Ready`, with a disk target); a volume gone from the spec is
  * detached and unmounted (`UnMountedFromPod`) so that the controller can let its pod go.
  * Entries without `hotplugVolume` (the launcher's own volumes, backend storage) are left alone.
+ * The caller says which attachment pods are ready on the handler's node (`mountFromPod` finds
+ * the volume only there).
  */
 import type { Vmi } from './objects.ts';
 
@@ -48,7 +50,7 @@ function nextTarget(taken: ReadonlySet<string>): string {
  * The volume statuses after one handler step (each volume moves at most one phase), or undefined
  * when nothing moves. A utility volume is never attached to the domain: it stops at `MountedToPod`.
  */
-export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toISOString()): VolumeStatus[] | undefined {
+export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toISOString(), attachmentReady: (podUid: string) => boolean = () => true, domainExists = true): VolumeStatus[] | undefined {
   const current = vmi.status?.volumeStatus ?? [];
   const spec = new Set((vmi.spec?.volumes ?? []).map((v) => v.name));
   const utility = new Set((vmi.spec?.utilityVolumes ?? []).map((u) => u.name));
@@ -58,13 +60,14 @@ export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toI
     if (!s.hotplugVolume) return s;
     const phase = s.phase ?? '';
     const wanted = spec.has(s.name) || utility.has(s.name);
-    if (wanted && MOUNTABLE.has(phase) && s.hotplugVolume.attachPodUID) {
+    // The mount source is the attachment pod's volume: that pod must be ready on this node.
+    if (wanted && MOUNTABLE.has(phase) && s.hotplugVolume.attachPodUID && attachmentReady(s.hotplugVolume.attachPodUID)) {
       changed = true;
       return { ...s, phase: 'MountedToPod', reason: 'VolumeMountedToPod', message: `Volume ${s.name} has been mounted in virt-launcher pod` };
     }
     // A memory-dump volume is not attached as a disk: the domain's memory is dumped into it.
     const dump = (vmi.spec?.volumes ?? []).find((v) => v.name === s.name)?.['memoryDump'] !== undefined;
-    if (dump && wanted && phase === 'MountedToPod') {
+    if (dump && wanted && phase === 'MountedToPod' && domainExists) {
       changed = true;
       return { ...s, phase: 'MemoryDumpInProgress', reason: 'MemoryDumpVolumeInProgress', message: `Memory dump Volume ${s.name} is in progress`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), claimName: s.name, startTimestamp: nowIso } };
     }
@@ -80,7 +83,8 @@ export function nextHotplugVolumeStatus(vmi: HotplugVmi, nowIso = new Date().toI
       const fileName = `${vmi.metadata?.name ?? ''}-${s.name}-${stamp}.memory.dump`;
       return { ...s, phase: 'MemoryDumpCompleted', reason: 'MemoryDumpVolumeCompleted', message: `Memory dump Volume ${s.name} has completed successfully`, memoryDumpVolume: { ...(s['memoryDumpVolume'] as object), endTimestamp: nowIso, targetFileName: fileName } };
     }
-    if (wanted && phase === 'MountedToPod' && spec.has(s.name)) {
+    // Attached to the domain once there is one (a VMI still starting waits at MountedToPod).
+    if (wanted && phase === 'MountedToPod' && spec.has(s.name) && domainExists) {
       changed = true;
       const target = nextTarget(taken);
       taken.add(target);

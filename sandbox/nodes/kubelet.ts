@@ -1,6 +1,9 @@
 /**
- * The sandbox's kubelets (one loop for every node): start bound pods (Pending → Running after
- * `startupMs` on the clock), keep `Ready` in step with readiness gates, complete virt-launcher pods
+ * The sandbox's kubelets (one loop for every node): admit bound pods as the kubelet does
+ * (device-manager and fit-predicate rejections, pod-admission.ts), keep a pod in ContainerCreating
+ * while its volumes cannot be set up (pod-volumes.ts: claims, volume modes, ConfigMaps, Secrets,
+ * Multi-Attach) with the kubelet's events, start the rest (Pending → Running after
+ * `startupMs` on the clock), keep `Ready` in step with containers and readiness gates, complete virt-launcher pods
  * whose launcher would exit, run a claim-checking shell test to its exit code (pod-script.ts),
  * write Multus' network status on pods that ask for Multus networks (multus-status.ts) and
  * refresh it when a running pod's request changes, and finish graceful deletions — a pod with a
@@ -11,13 +14,15 @@ import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes,
 import { KeyWorker } from './key-worker.ts';
 import { isLauncherPod, launcherExit, owningVmi } from './launcher-exit.ts';
 import type { ClaimFiles } from './claim-files.ts';
-import { exitedStatus, finishedStatus, readyCondition, runningStatus } from './pod-status.ts';
+import { containerExitedStatus, exitedStatus, finishedStatus, readyCondition, rejectedStatus, runningStatus, waitingStatus } from './pod-status.ts';
 import { scriptExitCodes } from './pod-script.ts';
-import { missingSecretsOf, secretNamesOf } from './secret-volumes.ts';
 import { multusNetworkStatus, NETWORK_STATUS_ANNOTATION } from './multus-status.ts';
-import type { RawList } from './watched-cache.ts';
 import type { Informer } from './shared-informers.ts';
-import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
+import { admissionRejection } from './pod-admission.ts';
+import { failedMountMessage, volumeProblems, volumesReady } from './pod-volumes.ts';
+import { sourceKeysOf, volumeSources } from './volume-sources.ts';
+import type { EventRecorder } from './events.ts';
+import { conditionOf, isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
 export interface KubeletOptions {
@@ -27,13 +32,20 @@ export interface KubeletOptions {
   startupMs?: number;
   /** Claim contents, for the programs this kubelet runs to completion (pod-script.ts). */
   files?: ClaimFiles;
+  /** Where the kubelet's events go (FailedMount, admission rejections); none when absent. */
+  events?: EventRecorder;
   onError?: (what: string, err: unknown) => void;
 }
+
+/** The kubelet's volume wait: re-tried with backoff up to its 2 min 3 s (`podAttachAndMountTimeout`). */
+const VOLUME_RETRY_MAX_MS = 123_000;
 
 /** A running kubelet fleet; see {@link startKubelet}. */
 export interface Kubelet {
   /** Test hook: make a running pod's containers exit (Succeeded = exit 0, Failed = exit 1). */
   finishPod(namespace: string, name: string, phase: 'Succeeded' | 'Failed', reason?: string): Promise<void>;
+  /** Test hook: one container of a running pod exits with `exitCode`; the others run on. */
+  exitContainer(namespace: string, name: string, container: string, exitCode: number): Promise<void>;
   restarts(): number;
   stop(): Promise<void>;
 }
@@ -45,6 +57,10 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const ipCounters = new Map<string, number>();
   const podIps = new Map<string, string>();
   const startAts = new Map<string, number>();
+  // Pods this kubelet admitted (by uid): what later admissions on the node count as used.
+  const admitted = new Set<string>();
+  // Pods whose volumes are not ready: how often they were re-checked (the retry backoff).
+  const volumeRetries = new Map<string, number>();
 
   const wakeAt = (key: string, uid: string, atMs: number) => {
     const existing = timers.get(key);
@@ -61,15 +77,26 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     path: '/api/v1/pods',
     list: listAllPods(api),
     onError: (e) => opts.onError?.('kubelet pod informer', e),
-    onEvent: (_event, pod) => worker.add(keyOf(pod)),
-    // What VMI, node and Secret events wake: found by index, not by a scan of every pod.
+    onEvent: (event, pod) => {
+      worker.add(keyOf(pod));
+      const uid = pod.metadata?.uid ?? '';
+      if (event === 'delete') {
+        admitted.delete(uid);
+        volumeRetries.delete(uid);
+      }
+      // A pod that ends or goes releases its exclusive volumes: pods waiting on them look again.
+      if (event === 'delete' || isTerminalPhase(pod.status?.phase)) {
+        for (const k of sourceKeysOf(pod)) if (k.startsWith('claim:')) for (const p of pods.byIndex('source', k)) if (p !== pod) worker.add(keyOf(p));
+      }
+    },
+    // What VMI, node and volume-source events wake: found by index, not by a scan of every pod.
     indexes: {
       vmi: (p) => {
         const uid = owningVmi(p)?.uid;
         return uid ? [uid] : [];
       },
       node: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
-      secret: (p) => secretNamesOf(p).map((s) => `${p.metadata?.namespace ?? ''}/${s}`),
+      source: sourceKeysOf,
     },
   });
   const nodes: Informer<Node> = api.informers.informer<Node>({
@@ -93,16 +120,10 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     },
   });
 
-  // A pod whose secret volumes name Secrets that do not exist yet stays in ContainerCreating
-  // (Pending), as a real kubelet keeps it; a Secret appearing wakes the pods that wait for it.
-  const secrets: Informer<KubeObject> = api.informers.informer<KubeObject>({
-    path: '/api/v1/secrets',
-    list: async () => plain<RawList<KubeObject>>(await api.core.listSecretForAllNamespaces({})),
-    onError: (e) => opts.onError?.('kubelet secret informer', e),
-    onEvent: (_event, secret) => {
-      for (const p of pods.byIndex('secret', `${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`)) worker.add(keyOf(p));
-    },
-  });
+  // Claims, PVs, ConfigMaps and Secrets: a pod waiting on one is looked at again when it changes.
+  const sources = volumeSources(api, pods, (p) => worker.add(keyOf(p)), opts.onError);
+  const record = (pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string, component = 'kubelet') =>
+    opts.events?.record({ ...pod, kind: 'Pod', apiVersion: 'v1' }, type, reason, message, { component, ...(component === 'kubelet' ? { host: pod.spec?.nodeName ?? '' } : {}) });
 
   const hostIpOf = (node: Node) => node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
   const podIpFor = (pod: Pod, nodeName: string) => {
@@ -169,6 +190,47 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     }
   };
 
+  /**
+   * Admission, once per pod (pod-admission.ts): a pod the kubelet cannot admit is Failed with the
+   * reason and a Warning event; admitted pods count against what the next ones may use.
+   */
+  const admit = (pod: Pod, node: Node): boolean => {
+    const uid = pod.metadata?.uid ?? '';
+    if (admitted.has(uid)) return true;
+    const name = node.metadata?.name ?? '';
+    const others = pods.byIndex('node', name).filter((p) => p.metadata?.uid !== uid && !isTerminalPhase(p.status?.phase) && (admitted.has(p.metadata?.uid ?? '') || p.status?.phase === 'Running'));
+    const rejection = admissionRejection(pod, node, others);
+    if (!rejection) {
+      admitted.add(uid);
+      return true;
+    }
+    record(pod, 'Warning', rejection.reason, rejection.message);
+    patchStatus(pod, rejectedStatus(rejection.reason, rejection.message)).catch((e: unknown) => opts.onError?.(`kubelet reject ${keyOf(pod)}`, e));
+    return false;
+  };
+
+  /**
+   * The volume manager's wait (pod-volumes.ts): true once every volume can be set up; otherwise the
+   * kubelet's and the attach/detach controller's events, the pod shown in ContainerCreating, and a
+   * re-check with backoff (sooner when a source changes).
+   */
+  const volumesSetUp = async (key: string, pod: Pod, node: Node): Promise<boolean> => {
+    const uid = pod.metadata?.uid ?? '';
+    const problems = volumeProblems(pod, node.metadata?.name ?? '', sources.lookups);
+    if (volumesReady(problems)) {
+      volumeRetries.delete(uid);
+      return true;
+    }
+    if (problems.process.length > 0) record(pod, 'Warning', 'FailedMount', failedMountMessage(problems));
+    for (const e of problems.setup) record(pod, 'Warning', 'FailedMount', e.message);
+    for (const e of problems.attach) record(pod, 'Warning', 'FailedAttachVolume', e.message, 'attachdetach-controller');
+    const tries = (volumeRetries.get(uid) ?? 0) + 1;
+    volumeRetries.set(uid, tries);
+    wakeAt(key, uid, clock.nowMs() + Math.min(VOLUME_RETRY_MAX_MS, 500 * 2 ** Math.min(tries, 12)));
+    if (pod.status?.containerStatuses?.[0]?.state?.waiting === undefined) await patchStatus(pod, waitingStatus(pod, hostIpOf(node), 'ContainerCreating', clock.isoNow()));
+    return false;
+  };
+
   const handle = async (key: string) => {
     const { namespace, name } = splitKey(key);
     const pod = pods.get(namespace, name);
@@ -191,7 +253,8 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
     if (!node || isTerminalPhase(phase)) return;
     if (phase === 'Pending' || phase === undefined) {
       if (deletion !== undefined) return;
-      if (missingSecretsOf(pod, (n) => secrets.get(pod.metadata?.namespace ?? '', n) !== undefined).length > 0) return;
+      if (!admit(pod, node)) return;
+      if (!(await volumesSetUp(key, pod, node))) return;
       // Containers take startupMs (simulated) from the moment this kubelet first sees the pod bound.
       let startAt = startAts.get(uid);
       if (startAt === undefined) startAts.set(uid, (startAt = clock.nowMs() + startupMs));
@@ -221,9 +284,10 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
       await annotate(pod, NETWORK_STATUS_ANNOTATION, networkStatus);
       return;
     }
-    // Readiness gates are set by others (the VMI controller); Ready follows them.
+    // Readiness gates are set by others (the VMI controller); Ready follows them and the containers.
     const conds = pod.status?.conditions ?? [];
-    const ready = readyCondition(pod, conds, true, clock.isoNow());
+    const unready = (pod.status?.containerStatuses ?? []).filter((c) => c.ready !== true).map((c) => c.name);
+    const ready = readyCondition(pod, conds, unready, clock.isoNow());
     const current = conditionOf(conds, 'Ready');
     if (current?.status !== ready.status || current.reason !== ready.reason) {
       await patchStatus(pod, { conditions: conds.filter((c) => c.type !== 'Ready').concat(ready) });
@@ -233,20 +297,24 @@ export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
   const worker = new KeyWorker(handle, { concurrency: 4, onError: (k, e) => opts.onError?.(`kubelet ${k}`, e) });
   await nodes.start();
   await vmis.start();
-  await secrets.start();
   await pods.start();
+  await sources.start();
 
   return {
     async finishPod(namespace, name, phase, reason) {
       const pod = plain<Pod>(await api.core.readNamespacedPod({ namespace, name }));
       await patchStatus(pod, finishedStatus(pod, phase, reason ?? (phase === 'Succeeded' ? 'Completed' : 'Error'), clock.isoNow()));
     },
-    restarts: () => pods.restarts + nodes.restarts + vmis.restarts + secrets.restarts,
+    async exitContainer(namespace, name, container, exitCode) {
+      const pod = plain<Pod>(await api.core.readNamespacedPod({ namespace, name }));
+      await patchStatus(pod, containerExitedStatus(pod, container, exitCode, clock.isoNow()));
+    },
+    restarts: () => pods.restarts + nodes.restarts + vmis.restarts + sources.restarts(),
     async stop() {
       await worker.stop();
       for (const t of timers.values()) clock.clearTimeout(t.timer);
       timers.clear();
-      await Promise.all([pods.stop(), nodes.stop(), vmis.stop(), secrets.stop()]);
+      await Promise.all([pods.stop(), nodes.stop(), vmis.stop(), sources.stop()]);
     },
   };
 }

@@ -1,6 +1,11 @@
 /**
  * The sandbox's Node objects: node01..nodeN, shaped like KubeVirt nodes after virt-handler's node
- * labeller has run, so launcher and migration target pods (reference §b.2, §b.8) can schedule.
+ * labeller and heartbeat have run, so launcher and migration target pods (reference §b.2, §b.8)
+ * can schedule: capacity and allocatable per resource (the device plugins' 1000 kvm, tun and
+ * vhost-net devices), `kubernetes.io/hostname`, `kubevirt.io/schedulable`, the CPU manager labels,
+ * CPU model, feature, TSC and hyperv labels. A {@link NodeShape} (for all nodes, or per node) can
+ * take a resource away, mark a plugin's devices unhealthy, add hugepages or GPUs, turn the CPU
+ * manager on or drop a label — what a real node lacking kvm or hugepages looks like.
  */
 import { MERGE_PATCH, statusCodeOf, type NodeSideApi } from './api.ts';
 import type { Node, StringMap } from './objects.ts';
@@ -14,6 +19,20 @@ export interface NodeShape {
   cpuModel: string;
   /** Features the host model requires (→ host-model-required-features / cpu-feature labels). */
   cpuFeatures: string[];
+  /**
+   * Capacity to add or change (`{ 'hugepages-2Mi': '1Gi', 'nvidia.com/GA102': '2' }`), or remove
+   * (`null`: the resource is unknown to the node — no device plugin registered it).
+   */
+  resources?: Record<string, string | null>;
+  /**
+   * Device-plugin resources whose devices are all unhealthy (their `/dev` node is missing): the
+   * plugin is registered (capacity keeps its count) but allocatable is 0.
+   */
+  unhealthyDevices?: string[];
+  /** The kubelet runs the static CPU manager and KubeVirt's CPUManager gate is on (`kubevirt.io/cpumanager=true`). */
+  cpuManager?: boolean;
+  /** Labels to add or change, or remove (`null`), after the defaults (e.g. `kubernetes.io/hostname: null`). */
+  labels?: Record<string, string | null>;
 }
 
 export const DEFAULT_NODE_SHAPE: NodeShape = {
@@ -61,6 +80,13 @@ export function nodeLabels(name: string, shape: NodeShape): StringMap {
   for (const f of ['vpindex', 'runtime', 'reset', 'synic', 'synictimer', 'frequencies', 'reenlightenment', 'tlbflush', 'ipi']) {
     labels[`hyperv.node.kubevirt.io/${f}`] = 'true';
   }
+  // virt-handler's heartbeat writes both CPU manager labels, true only with the static policy.
+  labels['cpumanager'] = String(shape.cpuManager === true);
+  labels['kubevirt.io/cpumanager'] = String(shape.cpuManager === true);
+  for (const [k, v] of Object.entries(shape.labels ?? {})) {
+    if (v === null) delete labels[k];
+    else labels[k] = v;
+  }
   return labels;
 }
 
@@ -79,6 +105,12 @@ export function buildNode(index: number, shape: NodeShape, nowIso: string): Node
     'devices.kubevirt.io/vhost-net': '1k',
     'devices.kubevirt.io/sev': '0',
   };
+  for (const [k, v] of Object.entries(shape.resources ?? {})) {
+    if (v === null) delete resources[k];
+    else resources[k] = v;
+  }
+  const allocatable: StringMap = { ...resources };
+  for (const r of shape.unhealthyDevices ?? []) if (r in allocatable) allocatable[r] = '0';
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -88,11 +120,11 @@ export function buildNode(index: number, shape: NodeShape, nowIso: string): Node
       annotations: { 'kubevirt.io/heartbeat': nowIso, 'node.alpha.kubernetes.io/ttl': '0' },
     },
     spec: { podCIDR: `10.244.${index}.0/24` } as Node['spec'],
-    status: nodeStatus(index, resources, nowIso),
+    status: nodeStatus(index, resources, allocatable, nowIso),
   };
 }
 
-function nodeStatus(index: number, resources: StringMap, nowIso: string) {
+function nodeStatus(index: number, resources: StringMap, allocatable: StringMap, nowIso: string) {
   const cond = (type: string, status: string, reason: string, message: string) => ({
     type,
     status,
@@ -103,7 +135,7 @@ function nodeStatus(index: number, resources: StringMap, nowIso: string) {
   });
   return {
     capacity: resources,
-    allocatable: resources,
+    allocatable,
     addresses: [
       { type: 'InternalIP', address: nodeIp(index) },
       { type: 'Hostname', address: nodeName(index) },
@@ -135,10 +167,10 @@ function nodeStatus(index: number, resources: StringMap, nowIso: string) {
  * status: the server may drop `status` on create, as it does for objects with a status
  * subresource. Returns the node names.
  */
-export async function createNodes(api: NodeSideApi, count: number, nowIso: string, shape = DEFAULT_NODE_SHAPE): Promise<string[]> {
+export async function createNodes(api: NodeSideApi, count: number, nowIso: string, shape = DEFAULT_NODE_SHAPE, perNode: Record<string, Partial<NodeShape>> = {}): Promise<string[]> {
   const names: string[] = [];
   for (let i = 1; i <= count; i++) {
-    const node = buildNode(i, shape, nowIso);
+    const node = buildNode(i, { ...shape, ...perNode[nodeName(i)] }, nowIso);
     names.push(nodeName(i));
     try {
       await api.core.createNode({ body: node as never });

@@ -167,7 +167,13 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
   const req = cachedRequests(pod);
   const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
   const reasons = new Map<string, number>();
-  const reject = (reason: string) => reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  // Nodes where evicting lower-priority pods could make room (kube-scheduler's `Unschedulable`,
+  // as opposed to `UnschedulableAndUnresolvable`): the preemption message counts them apart.
+  let resolvable = 0;
+  const reject = (reason: string, canPreempt = false) => {
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+    if (canPreempt) resolvable++;
+  };
   const affinity = pod.spec?.affinity;
   const antiTerms = affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   const affTerms = affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
@@ -198,17 +204,19 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
     const alloc = allocatable(node);
     const used: Resources = index.used(name);
     if (onNodeCount + 1 > (alloc.get('pods') ?? Infinity)) {
-      reject('Too many pods');
+      reject('Too many pods', true);
       continue;
     }
     const short = [...req].filter(([r, v]) => v > 0 && (used.get(r) ?? 0) + v > (alloc.get(r) ?? 0)).map(([r]) => r);
     if (short.length > 0) {
-      for (const r of short) reject(`Insufficient ${r}`);
+      // A request over the node's whole allocatable is unresolvable: no eviction makes room.
+      const unresolvable = short.some((r) => (req.get(r) ?? 0) > (alloc.get(r) ?? 0));
+      short.forEach((r, i) => reject(`Insufficient ${r}`, i === 0 && !unresolvable));
       continue;
     }
     const inDomain = (key: string) => allPlaced().filter((p) => sameDomain(key, byName.get(p.nodeName), node));
     if (antiTerms.some((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
-      reject("node(s) didn't match pod anti-affinity rules");
+      reject("node(s) didn't match pod anti-affinity rules", true);
       continue;
     }
     // Symmetry: an existing pod's anti-affinity also keeps this pod away from its domain.
@@ -218,7 +226,7 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
       ),
     );
     if (existingAnti) {
-      reject("node(s) didn't satisfy existing pods anti-affinity rules");
+      reject("node(s) didn't satisfy existing pods anti-affinity rules", true);
       continue;
     }
     if (!affTerms.every((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
@@ -232,12 +240,22 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
   candidates.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
   const best = candidates[0];
   if (best) return { nodeName: best.name };
-  return { message: unschedulableMessage(nodes.length, reasons) };
+  return { message: unschedulableMessage(nodes.length, reasons, resolvable) };
 }
 
-/** `0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.` */
-export function unschedulableMessage(total: number, reasons: Map<string, number>): string {
+/**
+ * kube-scheduler's `FitError` text with the default preemption plugin's post-filter message:
+ * `0/4 nodes are available: 1 Insufficient devices.kubevirt.io/kvm, 3 node(s) didn't match Pod's
+ * node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for
+ * scheduling.` — `resolvable` nodes (where evicting pods could make room) find no victim, every
+ * sandbox pod having the same priority; on the others preemption is not helpful (a request over
+ * the node's whole allocatable, a selector, a taint…). Checked against kube-scheduler v1.37 on the
+ * real lane (test/sandbox/nodes/strict-kubelet.test.ts).
+ */
+export function unschedulableMessage(total: number, reasons: Map<string, number>, resolvable = 0): string {
   const parts = [...reasons].map(([r, n]) => `${n} ${r}`).sort();
   if (total === 0) return 'no nodes available to schedule pods';
-  return `0/${total} nodes are available: ${parts.join(', ')}.`;
+  const helpless = Math.max(0, total - resolvable);
+  const post = [...(resolvable > 0 ? [`${resolvable} No preemption victims found for incoming pod`] : []), ...(helpless > 0 ? [`${helpless} Preemption is not helpful for scheduling`] : [])].sort();
+  return `0/${total} nodes are available: ${parts.join(', ')}. preemption: 0/${total} nodes are available: ${post.join(', ')}.`;
 }

@@ -19,10 +19,19 @@ export function imageIdOf(image: string | undefined): string {
   return `${repo}@sha256:${sha(ref)}`;
 }
 
-/** The Ready condition as the kubelet derives it: containers ready and every readiness gate True. */
-export function readyCondition(pod: Pod, conditions: Condition[], containersReady: boolean, nowIso: string): Condition {
-  if (!containersReady) {
-    return { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status', lastProbeTime: null, lastTransitionTime: nowIso };
+/** `containers with unready status: [a b]` (Kubernetes `pkg/kubelet/status/generate.go`). */
+export function unreadyMessage(names: readonly string[]): string {
+  return `containers with unready status: [${names.join(' ')}]`;
+}
+
+/**
+ * The Ready condition as the kubelet derives it (`GeneratePodReadyCondition`): containers ready
+ * (`unready` lists the ones that are not; `true` = all ready) and every readiness gate True.
+ */
+export function readyCondition(pod: Pod, conditions: Condition[], containersReady: boolean | readonly string[], nowIso: string): Condition {
+  const unready = containersReady === true ? [] : containersReady === false ? (pod.spec?.containers ?? []).map((c) => c.name) : containersReady;
+  if (unready.length > 0) {
+    return { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: unreadyMessage(unready), lastProbeTime: null, lastTransitionTime: nowIso };
   }
   for (const gate of pod.spec?.readinessGates ?? []) {
     const c = conditionOf(conditions, gate.conditionType);
@@ -109,4 +118,58 @@ export function finishedStatus(pod: Pod, phase: 'Succeeded' | 'Failed', reason: 
 export function exitedStatus(pod: Pod, exitCodes: ReadonlyMap<string, number>, nowIso: string): Record<string, unknown> {
   const failed = [...exitCodes.values()].some((c) => c !== 0);
   return finishedStatus(pod, failed ? 'Failed' : 'Succeeded', failed ? 'Error' : 'Completed', nowIso, exitCodes);
+}
+
+/**
+ * Status of a bound pod whose sandbox or volumes are not ready: `Pending`, every container waiting
+ * in `reason` (`ContainerCreating`), not ready (what `kubectl get pod` shows as ContainerCreating).
+ */
+export function waitingStatus(pod: Pod, hostIP: string, reason: string, nowIso: string): Record<string, unknown> {
+  const names = (pod.spec?.containers ?? []).map((c) => c.name);
+  let conds = pod.status?.conditions ?? [];
+  const cond = (type: string, status: string, extra: Partial<Condition> = {}): Condition => ({ type, status, lastProbeTime: null, lastTransitionTime: nowIso, ...extra });
+  conds = withCondition(conds, cond('PodReadyToStartContainers', 'False'));
+  conds = withCondition(conds, cond('Initialized', (pod.spec?.initContainers ?? []).length === 0 ? 'True' : 'False'));
+  conds = withCondition(conds, cond('ContainersReady', 'False', { reason: 'ContainersNotReady', message: unreadyMessage(names) }));
+  conds = withCondition(conds, readyCondition(pod, conds, names, nowIso));
+  const waiting = (c: Container) => ({ name: c.name, image: c.image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting: { reason } }, lastState: {} });
+  return {
+    phase: 'Pending',
+    conditions: conds,
+    hostIP,
+    hostIPs: [{ ip: hostIP }],
+    startTime: (pod.status as { startTime?: string } | undefined)?.startTime ?? nowIso,
+    ...((pod.spec?.initContainers ?? []).length > 0 ? { initContainerStatuses: (pod.spec?.initContainers ?? []).map(waiting) } : {}),
+    containerStatuses: (pod.spec?.containers ?? []).map(waiting),
+  };
+}
+
+/** A pod the kubelet refused to admit (`rejectPod`): `Failed`, its reason, "Pod was rejected: …". */
+export function rejectedStatus(reason: string, message: string): Record<string, unknown> {
+  return { phase: 'Failed', reason, message: `Pod was rejected: ${message}` };
+}
+
+/**
+ * Status after one container of a running pod exited with `exitCode` (restartPolicy Never): it is
+ * terminated and unready; the pod stays `Running` while another container runs, and ends
+ * `Succeeded` (all exited 0) or `Failed` once none does (`getPhase`).
+ */
+export function containerExitedStatus(pod: Pod, container: string, exitCode: number, nowIso: string): Record<string, unknown> {
+  const statuses = ((pod.status?.containerStatuses ?? []) as (Record<string, unknown> & { name: string; state?: Record<string, unknown> })[]).map((s) =>
+    s.name === container
+      ? { ...s, ready: false, started: false, state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: (s.state?.['running'] as { startedAt?: string } | undefined)?.startedAt ?? nowIso, finishedAt: nowIso } } }
+      : s,
+  );
+  const running = statuses.filter((s) => s.state?.['running'] !== undefined);
+  const unready = statuses.filter((s) => s['ready'] !== true).map((s) => s.name);
+  let conds = pod.status?.conditions ?? [];
+  if (running.length === 0) {
+    const failed = statuses.some((s) => Number((s.state?.['terminated'] as { exitCode?: number } | undefined)?.exitCode ?? 0) !== 0);
+    const f = (type: string): Condition => ({ type, status: 'False', reason: 'PodCompleted', lastProbeTime: null, lastTransitionTime: nowIso });
+    for (const type of ['Ready', 'ContainersReady', 'PodReadyToStartContainers']) conds = withCondition(conds, f(type));
+    return { phase: failed ? 'Failed' : 'Succeeded', conditions: conds, containerStatuses: statuses };
+  }
+  conds = withCondition(conds, { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: unreadyMessage(unready), lastProbeTime: null, lastTransitionTime: nowIso });
+  conds = withCondition(conds, readyCondition(pod, conds, unready, nowIso));
+  return { phase: 'Running', conditions: conds, containerStatuses: statuses };
 }

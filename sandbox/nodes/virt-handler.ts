@@ -1,29 +1,50 @@
 /**
- * The sandbox's virt-handler (one loop for every node): takes over a VMI once the VMI controller
- * has handed it off (phase Scheduled, status.nodeName set — reference §a.4) and boots it to
- * Running; shuts a deleted VMI down (Succeeded); reports a VMI Failed/Succeeded when its launcher
- * pod ends; moves hotplugged volumes through virt-handler's phases (hotplug-volumes.ts), plugs and
- * unplugs NICs (nic-hotplug.ts); and
- * executes handed-off migrations step by step ({@link nextMigrationStep}), ending
- * with status.nodeName on the target (when the transfer ends, the source launcher's libvirt hook
- * marks its backend claim `meta/migrated` in the sandbox's claim files). Durations are simulated ms on the sandbox clock.
+ * The sandbox's virt-handler (one loop for every node), as strict as KubeVirt's
+ * (`pkg/virt-handler/vm.go`, `migration-source.go`, `migration-target.go`, `cbt.go`):
+ *
+ * - it sees only VMIs labelled `kubevirt.io/nodeName` with a node it serves (its informer's
+ *   selector), and acts on them once the VMI controller has handed them off (`Scheduled`);
+ * - its launcher is the pod `status.activePods` names on the node: none, gone, or a `compute`
+ *   that ended, and the launcher is unresponsive → `Failed` (Warning `Stopped`);
+ * - every status update writes `selinuxContext`, `LiveMigratable` / `StorageLiveMigratable` by
+ *   KubeVirt's rules and `migrationMethod` (vmi-owner-status.ts, vmi-migratable.ts), failing or not;
+ * - the start preconditions run in KubeVirt's order (vmi-start-checks.ts): an error is a
+ *   `SyncFailed` event and `Synchronized=False` with the VMI left `Scheduled` (or `Failed` for a
+ *   critical network error); then the domain is defined (`Created`) and boots to `Running`
+ *   (`Started`) after `bootMs`;
+ * - hotplugged volumes move through the handler's phases (hotplug-volumes.ts) once their
+ *   attachment pod is ready on this node; NICs are plugged (nic-hotplug.ts);
+ * - changed-block tracking goes `Initializing` → `Enabled` once a domain defined with the
+ *   overlays runs, after marking the VMI's backup trackers for checkpoint redefinition;
+ * - handed-off migrations run step by step ({@link nextMigrationStep}): the target only with the
+ *   VMI labelled `kubevirt.io/migrationTargetNodeName` for its node and its pod passing the device
+ *   checks, the source only from the node it runs on; a hand-off without a target node fails the
+ *   VMI. When the transfer ends the source launcher's libvirt hook marks its backend claim
+ *   `meta/migrated` in the sandbox's claim files.
+ *
+ * Durations are simulated ms on the sandbox clock.
  */
 import { KUBEVIRT, MERGE_PATCH, isNotFound, listAllPods, listAllVmis, listNodes, type NodeSideApi } from './api.ts';
 import { KeyWorker } from './key-worker.ts';
 import { isLauncherPod, owningVmi } from './launcher-exit.ts';
-import { DEFAULT_MIGRATION_TIMINGS, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
+import { DEFAULT_MIGRATION_TIMINGS, MIGRATION_TARGET_NODE_LABEL, activeMigration, nextMigrationStep, type MigrationTimings } from './migration-steps.ts';
 import { interfacesOf, runningVmiStatus } from './vmi-running-status.ts';
 import { nextHotplugVolumeStatus } from './hotplug-volumes.ts';
 import { nextInterfaceStatus } from './nic-hotplug.ts';
 import type { Informer } from './shared-informers.ts';
 import type { ClaimFiles } from './claim-files.ts';
-import { isTerminalPhase, keyOf, splitKey, timeMs, type Node, type Pod, type Vmi } from './objects.ts';
+import type { EventRecorder, EventType } from './events.ts';
+import { DEFAULT_HANDLER_CONFIG, handlerConfigOf, type HandlerConfig } from './vmi-migratable.ts';
+import { startVerdict } from './vmi-start-checks.ts';
+import { LAUNCHER_SOCKET_TIMEOUT_MS, NODE_NAME_LABEL, everyUpdateFields, launcherState, scheduledAtMs, withSyncFailure, withoutSyncFailure } from './vmi-owner-status.ts';
+import { cbtStep, trackersToMark, type Tracker } from './cbt-steps.ts';
+import { isTerminalPhase, keyOf, splitKey, timeMs, type Condition, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
 export interface VirtHandlerOptions {
   api: NodeSideApi;
   clock: Clock;
-  /** Simulated ms from hand-off (Scheduled) to Running; default 1000. */
+  /** Simulated ms from the domain being defined to Running; default 1000. */
   bootMs?: number;
   /** Simulated ms from a VMI's deletion to its domain being shut down; default 1000. */
   shutdownMs?: number;
@@ -34,6 +55,8 @@ export interface VirtHandlerOptions {
   serves?: (nodeName: string) => boolean;
   /** Claim contents: a source launcher marks its backend claim `meta/migrated` when its domain has left. */
   files?: ClaimFiles;
+  /** Where the handler's events go; none when absent. */
+  events?: EventRecorder;
   onError?: (what: string, err: unknown) => void;
 }
 
@@ -54,6 +77,12 @@ export interface VirtHandler {
 }
 
 const VMIS = { ...KUBEVIRT, plural: 'virtualmachineinstances' } as const;
+const TRACKERS = { group: 'backup.kubevirt.io', version: 'v1alpha1', plural: 'virtualmachinebackuptrackers' } as const;
+const HOTPLUG_POD_LABEL = 'hotplug-disk';
+/** The handler's re-queue after a failed start: 1 s doubling, as its rate limiter, capped at 5 min. */
+const RETRY_MAX_MS = 300_000;
+
+const isHandlerPod = (p: Pod) => isLauncherPod(p) || p.metadata?.labels?.['kubevirt.io'] === HOTPLUG_POD_LABEL;
 
 export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHandler> {
   const { api, clock } = opts;
@@ -68,69 +97,108 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   // the moment its preconditions first held, like a real handler's work taking that long.
   const since = new Map<string, number>();
   const timers = new Map<string, ClockTimer>();
+  // Domains defined (by VMI uid), and whether CBT overlays were applied when they were.
+  const domains = new Map<string, { cbtOverlays: boolean }>();
+  const retries = new Map<string, number>();
+
+  const event = (vmi: Vmi, type: EventType, reason: string, message: string, host?: string) =>
+    opts.events?.record({ ...vmi, kind: 'VirtualMachineInstance', apiVersion: 'kubevirt.io/v1' }, type, reason, message, { component: 'virt-handler', ...(host ? { host } : {}) });
 
   const vmis: Informer<Vmi> = api.informers.informer<Vmi>({
     path: '/apis/kubevirt.io/v1/virtualmachineinstances',
     list: listAllVmis(api),
     onError: (e) => opts.onError?.('virt-handler vmi informer', e),
     onEvent: (event, vmi) => {
-      if (event === 'delete') forget(keyOf(vmi));
+      if (event === 'delete') forget(vmi);
       worker.add(keyOf(vmi));
     },
   });
-  // Launcher pods only, picked out of the node side's one pod watch (the kubelet's and the
-  // scheduler's) rather than a watch of their own: each pod event is then parsed once here.
+  // Launcher and attachment pods only, picked out of the node side's one pod watch (the kubelet's
+  // and the scheduler's) rather than a watch of their own: each pod event is then parsed once here.
   const pods: Informer<Pod> = api.informers.informer<Pod>({
     path: '/api/v1/pods',
-    where: isLauncherPod,
+    where: isHandlerPod,
     list: listAllPods(api),
     onError: (e) => opts.onError?.('virt-handler pod informer', e),
     onEvent: (_event, pod) => {
       const owner = owningVmi(pod);
       if (owner) worker.add(`${pod.metadata?.namespace ?? ''}/${owner.name}`);
+      const hp = pod.metadata?.annotations?.['kubevirt.io/owner-vmi-name'];
+      if (hp) worker.add(`${pod.metadata?.namespace ?? ''}/${hp}`);
     },
-    // A VMI's launcher pods by its uid, not by a scan of every launcher pod.
     indexes: {
       vmi: (p) => {
         const uid = owningVmi(p)?.uid;
         return uid ? [uid] : [];
       },
+      uid: (p) => [p.metadata?.uid ?? ''],
     },
   });
+  // A node's devices change what a launcher finds: VMIs on it are looked at again.
   const nodes: Informer<Node> = api.informers.informer<Node>({
     path: '/api/v1/nodes',
     list: listNodes(api),
     onError: (e) => opts.onError?.('virt-handler node informer', e),
+    onEvent: (_event, node) => {
+      for (const v of vmis.list()) if (v.metadata?.labels?.[NODE_NAME_LABEL] === node.metadata?.name) worker.add(keyOf(v));
+    },
+  });
+  const kubevirts: Informer<KubeObject> = api.informers.informer<KubeObject>({
+    path: '/apis/kubevirt.io/v1/kubevirts',
+    list: async () => (await api.custom.listClusterCustomObject({ ...KUBEVIRT, plural: 'kubevirts' })) as never,
+    onError: (e) => opts.onError?.('virt-handler kubevirt informer', e),
+    onEvent: () => {
+      for (const v of vmis.list()) worker.add(keyOf(v));
+    },
+  });
+  const trackers: Informer<Tracker> = api.informers.informer<Tracker>({
+    path: `/apis/${TRACKERS.group}/${TRACKERS.version}/${TRACKERS.plural}`,
+    list: async () => (await api.custom.listClusterCustomObject(TRACKERS)) as never,
+    onError: (e) => opts.onError?.('virt-handler backup tracker informer', e),
     onEvent: () => undefined,
   });
+  const config = (): HandlerConfig => handlerConfigOf(kubevirts.list()[0] as never) ?? DEFAULT_HANDLER_CONFIG;
 
-  function forget(key: string) {
+  function forget(vmi: Vmi) {
+    const key = keyOf(vmi);
     for (const k of [...since.keys()]) if (k.startsWith(`${key}#`)) since.delete(k);
     clock.clearTimeout(timers.get(key));
     timers.delete(key);
+    domains.delete(vmi.metadata?.uid ?? '');
+    retries.delete(key);
   }
+
+  const wakeIn = (key: string, delayMs: number) => {
+    const at = clock.nowMs() + delayMs;
+    const existing = timers.get(key);
+    if (existing && existing.dueMs <= at) return;
+    clock.clearTimeout(existing);
+    timers.set(key, clock.setTimeout(() => {
+      timers.delete(key);
+      worker.add(key);
+    }, delayMs));
+  };
 
   /** True once `delayMs` simulated ms have passed since `step` first became due; else arms a wake-up. */
   const due = (key: string, step: string, delayMs: number): boolean => {
     const id = `${key}#${step}`;
     let start = since.get(id);
     if (start === undefined) since.set(id, (start = clock.nowMs()));
-    const at = start + delayMs;
-    if (clock.nowMs() >= at) {
+    if (clock.nowMs() >= start + delayMs) {
       since.delete(id);
       return true;
     }
-    const existing = timers.get(key);
-    if (!existing || existing.dueMs > at) {
-      clock.clearTimeout(existing);
-      timers.set(key, clock.setTimeout(() => {
-        timers.delete(key);
-        worker.add(key);
-      }, at - clock.nowMs()));
-    }
+    wakeIn(key, start + delayMs - clock.nowMs());
     return false;
   };
+  /** Re-queues a failing key with the handler's backoff. */
+  const retryLater = (key: string) => {
+    const n = (retries.get(key) ?? 0) + 1;
+    retries.set(key, n);
+    wakeIn(key, Math.min(RETRY_MAX_MS, 1000 * 2 ** Math.min(n - 1, 12)));
+  };
 
+  const podByUid = (uid: string) => pods.byIndex('uid', uid)[0];
   const launcherOn = (vmi: Vmi, nodeName: string | undefined): Pod | undefined =>
     pods
       .byIndex('vmi', vmi.metadata?.uid ?? '')
@@ -146,61 +214,110 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body }, MERGE_PATCH);
   };
   const patchStatus = (vmi: Vmi, status: Record<string, unknown>) => patchVmi(vmi, { status });
+  const baseConditions = (vmi: Vmi, base: Record<string, unknown>): Condition[] => (base['conditions'] as Condition[] | undefined) ?? vmi.status?.conditions ?? [];
+  const transitions = (vmi: Vmi, phase: string, now: string) => ({ phaseTransitionTimestamps: [...((vmi.status?.['phaseTransitionTimestamps'] ?? []) as unknown[]), { phase, phaseTransitionTimestamp: now }] });
 
-  const handle = async (key: string) => {
-    const { namespace, name } = splitKey(key);
-    const vmi = vmis.get(namespace, name);
-    if (!vmi) return;
-    const phase = vmi.status?.phase;
-    const nodeName = vmi.status?.nodeName;
-    if (!nodeName || !nodes.get('', nodeName) || opts.serves?.(nodeName) === false || (phase !== 'Scheduled' && phase !== 'Running')) return;
+  /** The phase change to a final phase, with its event (`recordPhaseChangeEvent`). */
+  const finish = async (vmi: Vmi, phase: 'Succeeded' | 'Failed', host: string, extra: Record<string, unknown> = {}) => {
+    await patchStatus(vmi, { phase, ...transitions(vmi, phase, clock.isoNow()), ...extra });
+    if (phase === 'Failed') event(vmi, 'Warning', 'Stopped', 'The VirtualMachineInstance crashed.', host);
+    else event(vmi, 'Normal', 'Stopped', 'The VirtualMachineInstance was shut down.', host);
+  };
+
+  /** A `Scheduled` VMI without a domain: the start path (§1.2, §1.3 of the reference). */
+  const startVmi = async (key: string, vmi: Vmi, host: string, node: Node | undefined) => {
+    const uid = vmi.metadata?.uid ?? '';
     const now = clock.isoNow();
-    const transitions = (vmi.status?.phaseTransitionTimestamps ?? []) as unknown[];
-    const finalStatus = (p: 'Succeeded' | 'Failed', reason?: string) => ({
-      phase: p,
-      ...(reason ? { reason } : {}),
-      phaseTransitionTimestamps: [...transitions, { phase: p, phaseTransitionTimestamp: now }],
-    });
+    const launcher = launcherState(vmi, host, podByUid);
+    if (launcher.state === 'gone') return finish(vmi, 'Failed', host);
+    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels);
+    if (launcher.state === 'starting') {
+      const since = scheduledAtMs(vmi) ?? clock.nowMs();
+      if (clock.nowMs() - since >= LAUNCHER_SOCKET_TIMEOUT_MS) return finish(vmi, 'Failed', host, base);
+      if (Object.keys(base).length > 0) await patchStatus(vmi, base);
+      return wakeIn(key, Math.max(1000, since + LAUNCHER_SOCKET_TIMEOUT_MS - clock.nowMs()));
+    }
+    if (!domains.has(uid)) {
+      // Hotplug volumes are mounted into the starting launcher before the gate that waits for them.
+      if (await hotplugStep(key, vmi, host, false)) return;
+      const verdict = startVerdict({ vmi, pod: launcher.pod, node, config: config() });
+      if (verdict.kind === 'wait') {
+        if (Object.keys(base).length > 0) await patchStatus(vmi, base);
+        return retryLater(key);
+      }
+      if (verdict.kind === 'error') {
+        const conditions = withSyncFailure(baseConditions(vmi, base), verdict.message, now);
+        event(vmi, 'Warning', 'SyncFailed', verdict.message, host);
+        if (verdict.critical) return finish(vmi, 'Failed', host, { ...base, conditions });
+        const change = { ...base, conditions };
+        if (JSON.stringify(change.conditions) !== JSON.stringify(vmi.status?.conditions ?? []) || Object.keys(base).length > 0) await patchStatus(vmi, change);
+        return retryLater(key);
+      }
+      retries.delete(key);
+      const cbt = (vmi.status?.['changedBlockTracking'] as { state?: string } | undefined)?.state;
+      domains.set(uid, { cbtOverlays: cbt === 'Initializing' || cbt === 'Enabled' });
+      event(vmi, 'Normal', 'Created', 'VirtualMachineInstance defined.', host);
+      const conditions = withoutSyncFailure(baseConditions(vmi, base));
+      const change = { ...base, conditions };
+      if (JSON.stringify(conditions) !== JSON.stringify(vmi.status?.conditions ?? []) || Object.keys(base).length > 0) return patchStatus(vmi, change);
+    }
+    if (!due(key, 'boot', bootMs)) return;
+    const running = { ...vmi, status: { ...vmi.status, ...runningVmiStatus(vmi, launcher.pod, now) } } as Vmi;
+    await patchStatus(vmi, { ...runningVmiStatus(vmi, launcher.pod, now), ...everyUpdateFields(running, config(), node?.metadata?.labels) });
+    event(vmi, 'Normal', 'Started', 'VirtualMachineInstance started.', host);
+  };
 
-    if (vmi.metadata?.deletionTimestamp) {
-      if (due(key, 'shutdown', shutdownMs)) await patchStatus(vmi, finalStatus('Succeeded'));
-      return;
-    }
-    const launcher = launcherOn(vmi, nodeName);
-    if (phase === 'Scheduled') {
-      // The launcher died before the domain came up (a crash-looping guest): the VMI fails
-      // without ever having run. The VMI controller cannot tell, since the ended pod still exists.
-      if (launcher && isTerminalPhase(launcher.status?.phase)) {
-        await patchStatus(vmi, finalStatus('Failed', 'PodFailed'));
-        return;
+  /** A `Running` VMI the handler owns: launcher end, status refresh, CBT, hotplug. */
+  const syncRunning = async (key: string, vmi: Vmi, host: string, node: Node | undefined) => {
+    const uid = vmi.metadata?.uid ?? '';
+    const launcher = launcherOn(vmi, host);
+    if (launcher && isTerminalPhase(launcher.status?.phase)) return finish(vmi, launcher.status?.phase === 'Failed' ? 'Failed' : 'Succeeded', host);
+    // A handler restarted under a running VMI finds its domain there.
+    if (!domains.has(uid)) domains.set(uid, { cbtOverlays: (vmi.status?.['changedBlockTracking'] as { state?: string } | undefined)?.state !== undefined });
+    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels);
+    if (Object.keys(base).length > 0) return patchStatus(vmi, base);
+    const cbt = cbtStep(vmi, domains.get(uid)?.cbtOverlays === true);
+    if (cbt) {
+      for (const t of trackersToMark(vmi, trackers.list(vmi.metadata?.namespace))) {
+        await api.custom.patchNamespacedCustomObjectStatus({ ...TRACKERS, namespace: t.metadata?.namespace ?? '', name: t.metadata?.name ?? '', body: { status: { checkpointRedefinitionRequired: true } } }, MERGE_PATCH);
       }
-      if (launcher?.status?.phase !== 'Running') return;
-      if (due(key, 'boot', bootMs)) await patchStatus(vmi, runningVmiStatus(vmi, launcher, now));
-      return;
+      return patchStatus(vmi, cbt);
     }
-    // Running. A launcher that ended while no migration moves the domain ends the VMI.
-    if (!activeMigration(vmi) || vmi.status?.migrationState?.completed) {
-      if (launcher && isTerminalPhase(launcher.status?.phase)) {
-        const failed = launcher.status?.phase === 'Failed';
-        await patchStatus(vmi, finalStatus(failed ? 'Failed' : 'Succeeded', failed ? 'PodFailed' : undefined));
-        return;
-      }
-    }
-    const ms = activeMigration(vmi);
-    // Hotplugged volumes: mounted once their attachment pod is ready, attached, unmounted when
-    // unplugged — also after a migration, once its last bookkeeping step is done.
-    const hotplug = async () => {
-      const volumeStatus = nextHotplugVolumeStatus(vmi, now);
-      const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
-      // Hotplugged NICs: attached once the pod has them, detached when absent (nic-hotplug.ts).
-      const interfaces = nextInterfaceStatus(vmi);
-      const nicStep = interfaces?.map((s) => `${s.name ?? ''}=${s.infoSource ?? ''}`).join(',');
-      const volumesDue = volumeStatus !== undefined && due(key, `hotplug/${step ?? ''}`, hotplugMs);
-      const nicsDue = interfaces !== undefined && due(key, `nic/${nicStep ?? ''}`, hotplugMs);
-      if (volumesDue || nicsDue) await patchStatus(vmi, { ...(volumesDue ? { volumeStatus } : {}), ...(nicsDue ? { interfaces } : {}) });
+    await hotplugStep(key, vmi, host, true);
+  };
+
+  /**
+   * Hotplugged volumes: mounted once their attachment pod is ready here, attached to the domain
+   * (when there is one), unmounted when unplugged; NICs attached once the pod has them, detached
+   * when absent. One step per `hotplugMs`; answers whether it wrote.
+   */
+  const hotplugStep = async (key: string, vmi: Vmi, host: string, domainExists: boolean): Promise<boolean> => {
+    const now = clock.isoNow();
+    const attachmentReady = (podUid: string) => {
+      const p = podByUid(podUid);
+      const statuses = p?.status?.containerStatuses ?? [];
+      return p?.spec?.nodeName === host && statuses.length === 1 && statuses[0]!.ready === true;
     };
-    if (!ms) return hotplug();
+    const volumeStatus = nextHotplugVolumeStatus(vmi, now, attachmentReady, domainExists);
+    const step = volumeStatus?.map((s) => `${s.name}=${s.phase ?? ''}`).join(',');
+    const interfaces = domainExists ? nextInterfaceStatus(vmi) : undefined;
+    const nicStep = interfaces?.map((s) => `${s.name ?? ''}=${s.infoSource ?? ''}`).join(',');
+    const volumesDue = volumeStatus !== undefined && due(key, `hotplug/${step ?? ''}`, hotplugMs);
+    const nicsDue = interfaces !== undefined && due(key, `nic/${nicStep ?? ''}`, hotplugMs);
+    if (!volumesDue && !nicsDue) return false;
+    await patchStatus(vmi, { ...(volumesDue ? { volumeStatus } : {}), ...(nicsDue ? { interfaces } : {}) });
+    const before = (vmi.status?.['volumeStatus'] as { name: string; reason?: string }[] | undefined) ?? [];
+    if (volumesDue) for (const s of volumeStatus ?? []) if (s.reason && !before.some((o) => o.name === s.name && o.reason === s.reason)) event(vmi, 'Normal', s.reason, s.message ?? '', host);
+    return true;
+  };
+
+  /** A handed-off migration: source and target handlers' steps, each on its own node. */
+  const syncMigration = async (key: string, vmi: Vmi, host: string) => {
+    const { namespace } = splitKey(key);
+    const ms = activeMigration(vmi)!;
+    const targetNode = ms.targetNode ?? '';
     const targetPod = pods.get(namespace, ms.targetPod ?? '');
+    const now = clock.isoNow();
     const step = nextMigrationStep({
       vmi,
       targetPod,
@@ -211,8 +328,20 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       targetInterfaces: (pod) => interfacesOf(vmi, pod.status?.podIP),
       failMemoryHotplug: memoryFailures.has(key),
     });
-    if (!step && ms.completed) return hotplug();
-    if (!step || !due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
+    if (!step) return;
+    // The target handler sees the VMI only through its label; its node's handler must run.
+    const targetSide = step.step === 'prepare-target' || step.step === 'target-domain-ready' || step.step === 'complete';
+    if (targetSide) {
+      if (vmi.metadata?.labels?.[MIGRATION_TARGET_NODE_LABEL] !== targetNode || opts.serves?.(targetNode) === false) return;
+      if (step.step === 'prepare-target' && targetPod) {
+        const verdict = startVerdict({ vmi, pod: targetPod, node: nodes.get('', targetNode), config: config() });
+        if (verdict.kind !== 'ok') {
+          if (verdict.kind === 'error') event(vmi, 'Warning', 'SyncFailed', verdict.message, targetNode);
+          return retryLater(key);
+        }
+      }
+    } else if (opts.serves?.(host) === false || (ms.sourceNode ?? vmi.status?.nodeName) !== host) return;
+    if (!due(key, `${ms.migrationUid}/${step.step}`, step.delayMs)) return;
     if (step.step === 'target-domain-ready') {
       // The transfer is over: the source launcher's libvirt hook ("release end migrated") marks
       // its backend claim as the domain leaves, before the target reports the domain running.
@@ -227,8 +356,53 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       }
     }
     if (step.status || step.labels) await patchVmi(vmi, step);
+    const address = ms.targetNodeAddress ?? '';
+    if (step.step === 'prepare-target') {
+      event(vmi, 'Normal', 'PreparingTarget', 'VirtualMachineInstance Migration Target Prepared.', targetNode);
+      const advertised = (step.status?.['migrationState'] as { targetNodeAddress?: string } | undefined)?.targetNodeAddress ?? address;
+      event(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${advertised}, on ports: 49152,49153`, targetNode);
+    }
+    if (step.step === 'start') event(vmi, 'Normal', 'Migrating', 'VirtualMachineInstance is migrating.', host);
+    if (step.step === 'abort') event(vmi, 'Normal', 'Migrating', 'VirtualMachineInstance is aborting migration.', host);
+    if (step.step === 'fail') event(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid ?? ''} failed. reason:${String((step.status?.['migrationState'] as { failureReason?: string } | undefined)?.failureReason ?? '')}`, host);
+    if (step.step === 'complete') event(vmi, 'Normal', 'Migrated', `The VirtualMachineInstance migrated to node ${targetNode}.`, targetNode);
     if (step.step === 'fail') failures.delete(key);
     if (step.step === 'complete') memoryFailures.delete(key);
+  };
+
+  const handle = async (key: string) => {
+    const { namespace, name } = splitKey(key);
+    const vmi = vmis.get(namespace, name);
+    if (!vmi) return;
+    const phase = vmi.status?.phase;
+    // The informer's selector: a VMI without the label is invisible to every handler.
+    const host = vmi.metadata?.labels?.[NODE_NAME_LABEL];
+    if (!host || !nodes.get('', host) || (phase !== 'Scheduled' && phase !== 'Running')) return;
+    const node = nodes.get('', host);
+    const ms = vmi.status?.migrationState;
+    // The source found a hand-off with no target node: it cannot tell where the domain went.
+    if (ms?.migrationUid && ms.sourceNode === host && !ms.targetNode && !ms.completed && opts.serves?.(host) !== false) {
+      await finish(vmi, 'Failed', host, { migrationState: { completed: true, failed: true, endTimestamp: ms.endTimestamp ?? clock.isoNow() } });
+      event(vmi, 'Warning', 'Migrated', 'The VirtualMachineInstance migrated to unknown host.', host);
+      return;
+    }
+    if (activeMigration(vmi) && !ms?.completed && !vmi.metadata?.deletionTimestamp) return syncMigration(key, vmi, host);
+    // A finished migration's label bookkeeping (the target's final cleanup) comes before anything
+    // else: until then the label still names the source, whose launcher has ended.
+    if (activeMigration(vmi) && ms?.completed) {
+      const relabel = nextMigrationStep({ vmi, targetPod: undefined, nodeAddress: () => undefined, failWith: undefined, nowIso: clock.isoNow(), timings, targetInterfaces: () => [] });
+      if (relabel?.labels) return patchVmi(vmi, relabel);
+    }
+    if (opts.serves?.(host) === false) return;
+    if (vmi.metadata?.deletionTimestamp) {
+      if (due(key, 'shutdown', shutdownMs)) {
+        event(vmi, 'Normal', 'ShuttingDown', 'Signaled Graceful Shutdown', host);
+        await finish(vmi, 'Succeeded', host);
+      }
+      return;
+    }
+    if (phase === 'Scheduled') return startVmi(key, vmi, host, node);
+    return syncRunning(key, vmi, host, node);
   };
 
   const worker = new KeyWorker(
@@ -241,6 +415,8 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     },
     { concurrency: 4, onError: (k, e) => opts.onError?.(`virt-handler ${k}`, e) },
   );
+  await kubevirts.start();
+  await trackers.start();
   await nodes.start();
   await pods.start();
   await vmis.start();
@@ -257,12 +433,12 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     loseTargetAfterTransfer(namespace, name) {
       targetLosses.add(`${namespace}/${name}`);
     },
-    restarts: () => vmis.restarts + pods.restarts + nodes.restarts,
+    restarts: () => vmis.restarts + pods.restarts + nodes.restarts + kubevirts.restarts + trackers.restarts,
     async stop() {
       await worker.stop();
       for (const t of timers.values()) clock.clearTimeout(t);
       timers.clear();
-      await Promise.all([vmis.stop(), pods.stop(), nodes.stop()]);
+      await Promise.all([vmis.stop(), pods.stop(), nodes.stop(), kubevirts.stop(), trackers.stop()]);
     },
   };
 }

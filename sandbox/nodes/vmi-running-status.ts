@@ -1,21 +1,12 @@
 /**
  * The VMI status fields virt-handler reports once the domain runs, as a pure function of the VMI
  * and its launcher pod: the fields the controllers read afterwards (reference §a.4, §b.8, §d):
- * interfaces, guestOSInfo, migrationMethod, machine, selinuxContext ("none": the migration
- * controller refuses to build a target pod while it is empty), LiveMigratable.
+ * interfaces, guestOSInfo, machine, AgentConnected, Ready. What the handler writes on every
+ * update (selinuxContext, the migratability conditions, migrationMethod) is vmi-owner-status.ts.
  */
 import { createHash } from 'node:crypto';
 import { NO_GUEST_AGENT_ANNOTATION } from './guest-agent.ts';
 import { withCondition, type Condition, type Pod, type Vmi } from './objects.ts';
-
-/** Volume sources that live on the node, making a migration a block migration. */
-const LOCAL_VOLUME_SOURCES = ['containerDisk', 'emptyDisk', 'ephemeral', 'hostDisk'];
-
-/** `LiveMigration`, or `BlockMigration` when a disk lives on the node. */
-export function migrationMethodOf(vmi: Vmi): 'LiveMigration' | 'BlockMigration' {
-  const local = (vmi.spec?.volumes ?? []).some((v) => LOCAL_VOLUME_SOURCES.some((s) => s in v));
-  return local ? 'BlockMigration' : 'LiveMigration';
-}
 
 /** A stable locally administered MAC for an interface. */
 export function macFor(vmiUid: string, ifaceName: string): string {
@@ -43,8 +34,6 @@ export function runningVmiStatus(vmi: Vmi, launcher: Pod, nowIso: string): Recor
   const status = vmi.status ?? {};
   const cond = (type: string, s: string, extra: Partial<Condition> = {}): Condition => ({ type, status: s, lastProbeTime: null, lastTransitionTime: nowIso, ...extra });
   let conditions = status.conditions ?? [];
-  conditions = withCondition(conditions, cond('LiveMigratable', 'True'));
-  conditions = withCondition(conditions, cond('StorageLiveMigratable', 'True'));
   // A guest without an agent never reports AgentConnected (snapshots then say NoGuestAgent).
   if (vmi.metadata?.annotations?.[NO_GUEST_AGENT_ANNOTATION] !== 'true') conditions = withCondition(conditions, cond('AgentConnected', 'True'));
   // Ready mirrors the launcher pod's Ready condition, exactly as the VMI controller computes it,
@@ -60,9 +49,7 @@ export function runningVmiStatus(vmi: Vmi, launcher: Pod, nowIso: string): Recor
     conditions,
     interfaces: interfacesOf(vmi, launcher.status?.podIP),
     guestOSInfo: { id: 'sandbox', name: 'Sandbox Linux', prettyName: 'Sandbox Linux 1', version: '1', versionId: '1', kernelRelease: '6.12.0', machine: 'x86_64' },
-    migrationMethod: migrationMethodOf(vmi),
     machine: { type: vmi.spec?.domain?.machine?.type ?? 'q35' },
-    selinuxContext: 'none',
     phaseTransitionTimestamps: [...transitions, { phase: 'Running', phaseTransitionTimestamp: nowIso }],
     ...(status.currentCPUTopology ? {} : { currentCPUTopology: { sockets: cpu?.sockets ?? 1, cores: cpu?.cores ?? 1, threads: cpu?.threads ?? 1 } }),
     ...(guest ? { memory: { guestRequested: guest, ...memory, guestAtBoot: guest, guestCurrent: guest } } : {}),

@@ -54,7 +54,11 @@ export function volumeDecision(pod: Parameters<typeof claimsOf>[0], claimOf: (na
   return { kind: 'ready', ...(pinned ? { node: pinned } : {}) };
 }
 
-/** kube-scheduler's wording for a pod rejected before any node filter ran. */
+/**
+ * kube-scheduler's wording for a pod its VolumeBinding pre-filter rejected, as v1.37 writes it on
+ * the real lane (`0/4 nodes are available: persistentvolumeclaim "absent" not found. not found`:
+ * the preemption post-filter's message is "not found" there; test/sandbox/nodes/strict-kubelet.test.ts).
+ */
 export function preFilterMessage(nodes: number, reason: string): string {
-  return `0/${nodes} nodes are available: ${reason}. preemption: 0/${nodes} nodes are available: ${nodes} Preemption is not helpful for scheduling.`;
+  return `0/${nodes} nodes are available: ${reason}. not found`;
 }

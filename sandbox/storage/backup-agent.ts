@@ -1,19 +1,18 @@
 /**
  * The sandbox virt-handler's backup work (one loop for the cluster), driven by the `backup` and
  * `redefine-checkpoint` subresources (served by sandbox/virt-api/) and by VMI changes:
- * utility volumes attach and detach, CBT is `Enabled` on VMIs the KubeVirt CR selects, and a
- * started backup progresses asynchronously ({@link nextBackupStep}). Every write is a merge patch
+ * utility volumes attach and detach, and a started backup progresses asynchronously
+ * ({@link nextBackupStep}). Changed-block tracking itself is virt-handler's (nodes/cbt-steps.ts):
+ * the VM controller creates the VMI `Initializing`, the handler enables it. Every write is a merge patch
  * of the VMI with a resourceVersion precondition (VMIs have no /status subresource).
  */
 import { KUBEVIRT, MERGE_PATCH, listAllVmis, type NodeSideApi } from '../nodes/api.ts';
-import { agentWorker, clusterCache } from './agent-worker.ts';
-import { keyOf, splitKey, type KubeObject, type Vmi } from '../nodes/objects.ts';
-import { labelSelectorMatches } from '../nodes/selectors.ts';
+import { agentWorker } from './agent-worker.ts';
+import { keyOf, splitKey, type Vmi } from '../nodes/objects.ts';
 import { WatchedCache } from '../nodes/watched-cache.ts';
 import type { Clock } from '../clock.ts';
 import { nextBackupStep, utilityVolumeStatus, type BackupRequest, type RunningBackup } from './backup-steps.ts';
 import { StepDelays } from './delays.ts';
-import type { LabelSelector } from '../nodes/objects.ts';
 
 const VMIS = { ...KUBEVIRT, plural: 'virtualmachineinstances' } as const;
 
@@ -41,9 +40,6 @@ export interface BackupAgent {
   stop(): Promise<void>;
 }
 
-interface KubeVirtCr extends KubeObject {
-  spec?: { configuration?: { changedBlockTrackingLabelSelectors?: { virtualMachineLabelSelector?: LabelSelector; namespaceLabelSelector?: LabelSelector } } };
-}
 
 export async function startBackupAgent(opts: BackupAgentOptions): Promise<BackupAgent> {
   const { api, clock } = opts;
@@ -65,16 +61,6 @@ export async function startBackupAgent(opts: BackupAgentOptions): Promise<Backup
       } else worker.add(keyOf(vmi));
     },
   });
-  const kubevirts = clusterCache<KubeVirtCr>(api, { ...KUBEVIRT, plural: 'kubevirts' }, 'backup-agent', () => {
-    for (const v of vmis.list()) worker.add(keyOf(v));
-  }, opts.onError);
-
-  /** CBT follows the KubeVirt CR's VM selector (namespace selectors are not simulated). */
-  const cbtSelected = (vmi: Vmi) => {
-    const sel = kubevirts.list()[0]?.spec?.configuration?.changedBlockTrackingLabelSelectors?.virtualMachineLabelSelector;
-    return sel !== undefined && labelSelectorMatches(sel, vmi.metadata?.labels);
-  };
-
   const patchStatus = async (vmi: Vmi, status: Record<string, unknown>) => {
     const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
     await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body: { metadata: { resourceVersion }, status } }, MERGE_PATCH);
@@ -89,9 +75,6 @@ export async function startBackupAgent(opts: BackupAgentOptions): Promise<Backup
       const attaching = volumeStatus.length > (vmi.status?.volumeStatus?.length ?? 0);
       if (!attaching || delays.due(key, 'attach', stepMs)) return patchStatus(vmi, { volumeStatus });
     }
-    if (cbtSelected(vmi) && vmi.status?.changedBlockTracking?.state !== 'Enabled') {
-      return patchStatus(vmi, { changedBlockTracking: { state: 'Enabled' } });
-    }
     const run = runs.get(key);
     if (run) run.failure = failures.get(key);
     const step = nextBackupStep(vmi, run, clock.isoNow());
@@ -104,7 +87,6 @@ export async function startBackupAgent(opts: BackupAgentOptions): Promise<Backup
   };
 
   const worker = agentWorker('backup-agent', handle, 2, opts.onError);
-  await kubevirts.start();
   await vmis.start();
 
   return {
@@ -143,11 +125,11 @@ export async function startBackupAgent(opts: BackupAgentOptions): Promise<Backup
       if (reject) rejected.add(`${namespace}/${name}`);
       else rejected.delete(`${namespace}/${name}`);
     },
-    restarts: () => vmis.restarts + kubevirts.restarts,
+    restarts: () => vmis.restarts,
     async stop() {
       await worker.stop();
       delays.stop();
-      await Promise.all([vmis.stop(), kubevirts.stop()]);
+      await vmis.stop();
     },
   };
 }

@@ -3,7 +3,7 @@
  * `kubevirt.io.virt-export-service`) runs until the `DEADLINE` in its environment (RFC 3339,
  * sandbox clock), then exits 0, so the pod is `Succeeded` — the export controller's cue to
  * replace it or to end the export at its TTL. Starting the pod (Pending → Running once its
- * `certificates` and `token` Secrets exist) is the kubelet's part (nodes/secret-volumes.ts).
+ * `certificates` and `token` Secrets exist) is the kubelet's part (nodes/pod-volumes.ts).
  */
 import { MERGE_PATCH, listAllPods, type NodeSideApi } from '../nodes/api.ts';
 import { agentWorker } from './agent-worker.ts';

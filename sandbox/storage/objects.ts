@@ -41,7 +41,16 @@ export interface StorageClass extends KubeObject {
   provisioner?: string;
   volumeBindingMode?: string;
   reclaimPolicy?: string;
+  parameters?: Record<string, string>;
 }
+
+/**
+ * On a PV: its volume needs attaching to a node (what a CSIDriver's `attachRequired` says; the
+ * emulator serves no CSIDriver objects, so the provisioner records it from the class parameter
+ * `attachRequired: "true"`). Only such volumes meet the attach/detach controller's Multi-Attach
+ * refusal; the sandbox's own classes, like hostpath-provisioner, are not attachable.
+ */
+export const ATTACH_REQUIRED_ANNOTATION = 'sandbox.virt-reconciler.io/attach-required';
 
 export interface VolumeSnapshot extends KubeObject {
   spec?: { source?: { persistentVolumeClaimName?: string; volumeSnapshotContentName?: string }; volumeSnapshotClassName?: string };

@@ -4,7 +4,7 @@
  * mounts the claim to be scheduled (the node it landed on); a claim restored from a VolumeSnapshot
  * waits for the snapshot to be ready and gets at least its `restoreSize`.
  */
-import { DEFAULT_CLASS_ANNOTATION, type Pv, type Pvc, type StorageClass, type VolumeSnapshot } from './objects.ts';
+import { ATTACH_REQUIRED_ANNOTATION, DEFAULT_CLASS_ANNOTATION, type Pv, type Pvc, type StorageClass, type VolumeSnapshot } from './objects.ts';
 import { parseQuantity } from '../nodes/quantity.ts';
 
 export interface ClaimFacts {
@@ -60,7 +60,7 @@ export function renderPv(pvc: Pvc, d: { provision: StorageClass; size: string | 
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
-    metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': provisioner } },
+    metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': provisioner, ...(d.provision.parameters?.['attachRequired'] === 'true' ? { [ATTACH_REQUIRED_ANNOTATION]: 'true' } : {}) } },
     spec: {
       capacity: { storage: d.size ?? '1Gi' },
       accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],

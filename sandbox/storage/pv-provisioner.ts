@@ -3,7 +3,9 @@
  * one loop for the cluster): a Pending claim whose StorageClass names a provisioner gets a
  * PersistentVolume after `provisionMs` and is bound to it (claim `spec.volumeName`, both
  * `Bound`), honouring `WaitForFirstConsumer` and claims restored from a VolumeSnapshot
- * ({@link decideClaim}). A released volume is deleted (reclaim `Delete`) or marked `Released`.
+ * ({@link decideClaim}). A claim naming a volume whose claimRef names it without a UID (a
+ * static, pre-bound pair) is bound the same way. A released volume is deleted (reclaim `Delete`)
+ * or marked `Released`.
  * Only the Kubernetes API is used, so it runs against the emulator and a real control plane
  * (where kube-controller-manager binds: pass `bind: false`).
  */
@@ -119,6 +121,16 @@ export async function startPvProvisioner(opts: PvProvisionerOptions): Promise<Pv
     const uid = pvc.metadata?.uid;
     const existing = pvs.list().find((pv) => pv.spec?.claimRef?.uid === uid);
     const sc = classOf(pvc, classes.list()).sc;
+    // A claim that names its volume (a static, pre-bound pair): the PV controller completes the
+    // binding — the volume's claimRef gets the claim's UID, both turn Bound.
+    if (!existing && bind && pvc.spec?.volumeName && pvc.status?.phase !== 'Bound') {
+      const pv = pvs.get('', pvc.spec.volumeName);
+      const ref = pv?.spec?.claimRef;
+      if (pv && (!ref || (ref.namespace === namespace && ref.name === name && !ref.uid))) {
+        await core.patchPersistentVolume({ name: pv.metadata?.name ?? '', body: { spec: { claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name, uid } } } }, MERGE_PATCH);
+      }
+      return;
+    }
     if (existing) {
       // Provisioned already (maybe by an earlier pass that failed to bind): finish the binding.
       if (bind && pvc.status?.phase !== 'Bound') await bindClaim(pvc, existing, sc?.provisioner ?? '');

@@ -4,7 +4,7 @@
  * Invalid values (ratio/overcommit ≤ 0, a bad ratio string) are rejected with a typed error
  * naming the field — KubeVirt keeps its last good config in that case; callers can do the same.
  */
-import type { KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
+import type { ChangedBlockTrackingSelectors, KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
 import { InvalidInputError } from '../errors.ts';
 import { REFERENCE_POLICY } from '../instancetype/well-known.ts';
 import { parseQuantity, quantityValue, type Quantity } from '../api/quantity.ts';
@@ -84,6 +84,8 @@ export interface ClusterConfig {
   migrations: MigrationSettings;
   /** `spec.configuration.instancetype.referencePolicy` (reference-vm-vmi-depth §1.6), `reference` when unset. */
   instancetypeReferencePolicy: InstancetypeReferencePolicy;
+  /** `spec.configuration.changedBlockTrackingLabelSelectors`: the VMs (and namespaces) whose disks track changed blocks. */
+  changedBlockTrackingSelectors: ChangedBlockTrackingSelectors;
 }
 
 /** How a VM's instance type and preference are kept: pinned revisions, or expanded into the VM's spec. */
@@ -233,6 +235,7 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     vmStateStorageClass: cfg.vmStateStorageClass ?? '',
     migrations: migrationSettings(cfg),
     instancetypeReferencePolicy: referencePolicy as InstancetypeReferencePolicy,
+    changedBlockTrackingSelectors: { ...(cfg.changedBlockTrackingLabelSelectors ?? {}) },
   };
 }
 

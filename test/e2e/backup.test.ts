@@ -49,12 +49,16 @@ async function vmiClean(): Promise<boolean> {
 
 before(async () => {
   // Each backup step (progress, completion, attach) takes 1.5 s: long enough to delete one mid-way.
-  s = await startSlice({ timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
-  // Changed block tracking for the VMs labelled backup=yes (virt-operator's configuration).
-  await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } } } } } } });
+  s = await startSlice({ start: false, timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
+  // Changed block tracking for the VMs labelled backup=yes (virt-operator's configuration), behind
+  // the IncrementalBackup gate: the VM controller creates their VMIs Initializing, virt-handler enables it.
+  await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { featureGates: ['IncrementalBackup'] }, changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } } } } } } });
+  // Before the runtime starts: the controllers' cached cluster config reads it on first use.
+  s.rt.start();
   await boundClaim(`${VM}-disk`);
   const vm = vmManifest(VM, { runStrategy: 'Always' });
-  vm.spec.template!.metadata = { labels: { ...vm.spec.template!.metadata?.labels, backup: 'yes' } };
+  // The selector matches the VM's own labels (KubeVirt's vmMatchesVMSelector).
+  vm.metadata = { ...vm.metadata, labels: { ...vm.metadata?.labels, backup: 'yes' } };
   vm.spec.template!.spec!.domain.devices.disks = [{ name: 'disk', disk: { bus: 'virtio' } }];
   vm.spec.template!.spec!.volumes = [{ name: 'disk', persistentVolumeClaim: { claimName: `${VM}-disk` } }];
   await s.kube.create(VMS, vm);

@@ -112,7 +112,10 @@ export function vmiManifest(name: string, spec: Record<string, unknown> = {}): V
     kind: 'VirtualMachineInstance',
     metadata: { name, namespace: NS },
     spec: {
-      domain: { resources: { requests: { memory: '128Mi' } }, devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }] } },
+      // Masquerade on the pod network: the binding a VM needs to live-migrate (KubeVirt's default,
+      // bridge, makes virt-handler report InterfaceNotLiveMigratable).
+      domain: { resources: { requests: { memory: '128Mi' } }, devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', masquerade: {} }] } },
+      networks: [{ name: 'default', pod: {} }],
       volumes: [{ name: 'containerdisk', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
       ...spec,
     },

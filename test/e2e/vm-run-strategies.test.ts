@@ -244,12 +244,13 @@ describe('VM run strategies through the runtime and the sandbox', () => {
 async function cdiImported(s: Slice, dvName: string): Promise<void> {
   const dv = await s.kube.get(DATA_VOLUMES, NS, dvName);
   const pv = `pv-${dvName}`;
-  await s.sandbox.apiServer.kubeConfig('test').makeApiClient(CoreV1Api).createPersistentVolume({
-    body: { metadata: { name: pv }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/var/lib/sandbox/${dvName}` }, storageClassName: '', claimRef: { namespace: NS, name: dvName } } },
-  });
-  await s.kube.create(PVCS, {
+  const claim = await s.kube.create(PVCS, {
     metadata: { name: dvName, namespace: NS, ownerReferences: [{ apiVersion: 'cdi.kubevirt.io/v1beta1', kind: 'DataVolume', name: dvName, uid: dv?.metadata?.uid ?? '', controller: true }] },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: '', volumeName: pv },
+  });
+  // Bound both ways, the claim's UID in the volume's claimRef: the kubelet mounts nothing less.
+  await s.sandbox.apiServer.kubeConfig('test').makeApiClient(CoreV1Api).createPersistentVolume({
+    body: { metadata: { name: pv }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: `/var/lib/sandbox/${dvName}` }, storageClassName: '', claimRef: { namespace: NS, name: dvName, uid: claim.metadata?.uid ?? '' } } },
   });
   await s.kube.patch(PVCS, NS, dvName, { type: 'merge', body: { status: { phase: 'Bound' } } }, { subresource: 'status' });
   const status = { phase: 'Succeeded', progress: '100.0%', conditions: [{ type: 'Bound', status: 'True' }, { type: 'Ready', status: 'True' }, { type: 'Running', status: 'False', reason: 'Completed' }] };

@@ -40,7 +40,7 @@ export function needsHotplugRead(vmi: VirtualMachineInstance, launcherPod: V1Pod
 }
 
 /** Reads the attachment pods of `ownedPods` and the claims (and DataVolumes) of the hotplug volumes. */
-export async function observeHotplug(vmi: VirtualMachineInstance, launcherPod: V1Pod, ownedPods: readonly V1Pod[], deps: VmiDeps, rv: string | undefined): Promise<HotplugObserved> {
+export async function observeHotplug(vmi: VirtualMachineInstance, launcherPod: V1Pod, ownedPods: readonly V1Pod[], deps: VmiDeps, rv: string | undefined, known: ReadonlyMap<string, V1PersistentVolumeClaim> = new Map()): Promise<HotplugObserved> {
   const namespace = vmi.metadata?.namespace ?? '';
   const owners = new Set(ownedPods.map((p) => p.metadata?.uid).filter((u) => u !== undefined));
   const list = await deps.kube.list(PODS, namespace, { labelSelector: `${APP_LABEL}=${HOTPLUG_DISK_APP}`, resourceVersion: rv });
@@ -48,7 +48,8 @@ export async function observeHotplug(vmi: VirtualMachineInstance, launcherPod: V
   const pvcs = new Map<string, V1PersistentVolumeClaim>();
   const dataVolumes = new Map<string, DataVolume>();
   await Promise.all(hotplugVolumes(vmi, launcherPod).map(async (v) => {
-    const pvc = await deps.kube.get(PVCS, namespace, v.claimName, { resourceVersion: rv });
+    // Claims the pass already read (the volume status reads every volume's) are not read again.
+    const pvc = known.get(v.claimName) ?? (await deps.kube.get(PVCS, namespace, v.claimName, { resourceVersion: rv }));
     if (pvc) pvcs.set(v.claimName, pvc);
     const dvOwned = (pvc?.metadata?.ownerReferences ?? []).some((r) => r.kind === 'DataVolume');
     if (v.dataVolume || dvOwned) {

@@ -1,9 +1,14 @@
 /**
- * The hotplug part of `status.volumeStatus` (reference-vm-vmi-depth §3.2, KubeVirt's
- * `updateVolumeStatus`): an entry per hotplug volume with its attachment pod and a phase the
- * controller owns until the pod is there (`Pending`/`Bound` from the claim, then
- * `AttachedToNode`), virt-handler's phases (`MountedToPod`, `Ready`, `UnMountedFromPod`) kept,
- * removed volumes kept as `Detaching` while an attachment pod still holds them. Pure.
+ * `status.volumeStatus` as KubeVirt's VMI controller writes it at the hand-off and on every pass
+ * while the VMI is `Scheduled` or `Running` (reference-vm-vmi-depth §3.2, reference-node-side
+ * §1.6; KubeVirt `pkg/virt-controller/watch/vmi/storage.go` `updateVolumeStatus`,
+ * `processPVCInfo`, `processHotplugVolumeStatus`): an entry per spec volume and utility volume
+ * (virt-handler's fields in it kept), `persistentVolumeClaimInfo` from the claim of every
+ * PVC / DataVolume / memory-dump volume — what virt-handler's start checks, host-disk sizing and
+ * migratability read; hotplug entries with their attachment pod and a phase the controller owns
+ * until the pod is there (`Pending`/`Bound` from the claim, then `AttachedToNode`), virt-handler's
+ * phases (`MountedToPod`, `Ready`, `UnMountedFromPod`) kept, removed volumes kept as `Detaching`
+ * while an attachment pod still holds them; the backend-storage entry kept. Pure.
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance, VolumeStatus } from '../../../shared/api/index.ts';
@@ -17,9 +22,15 @@ export interface VolumeStatusInput {
   readonly vmi: VirtualMachineInstance;
   readonly launcherPod: V1Pod;
   readonly attachmentPods: readonly V1Pod[];
-  /** The hotplug volumes' claims by name (absent: not found). */
+  /** The volumes' claims by name (absent: not found, or not read). */
   readonly pvcs: ReadonlyMap<string, V1PersistentVolumeClaim>;
 }
+
+/**
+ * CDI's filesystem overhead as KubeVirt reads it from the CDIConfig of a CDI installed with its
+ * defaults: none for a Block claim, the global 5.5 % for a filesystem one (docs/vmi-controller.md).
+ */
+const FILESYSTEM_OVERHEAD = '0.055';
 
 type Phased = Pick<VolumeStatus, 'phase' | 'reason' | 'message'>;
 
@@ -36,8 +47,8 @@ function phaseFromClaim(claimName: string, pvc: V1PersistentVolumeClaim | undefi
   }
 }
 
-/** `persistentVolumeClaimInfo` from the claim (filesystem overhead is left out: see docs/vmi-controller.md). */
-function claimInfo(pvc: V1PersistentVolumeClaim): PersistentVolumeClaimInfo {
+/** `persistentVolumeClaimInfo` from the claim (`processPVCInfo`). */
+export function claimInfo(pvc: V1PersistentVolumeClaim): PersistentVolumeClaimInfo {
   const mode = pvc.spec?.volumeMode;
   return {
     claimName: pvc.metadata?.name ?? '',
@@ -46,7 +57,7 @@ function claimInfo(pvc: V1PersistentVolumeClaim): PersistentVolumeClaimInfo {
     ...(pvc.status?.capacity ? { capacity: { ...pvc.status.capacity } } : {}),
     ...(pvc.spec?.resources?.requests ? { requests: { ...pvc.spec.resources.requests } } : {}),
     ...(pvc.metadata?.annotations?.[PREALLOCATION_ANNOTATION] === 'true' ? { preallocated: true } : {}),
-    ...(mode === 'Block' ? { filesystemOverhead: '0' } : {}),
+    filesystemOverhead: mode === 'Block' ? '0' : FILESYSTEM_OVERHEAD,
   };
 }
 
@@ -60,12 +71,13 @@ function withPhase(entry: VolumeStatus, p: Phased): VolumeStatus {
   return { ...entry, ...p };
 }
 
-/**
- * The VMI's `status.volumeStatus` with its hotplug entries brought up to date, sorted by name.
- * Entries of the launcher pod's own volumes are kept as they are (this controller does not write
- * them), as is the backend-storage entry.
- */
-export function hotplugVolumeStatus(input: VolumeStatusInput): VolumeStatus[] {
+/** The claim a volume reads (`PVCNameFromVirtVolume`): a PVC's, a DataVolume's, a memory dump's. */
+function claimOfVolume(v: NonNullable<VirtualMachineInstance['spec']['volumes']>[number]): string | undefined {
+  return v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.memoryDump?.claimName;
+}
+
+/** The VMI's `status.volumeStatus` brought up to date, sorted by name. */
+export function vmiVolumeStatus(input: VolumeStatusInput): VolumeStatus[] {
   const { vmi, launcherPod, pvcs } = input;
   const attachmentPods = podsOfLauncher(input.attachmentPods, launcherPod);
   const existing = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
@@ -81,13 +93,16 @@ export function hotplugVolumeStatus(input: VolumeStatusInput): VolumeStatus[] {
     written.add(backend.name);
   }
   const specNames = new Set([...(vmi.spec.volumes ?? []).map((v) => v.name), ...(vmi.spec.utilityVolumes ?? []).map((u) => u.name)]);
-  // The launcher pod's own volumes: whatever entry they have stays.
-  for (const name of specNames) {
-    const s = existing.get(name);
-    if (s && !volumes.some((v) => v.name === name)) {
-      out.push(s);
-      written.add(name);
-    }
+  // The launcher pod's own volumes: an entry each (virt-handler's target kept), with the claim's info.
+  for (const v of vmi.spec.volumes ?? []) {
+    if (volumes.some((h) => h.name === v.name)) continue;
+    const entry: VolumeStatus = { ...existing.get(v.name), name: v.name, target: existing.get(v.name)?.target ?? '' };
+    if (v.memoryDump) entry.memoryDumpVolume = { ...entry.memoryDumpVolume, claimName: v.name };
+    const claim = claimOfVolume(v);
+    const pvc = claim === undefined ? undefined : pvcs.get(claim);
+    if (pvc) entry.persistentVolumeClaimInfo = claimInfo(pvc);
+    out.push(entry);
+    written.add(v.name);
   }
   for (const v of volumes) {
     const pvc = pvcs.get(v.claimName);
@@ -112,6 +127,11 @@ export function hotplugVolumeStatus(input: VolumeStatusInput): VolumeStatus[] {
       } else if (phase === 'Detaching') {
         entry = withPhase(entry, phaseFromClaim(v.claimName, pvc));
       }
+    }
+    // A utility volume is mounted as a directory: a Block claim cannot serve it.
+    if (v.utility && pvc?.spec?.volumeMode === 'Block') {
+      const { persistentVolumeClaimInfo: _info, ...rest } = entry;
+      entry = withPhase(rest as VolumeStatus, { phase: 'Pending', reason: 'PVCNotReady', message: `Utility volume PVC ${v.claimName} must be filesystem mode, not block mode` });
     }
     out.push(entry);
     written.add(v.name);

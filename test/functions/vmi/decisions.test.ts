@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { decideSync, type Observed } from '../../../functions/vmi/sync.ts';
+import { decideSync, guaranteeProblem, type Observed } from '../../../functions/vmi/sync.ts';
 import { computeVmi } from '../../../functions/vmi/update-status.ts';
 import { planVmiWrite } from '../../../functions/vmi/write-status.ts';
 import { runningVmiStatus } from '../../../sandbox/nodes/vmi-running-status.ts';
@@ -281,6 +281,31 @@ describe('status: VolumesChange in Running (reference-vm-vmi-depth §7, volume m
       if (c?.status === 'True') assert.equal(c.reason, '', 'no reason');
       // and it goes out in the handler-phase patch
       if (want === 'True/migrate volumes') assert.ok(JSON.stringify(planVmiWrite(v, out)).includes('migrate volumes'));
+    });
+  }
+});
+
+describe('dedicated CPUs need a Guaranteed launcher pod (reference-node-side §5.15, KubeVirt lifecycle.go updateStatus)', () => {
+  const cases: { name: string; dedicated: boolean; qos: string; want: string | undefined; phase: string }[] = [
+    { name: 'dedicated, Burstable: FailedGuaranteeResources, stays Scheduling', dedicated: true, qos: 'Burstable', want: 'FailedGuaranteeResources', phase: 'Scheduling' },
+    { name: 'dedicated, Guaranteed: handed off', dedicated: true, qos: 'Guaranteed', want: undefined, phase: 'Scheduled' },
+    { name: 'shared CPUs, Burstable: handed off', dedicated: false, qos: 'Burstable', want: undefined, phase: 'Scheduled' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      // arrange
+      const v = vmi('Scheduling');
+      if (c.dedicated) v.spec.domain.cpu = { dedicatedCpuPlacement: true };
+      const p = pod('Running');
+      p.status!.qosClass = c.qos;
+      const o = observed(v, p);
+      // act
+      const problem = guaranteeProblem(o);
+      const out = computeVmi({ observed: o, syncError: problem, now: NOW, launcherImage: IMAGE, ownerVmLive: true });
+      // assert
+      assert.equal(problem?.reason, c.want);
+      assert.equal(out.status?.phase, c.phase);
+      if (c.want) assert.deepEqual([out.status?.conditions?.find((x) => x.type === 'Synchronized')?.reason, out.status?.conditions?.find((x) => x.type === 'Synchronized')?.message], ['FailedGuaranteeResources', 'failed to guarantee pod resources']);
     });
   }
 });

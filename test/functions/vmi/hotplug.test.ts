@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance, VolumeStatus } from '../../../shared/api/index.ts';
 import { planAttachmentPods, podMatchesVolumes, orphanedAttachmentPods } from '../../../functions/vmi/hotplug/attachment-pods.ts';
-import { hotplugVolumeStatus, volumeStatusEvents } from '../../../functions/vmi/hotplug/volume-status.ts';
+import { vmiVolumeStatus, volumeStatusEvents } from '../../../functions/vmi/hotplug/volume-status.ts';
 import { hotplugVolumes, readyVolumes } from '../../../functions/vmi/hotplug/volumes.ts';
 
 function vmi(volumes: Record<string, unknown>[], status: VolumeStatus[] = [], extra: Partial<VirtualMachineInstance['spec']> = {}): VirtualMachineInstance {
@@ -192,7 +192,7 @@ describe('status.volumeStatus hotplug entries', () => {
       // arrange
       const v = vmi([hp('x')], c.status ? [c.status] : []);
       // act
-      const got = entry(hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: c.pvcs }), 'x');
+      const got = entry(vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: c.pvcs }), 'x');
       // assert
       for (const [k, want] of Object.entries(c.want)) assert.deepEqual(got?.[k as keyof VolumeStatus], want, `${c.name}: ${k}`);
     }
@@ -202,10 +202,10 @@ describe('status.volumeStatus hotplug entries', () => {
     // arrange
     const v = vmi([hp('x'), hp('b')], [{ name: 'persistent-state-for-this-vm', target: '' }, { name: 'root', target: 'vda' }]);
     // act
-    const got = hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: [], pvcs: new Map([['x-claim', pvc('x-claim')]]) });
+    const got = vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: [], pvcs: new Map([['x-claim', pvc('x-claim')]]) });
     // assert
     assert.deepEqual(got.map((s) => s.name), ['b', 'persistent-state-for-this-vm', 'root', 'x']);
-    assert.deepEqual(entry(got, 'x')?.persistentVolumeClaimInfo, { claimName: 'x-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' } });
+    assert.deepEqual(entry(got, 'x')?.persistentVolumeClaimInfo, { claimName: 'x-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' });
   });
 
   test('table: a removed volume is kept while an attachment pod holds it (Ready/MountedToPod kept, else Detaching), then dropped', () => {
@@ -220,7 +220,7 @@ describe('status.volumeStatus hotplug entries', () => {
       // arrange
       const v = vmi([], [{ name: 'x', target: '', phase: c.phase, reason: 'VolumeUnMountedFromPod', hotplugVolume: { attachPodName: 'p1' } }]);
       // act
-      const got = entry(hotplugVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: new Map() }), 'x');
+      const got = entry(vmiVolumeStatus({ vmi: v, launcherPod: LAUNCHER, attachmentPods: c.pods, pvcs: new Map() }), 'x');
       // assert
       if (!c.want) assert.equal(got, undefined, c.name);
       else for (const [k, want] of Object.entries(c.want)) assert.deepEqual(got?.[k as keyof VolumeStatus], want, `${c.name}: ${k}`);
@@ -235,5 +235,29 @@ describe('status.volumeStatus hotplug entries', () => {
     const events = volumeStatusEvents(before, after);
     // assert
     assert.deepEqual(events, [{ reason: 'SuccessfulCreate', message: 'Created hotplug attachment pod p2, for volume y' }]);
+  });
+});
+
+describe('status.volumeStatus of the launcher\'s own volumes (reference-node-side §1.6, KubeVirt storage.go updateVolumeStatus)', () => {
+  // A launcher pod that mounts the claims (a volume it lacks would be a hotplug volume).
+  const launcherWith = (...claims: [string, string][]): V1Pod => ({ ...LAUNCHER, spec: { ...LAUNCHER.spec!, volumes: [...(LAUNCHER.spec!.volumes ?? []), ...claims.map(([name, claimName]) => ({ name, persistentVolumeClaim: { claimName } }))] } });
+  test('an entry per spec volume; PVC and DataVolume entries with the claim\'s info (Block without filesystem overhead); virt-handler\'s target kept', () => {
+    // arrange
+    const block: V1PersistentVolumeClaim = { ...pvc('blk'), spec: { ...pvc('blk').spec, volumeMode: 'Block', accessModes: ['ReadWriteMany'] } };
+    const v = vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'data-claim' } }, { name: 'dv', dataVolume: { name: 'blk' } }], [{ name: 'root', target: 'vda' }]);
+    // act
+    const got = vmiVolumeStatus({ vmi: v, launcherPod: launcherWith(['data', 'data-claim'], ['dv', 'blk']), attachmentPods: [], pvcs: new Map([['data-claim', pvc('data-claim')], ['blk', block]]) });
+    // assert
+    assert.deepEqual(got.map((s) => [s.name, s.target]), [['data', ''], ['dv', ''], ['root', 'vda']]);
+    assert.deepEqual(got.find((s) => s.name === 'data')?.persistentVolumeClaimInfo, { claimName: 'data-claim', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' });
+    assert.deepEqual(got.find((s) => s.name === 'dv')?.persistentVolumeClaimInfo, { claimName: 'blk', accessModes: ['ReadWriteMany'], volumeMode: 'Block', capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0' });
+    assert.equal(got.find((s) => s.name === 'root')?.persistentVolumeClaimInfo, undefined, 'a containerDisk has no claim');
+  });
+
+  test('a claim not found leaves its entry without claim info (what virt-handler reports as missing)', () => {
+    // act
+    const got = vmiVolumeStatus({ vmi: vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'gone' } }]), launcherPod: launcherWith(['data', 'gone']), attachmentPods: [], pvcs: new Map() });
+    // assert
+    assert.deepEqual(got.find((s) => s.name === 'data'), { name: 'data', target: '' });
   });
 });

@@ -41,7 +41,7 @@ describe('placement', () => {
 
   const table: { name: string; pod: Pod; nodes: Node[]; placed?: { pod: Pod; nodeName: string }[]; want: string | RegExp }[] = [
     { name: 'least allocated, then name', pod: pod('a'), nodes: nodes(3), want: 'node01' },
-    { name: 'nodeSelector no node has', pod: pod('a', { nodeSelector: { 'kubevirt.io/schedulable': 'true', gpu: 'yes' } }), nodes: nodes(2), want: /^0\/2 nodes are available: 2 node\(s\) didn't match Pod's node affinity\/selector\.$/ },
+    { name: 'nodeSelector no node has', pod: pod('a', { nodeSelector: { 'kubevirt.io/schedulable': 'true', gpu: 'yes' } }), nodes: nodes(2), want: /^0\/2 nodes are available: 2 node\(s\) didn't match Pod's node affinity\/selector\. preemption: 0\/2 nodes are available: 2 Preemption is not helpful for scheduling\.$/ },
     { name: 'launcher selectors match a KubeVirt node', pod: pod('a', { nodeSelector: { 'kubevirt.io/schedulable': 'true', 'machine-type.node.kubevirt.io/q35': 'true', 'cpu-model-migration.node.kubevirt.io/Skylake-Client-IBRS': 'true' } }), nodes: nodes(1), want: 'node01' },
     {
       name: 'untolerated NoSchedule taint',
@@ -56,7 +56,7 @@ describe('placement', () => {
       want: 'node01',
     },
     { name: 'cordoned node', pod: pod('a'), nodes: nodes(1, (n) => (n.spec = { unschedulable: true })), want: /1 node\(s\) were unschedulable/ },
-    { name: 'capacity: cpu', pod: pod('a', { containers: [{ name: 'c', resources: { requests: { cpu: '17' } } }] }), nodes: nodes(2), want: /2 Insufficient cpu/ },
+    { name: 'capacity: cpu', pod: pod('a', { containers: [{ name: 'c', resources: { requests: { cpu: '17' } } }] }), nodes: nodes(2), want: /^0\/2 nodes are available: 2 Insufficient cpu\. preemption: 0\/2 nodes are available: 2 Preemption is not helpful for scheduling\.$/ },
     {
       name: 'capacity counts bound pods',
       pod: pod('b', { containers: [{ name: 'c', resources: { requests: { cpu: '10' } } }] }),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { clients, createVmi, getPod, getVmi, launcherPod, patchVmi, waitFor } from './helpers.ts';
-import type { MigrationState } from '../../../sandbox/nodes/objects.ts';
+import type { MigrationState, Pod } from '../../../sandbox/nodes/objects.ts';
 
 const ANTI_AFFINITY = (vmiUid: string) => ({
   affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { 'kubevirt.io/created-by': vmiUid } }, topologyKey: 'kubernetes.io/hostname' }] } },
@@ -27,9 +27,11 @@ describe('virt-handler (hand-offs made by hand)', () => {
     });
   }
 
-  async function handOff(name: string, nodeName: string) {
-    // One write, as virt-controller does it: the VMI has no /status subresource.
-    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName }, metadata: { labels: { 'kubevirt.io/nodeName': nodeName } } });
+  async function handOff(name: string, pod: Pod) {
+    // One write, as virt-controller does it: the VMI has no /status subresource. activePods is how
+    // virt-handler finds the launcher.
+    const nodeName = pod.spec!.nodeName!;
+    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName, activePods: { [pod.metadata!.uid!]: nodeName } }, metadata: { labels: { 'kubevirt.io/nodeName': nodeName } } });
     return waitFor('VMI Running', async () => {
       const v = await getVmi(api.custom, name);
       return v.status?.phase === 'Running' && v;
@@ -55,7 +57,7 @@ describe('virt-handler (hand-offs made by hand)', () => {
     const vmi = await createVmi(api.custom, 'vmi-boot');
     const pod = await runningLauncher(vmi);
     // act
-    const running = await handOff('vmi-boot', pod.spec!.nodeName!);
+    const running = await handOff('vmi-boot', pod);
     // assert
     const st = running.status as Record<string, unknown>;
     assert.equal(st.nodeName, pod.spec!.nodeName, 'stays on the launcher node');
@@ -70,7 +72,7 @@ describe('virt-handler (hand-offs made by hand)', () => {
     // arrange
     const vmi = await createVmi(api.custom, 'vmi-mig');
     const source = await runningLauncher(vmi);
-    await handOff('vmi-mig', source.spec!.nodeName!);
+    await handOff('vmi-mig', source);
     // act
     const { done, sourceNode, targetNode } = await migrate('vmi-mig', vmi.uid, 'mig-1', source.metadata!.name!);
     // assert
@@ -90,7 +92,7 @@ describe('virt-handler (hand-offs made by hand)', () => {
     // arrange
     const vmi = await createVmi(api.custom, 'vmi-fail');
     const source = await runningLauncher(vmi);
-    await handOff('vmi-fail', source.spec!.nodeName!);
+    await handOff('vmi-fail', source);
     sb.virtHandler.failMigration('default', 'vmi-fail', 'injected failure');
     // act
     const { done, sourceNode, targetPod } = await migrate('vmi-fail', vmi.uid, 'mig-2', source.metadata!.name!);
@@ -113,7 +115,7 @@ describe('virt-handler (hand-offs made by hand)', () => {
     // act: new work after the disruption
     const vmi = await createVmi(api.custom, 'vmi-after-drop');
     const pod = await runningLauncher(vmi);
-    await handOff('vmi-after-drop', pod.spec!.nodeName!);
+    await handOff('vmi-after-drop', pod);
     // assert
     const restarts = sb.scheduler.restarts() + sb.kubelet.restarts() + sb.virtHandler.restarts();
     assert.ok(restarts > restartsBefore, `informers were restarted after errors (${restartsBefore} → ${restarts})`);
@@ -131,7 +133,7 @@ describe('virt-handler: a launcher that dies before the domain boots', () => {
   });
   after(async () => sb.stop());
 
-  test('a handed-off (Scheduled) VMI whose launcher pod fails → Failed, reason PodFailed, never Running', async () => {
+  test('a handed-off (Scheduled) VMI whose launcher pod fails → Failed (the launcher is unresponsive), Warning Stopped, never Running', async () => {
     // arrange
     const vmi = await createVmi(api.custom, 'vmi-early-crash');
     const created = await api.core.createNamespacedPod({ namespace: 'default', body: launcherPod(vmi) });
@@ -139,7 +141,7 @@ describe('virt-handler: a launcher that dies before the domain boots', () => {
       const p = await getPod(api.core, created.metadata!.name!);
       return p?.status?.phase === 'Running' && p;
     });
-    await patchVmi(api.custom, 'vmi-early-crash', { status: { phase: 'Scheduled', nodeName: pod.spec!.nodeName! }, metadata: { labels: { 'kubevirt.io/nodeName': pod.spec!.nodeName! } } });
+    await patchVmi(api.custom, 'vmi-early-crash', { status: { phase: 'Scheduled', nodeName: pod.spec!.nodeName!, activePods: { [pod.metadata!.uid!]: pod.spec!.nodeName! } }, metadata: { labels: { 'kubevirt.io/nodeName': pod.spec!.nodeName! } } });
     // act
     await sb.kubelet.finishPod('default', pod.metadata!.name!, 'Failed');
     // assert
@@ -147,8 +149,13 @@ describe('virt-handler: a launcher that dies before the domain boots', () => {
       const v = await getVmi(api.custom, 'vmi-early-crash');
       return v.status?.phase === 'Failed' && v;
     });
-    const status = failed.status as { reason?: string; phaseTransitionTimestamps?: { phase?: string }[] };
-    assert.equal(status.reason, 'PodFailed');
+    const status = failed.status as { phaseTransitionTimestamps?: { phase?: string }[] };
     assert.ok(!status.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'), 'the VMI never ran');
+    const events = await waitFor('Warning Stopped', async () => {
+      const list = await api.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=vmi-early-crash' });
+      return list.items.some((e) => e.reason === 'Stopped') && list.items;
+    });
+    const stopped = events.find((e) => e.reason === 'Stopped')!;
+    assert.deepEqual([stopped.type, stopped.message, stopped.source?.component], ['Warning', 'The VirtualMachineInstance crashed.', 'virt-handler']);
   });
 });

@@ -43,9 +43,10 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
     fetch(`${sb.storage!.virtApi.url}/apis/subresources.kubevirt.io/v1/namespaces/${NS}/${path}`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
   /** A VMI that virt-handler runs (launcher pod + the controller's hand-off played by hand). */
-  async function runningVmi(name: string, annotations: Record<string, string> = {}, labels: Record<string, string> = {}): Promise<Vmi> {
+  async function runningVmi(name: string, annotations: Record<string, string> = {}, labels: Record<string, string> = {}, status: Record<string, unknown> = {}): Promise<Vmi> {
     const body = vmiBody(name);
     body.metadata = { ...body.metadata, annotations, labels };
+    body.status = status;
     body.spec!.volumes = [...(body.spec!.volumes ?? []), { name: 'rootdisk', persistentVolumeClaim: { claimName: `${name}-disk` } }];
     const created = (await api.custom.createNamespacedCustomObject({ ...VMIS, namespace: NS, body })) as Vmi;
     const pod = await api.core.createNamespacedPod({ namespace: NS, body: launcherPod({ name, uid: created.metadata!.uid! }) });
@@ -53,7 +54,9 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
       const p = await getPod(api.core, pod.metadata!.name!);
       return p?.status?.phase === 'Running' && p;
     });
-    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName: running.spec!.nodeName } });
+    // The VMI controller's hand-off: phase, node, the label virt-handler selects by, activePods.
+    const node = running.spec!.nodeName!;
+    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName: node, activePods: { [running.metadata!.uid!]: node } }, metadata: { labels: { 'kubevirt.io/nodeName': node } } });
     return vmiWhere(name, 'Running', (v) => v.status?.phase === 'Running');
   }
   const getVmi = async (name: string) => (await api.custom.getNamespacedCustomObject({ ...VMIS, namespace: NS, name })) as Vmi & { status?: Record<string, any> };
@@ -83,7 +86,7 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
         metadata: { name: 'virt-export-e1', labels: { 'kubevirt.io.virt-export-service': 'e1' } },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'exporter', image: 'quay.io/kubevirt/virt-exportserver:v1.9.0', env: [{ name: 'DEADLINE', value: deadline }] }],
+          containers: [{ name: 'exporter', image: 'quay.io/kubevirt/virt-exportserver:v1.9.0', env: [{ name: 'DEADLINE', value: deadline }], volumeMounts: [{ name: 'certificates', mountPath: '/cert' }, { name: 'token', mountPath: '/token' }] }],
           volumes: [{ name: 'certificates', secret: { secretName: 'secret-e1' } }, { name: 'token', secret: { secretName: 'export-token-e1' } }],
         },
       },
@@ -145,12 +148,8 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
   });
 
   test('backup: utility volume attached, backupStatus filled only after the controller wrote it, completed; abort; CBT', async () => {
-    // CBT follows the KubeVirt CR's VM selector.
-    await api.custom.patchNamespacedCustomObject(
-      { group: 'kubevirt.io', version: 'v1', plural: 'kubevirts', namespace: 'kubevirt', name: 'kubevirt', body: { spec: { configuration: { changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { cbt: 'on' } } } } } } },
-      MERGE,
-    );
-    await runningVmi('bk', {}, { cbt: 'on' });
+    // CBT: the VM controller creates the VMI Initializing, virt-handler enables it once it runs.
+    await runningVmi('bk', {}, {}, { changedBlockTracking: { state: 'Initializing' } });
     await vmiWhere('bk', 'CBT Enabled', (v) => v.status?.changedBlockTracking?.state === 'Enabled');
     await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: NS, name: 'bk', body: { spec: { utilityVolumes: [{ name: 'b1-backup-target-pvc', claimName: 'target', type: 'Backup' }] } } }, MERGE);
     await vmiWhere('bk', 'utility volume MountedToPod', (v) => v.status?.volumeStatus?.some((s: any) => s.name === 'b1-backup-target-pvc' && s.phase === 'MountedToPod' && s.hotplugVolume));

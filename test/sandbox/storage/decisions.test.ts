@@ -12,7 +12,7 @@ import { nextBackupStep, utilityVolumeStatus } from '../../../sandbox/storage/ba
 import { stopAction } from '../../../sandbox/virt-api/vm-stop.ts';
 import { goDurationMs } from '../../../sandbox/virt-api/server.ts';
 import { freezeAnswer, unfreezeAnswer } from '../../../sandbox/nodes/guest-agent.ts';
-import { missingSecretsOf } from '../../../sandbox/nodes/secret-volumes.ts';
+import { volumeProblems } from '../../../sandbox/nodes/pod-volumes.ts';
 import { exportDeadlineOf } from '../../../sandbox/storage/export-server.ts';
 import type { Pvc, StorageClass, VolumeSnapshot } from '../../../sandbox/storage/objects.ts';
 
@@ -145,9 +145,11 @@ describe('guest agent, secrets, deadlines, durations', () => {
     assert.equal((freezeAnswer(undefined, undefined) as { code: number }).code, 404);
     assert.deepEqual(unfreezeAnswer(running([{ type: 'AgentConnected', status: 'True' }]), 'fsfreeze is limited'), { code: 500, message: 'fsfreeze is limited' });
   });
-  test('required secret volumes block a pod; optional ones do not', () => {
-    const pod = { spec: { volumes: [{ secret: { secretName: 'a' } }, { secret: { secretName: 'b', optional: true } }, { projected: { sources: [{ secret: { name: 'c' } }] } }] } } as never;
-    assert.deepEqual(missingSecretsOf(pod, (n) => n === 'c'), ['a']);
+  test('required secret volumes a container mounts block a pod; optional and unmounted ones do not', () => {
+    const volumes = [{ name: 'a', secret: { secretName: 'a' } }, { name: 'b', secret: { secretName: 'b', optional: true } }, { name: 'c', projected: { sources: [{ secret: { name: 'c' } }] } }, { name: 'd', secret: { secretName: 'd' } }];
+    const pod = { metadata: { namespace: 'ns' }, spec: { volumes, containers: [{ name: 'x', volumeMounts: ['a', 'b', 'c'].map((n) => ({ name: n, mountPath: `/${n}` })) }] } } as never;
+    const lookups = { claim: () => undefined, volume: () => undefined, configMapExists: () => true, secretExists: (_ns: string, n: string) => n === 'c', usersElsewhere: () => [] };
+    assert.deepEqual(volumeProblems(pod, 'node01', lookups).setup.map((e) => e.message), ['MountVolume.SetUp failed for volume "a" : secret "a" not found']);
   });
   test('the exporter deadline comes from DEADLINE', () => {
     assert.equal(exportDeadlineOf({ spec: { containers: [{ name: 'exporter', env: [{ name: 'DEADLINE', value: NOW }] }] } }), Date.parse(NOW));
