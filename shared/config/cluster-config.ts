@@ -4,7 +4,8 @@
  * Invalid values (ratio/overcommit ≤ 0, a bad ratio string) are rejected with a typed error
  * naming the field — KubeVirt keeps its last good config in that case; callers can do the same.
  */
-import type { KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
+import type { KubeVirt, KubeVirtConfiguration, LabelSelector } from '../api/index.ts';
+import { validateSelector } from '../predicates/label-selector.ts';
 import { InvalidInputError } from '../errors.ts';
 import { REFERENCE_POLICY } from '../instancetype/well-known.ts';
 import { parseQuantity, quantityValue, type Quantity } from '../api/quantity.ts';
@@ -84,6 +85,13 @@ export interface ClusterConfig {
   migrations: MigrationSettings;
   /** `spec.configuration.instancetype.referencePolicy` (reference-vm-vmi-depth §1.6), `reference` when unset. */
   instancetypeReferencePolicy: InstancetypeReferencePolicy;
+  /**
+   * The resource names `permittedHostDevices` allows (PCI, mediated and USB devices), or
+   * undefined when the CR sets no `permittedHostDevices`: then any device name is let through.
+   */
+  permittedHostDevices: ReadonlySet<string> | undefined;
+  /** `autoCPULimitNamespaceLabelSelector`: VMIs in namespaces it matches get a CPU limit (undefined: none; an invalid one counts as none, as KubeVirt). */
+  autoCpuLimitNamespaceSelector: LabelSelector | undefined;
 }
 
 /** How a VM's instance type and preference are kept: pinned revisions, or expanded into the VM's spec. */
@@ -233,7 +241,21 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     vmStateStorageClass: cfg.vmStateStorageClass ?? '',
     migrations: migrationSettings(cfg),
     instancetypeReferencePolicy: referencePolicy as InstancetypeReferencePolicy,
+    permittedHostDevices: cfg.permittedHostDevices
+      ? new Set([...(cfg.permittedHostDevices.pciHostDevices ?? []), ...(cfg.permittedHostDevices.mediatedDevices ?? []), ...(cfg.permittedHostDevices.usb ?? [])].map((d) => d.resourceName))
+      : undefined,
+    autoCpuLimitNamespaceSelector: validSelectorOrNone(cfg.autoCPULimitNamespaceLabelSelector),
   };
+}
+
+function validSelectorOrNone(selector: LabelSelector | undefined): LabelSelector | undefined {
+  if (!selector) return undefined;
+  try {
+    validateSelector(selector, 'spec.configuration.autoCPULimitNamespaceLabelSelector');
+    return selector;
+  } catch {
+    return undefined;
+  }
 }
 
 function migrationSettings(cfg: KubeVirtConfiguration): MigrationSettings {

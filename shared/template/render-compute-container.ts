@@ -43,6 +43,12 @@ export function launcherVerbosity(vmi: VirtualMachineInstance, config: ClusterCo
   return { value: Number(label), explicit: true };
 }
 
+/**
+ * The VMI probe as the compute container's probe: copied, `initialDelaySeconds` + 10 (libvirt's
+ * start-up); exec and guest-agent probes run through `virt-probe` inside the guest, and only
+ * they get one second more of `timeoutSeconds` for that extra step. HTTP and TCP probes keep
+ * the VMI's timeout.
+ */
 function wrapProbe(p: Probe | undefined, vmi: VirtualMachineInstance, field: string): V1Probe | undefined {
   if (!p) return undefined;
   const timeout = p.timeoutSeconds ?? 1;
@@ -51,15 +57,17 @@ function wrapProbe(p: Probe | undefined, vmi: VirtualMachineInstance, field: str
     initialDelaySeconds: (p.initialDelaySeconds ?? 0) + LIBVIRT_STARTUP_DELAY_SECONDS,
     ...(p.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }),
     ...(p.successThreshold !== undefined && { successThreshold: p.successThreshold }),
-    timeoutSeconds: timeout + 1,
+    timeoutSeconds: timeout,
   };
   const probeCmd = ['virt-probe', '--domainName', `${vmiNamespace(vmi)}_${vmiName(vmi)}`, '--timeoutSeconds', String(timeout)];
   if (p.exec) {
     const [cmd, ...args] = p.exec.command ?? [];
     if (cmd === undefined) throw new InvalidInputError(`${field}.exec.command`, 'must not be empty');
     out.exec = { command: [...probeCmd, '--command', cmd, '--', ...args] };
+    out.timeoutSeconds = timeout + 1;
   } else if (p.guestAgentPing) {
     out.exec = { command: [...probeCmd, '--guestAgentPing'] };
+    out.timeoutSeconds = timeout + 1;
   } else if (p.httpGet) {
     out.httpGet = p.httpGet as V1Probe['httpGet'];
   } else if (p.tcpSocket) {

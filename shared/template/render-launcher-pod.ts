@@ -8,8 +8,8 @@
 import type { V1Container, V1Pod, V1PodSecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { ISTIO_INJECT_ANNOTATION, NON_ROOT_UID, VIRTUAL_MACHINE_UNPAUSED_CONDITION } from '../api/well-known.ts';
-import { UnsupportedError } from '../errors.ts';
-import type { ClusterConfig } from '../config/cluster-config.ts';
+import { InvalidInputError, UnsupportedError } from '../errors.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { memoryOverhead } from './memory-overhead.ts';
 import { GRACE_PERIOD_PADDING_SECONDS, launcherVerbosity, renderComputeContainer, vmiGracePeriodSeconds } from './render-compute-container.ts';
 import { podAnnotations, podHostname, podLabels, vmiControllerRef } from './render-metadata.ts';
@@ -17,6 +17,7 @@ import { renderAffinity, renderNodeSelector } from './render-placement.ts';
 import { renderResources, type NamespaceInfo } from './render-resources.ts';
 import { renderVolumes, type PvcInfo } from './render-volumes.ts';
 import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
+import { reservationAntiAffinity, reservationLabels } from './persistent-reservation.ts';
 import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
 import { HOOK_SIDECARS_ANNOTATION } from '../api/well-known.ts';
 
@@ -48,6 +49,27 @@ function rejectUnsupported(vmi: VirtualMachineInstance): void {
   }
 }
 
+/**
+ * With `permittedHostDevices` configured, every GPU and host device (other than a DRA-backed one,
+ * when its gate is on) must name a permitted resource; KubeVirt refuses the pod otherwise, with
+ * one sentence per device.
+ */
+function checkPermittedHostDevices(vmi: VirtualMachineInstance, config: ClusterConfig): void {
+  const permitted = config.permittedHostDevices;
+  if (!permitted) return;
+  const devices = vmi.spec.domain.devices;
+  const problems: string[] = [];
+  for (const g of devices.gpus ?? []) {
+    if (gateEnabled(config, 'GPUsWithDRA') && g.claimName !== undefined) continue;
+    if (!permitted.has(g.deviceName ?? '')) problems.push(`GPU ${g.deviceName ?? ''} is not permitted in permittedHostDevices configuration`);
+  }
+  for (const h of devices.hostDevices ?? []) {
+    if (gateEnabled(config, 'HostDevicesWithDRA') && h.claimName !== undefined) continue;
+    if (!permitted.has(h.deviceName ?? '')) problems.push(`HostDevice ${h.deviceName ?? ''} is not permitted in permittedHostDevices configuration`);
+  }
+  if (problems.length > 0) throw new InvalidInputError('spec.domain.devices', problems.join(' '));
+}
+
 function podSecurityContext(vmi: VirtualMachineInstance, config: ClusterConfig): V1PodSecurityContext {
   const psc: V1PodSecurityContext = { fsGroup: NON_ROOT_UID };
   if (isNonRoot(vmi)) Object.assign(psc, { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true });
@@ -60,6 +82,7 @@ function podSecurityContext(vmi: VirtualMachineInstance, config: ClusterConfig):
 /** The launcher pod KubeVirt's VMI controller would create for `vmi`. */
 export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterConfig, opts: RenderOptions = {}): V1Pod {
   rejectUnsupported(vmi);
+  checkPermittedHostDevices(vmi, config);
   const name = vmiName(vmi);
   const uid = vmiUid(vmi);
   const overhead = memoryOverhead(vmi, config).bytes;
@@ -125,7 +148,11 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
     },
   };
   const podSpec = pod.spec as NonNullable<V1Pod['spec']>;
-  const affinity = renderAffinity(vmi);
+  // Persistent reservation: a label per reserved claim and a required anti-affinity to it, after
+  // the node affinity terms and before the preferred-architecture one, as KubeVirt adds them.
+  const prLabels = reservationLabels(vmi, opts.pvcs);
+  Object.assign(pod.metadata!.labels!, prLabels);
+  const affinity = renderAffinity(vmi, config, reservationAntiAffinity(prLabels));
   if (affinity) podSpec.affinity = affinity;
   const sa = spec.serviceAccountName || serviceAccountVolume;
   if (sa) podSpec.serviceAccountName = sa;

@@ -87,7 +87,8 @@ export function backupHookAnnotations(vmi: VirtualMachineInstance): Record<strin
   if (truthy(vmi.metadata?.annotations?.[SKIP_BACKUP_HOOKS_ANNOTATION])) return {};
   const name = vmiName(vmi);
   const ns = vmiNamespace(vmi);
-  const cmd = (op: string) => JSON.stringify(['/usr/bin/virt-freezer', op, '--name', name, '--namespace', ns]);
+  // KubeVirt formats the list itself (`", "` between quoted items), not as compact JSON.
+  const cmd = (op: string) => `[${['/usr/bin/virt-freezer', op, '--name', name, '--namespace', ns].map((s) => JSON.stringify(s)).join(', ')}]`;
   return {
     [VELERO_PRE_HOOK_CONTAINER]: 'compute',
     [VELERO_PRE_HOOK_COMMAND]: cmd('--freeze'),

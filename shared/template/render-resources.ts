@@ -9,9 +9,10 @@ import { AUTO_MEMORY_LIMITS_RATIO_LABEL, EMULATOR_THREAD_EVEN_PARITY_ANNOTATION 
 import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import {
-  addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, type Quantity,
+  addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, subQuantity, type Quantity,
 } from '../api/quantity.ts';
 import { guestMemory, hugepageSize, isCpuDedicated, topologyVcpus, vmiResources } from './vmi-traits.ts';
+import { hasPersistentReservation, PR_HELPER_RESOURCE } from './persistent-reservation.ts';
 
 type ResourceList = Record<string, Quantity>;
 
@@ -140,14 +141,16 @@ export function renderResources(
     if (guest && reqBytes > quantityValue(guest)) hpReq = guest;
     calcRequests[`hugepages-${pageSize}`] = hpReq;
     calcLimits[`hugepages-${pageSize}`] = hpReq;
-    let reqDiff = 0n;
-    let limDiff = 0n;
+    // Built as KubeVirt builds them, from a zero that takes the format of what is added first
+    // (the request or limit when above the guest, else the overhead): `803Mi`, not `842006528`.
+    let reqDiff = quantityOf(0);
+    let limDiff = quantityOf(0);
     if (guest) {
-      if (reqBytes > quantityValue(guest)) reqDiff = reqBytes - quantityValue(guest);
-      if (limBytes > quantityValue(guest)) limDiff = limBytes - quantityValue(guest);
+      if (reqBytes > quantityValue(guest)) reqDiff = subQuantity(addQuantity(reqDiff, vmRequests['memory'] as Quantity), guest);
+      if (limBytes > quantityValue(guest)) limDiff = subQuantity(addQuantity(limDiff, vmLimits['memory'] as Quantity), guest);
     }
-    vmRequests['memory'] = quantityOf(reqDiff + overheadBytes);
-    if (vmLimits['memory']) vmLimits['memory'] = quantityOf(limDiff + overheadBytes);
+    vmRequests['memory'] = addQuantity(reqDiff, overhead);
+    if (vmLimits['memory']) vmLimits['memory'] = addQuantity(limDiff, overhead);
   } else {
     // 4e. the overhead on top of the guest's memory.
     const memReq = vmRequests['memory'] ?? quantityOf(0);
@@ -182,6 +185,7 @@ export function renderResources(
   const ls = vmi.spec.domain.launchSecurity;
   if (ls?.sev !== undefined || ls?.snp !== undefined) bump('devices.kubevirt.io/sev');
   if (ls?.tdx !== undefined) bump('devices.kubevirt.io/tdx');
+  if (hasPersistentReservation(vmi)) bump(PR_HELPER_RESOURCE);
   if (config.featureGates.has('IOMMUFD')) bump('devices.kubevirt.io/iommufd');
 
   return {

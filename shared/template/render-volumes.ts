@@ -14,7 +14,7 @@ import { InvalidInputError, UnsupportedError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
-import { backendStorageNeeded } from '../storage/backend-storage.ts';
+import { backendStorageNeeded, cbtOn } from '../storage/backend-storage.ts';
 import { isNonRoot } from './vmi-traits.ts';
 import {
   CONTAINER_BINARY_DIR, CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, HOTPLUG_DISK_DIR, IMAGE_VOLUME_DIR, KERNEL_BOOT_VOLUME_DIR, PRIVATE_DIR, SHARE_DIR,
@@ -27,6 +27,8 @@ export const LAUNCHER_VOLUME = 'launcher-volume';
 export interface PvcInfo {
   volumeMode?: 'Block' | 'Filesystem';
   accessModes?: string[];
+  /** The claim's UID (a persistent reservation labels the pod with it). */
+  uid?: string;
 }
 
 export interface VolumeRenderInput {
@@ -154,7 +156,7 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
       if (v.sysprep.secret) volumes.push({ name: v.name, secret: { secretName: v.sysprep.secret.name ?? '' } });
       else if (v.sysprep.configMap) volumes.push({ name: v.name, configMap: { name: v.sysprep.configMap.name ?? '' } });
       else throw new InvalidInputError(field(i, 'sysprep'), 'needs a secret or a configMap');
-      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/sysprep/${v.name}` });
+      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/sysprep/${v.name}`, readOnly: true });
     }
   }
 
@@ -193,6 +195,11 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     throw new UnsupportedError('spec.volumes.containerDisk', 'containerDisks with the ImageVolume feature gate disabled are not supported');
   }
 
+  // The Plugins gate: a socket directory shared with plugin sidecars (after the image volumes, as KubeVirt orders it).
+  if (gateEnabled(config, 'Plugins')) {
+    volumes.push(emptyDir('kubevirt-plugin-sockets'));
+    mounts.push({ name: 'kubevirt-plugin-sockets', mountPath: '/var/run/kubevirt-plugin' });
+  }
   if (vmi.spec.domain.memory?.hugepages) {
     volumes.push({ name: 'hugepages', emptyDir: { medium: 'HugePages' } });
     mounts.push({ name: 'hugepages', mountPath: '/dev/hugepages' });
@@ -254,13 +261,22 @@ export function renderVolumesImageNames(vmi: VirtualMachineInstance): Array<[str
   return out;
 }
 
-/** The `vm-state` volume on the backend-storage PVC and its sub-path mounts (reference-vm-vmi-depth §2). */
+/**
+ * The `vm-state` volume on the backend-storage PVC and its sub-path mounts (reference-vm-vmi-depth
+ * §2), in KubeVirt's order: the meta mount, the non-root launcher's `libvirt` and `libvirt/qemu`
+ * emptyDirs (so the sub-directories the PVC mounts under are the launcher's own), then swtpm,
+ * nvram and the changed-block-tracking overlays.
+ */
 function renderBackendStorage(vmi: VirtualMachineInstance, claimName: string | undefined, volumes: V1Volume[], mounts: V1VolumeMount[]): void {
   if (!backendStorageNeeded(vmi)) return;
   if (!claimName) throw new InvalidInputError('spec.domain', "can't generate manifest without backend-storage PVC, waiting for the PVC to be created");
   const nonRoot = isNonRoot(vmi);
-  volumes.push({ name: 'vm-state', persistentVolumeClaim: { claimName, readOnly: false } });
+  volumes.push({ name: 'vm-state', persistentVolumeClaim: { claimName } });
   mounts.push({ name: 'vm-state', mountPath: '/run/kubevirt-private/backend-storage-meta', subPath: 'meta' });
+  if (nonRoot) {
+    volumes.push({ name: 'private-libvirt', emptyDir: {} }, { name: 'private-libvirt-qemu', emptyDir: {} });
+    mounts.push({ name: 'private-libvirt', mountPath: `${PRIVATE_DIR}/libvirt` }, { name: 'private-libvirt-qemu', mountPath: `${PRIVATE_DIR}/libvirt/qemu` });
+  }
   const tpm = vmi.spec.domain.devices.tpm as { enabled?: boolean; persistent?: boolean } | undefined;
   if (tpm && tpm.enabled !== false && tpm.persistent === true) {
     mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/swtpm` : '/var/lib/libvirt/swtpm', subPath: 'swtpm' });
@@ -269,8 +285,7 @@ function renderBackendStorage(vmi: VirtualMachineInstance, claimName: string | u
   if (vmi.spec.domain.firmware?.bootloader?.efi?.persistent === true) {
     mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/nvram` : '/var/lib/libvirt/qemu/nvram', subPath: 'nvram' });
   }
-  if (nonRoot) {
-    volumes.push({ name: 'private-libvirt', emptyDir: {} }, { name: 'private-libvirt-qemu', emptyDir: {} });
-    mounts.push({ name: 'private-libvirt', mountPath: `${PRIVATE_DIR}/libvirt` }, { name: 'private-libvirt-qemu', mountPath: `${PRIVATE_DIR}/libvirt/qemu` });
+  if (cbtOn(vmi)) {
+    mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/cbt` : '/var/lib/libvirt/qemu/cbt', subPath: 'cbt' });
   }
 }
