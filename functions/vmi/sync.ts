@@ -19,6 +19,12 @@ export interface Observed {
   readonly migrations: readonly VirtualMachineInstanceMigration[];
   /** The backend-storage PVC (persistent TPM/EFI), read only when the VMI needs one. */
   readonly backendPvc?: V1PersistentVolumeClaim;
+  /**
+   * The claims of the VMI's PVC, DataVolume and ephemeral volumes that exist, by claim name: read
+   * while the VMI is Pending (before its launcher pod), for the renderer (Block or Filesystem,
+   * shared or not).
+   */
+  readonly claims?: ReadonlyMap<string, V1PersistentVolumeClaim>;
   /** Attachment pods and hotplug claims, read only for a VMI with hotplug volumes (hotplug/step.ts). */
   readonly hotplug?: HotplugObserved;
 }

@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { PvcInfo } from '../../shared/template/render-volumes.ts';
 
 export interface VolumeReadiness {
   readonly ready: boolean;
@@ -24,6 +25,22 @@ export function claimNames(vmi: VirtualMachineInstance): { pvcs: string[]; dataV
     if (v.dataVolume?.name && !v.dataVolume.hotpluggable) dataVolumes.push(v.dataVolume.name);
   }
   return { pvcs, dataVolumes };
+}
+
+/** The claims of the VMI's ephemeral volumes (a PVC used through a copy-on-write overlay). */
+export function ephemeralClaimNames(vmi: VirtualMachineInstance): string[] {
+  return (vmi.spec.volumes ?? []).flatMap((v) => (v.ephemeral?.persistentVolumeClaim?.claimName ? [v.ephemeral.persistentVolumeClaim.claimName] : []));
+}
+
+/** What the renderer needs of each claim: its volume mode and access modes (from the spec, as KubeVirt reads them), its UID. */
+export function claimFacts(claims: ReadonlyMap<string, V1PersistentVolumeClaim>): Record<string, PvcInfo> {
+  const out: Record<string, PvcInfo> = {};
+  for (const [name, pvc] of claims) {
+    const mode = pvc.spec?.volumeMode;
+    const uid = pvc.metadata?.uid;
+    out[name] = { ...(mode === 'Block' || mode === 'Filesystem' ? { volumeMode: mode } : {}), accessModes: [...(pvc.spec?.accessModes ?? [])], ...(uid ? { uid } : {}) };
+  }
+  return out;
 }
 
 /**

@@ -88,9 +88,11 @@ describe('infra/kubernetes: manifests', () => {
   const CONTROLLER_RULES: Record<Controller, string[]> = {
     vmi: [
       '/events create',
+      '/namespaces get',
       '/persistentvolumeclaims create,delete,get,list',
       '/pods create,delete,list,patch',
       '/pods/status patch',
+      '/resourcequotas list',
       'cdi.kubevirt.io/datavolumes get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
