@@ -62,6 +62,12 @@ export interface LocalRuntimeOptions {
   readonly virtApiUrl?: string;
   /** Run the controllers' sweeps (local/sweeps.ts); default true. */
   readonly sweeps?: boolean;
+  /**
+   * How long the controllers keep the cluster config read from the KubeVirt CR (default 5000 ms,
+   * shared/config/cluster-config-cache.ts). 0 re-reads it every reconcile: for a test that changes
+   * the CR between cases and must not wait out the cache.
+   */
+  readonly clusterConfigTtlMs?: number;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -108,13 +114,14 @@ export class LocalRuntime {
     // On the real control plane each part has its own identity (as each Lambda has its own
     // role), so each controller gets its own client and reads the cluster configuration itself.
     const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
-    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube);
+    const ttl = opts.clusterConfigTtlMs;
+    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl);
     const now = opts.now ?? Date.now;
     const specs = controllerSpecs((c) => ({
       kube: kubes[c],
       expectations: this.state.expectations,
       leases: this.state.leases,
-      clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[c]),
+      clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[c], ttl),
       log: opts.log,
       now,
       clockSpeed: opts.clockSpeed,

@@ -12,6 +12,7 @@
  * fixed seed, and Go writes map keys sorted. Without the oracle it says so in one line, exit 1.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -92,6 +93,39 @@ function run(bin: string, args: readonly string[], cwd: string): Promise<Run> {
   });
 }
 
+/**
+ * virt-api's defaulting gives a VMI without `spec.domain.firmware.uuid` a random one (not from the
+ * seeded generator): replaced, wherever it occurs, by one derived from the case name, so that a
+ * regeneration is byte for byte the same. It is the one random value besides the qemu timeout.
+ */
+export function stableFirmwareUuid(name: string, written: string, vmi: string, pod: string): { vmi: string; pod: string } {
+  const random = /^\s+uuid: ([0-9a-f-]{36})$/m.exec(vmi)?.[1];
+  if (!random || written.includes(random)) return { vmi, pod };
+  const h = createHash('sha1').update(`differential/${name}`).digest('hex');
+  const stable = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return { vmi: vmi.split(random).join(stable), pod: pod.split(random).join(stable) };
+}
+
+/**
+ * KubeVirt appends a persistent-reservation VMI's anti-affinity terms (`pr.kubevirt.io/<claim
+ * UID>`) in Go map order, which changes from run to run: sorted by label key, so that a
+ * regeneration is the same. The pod is re-serialised only then, as Go writes it (2-space indent,
+ * `<`, `>`, `&` escaped).
+ */
+export function sortedReservationTerms(podJson: string): string {
+  const pod = JSON.parse(podJson) as { spec?: { affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { labelSelector?: { matchExpressions?: { key: string }[] } }[] } } } };
+  const terms = pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  const key = (t: NonNullable<typeof terms>[number]) => {
+    const k = t.labelSelector?.matchExpressions?.length === 1 ? t.labelSelector.matchExpressions[0]!.key : '';
+    return k.startsWith('pr.kubevirt.io/') ? k : undefined;
+  };
+  if (!terms || terms.filter((t) => key(t) !== undefined).length < 2) return podJson;
+  let start = terms.length;
+  while (start > 0 && key(terms[start - 1]!) !== undefined) start--;
+  terms.push(...terms.splice(start).sort((a, b) => key(a)!.localeCompare(key(b)!)));
+  return `${JSON.stringify(pod, null, 2).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')}\n`;
+}
+
 type Outcome = { kind: 'pod' } | { kind: 'error'; message: string };
 
 async function generate(bin: string, name: string, scratch: string): Promise<Outcome> {
@@ -107,8 +141,9 @@ async function generate(bin: string, name: string, scratch: string): Promise<Out
   const meta = { kubevirtCommit: KUBEVIRT_COMMIT, seed: SEED, renderOracle: [...recorded, '--vmi-out', 'kubevirt-vmi.yaml'] };
   const remove = (f: string) => rmSync(join(dir, f), { force: true });
   if (res.code === 0) {
-    writeFileSync(join(dir, 'kubevirt-pod.json'), res.stdout);
-    writeFileSync(join(dir, 'kubevirt-vmi.yaml'), `# ${name}: the VMI after virt-api's defaulting (render-oracle --vmi-out, KubeVirt ${KUBEVIRT_COMMIT})\n${readFileSync(vmiOut, 'utf8')}`);
+    const stable = stableFirmwareUuid(name, readFileSync(join(dir, 'vmi.yaml'), 'utf8'), readFileSync(vmiOut, 'utf8'), sortedReservationTerms(res.stdout));
+    writeFileSync(join(dir, 'kubevirt-pod.json'), stable.pod);
+    writeFileSync(join(dir, 'kubevirt-vmi.yaml'), `# ${name}: the VMI after virt-api's defaulting (render-oracle --vmi-out, KubeVirt ${KUBEVIRT_COMMIT})\n${stable.vmi}`);
     writeFileSync(join(dir, 'meta.json'), `${JSON.stringify({ ...meta, outcome: 'pod' }, null, 2)}\n`);
     remove('kubevirt-error.txt');
     return { kind: 'pod' };

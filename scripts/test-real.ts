@@ -44,6 +44,7 @@ export const REAL_LANE_SUITES = [
   'test/functions/migration/parallel-limits.test.ts',
   'test/chaos/chaos.test.ts',
   'test/kubectl/',
+  'test/differential/launcher-pod.test.ts',
 ];
 
 const args = process.argv.slice(2);
