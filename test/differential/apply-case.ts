@@ -23,6 +23,8 @@ const KINDS: Record<string, { plural: string; namespaced: boolean; status?: bool
   ServiceAccount: { plural: 'serviceaccounts', namespaced: true },
   ResourceQuota: { plural: 'resourcequotas', namespaced: true, status: true },
   PriorityClass: { plural: 'priorityclasses', namespaced: false },
+  StorageClass: { plural: 'storageclasses', namespaced: false },
+  RuntimeClass: { plural: 'runtimeclasses', namespaced: false },
   NetworkAttachmentDefinition: { plural: 'network-attachment-definitions', namespaced: true },
 };
 
@@ -75,10 +77,11 @@ export async function applyObjects(kube: KubeClient, c: DifferentialCase, real: 
     try {
       created = await kube.create(res, body);
     } catch (err) {
-      // A cluster-scoped object (a PriorityClass) shared by two cases exists already.
+      // A cluster-scoped object (a PriorityClass, StorageClass, RuntimeClass) shared by cases exists already.
       if (err instanceof AlreadyExistsError && !KINDS[o.kind]!.namespaced) continue;
-      // Not served by this API server (the emulator has no PriorityClasses, neither lane has
-      // Multus' CRD): the product never reads it for rendering; the pod shows what it missed.
+      // Not served by this API server (the emulator has no PriorityClasses or RuntimeClasses,
+      // neither lane has Multus' CRD): the product never reads it for rendering; the pod shows
+      // what it missed.
       if (err instanceof NotFoundError) {
         skipped.push(`${o.kind} ${o.metadata.name}: not served by this API server`);
         continue;
