@@ -92,6 +92,23 @@ export interface ClusterConfig {
   permittedHostDevices: ReadonlySet<string> | undefined;
   /** `autoCPULimitNamespaceLabelSelector`: VMIs in namespaces it matches get a CPU limit (undefined: none; an invalid one counts as none, as KubeVirt). */
   autoCpuLimitNamespaceSelector: LabelSelector | undefined;
+  /** `network.binding`: the network binding plugins interfaces may name, by name. */
+  networkBindings: Record<string, NetworkBindingPlugin>;
+  /** `imagePullPolicy` as the CR writes it ("" when unset): what binding-plugin sidecars get, as KubeVirt passes it on unchanged. */
+  rawImagePullPolicy: string;
+  /** The image a hook sidecar without one runs (virt-operator's `SIDECAR_SHIM_IMAGE`: `<registry>/sidecar-shim:<tag>`). */
+  sidecarShimImage: string;
+}
+
+/** A network binding plugin as the KubeVirt CR configures it (`network.binding.<name>`). */
+export interface NetworkBindingPlugin {
+  sidecarImage?: string;
+  /** `<name>` or `<namespace>/<name>` of the NAD the plugin's CNI runs from. */
+  networkAttachmentDefinition?: string;
+  /** `device-info`: the sidecar reads the network-info annotation. */
+  downwardAPI?: string;
+  /** `computeResourceOverhead.requests.memory` in bytes: added to the launcher's memory overhead. */
+  memoryOverheadBytes?: bigint;
 }
 
 /** How a VM's instance type and preference are kept: pinned revisions, or expanded into the VM's spec. */
@@ -245,7 +262,24 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
       ? new Set([...(cfg.permittedHostDevices.pciHostDevices ?? []), ...(cfg.permittedHostDevices.mediatedDevices ?? []), ...(cfg.permittedHostDevices.usb ?? [])].map((d) => d.resourceName))
       : undefined,
     autoCpuLimitNamespaceSelector: validSelectorOrNone(cfg.autoCPULimitNamespaceLabelSelector),
+    networkBindings: networkBindings(cfg),
+    rawImagePullPolicy: cfg.imagePullPolicy ?? '',
+    sidecarShimImage: `${registry}/sidecar-shim:${tag}`,
   };
+}
+
+function networkBindings(cfg: KubeVirtConfiguration): Record<string, NetworkBindingPlugin> {
+  const out: Record<string, NetworkBindingPlugin> = {};
+  for (const [name, p] of Object.entries(cfg.network?.binding ?? {})) {
+    const memory = p.computeResourceOverhead?.requests?.['memory'];
+    out[name] = {
+      ...(p.sidecarImage ? { sidecarImage: p.sidecarImage } : {}),
+      ...(p.networkAttachmentDefinition ? { networkAttachmentDefinition: p.networkAttachmentDefinition } : {}),
+      ...(p.downwardAPI ? { downwardAPI: p.downwardAPI } : {}),
+      ...(memory !== undefined ? { memoryOverheadBytes: quantityValue(parseQuantity(memory, `spec.configuration.network.binding.${name}.computeResourceOverhead.requests.memory`)) } : {}),
+    };
+  }
+  return out;
 }
 
 function validSelectorOrNone(selector: LabelSelector | undefined): LabelSelector | undefined {

@@ -82,6 +82,8 @@ export interface ComputeInputs {
   devices: V1VolumeDevice[];
   sharedFilesystemPaths: string[];
   jitterSeconds?: number | undefined;
+  /** How many hook sidecars the launcher waits for. */
+  hookSidecars: number;
 }
 
 /** Renders the compute container. */
@@ -100,7 +102,7 @@ export function renderComputeContainer(vmi: VirtualMachineInstance, config: Clus
     '--ephemeral-disk-dir', EPHEMERAL_DISK_DIR,
     '--container-disk-dir', CONTAINER_DISK_DIR,
     '--grace-period-seconds', String(grace),
-    '--hook-sidecars', '0',
+    '--hook-sidecars', String(inputs.hookSidecars),
     '--ovmf-path', archSettings(config, vmi.spec.architecture).ovmfPath,
     '--disk-memory-limit', config.diskMemoryLimitBytes.toString(),
     '--hypervisor', config.hypervisor,

@@ -17,9 +17,9 @@ import { renderAffinity, renderNodeSelector } from './render-placement.ts';
 import { renderResources, type NamespaceInfo } from './render-resources.ts';
 import { renderVolumes, type PvcInfo } from './render-volumes.ts';
 import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
+import { renderSidecars, requestedSidecars } from './sidecars.ts';
 import { reservationAntiAffinity, reservationLabels } from './persistent-reservation.ts';
 import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
-import { HOOK_SIDECARS_ANNOTATION } from '../api/well-known.ts';
 
 /** What the renderer may know about the VMI's surroundings. All optional. */
 export interface RenderOptions {
@@ -38,10 +38,6 @@ export interface RenderOptions {
 }
 
 function rejectUnsupported(vmi: VirtualMachineInstance): void {
-  const annotations = vmi.metadata?.annotations ?? {};
-  if (annotations[HOOK_SIDECARS_ANNOTATION] !== undefined) {
-    throw new UnsupportedError(`metadata.annotations[${HOOK_SIDECARS_ANNOTATION}]`, 'hook sidecars are not supported');
-  }
   if ((vmi.spec.resourceClaims ?? []).length > 0) throw new UnsupportedError('spec.resourceClaims', 'DRA resource claims are not supported');
   if ((vmi.spec.utilityVolumes ?? []).length > 0) throw new UnsupportedError('spec.utilityVolumes', 'utility volumes are not supported');
   for (const [i, n] of (vmi.spec.networks ?? []).entries()) {
@@ -87,13 +83,23 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
   const uid = vmiUid(vmi);
   const overhead = memoryOverhead(vmi, config).bytes;
   const resources = renderResources(vmi, config, overhead, opts.namespace);
-  const vols = renderVolumes(vmi, config, { pvcs: opts.pvcs, imageIds: opts.imageIds, backendPvc: opts.backendPvc });
+  const sidecarList = requestedSidecars(vmi, config);
+  const sidecars = renderSidecars(vmi, config, sidecarList);
+  const vols = renderVolumes(vmi, config, {
+    pvcs: opts.pvcs,
+    imageIds: opts.imageIds,
+    backendPvc: opts.backendPvc,
+    hookSidecars: sidecarList.length > 0,
+    deviceInfoPlugin: sidecarList.some((s) => s.downwardAPI === 'device-info'),
+  });
   const compute = renderComputeContainer(vmi, config, {
     resources,
-    mounts: vols.mounts,
+    // A sidecar's claim shared with the launcher is mounted last, as KubeVirt adds it.
+    mounts: [...vols.mounts, ...sidecars.computeMounts],
     devices: vols.devices,
     sharedFilesystemPaths: vols.sharedFilesystemPaths,
     jitterSeconds: opts.qemuTimeoutJitterSeconds,
+    hookSidecars: sidecarList.length,
   });
 
   const initContainers: V1Container[] = [];
@@ -122,7 +128,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       generateName: `virt-launcher-${name}-`,
       ...(vmi.metadata?.namespace && { namespace: vmi.metadata.namespace }),
       labels: podLabels(vmi),
-      annotations: podAnnotations(vmi, overhead, { ordinalInterfaces: opts.ordinalInterfaces ?? false }),
+      annotations: podAnnotations(vmi, overhead, { ordinalInterfaces: opts.ordinalInterfaces ?? false, bindings: config.networkBindings }),
       ownerReferences: [vmiControllerRef(vmi)],
     },
     spec: {
@@ -131,10 +137,11 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       securityContext: podSecurityContext(vmi, config),
       terminationGracePeriodSeconds: vmiGracePeriodSeconds(vmi) + 2 * GRACE_PERIOD_PADDING_SECONDS,
       restartPolicy: 'Never',
-      containers: [compute],
+      containers: [compute, ...sidecars.containers],
       ...(initContainers.length > 0 && { initContainers }),
       nodeSelector: renderNodeSelector(vmi, config),
-      volumes: vols.volumes,
+      // The sidecars' own volumes (ConfigMap scripts, claims) come after all others, as in KubeVirt.
+      volumes: [...vols.volumes, ...sidecars.volumes],
       ...(pullSecrets.length > 0 && { imagePullSecrets: pullSecrets.map((n) => ({ name: n })) }),
       ...(spec.dnsConfig && { dnsConfig: structuredClone(spec.dnsConfig) as NonNullable<V1Pod['spec']>['dnsConfig'] }),
       ...(spec.dnsPolicy && { dnsPolicy: spec.dnsPolicy }),

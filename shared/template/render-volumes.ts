@@ -14,6 +14,7 @@ import { InvalidInputError, UnsupportedError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
+import { HOOK_SIDECAR_SOCKETS, HOOK_SOCKETS_DIR, NETWORK_INFO_DIR, NETWORK_INFO_VOLUME } from './sidecars.ts';
 import { backendStorageNeeded, cbtOn } from '../storage/backend-storage.ts';
 import { isNonRoot } from './vmi-traits.ts';
 import {
@@ -38,6 +39,10 @@ export interface VolumeRenderInput {
   imageIds?: Record<string, string> | undefined;
   /** The backend-storage PVC (persistent TPM/EFI), when the VMI needs one. */
   backendPvc?: string | undefined;
+  /** The pod has hook sidecars: they share the `hook-sidecar-sockets` directory with the launcher. */
+  hookSidecars?: boolean | undefined;
+  /** A binding plugin's sidecar reads the network-info annotation (`downwardAPI: device-info`). */
+  deviceInfoPlugin?: boolean | undefined;
 }
 
 export interface RenderedVolumes {
@@ -195,7 +200,11 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     throw new UnsupportedError('spec.volumes.containerDisk', 'containerDisks with the ImageVolume feature gate disabled are not supported');
   }
 
-  // The Plugins gate: a socket directory shared with plugin sidecars (after the image volumes, as KubeVirt orders it).
+  // Hook sidecars' sockets, then the Plugins gate's socket directory, after the image volumes as KubeVirt orders them.
+  if (input.hookSidecars) {
+    volumes.push(emptyDir(HOOK_SIDECAR_SOCKETS));
+    mounts.push({ name: HOOK_SIDECAR_SOCKETS, mountPath: HOOK_SOCKETS_DIR });
+  }
   if (gateEnabled(config, 'Plugins')) {
     volumes.push(emptyDir('kubevirt-plugin-sockets'));
     mounts.push({ name: 'kubevirt-plugin-sockets', mountPath: '/var/run/kubevirt-plugin' });
@@ -210,10 +219,10 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     volumes.push(emptyDir('hotplug-disks'));
     mounts.push({ name: 'hotplug-disks', mountPath: HOTPLUG_DISK_DIR, mountPropagation: 'HostToContainer' });
   }
-  if ((vmi.spec.domain.devices.interfaces ?? []).some((i) => i.sriov !== undefined)) {
-    mounts.push({ name: 'network-info-annotation', mountPath: '/etc/podinfo' });
+  if (input.deviceInfoPlugin || (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.sriov !== undefined)) {
+    mounts.push({ name: NETWORK_INFO_VOLUME, mountPath: NETWORK_INFO_DIR });
     volumes.push({
-      name: 'network-info-annotation',
+      name: NETWORK_INFO_VOLUME,
       downwardAPI: { items: [{ path: 'network-info', fieldRef: { fieldPath: `metadata.annotations['${NETWORK_INFO_ANNOTATION}']` } }] },
     });
   }

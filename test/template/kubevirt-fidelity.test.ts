@@ -238,3 +238,84 @@ test('persistent reservation: the pr-helper device, a label per reserved claim, 
   assert.equal(offline.spec?.affinity?.podAntiAffinity, undefined);
   assert.equal(compute(offline).resources?.limits?.['devices.kubevirt.io/pr-helper'], '1');
 });
+
+describe('hook sidecars and network binding plugins (corpus: hook-sidecar-*, net-binding-plugin-*)', () => {
+  const hooks = (list: unknown[]) => ({ 'hooks.kubevirt.io/hookSidecars': JSON.stringify(list) });
+
+  test('a hook sidecar: its container after compute, the shared sockets, --hook-sidecars 1', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.metadata!.annotations = hooks([{ image: 'hook:v1', imagePullPolicy: 'IfNotPresent', args: ['--version', 'v1alpha2'] }]);
+    });
+    // act
+    const pod = renderLauncherPod(v, clusterConfigFromKubeVirt());
+    // assert
+    const args = compute(pod).args ?? [];
+    assert.equal(args[args.indexOf('--hook-sidecars') + 1], '1');
+    assert.deepEqual(pod.spec?.containers[1], {
+      name: 'hook-sidecar-0',
+      image: 'hook:v1',
+      imagePullPolicy: 'IfNotPresent',
+      args: ['--version', 'v1alpha2'],
+      env: [
+        { name: 'XDG_CACHE_HOME', value: '/var/run/kubevirt-private' },
+        { name: 'XDG_CONFIG_HOME', value: '/var/run/kubevirt-private' },
+        { name: 'XDG_RUNTIME_DIR', value: '/var/run' },
+        { name: 'CONTAINER_NAME', value: 'hook-sidecar-0' },
+      ],
+      resources: {},
+      volumeMounts: [{ name: 'hook-sidecar-sockets', mountPath: '/var/run/kubevirt-hooks', subPath: 'hook-sidecar-0' }],
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+      securityContext: { runAsUser: 107, runAsGroup: 107, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+    });
+    assert.ok(compute(pod).volumeMounts?.some((m) => m.name === 'hook-sidecar-sockets' && m.mountPath === '/var/run/kubevirt-hooks'));
+  });
+
+  test('a ConfigMap script runs in the shim image, its volume last with mode 0755; a dedicated VMI\'s sidecars get 200m/64M', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.metadata!.annotations = hooks([{ configMap: { name: 'my-hook', key: 'run.sh', hookPath: '/usr/bin/onDefineDomain' } }]);
+      x.spec.domain.cpu = { cores: 2, dedicatedCpuPlacement: true };
+    });
+    // act
+    const pod = renderLauncherPod(v, clusterConfigFromKubeVirt());
+    // assert
+    const side = pod.spec?.containers[1];
+    assert.equal(side?.image, 'quay.io/kubevirt/sidecar-shim:v1.9.0');
+    assert.equal(side?.imagePullPolicy, undefined, 'none asked for: the API server defaults it, as for KubeVirt\'s');
+    assert.deepEqual(side?.volumeMounts?.[1], { name: 'my-hook', mountPath: '/usr/bin/onDefineDomain', subPath: 'run.sh' });
+    assert.deepEqual(pod.spec?.volumes?.at(-1), { name: 'my-hook', configMap: { name: 'my-hook', defaultMode: 0o755 } });
+    assert.deepEqual(side?.resources, { limits: { cpu: '200m', memory: '64M' }, requests: { cpu: '200m', memory: '64M' } });
+  });
+
+  test('a binding plugin: its sidecar, its NAD in the Multus annotation, its memory overhead, device-info', () => {
+    // arrange
+    const config = clusterConfigFromKubeVirt(kv({ network: { binding: { mybind: { sidecarImage: 'bind:v1', networkAttachmentDefinition: 'infra/mybind-nad', downwardAPI: 'device-info', computeResourceOverhead: { requests: { memory: '100Mi' } } } } } }));
+    const plain = renderLauncherPod(vmi(), config);
+    const v = vmi((x) => {
+      x.spec.domain.devices.interfaces = [{ name: 'default', binding: { name: 'mybind' } }];
+      x.spec.networks = [{ name: 'default', pod: {} }];
+    }, config);
+    // act
+    const pod = renderLauncherPod(v, config);
+    // assert
+    const side = pod.spec?.containers[1];
+    assert.equal(side?.image, 'bind:v1');
+    assert.deepEqual(side?.env?.slice(-2), [{ name: 'CONTAINER_NAME', value: 'hook-sidecar-0' }, { name: 'NETWORK_BINDING_PLUGIN_NAME', value: 'mybind' }]);
+    assert.ok(side?.volumeMounts?.some((m) => m.name === 'network-info-annotation' && m.mountPath === '/etc/podinfo'));
+    assert.ok(pod.spec?.volumes?.some((x) => x.name === 'network-info-annotation'));
+    assert.equal(pod.metadata?.annotations?.['k8s.v1.cni.cncf.io/networks'], '[{"name":"mybind-nad","namespace":"infra","cni-args":{"logicNetworkName":"default"}}]');
+    const overhead = (p: typeof pod) => BigInt(p.metadata?.annotations?.['kubevirt.io/memory-overhead-bytes'] ?? '0');
+    assert.equal(overhead(pod) - overhead(plain), 100n * 1024n * 1024n);
+  });
+
+  test('a plugin the cluster does not configure is KubeVirt\'s render error', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.spec.domain.devices.interfaces = [{ name: 'default', binding: { name: 'nowhere' } }];
+      x.spec.networks = [{ name: 'default', pod: {} }];
+    });
+    // act / assert
+    assert.throws(() => renderLauncherPod(v, clusterConfigFromKubeVirt()), /couldn't find configuration for network binding: nowhere/);
+  });
+});
