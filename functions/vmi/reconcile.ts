@@ -19,6 +19,7 @@ import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { earlyPodList } from './early-pod-list.ts';
 import { ensureBackendStorage, listBackendPvcs } from './backend-pvc.ts';
 import { namespaceLimits } from './namespace-limits.ts';
+import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
@@ -252,6 +253,9 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: 
     const backendPvc = o.backendPvc?.metadata?.name;
     const pvcs = o.claims ? claimFacts(o.claims) : undefined;
     const config = await deps.clusterConfig();
+    const missing = await missingSidecarConfigMap(deps.kube, vmi, config);
+    // Retried with backoff, as KubeVirt retries a render that failed on a read.
+    if (missing) return { kind: 'failed', error: { reason: 'FailedCreate', message: `failed to render launch manifest: ${missing}`, requeue: true } };
     const namespace = await namespaceLimits(deps.kube, vmi, config);
     pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, config, { namespace, ...(backendPvc ? { backendPvc } : {}), ...(pvcs ? { pvcs } : {}) });
   } catch (err) {

@@ -24,11 +24,8 @@ const CAUSE = {
   containerPath: 'R2 containerPath volumes refused at render (shared/template/render-volumes.ts renderVolumes)',
   legacyContainerDisk: 'R3 container disks with the ImageVolume gate off refused (shared/template/render-volumes.ts renderVolumes); KubeVirt renders the container-disk containers',
   dra: 'R4 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  hookSidecars: 'R5 hook sidecars refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  bindingPlugins: 'R6 network binding plugins other than passt refused (shared/template/memory-overhead.ts networkOverhead)',
-  passtPlugin: 'R7 the passt binding plugin rendered without its sidecar, NAD annotation and memory overhead (shared/template/memory-overhead.ts, render-metadata.ts)',
-  utilityVolumes: 'R8 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  nadResources: 'R9 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
+  utilityVolumes: 'R5 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
+  nadResources: 'R6 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
 } as const;
 
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
@@ -44,25 +41,6 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> 
   'kv-container-disk-resources': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
   'dra-resource-claim': { cause: CAUSE.dra, paths: OUTCOME },
   'dra-host-device': { cause: CAUSE.dra, paths: OUTCOME },
-  'hook-sidecar-image': { cause: CAUSE.hookSidecars, paths: OUTCOME },
-  'hook-sidecar-configmap': { cause: CAUSE.hookSidecars, paths: OUTCOME },
-  'hook-sidecar-resources': { cause: CAUSE.hookSidecars, paths: OUTCOME },
-  'hook-sidecar-two-dedicated': { cause: CAUSE.hookSidecars, paths: OUTCOME },
-  'net-binding-plugin-sidecar': { cause: CAUSE.bindingPlugins, paths: OUTCOME },
-  'net-binding-plugin-nad': { cause: CAUSE.bindingPlugins, paths: OUTCOME },
-  'net-binding-plugin-device-info': { cause: CAUSE.bindingPlugins, paths: OUTCOME },
-  'net-binding-plugin-passt': {
-    cause: CAUSE.passtPlugin,
-    paths: [
-      'metadata.annotations.k8s.v1.cni.cncf.io/networks',
-      'metadata.annotations.kubevirt.io/memory-overhead-bytes',
-      'spec.containers[compute].args[17]',
-      'spec.containers[compute].resources.requests.memory',
-      'spec.containers[compute].volumeMounts[hook-sidecar-sockets]',
-      'spec.containers[hook-sidecar-0]',
-      'spec.volumes[hook-sidecar-sockets]',
-    ],
-  },
   'utility-volume': { cause: CAUSE.utilityVolumes, paths: OUTCOME },
   'net-resource-injection-off': { cause: CAUSE.nadResources, paths: OUTCOME },
 };

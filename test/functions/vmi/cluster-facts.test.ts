@@ -1,8 +1,8 @@
 /**
  * The facts the VMI controller reads from the cluster and hands the renderer (docs/fidelity.md,
  * found by the differential corpus): each claim's volume mode and access modes, the namespace's
- * ResourceQuotas and labels (automatic limits), and a backend-storage lookup that works for VMI
- * names no label value can hold. One reconcile pass against the emulator API server each.
+ * ResourceQuotas and labels (automatic limits), a hook sidecar's ConfigMap, and a backend-storage
+ * lookup that works for VMI names no label value can hold. One reconcile pass against the emulator API server each.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -12,7 +12,7 @@ import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import type { KubeVirt, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
-import { NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
+import { CONFIG_MAPS, NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
@@ -97,6 +97,29 @@ describe('the VMI controller reads what the renderer needs', () => {
       assert.equal(c.resources?.limits?.['cpu'], row.cpu, 'cpu limit');
     });
   }
+
+  test('a hook sidecar\'s ConfigMap: missing → no pod and a FailedCreate sync error; present → the pod', async () => {
+    // arrange
+    const ns = 'facts-hook-cm';
+    await namespace(ns);
+    const vmi = vmiManifest('hooked');
+    vmi.metadata!.namespace = ns;
+    vmi.metadata!.annotations = { 'hooks.kubevirt.io/hookSidecars': JSON.stringify([{ configMap: { name: 'hook-script', key: 'run.sh', hookPath: '/usr/bin/onDefineDomain' } }]) };
+    const created = await kube.create(VMIS, vmi);
+    const d = deps();
+    // act
+    await reconcileVmi(`${ns}/hooked`, d).catch(() => undefined);
+    const before = await kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    const sync = (await kube.get(VMIS, ns, 'hooked'))?.status?.conditions?.find((c) => c.type === 'Synchronized');
+    await kube.create(CONFIG_MAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hook-script', namespace: ns }, data: { 'run.sh': '#!/bin/sh' } });
+    await reconcileVmi(`${ns}/hooked`, d);
+    const after = await kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    // assert
+    assert.equal(before.items.length, 0, 'no pod while the ConfigMap is missing');
+    assert.equal(sync?.reason, 'FailedCreate');
+    assert.equal(sync?.message, 'failed to render launch manifest: configmaps "hook-script" not found');
+    assert.equal(after.items.length, 1, 'the pod once it exists');
+  });
 
   test('a VMI name longer than a label value gets its launcher pod (the backend-storage lookup needs no selector)', async () => {
     // arrange

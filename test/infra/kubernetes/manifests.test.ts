@@ -87,6 +87,7 @@ describe('infra/kubernetes: manifests', () => {
   // KubeClient calls (functions/*/deps.ts); keyed by Controller so a new registry entry needs its rules here.
   const CONTROLLER_RULES: Record<Controller, string[]> = {
     vmi: [
+      '/configmaps get',
       '/events create',
       '/namespaces get',
       '/persistentvolumeclaims create,delete,get,list',
