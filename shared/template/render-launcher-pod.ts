@@ -18,6 +18,7 @@ import { renderResources, type NamespaceInfo } from './render-resources.ts';
 import { renderVolumes, type PvcInfo } from './render-volumes.ts';
 import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
 import { renderSidecars, requestedSidecars } from './sidecars.ts';
+import { virtiofsContainers } from './virtiofs.ts';
 import { reservationAntiAffinity, reservationLabels } from './persistent-reservation.ts';
 import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
 
@@ -137,7 +138,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       securityContext: podSecurityContext(vmi, config),
       terminationGracePeriodSeconds: vmiGracePeriodSeconds(vmi) + 2 * GRACE_PERIOD_PADDING_SECONDS,
       restartPolicy: 'Never',
-      containers: [compute, ...sidecars.containers],
+      containers: [compute, ...virtiofsContainers(vmi, config), ...sidecars.containers],
       ...(initContainers.length > 0 && { initContainers }),
       nodeSelector: renderNodeSelector(vmi, config),
       // The sidecars' own volumes (ConfigMap scripts, claims) come after all others, as in KubeVirt.

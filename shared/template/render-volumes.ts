@@ -15,6 +15,7 @@ import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
 import { HOOK_SIDECAR_SOCKETS, HOOK_SOCKETS_DIR, NETWORK_INFO_DIR, NETWORK_INFO_VOLUME } from './sidecars.ts';
+import { hasVirtiofs, VIRTIOFS_CONTAINERS, VIRTIOFS_SOCKETS_DIR } from './virtiofs.ts';
 import { backendStorageNeeded, cbtOn } from '../storage/backend-storage.ts';
 import { isNonRoot } from './vmi-traits.ts';
 import {
@@ -97,7 +98,6 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     throw new InvalidInputError('spec.volumes', 'at most one downwardMetrics volume is allowed');
   }
   for (const [i, v] of specVolumes.entries()) {
-    if (v.containerPath) throw new UnsupportedError(field(i, 'containerPath'), 'containerPath volumes are not supported');
     if (!v.name) throw new InvalidInputError(field(i, 'name'), 'is required');
   }
 
@@ -226,8 +226,11 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
       downwardAPI: { items: [{ path: 'network-info', fieldRef: { fieldPath: `metadata.annotations['${NETWORK_INFO_ANNOTATION}']` } }] },
     });
   }
-  if ((vmi.spec.domain.devices.filesystems ?? []).length > 0) {
-    throw new UnsupportedError('spec.domain.devices.filesystems', 'virtiofs filesystems are not supported');
+  // virtiofs (virtiofs.ts): the sockets directory of the virtiofsd containers, last. A
+  // containerPath volume has no pod volume: its path is the launcher's own.
+  if (hasVirtiofs(vmi)) {
+    mounts.push({ name: VIRTIOFS_CONTAINERS, mountPath: VIRTIOFS_SOCKETS_DIR });
+    volumes.push(emptyDir(VIRTIOFS_CONTAINERS));
   }
   // A VMI volume whose name collides with one of the launcher's own (or a derived `-udata`,
   // `-access-cred` name) would yield a pod the apiserver rejects: refuse it here instead.

@@ -20,21 +20,13 @@ const OUTCOME = ['(outcome)'];
 
 /** The root causes (docs/fidelity.md, "Differences today"). */
 const CAUSE = {
-  virtiofs: 'R1 virtiofs filesystems refused at render (shared/template/render-volumes.ts renderVolumes); KubeVirt adds a virtiofs-<name> container per filesystem',
-  containerPath: 'R2 containerPath volumes refused at render (shared/template/render-volumes.ts renderVolumes)',
-  legacyContainerDisk: 'R3 container disks with the ImageVolume gate off refused (shared/template/render-volumes.ts renderVolumes); KubeVirt renders the container-disk containers',
-  dra: 'R4 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  utilityVolumes: 'R5 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  nadResources: 'R6 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
+  legacyContainerDisk: 'R1 container disks with the ImageVolume gate off refused (shared/template/render-volumes.ts renderVolumes); KubeVirt renders the container-disk containers',
+  dra: 'R2 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
+  utilityVolumes: 'R3 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
+  nadResources: 'R4 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
 } as const;
 
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
-  'virtiofs-configmap': { cause: CAUSE.virtiofs, paths: OUTCOME },
-  'virtiofs-secret': { cause: CAUSE.virtiofs, paths: OUTCOME },
-  'virtiofs-downwardapi': { cause: CAUSE.virtiofs, paths: OUTCOME },
-  'virtiofs-pvc': { cause: CAUSE.virtiofs, paths: OUTCOME },
-  'virtiofs-resources': { cause: CAUSE.virtiofs, paths: OUTCOME },
-  'container-path-volume': { cause: CAUSE.containerPath, paths: OUTCOME },
   'containerdisk-image-volume-off': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
   'containerdisk-image-volume-off-dedicated': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
   'kernel-boot-image-volume-off': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },

@@ -319,3 +319,62 @@ describe('hook sidecars and network binding plugins (corpus: hook-sidecar-*, net
     assert.throws(() => renderLauncherPod(v, clusterConfigFromKubeVirt()), /couldn't find configuration for network binding: nowhere/);
   });
 });
+
+describe('virtiofs and containerPath (corpus: virtiofs-*, container-path-volume)', () => {
+  const table: { kind: string; volume: Record<string, unknown>; shared: string; mounted: boolean; extra?: string }[] = [
+    { kind: 'a ConfigMap', volume: { configMap: { name: 'cfg' } }, shared: '/var/run/kubevirt-private/config-map/fs', mounted: true },
+    { kind: 'a Secret', volume: { secret: { secretName: 's' } }, shared: '/var/run/kubevirt-private/secret/fs', mounted: true },
+    { kind: 'a downwardAPI volume', volume: { downwardAPI: { fields: [] } }, shared: '/var/run/kubevirt-private/downwardapi/fs', mounted: true },
+    { kind: 'a service account (mounted by the API server, the token shown as root\'s)', volume: { serviceAccount: { serviceAccountName: 'sa' } }, shared: '/var/run/secrets/kubernetes.io/serviceaccount/', mounted: false, extra: '--translate-uid=host:107:0:1' },
+    { kind: 'a claim', volume: { persistentVolumeClaim: { claimName: 'c' } }, shared: '/fs', mounted: true },
+  ];
+  for (const row of table) {
+    test(`${row.kind}: a virtiofsd container sharing it, the sockets directory on compute`, () => {
+      // arrange
+      const v = vmi((x) => {
+        x.spec.domain.devices.filesystems = [{ name: 'fs', virtiofs: {} }];
+        x.spec.volumes!.push({ name: 'fs', ...row.volume });
+      });
+      // act
+      const pod = renderLauncherPod(v, clusterConfigFromKubeVirt());
+      // assert
+      const c = pod.spec?.containers.find((x) => x.name === 'virtiofs-fs');
+      assert.ok(c, 'the virtiofs container');
+      assert.deepEqual(c.command, ['/usr/libexec/virtiofsd']);
+      assert.ok(c.args?.includes(`--shared-dir=${row.shared}`));
+      assert.ok(c.args?.includes('--socket-path=/var/run/kubevirt/virtiofs-containers/fs.sock'));
+      if (row.extra) assert.ok(c.args?.includes(row.extra));
+      assert.equal(c.volumeMounts?.some((m) => m.name === 'fs'), row.mounted);
+      assert.deepEqual(c.resources, { limits: { cpu: '100m', memory: '80M' }, requests: { cpu: '10m', memory: '1M' } });
+      assert.equal(pod.spec?.containers[0]?.name, 'compute', 'compute stays first');
+      assert.deepEqual(compute(pod).volumeMounts?.at(-1), { name: 'virtiofs-containers', mountPath: '/var/run/kubevirt/virtiofs-containers' });
+    });
+  }
+
+  test('a dedicated VMI\'s virtiofsd gets requests equal to its limits', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.spec.domain.devices.filesystems = [{ name: 'fs', virtiofs: {} }];
+      x.spec.volumes!.push({ name: 'fs', configMap: { name: 'cfg' } });
+      x.spec.domain.cpu = { cores: 2, dedicatedCpuPlacement: true };
+    });
+    // act
+    const c = renderLauncherPod(v, clusterConfigFromKubeVirt()).spec?.containers.find((x) => x.name === 'virtiofs-fs');
+    // assert
+    assert.deepEqual(c?.resources, { limits: { cpu: '100m', memory: '80M' }, requests: { cpu: '100m', memory: '80M' } });
+  });
+
+  test('a containerPath volume: no container, no pod volume, only the sockets directory', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.spec.domain.devices.filesystems = [{ name: 'tokens', virtiofs: {} }];
+      x.spec.volumes!.push({ name: 'tokens', containerPath: { path: '/var/run/secrets/tokens' } });
+    });
+    // act
+    const pod = renderLauncherPod(v, clusterConfigFromKubeVirt());
+    // assert
+    assert.deepEqual(pod.spec?.containers.map((c) => c.name), ['compute']);
+    assert.ok(!pod.spec?.volumes?.some((x) => x.name === 'tokens'));
+    assert.ok(pod.spec?.volumes?.some((x) => x.name === 'virtiofs-containers'));
+  });
+});
