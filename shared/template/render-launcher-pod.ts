@@ -19,6 +19,7 @@ import { renderVolumes, type PvcInfo } from './render-volumes.ts';
 import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
 import { renderSidecars, requestedSidecars } from './sidecars.ts';
 import { virtiofsContainers } from './virtiofs.ts';
+import { containerDiskContainers } from './container-disk-containers.ts';
 import { reservationAntiAffinity, reservationLabels } from './persistent-reservation.ts';
 import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
 
@@ -107,7 +108,9 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
   if (serialConsoleLogEnabled(vmi, config)) {
     initContainers.push(guestConsoleLogContainer(vmi, config, uid, launcherVerbosity(vmi, config).value));
   }
-  initContainers.push(...vols.initContainers);
+  // ImageVolume off: the disks are served by containers (and pre-pulled by init containers).
+  const diskContainers = gateEnabled(config, 'ImageVolume') ? { containers: [], initContainers: [] } : containerDiskContainers(vmi, config, opts.imageIds);
+  initContainers.push(...diskContainers.initContainers, ...vols.initContainers);
 
   const pullSecrets: string[] = [];
   for (const v of vmi.spec.volumes ?? []) {
@@ -138,7 +141,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       securityContext: podSecurityContext(vmi, config),
       terminationGracePeriodSeconds: vmiGracePeriodSeconds(vmi) + 2 * GRACE_PERIOD_PADDING_SECONDS,
       restartPolicy: 'Never',
-      containers: [compute, ...virtiofsContainers(vmi, config), ...sidecars.containers],
+      containers: [compute, ...diskContainers.containers, ...virtiofsContainers(vmi, config), ...sidecars.containers],
       ...(initContainers.length > 0 && { initContainers }),
       nodeSelector: renderNodeSelector(vmi, config),
       // The sidecars' own volumes (ConfigMap scripts, claims) come after all others, as in KubeVirt.

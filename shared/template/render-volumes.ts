@@ -10,7 +10,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, Volume } from '../api/index.ts';
 import { IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION, NETWORK_INFO_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
-import { InvalidInputError, UnsupportedError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
@@ -196,9 +196,8 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     const kb = vmi.spec.domain.firmware?.kernelBoot?.container;
     if (kb?.image) addImage(KERNEL_BOOT_VOLUME, kb.image, kb.imagePullPolicy, KERNEL_BOOT_VOLUME_DIR);
     if (needLauncherVolume) volumes.push({ name: LAUNCHER_VOLUME, image: { reference: config.launcherImage, pullPolicy: config.imagePullPolicy } });
-  } else if (specVolumes.some((v) => v.containerDisk) || vmi.spec.domain.firmware?.kernelBoot?.container) {
-    throw new UnsupportedError('spec.volumes.containerDisk', 'containerDisks with the ImageVolume feature gate disabled are not supported');
   }
+  // With the gate off the disks are served by containers instead (container-disk-containers.ts).
 
   // Hook sidecars' sockets, then the Plugins gate's socket directory, after the image volumes as KubeVirt orders them.
   if (input.hookSidecars) {

@@ -20,17 +20,12 @@ const OUTCOME = ['(outcome)'];
 
 /** The root causes (docs/fidelity.md, "Differences today"). */
 const CAUSE = {
-  legacyContainerDisk: 'R1 container disks with the ImageVolume gate off refused (shared/template/render-volumes.ts renderVolumes); KubeVirt renders the container-disk containers',
-  dra: 'R2 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  utilityVolumes: 'R3 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  nadResources: 'R4 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
+  dra: 'R1 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
+  utilityVolumes: 'R2 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
+  nadResources: 'R3 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
 } as const;
 
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
-  'containerdisk-image-volume-off': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
-  'containerdisk-image-volume-off-dedicated': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
-  'kernel-boot-image-volume-off': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
-  'kv-container-disk-resources': { cause: CAUSE.legacyContainerDisk, paths: OUTCOME },
   'dra-resource-claim': { cause: CAUSE.dra, paths: OUTCOME },
   'dra-host-device': { cause: CAUSE.dra, paths: OUTCOME },
   'utility-volume': { cause: CAUSE.utilityVolumes, paths: OUTCOME },

@@ -378,3 +378,53 @@ describe('virtiofs and containerPath (corpus: virtiofs-*, container-path-volume)
     assert.ok(pod.spec?.volumes?.some((x) => x.name === 'virtiofs-containers'));
   });
 });
+
+describe('container disks with the ImageVolume gate off (corpus: containerdisk-image-volume-off*, kernel-boot-image-volume-off, kv-container-disk-resources)', () => {
+  const off = (extra: Record<string, unknown> = {}) => clusterConfigFromKubeVirt(kv({ developerConfiguration: { featureGates: [], disabledFeatureGates: ['ImageVolume'] }, ...extra }));
+
+  test('a disk container per container disk and the kernel-boot image, after compute; the binary copy and pre-pulls as init containers', () => {
+    // arrange
+    const config = off();
+    const v = vmi((x) => {
+      x.spec.domain.devices.disks!.push({ name: 'root', disk: {} });
+      x.spec.volumes!.push({ name: 'root', containerDisk: { image: 'disk:v1', imagePullPolicy: 'Always' } });
+      x.spec.domain.firmware = { kernelBoot: { container: { image: 'kernel:v1', kernelPath: '/boot/vmlinuz' } } };
+    }, config);
+    // act
+    const pod = renderLauncherPod(v, config);
+    // assert
+    const uid = v.metadata?.uid ?? '';
+    assert.deepEqual(pod.spec?.containers.map((c) => c.name), ['compute', 'volumeroot', 'volumekernel-boot-volume']);
+    assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['guest-console-log', 'container-disk-binary', 'volumeroot-init', 'volumekernel-boot-volume-init']);
+    const root = pod.spec?.containers[1];
+    assert.deepEqual(root?.args, ['--copy-path', `/var/run/kubevirt-ephemeral-disks/container-disk-data/${uid}/disk_0`]);
+    assert.equal(root?.imagePullPolicy, 'Always');
+    assert.deepEqual(pod.spec?.containers[2]?.args, ['--copy-path', `/var/run/kubevirt-ephemeral-disks/container-disk-data/${uid}/kernel-boot`]);
+    assert.deepEqual(root?.securityContext, { runAsUser: 107, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    const bin = pod.spec?.initContainers?.[1];
+    assert.deepEqual(bin?.args, ['--preserve=all', '/usr/bin/container-disk', '/init/usr/bin/container-disk']);
+    assert.deepEqual(bin?.resources, { limits: { cpu: '100m', memory: '40M' }, requests: { cpu: '10m', memory: '1M' } });
+    assert.ok(pod.spec?.volumes?.some((x) => x.name === 'container-disks') && !pod.spec?.volumes?.some((x) => x.image !== undefined), 'no image volumes');
+  });
+
+  test('dedicated CPUs: requests equal limits; supportContainerResources[container-disk] applies to every helper', () => {
+    // arrange
+    const config = off({ supportContainerResources: [{ type: 'container-disk', resources: { requests: { cpu: '5m', memory: '5M' }, limits: { cpu: '20m', memory: '50M' } } }] });
+    const v = vmi((x) => {
+      x.spec.domain.devices.disks!.push({ name: 'root', disk: {} });
+      x.spec.volumes!.push({ name: 'root', containerDisk: { image: 'disk:v1' } });
+    }, config);
+    const dedicated = vmi((x) => {
+      x.spec.domain.devices.disks!.push({ name: 'root', disk: {} });
+      x.spec.volumes!.push({ name: 'root', containerDisk: { image: 'disk:v1' } });
+      x.spec.domain.cpu = { cores: 2, dedicatedCpuPlacement: true };
+    }, off());
+    // act
+    const pod = renderLauncherPod(v, config);
+    const ded = renderLauncherPod(dedicated, off());
+    // assert
+    assert.deepEqual(pod.spec?.initContainers?.[1]?.resources, { limits: { cpu: '20m', memory: '50M' }, requests: { cpu: '5m', memory: '5M' } });
+    assert.deepEqual(pod.spec?.containers[1]?.resources, { limits: { cpu: '20m', memory: '50M' }, requests: { cpu: '5m', 'ephemeral-storage': '50M', memory: '5M' } });
+    assert.deepEqual(ded.spec?.initContainers?.[1]?.resources, { limits: { cpu: '10m', memory: '40M' }, requests: { cpu: '10m', memory: '40M' } });
+  });
+});
