@@ -40,8 +40,6 @@ export interface RenderOptions {
 }
 
 function rejectUnsupported(vmi: VirtualMachineInstance): void {
-  if ((vmi.spec.resourceClaims ?? []).length > 0) throw new UnsupportedError('spec.resourceClaims', 'DRA resource claims are not supported');
-  if ((vmi.spec.utilityVolumes ?? []).length > 0) throw new UnsupportedError('spec.utilityVolumes', 'utility volumes are not supported');
   for (const [i, n] of (vmi.spec.networks ?? []).entries()) {
     if (n.resourceClaim) throw new UnsupportedError(`spec.networks[${i}].resourceClaim`, 'DRA networks are not supported');
   }
@@ -155,6 +153,8 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       ...(spec.tolerations && { tolerations: structuredClone(spec.tolerations) as V1Toleration[] }),
       ...(spec.topologySpreadConstraints && { topologySpreadConstraints: structuredClone(spec.topologySpreadConstraints) as V1TopologySpreadConstraint[] }),
       ...(config.defaultRuntimeClass && { runtimeClassName: config.defaultRuntimeClass }),
+      // DRA: the VMI's resource claims are the pod's.
+      ...((spec.resourceClaims ?? []).length > 0 && { resourceClaims: spec.resourceClaims!.map((c) => ({ name: c.name, ...(c.resourceClaimName && { resourceClaimName: c.resourceClaimName }), ...(c.resourceClaimTemplateName && { resourceClaimTemplateName: c.resourceClaimTemplateName }) })) }),
       ...(spec.priorityClassName && { priorityClassName: spec.priorityClassName }),
     },
   };

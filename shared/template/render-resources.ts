@@ -6,7 +6,6 @@
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { AUTO_MEMORY_LIMITS_RATIO_LABEL, EMULATOR_THREAD_EVEN_PARITY_ANNOTATION } from '../api/well-known.ts';
-import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import {
   addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, subQuantity, type Quantity,
@@ -29,6 +28,8 @@ export interface NamespaceInfo {
 export interface RenderedResources {
   requests: Record<string, string>;
   limits: Record<string, string>;
+  /** DRA: the pod resource claims (and requests in them) the compute container uses. */
+  claims?: { name: string; request?: string }[];
 }
 
 const ONE = quantityOf(1);
@@ -174,14 +175,14 @@ export function renderResources(
     calcLimits[name] = merged[name] ? addQuantity(merged[name], ONE) : ONE;
     calcRequests[name] = mergedReq[name] ? addQuantity(mergedReq[name], ONE) : ONE;
   };
-  for (const [i, g] of (devices.gpus ?? []).entries()) {
-    if (g.claimName) throw new UnsupportedError(`spec.domain.devices.gpus[${i}].claimName`, 'DRA-backed GPUs are not supported');
-    if (g.deviceName) bump(g.deviceName);
-  }
-  for (const [i, h] of (devices.hostDevices ?? []).entries()) {
-    if (h.claimName) throw new UnsupportedError(`spec.domain.devices.hostDevices[${i}].claimName`, 'DRA-backed host devices are not supported');
-    if (h.deviceName) bump(h.deviceName);
-  }
+  // A device from a device plugin is one of its resource; one from a DRA claim (its gate on) is
+  // a claim of the compute container instead, after every plugin device of its kind.
+  const claims: { name: string; request?: string }[] = [];
+  const claimOf = (d: { claimName?: string; requestName?: string }) => claims.push({ name: d.claimName ?? '', ...(d.requestName ? { request: d.requestName } : {}) });
+  for (const g of devices.gpus ?? []) if (g.deviceName && !g.claimName) bump(g.deviceName);
+  if (config.featureGates.has('GPUsWithDRA')) for (const g of devices.gpus ?? []) if (!g.deviceName && g.claimName) claimOf(g);
+  for (const h of devices.hostDevices ?? []) if (h.deviceName && !h.claimName) bump(h.deviceName);
+  if (config.featureGates.has('HostDevicesWithDRA')) for (const h of devices.hostDevices ?? []) if (!h.deviceName && h.claimName) claimOf(h);
   const ls = vmi.spec.domain.launchSecurity;
   if (ls?.sev !== undefined || ls?.snp !== undefined) bump('devices.kubevirt.io/sev');
   if (ls?.tdx !== undefined) bump('devices.kubevirt.io/tdx');
@@ -191,5 +192,6 @@ export function renderResources(
   return {
     requests: toStrings({ ...calcRequests, ...vmRequests }),
     limits: toStrings({ ...calcLimits, ...vmLimits }),
+    ...(claims.length > 0 ? { claims } : {}),
   };
 }

@@ -20,14 +20,9 @@ const OUTCOME = ['(outcome)'];
 
 /** The root causes (docs/fidelity.md, "Differences today"). */
 const CAUSE = {
-  dra: 'R1 DRA resource claims refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  utilityVolumes: 'R2 utility volumes refused (shared/template/render-launcher-pod.ts rejectUnsupported)',
-  nadResources: 'R3 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
+  nadResources: 'R1 ExternalNetResourceInjection off: no NAD resource injection (shared/template/render-resources.ts); the oracle cannot look NADs up either and refuses',
 } as const;
 
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
-  'dra-resource-claim': { cause: CAUSE.dra, paths: OUTCOME },
-  'dra-host-device': { cause: CAUSE.dra, paths: OUTCOME },
-  'utility-volume': { cause: CAUSE.utilityVolumes, paths: OUTCOME },
   'net-resource-injection-off': { cause: CAUSE.nadResources, paths: OUTCOME },
 };

@@ -428,3 +428,34 @@ describe('container disks with the ImageVolume gate off (corpus: containerdisk-i
     assert.deepEqual(ded.spec?.initContainers?.[1]?.resources, { limits: { cpu: '10m', memory: '40M' }, requests: { cpu: '10m', memory: '40M' } });
   });
 });
+
+describe('DRA and utility volumes (corpus: dra-resource-claim, dra-host-device, utility-volume)', () => {
+  test('DRA-backed devices: the VMI\'s claims on the pod, the requests on compute, no device-plugin resource', () => {
+    // arrange
+    const config = clusterConfigFromKubeVirt(kv({ developerConfiguration: { featureGates: ['HostDevices'] } }));
+    const v = vmi((x) => {
+      x.spec.resourceClaims = [{ name: 'gpu-claim', resourceClaimName: 'my-gpu' }, { name: 'hd', resourceClaimTemplateName: 'hd-template' }];
+      x.spec.domain.devices.gpus = [{ name: 'g', claimName: 'gpu-claim', requestName: 'gpu' }, { name: 'p', deviceName: 'nvidia.com/T4' }];
+      x.spec.domain.devices.hostDevices = [{ name: 'h', claimName: 'hd', requestName: 'dev' }];
+    }, config);
+    // act
+    const pod = renderLauncherPod(v, config);
+    // assert
+    assert.deepEqual(pod.spec?.resourceClaims, [{ name: 'gpu-claim', resourceClaimName: 'my-gpu' }, { name: 'hd', resourceClaimTemplateName: 'hd-template' }]);
+    const r = compute(pod).resources;
+    assert.deepEqual(r?.claims, [{ name: 'gpu-claim', request: 'gpu' }, { name: 'hd', request: 'dev' }]);
+    assert.equal(r?.limits?.['nvidia.com/T4'], '1');
+    assert.ok(!Object.keys(r?.limits ?? {}).some((k) => k === '' || k === 'undefined'));
+  });
+
+  test('utility volumes are not in the launcher pod (they are attached like hotplug volumes)', () => {
+    // arrange
+    const v = vmi((x) => {
+      x.spec.utilityVolumes = [{ name: 'util', claimName: 'util-claim' }];
+    });
+    // act
+    const pod = renderLauncherPod(v, clusterConfigFromKubeVirt());
+    // assert
+    assert.ok(!pod.spec?.volumes?.some((x) => x.name === 'util'));
+  });
+});

@@ -116,8 +116,8 @@ describe('launcher pod fields (reference §b.1–b.5)', () => {
 
   test('unsupported features are typed errors naming the field', () => {
     const v = structuredClone(vmi);
-    v.spec.resourceClaims = [{ name: 'gpu', resourceClaimName: 'gpu-claim' }];
-    assert.throws(() => renderLauncherPod(v, config), (e: unknown) => e instanceof InvalidInputError && e.reason === 'Unsupported' && e.field === 'spec.resourceClaims');
+    v.spec.networks = [...(v.spec.networks ?? []), { name: 'dra-net', resourceClaim: { claimName: 'net-claim', requestName: 'nic' } }];
+    assert.throws(() => renderLauncherPod(v, config), (e: unknown) => e instanceof InvalidInputError && e.reason === 'Unsupported' && e.field === `spec.networks[${v.spec.networks!.length - 1}].resourceClaim`);
   });
 });
 
