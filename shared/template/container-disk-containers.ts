@@ -10,9 +10,9 @@ import type { VirtualMachineInstance } from '../api/index.ts';
 import { NON_ROOT_UID } from '../api/well-known.ts';
 import { canonicalQuantity, formatQuantity } from '../api/quantity.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
-import { EPHEMERAL_DISK_DIR, PRIVATE_DIR } from './paths.ts';
+import { EPHEMERAL_DISK_DIR } from './paths.ts';
 import { KERNEL_BOOT_VOLUME } from './render-volumes.ts';
-import { containerDiskResources, needsGuaranteedHelpers } from './support-containers.ts';
+import { containerDiskResources, needsGuaranteedHelpers, nonRootDropAll, xdgEnv } from './support-containers.ts';
 import { isNonRoot, vmiUid } from './vmi-traits.ts';
 
 interface DiskImage {
@@ -76,12 +76,12 @@ export function containerDiskContainers(vmi: VirtualMachineInstance, config: Clu
     imagePullPolicy: config.imagePullPolicy,
     command: ['/usr/bin/cp'],
     args: ['--preserve=all', '/usr/bin/container-disk', '/init/usr/bin/container-disk'],
-    ...(nonRoot ? { env: [{ name: 'XDG_CACHE_HOME', value: PRIVATE_DIR }, { name: 'XDG_CONFIG_HOME', value: PRIVATE_DIR }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' }] } : {}),
+    ...(nonRoot ? { env: xdgEnv() } : {}),
     resources: binaryResources(vmi, config),
     volumeMounts: [{ name: 'virt-bin-share-dir', mountPath: '/init/usr/bin' }],
     terminationMessagePolicy: 'FallbackToLogsOnError',
     securityContext: nonRoot
-      ? { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }
+      ? nonRootDropAll()
       : { runAsUser: 0, runAsNonRoot: false, capabilities: { drop: ['ALL'] } },
   };
   return {

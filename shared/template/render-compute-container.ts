@@ -12,8 +12,9 @@ import {
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { archSettings, gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
-import { CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, PRIVATE_DIR, SHARE_DIR } from './paths.ts';
+import { CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, SHARE_DIR } from './paths.ts';
 import type { RenderedResources } from './render-resources.ts';
+import { xdgEnv } from './support-containers.ts';
 import { isNonRoot, vmiName, vmiNamespace, vmiUid } from './vmi-traits.ts';
 
 const QEMU_TIMEOUT_BASE_SECONDS = 240;
@@ -124,7 +125,7 @@ export function renderComputeContainer(vmi: VirtualMachineInstance, config: Clus
 
   const env: V1EnvVar[] = [];
   if (nonRoot) {
-    env.push({ name: 'XDG_CACHE_HOME', value: PRIVATE_DIR }, { name: 'XDG_CONFIG_HOME', value: PRIVATE_DIR }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' });
+    env.push(...xdgEnv());
   }
   if (inputs.sharedFilesystemPaths.length > 0) env.push({ name: 'SHARED_FILESYSTEM_PATHS', value: inputs.sharedFilesystemPaths.join(':') });
   const verbosity = launcherVerbosity(vmi, config);

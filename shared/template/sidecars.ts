@@ -7,13 +7,12 @@
  */
 import type { V1Container, V1EnvVar, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
-import { HOOK_SIDECARS_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
+import { HOOK_SIDECARS_ANNOTATION } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import { formatQuantity } from '../api/quantity.ts';
-import { needsGuaranteedHelpers } from './support-containers.ts';
+import { needsGuaranteedHelpers, nonRootDropAll, xdgEnv } from './support-containers.ts';
 import { isNonRoot } from './vmi-traits.ts';
-import { PRIVATE_DIR } from './paths.ts';
 
 /** The emptyDir the launcher and its sidecars share their sockets in. */
 export const HOOK_SIDECAR_SOCKETS = 'hook-sidecar-sockets';
@@ -123,7 +122,7 @@ export function renderSidecars(vmi: VirtualMachineInstance, config: ClusterConfi
   for (const [i, s] of sidecars.entries()) {
     const name = `hook-sidecar-${i}`;
     const env: V1EnvVar[] = [];
-    if (nonRoot) env.push({ name: 'XDG_CACHE_HOME', value: PRIVATE_DIR }, { name: 'XDG_CONFIG_HOME', value: PRIVATE_DIR }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' });
+    if (nonRoot) env.push(...xdgEnv());
     env.push({ name: 'CONTAINER_NAME', value: name });
     if (s.networkBindingPluginName) env.push({ name: 'NETWORK_BINDING_PLUGIN_NAME', value: s.networkBindingPluginName });
     const mounts: V1VolumeMount[] = [{ name: HOOK_SIDECAR_SOCKETS, mountPath: HOOK_SOCKETS_DIR, subPath: name }];
@@ -150,7 +149,7 @@ export function renderSidecars(vmi: VirtualMachineInstance, config: ClusterConfi
       volumeMounts: mounts,
       terminationMessagePolicy: 'FallbackToLogsOnError',
       securityContext: nonRoot
-        ? { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }
+        ? nonRootDropAll()
         : { runAsUser: 0, runAsNonRoot: false },
     });
   }

@@ -11,6 +11,7 @@ import { canonicalQuantity, formatQuantity } from '../api/quantity.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import { PRIVATE_DIR, SHARE_DIR } from './paths.ts';
 import { isCpuDedicated, vmiResources, wantsGuaranteedQos } from './vmi-traits.ts';
+import { nonRootDropAll } from './support-containers.ts';
 
 /** The emptyDir holding virtiofsd's sockets, shared with `compute`. */
 export const VIRTIOFS_CONTAINERS = 'virtiofs-containers';
@@ -71,7 +72,7 @@ export function virtiofsContainers(vmi: VirtualMachineInstance, config: ClusterC
       // A service account is mounted into every container by the API server already.
       volumeMounts: [{ name: VIRTIOFS_CONTAINERS, mountPath: VIRTIOFS_SOCKETS_DIR }, ...(v.serviceAccount ? [] : [{ name: v.name, mountPath: sharedDir(v) }])],
       resources,
-      securityContext: { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+      securityContext: nonRootDropAll(),
     });
   }
   return out;
