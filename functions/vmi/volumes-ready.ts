@@ -5,6 +5,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
 import type { PvcInfo } from '../../shared/template/render-volumes.ts';
+import { pvcInfo } from '../../shared/template/cluster-facts.ts';
 
 export interface VolumeReadiness {
   readonly ready: boolean;
@@ -32,15 +33,9 @@ export function ephemeralClaimNames(vmi: VirtualMachineInstance): string[] {
   return (vmi.spec.volumes ?? []).flatMap((v) => (v.ephemeral?.persistentVolumeClaim?.claimName ? [v.ephemeral.persistentVolumeClaim.claimName] : []));
 }
 
-/** What the renderer needs of each claim: its volume mode and access modes (from the spec, as KubeVirt reads them), its UID. */
+/** What the renderer needs of each claim (shared/template/cluster-facts.ts `pvcInfo`), by claim name. */
 export function claimFacts(claims: ReadonlyMap<string, V1PersistentVolumeClaim>): Record<string, PvcInfo> {
-  const out: Record<string, PvcInfo> = {};
-  for (const [name, pvc] of claims) {
-    const mode = pvc.spec?.volumeMode;
-    const uid = pvc.metadata?.uid;
-    out[name] = { ...(mode === 'Block' || mode === 'Filesystem' ? { volumeMode: mode } : {}), accessModes: [...(pvc.spec?.accessModes ?? [])], ...(uid ? { uid } : {}) };
-  }
-  return out;
+  return Object.fromEntries([...claims].map(([name, pvc]) => [name, pvcInfo(pvc)]));
 }
 
 /**

@@ -94,8 +94,6 @@ export interface ClusterConfig {
   autoCpuLimitNamespaceSelector: LabelSelector | undefined;
   /** `network.binding`: the network binding plugins interfaces may name, by name. */
   networkBindings: Record<string, NetworkBindingPlugin>;
-  /** `imagePullPolicy` as the CR writes it ("" when unset): what binding-plugin sidecars get, as KubeVirt passes it on unchanged. */
-  rawImagePullPolicy: string;
   /** The image a hook sidecar without one runs (virt-operator's `SIDECAR_SHIM_IMAGE`: `<registry>/sidecar-shim:<tag>`). */
   sidecarShimImage: string;
 }
@@ -263,7 +261,6 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
       : undefined,
     autoCpuLimitNamespaceSelector: validSelectorOrNone(cfg.autoCPULimitNamespaceLabelSelector),
     networkBindings: networkBindings(cfg),
-    rawImagePullPolicy: cfg.imagePullPolicy ?? '',
     sidecarShimImage: `${registry}/sidecar-shim:${tag}`,
   };
 }

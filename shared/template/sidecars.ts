@@ -69,7 +69,7 @@ export function requestedSidecars(vmi: VirtualMachineInstance, config: ClusterCo
   for (const name of [...used].sort()) {
     const plugin = config.networkBindings[name]!;
     if (!plugin.sidecarImage) continue;
-    out.push({ image: plugin.sidecarImage, ...(config.rawImagePullPolicy ? { imagePullPolicy: config.rawImagePullPolicy } : {}), ...(plugin.downwardAPI ? { downwardAPI: plugin.downwardAPI } : {}), networkBindingPluginName: name });
+    out.push({ image: plugin.sidecarImage, imagePullPolicy: config.imagePullPolicy, ...(plugin.downwardAPI ? { downwardAPI: plugin.downwardAPI } : {}), networkBindingPluginName: name });
   }
   return out;
 }

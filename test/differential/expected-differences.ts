@@ -26,3 +26,14 @@ const CAUSE = {
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
   'net-resource-injection-off': { cause: CAUSE.nadResources, paths: OUTCOME },
 };
+
+/**
+ * The same for the offline check (offline-render.test.ts): the renderer alone on the corpus's
+ * objects, against KubeVirt's pod before any API server saw it.
+ */
+export const OFFLINE_EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
+  'net-resource-injection-off': { cause: CAUSE.nadResources, paths: OUTCOME },
+  // Not a difference of the product: the VMI controller reads the ConfigMap before rendering
+  // (functions/vmi/sidecar-configmaps.ts); the pure renderer cannot, and renders.
+  'hook-sidecar-configmap-missing': { cause: 'the hook ConfigMap check is the VMI controller\'s, not the pure renderer\'s', paths: OUTCOME },
+};
