@@ -63,6 +63,12 @@ export interface LocalRuntimeOptions {
   readonly virtApiUrl?: string;
   /** Run the controllers' sweeps (local/sweeps.ts); default true. */
   readonly sweeps?: boolean;
+  /**
+   * How long the controllers keep the cluster config read from the KubeVirt CR (default 5000 ms,
+   * shared/config/cluster-config-cache.ts). 0 re-reads it every reconcile: for a test that changes
+   * the CR between cases and must not wait out the cache.
+   */
+  readonly clusterConfigTtlMs?: number;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -109,14 +115,15 @@ export class LocalRuntime {
     // On the real control plane each part has its own identity (as each Lambda has its own
     // role), so each controller gets its own client and reads the cluster configuration itself.
     const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
-    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube);
+    const ttl = opts.clusterConfigTtlMs;
+    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl);
     const now = opts.now ?? Date.now;
     const specs = DEFINITIONS.map((def) =>
       bindController(def, {
         kube: kubes[def.name],
         expectations: this.state.expectations,
         leases: this.state.leases,
-        clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[def.name]),
+        clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[def.name], ttl),
         log: opts.log,
         now,
         clockSpeed: opts.clockSpeed,

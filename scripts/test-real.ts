@@ -47,6 +47,7 @@ export const REAL_LANE_SUITES = [
   'test/chaos/chaos.test.ts',
   'test/kubectl/',
   'test/infra/helm/real-lane.test.ts',
+  'test/differential/launcher-pod.test.ts',
 ];
 
 const args = process.argv.slice(2);

@@ -1,10 +1,12 @@
 /**
- * `virt-reconciler render launcher-pod|target-pod|attachment-pod -f vmi.yaml [--kubevirt kv.yaml] [-o yaml|json]`
+ * `virt-reconciler render launcher-pod|target-pod|attachment-pod -f vmi.yaml [--kubevirt kv.yaml] [--objects objs.yaml] [-o yaml|json]`
  *
  * Reads a VMI (or a VM, whose `spec.template` becomes the VMI) from a possibly multi-document
  * YAML file, applies the mutating webhook's defaults (a real cluster's webhook would have), and
- * prints the pod the template service renders. Bad input is a one-line error naming the file
- * and the field, exit code 2.
+ * prints the pod the template service renders. `--objects` gives it the cluster objects KubeVirt's
+ * template service reads (PVCs, the Namespace, ResourceQuotas, the KubeVirt CR): without them
+ * every claim is a Filesystem RWO one and no automatic limits apply. Bad input is a one-line
+ * error naming the file and the field, exit code 2.
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -12,8 +14,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { InvalidInputError, ReconcilerError } from '../../shared/errors.ts';
 import {
-  applyVmiDefaults, clusterConfigFromKubeVirt, vmiFromManifest, renderAttachmentPod, renderLauncherPod, renderTargetPod, withStandInIdentity,
+  applyVmiDefaults, clusterConfigFromKubeVirt, PvcNotFoundError, vmiFromManifest, renderAttachmentPod, renderLauncherPod, renderTargetPod, withStandInIdentity,
 } from '../../shared/template/index.ts';
+import { renderFactsFromObjects } from '../../shared/template/cluster-facts.ts';
 import { hotplugVolumeNames } from '../../shared/template/render-volumes.ts';
 import { CliError, parseFlags, type Command } from '../command.ts';
 
@@ -25,6 +28,9 @@ const HELP = `usage: virt-reconciler render <${KINDS.join('|')}> -f <vmi-or-vm.y
 flags:
   -f, --file <path>        VMI or VM manifest (multi-document YAML is fine; the first VMI/VM is used)
       --kubevirt <path>    KubeVirt CR for the cluster configuration (defaults when omitted)
+      --objects <path>     cluster objects the renderer reads: PVCs (a DataVolume as the PVC it
+                           becomes; the backend-storage claim of a persistent TPM/EFI), the
+                           Namespace, ResourceQuotas, a KubeVirt CR (when --kubevirt is not given)
   -o, --output <yaml|json> output format (default yaml)
   -n, --namespace <ns>     namespace when the manifest has none (default "default")
       --migration <path>   target-pod: the VirtualMachineInstanceMigration (a stand-in when omitted)
@@ -59,10 +65,11 @@ function pick(path: string, docs: Doc[], kinds: string[]): Doc {
   return doc;
 }
 
-function render(kind: PodKind, vmi: VirtualMachineInstance, kv: KubeVirt | undefined, flags: { launcherImage?: string | undefined; migration?: Doc | undefined; node: string }): V1Pod {
+function render(kind: PodKind, vmi: VirtualMachineInstance, kv: KubeVirt | undefined, flags: { launcherImage?: string | undefined; migration?: Doc | undefined; node: string; objects?: Doc[] | undefined }): V1Pod {
   const config = clusterConfigFromKubeVirt(kv, flags.launcherImage ? { launcherImage: flags.launcherImage } : {});
   const defaulted = applyVmiDefaults(vmi, config);
-  if (kind === 'launcher-pod') return renderLauncherPod(defaulted, config);
+  const facts = flags.objects ? renderFactsFromObjects(flags.objects, defaulted, config) : {};
+  if (kind === 'launcher-pod') return renderLauncherPod(defaulted, config, facts);
   if (kind === 'target-pod') {
     const name = defaulted.metadata?.name ?? 'vmi';
     const migration = (flags.migration ?? {
@@ -71,9 +78,9 @@ function render(kind: PodKind, vmi: VirtualMachineInstance, kv: KubeVirt | undef
     }) as unknown as VirtualMachineInstanceMigration;
     const status = (defaulted.status ??= {});
     status.selinuxContext ??= 'none';
-    return renderTargetPod(defaulted, migration, undefined, config);
+    return renderTargetPod(defaulted, migration, undefined, config, facts);
   }
-  const launcher = renderLauncherPod(defaulted, config);
+  const launcher = renderLauncherPod(defaulted, config, facts);
   launcher.metadata = { ...launcher.metadata, name: `${launcher.metadata?.generateName ?? 'virt-launcher-'}abcde`, uid: '00000000-0000-4000-8000-000000000002' };
   launcher.spec = { ...(launcher.spec as NonNullable<V1Pod['spec']>), nodeName: flags.node };
   const hot = hotplugVolumeNames(defaulted);
@@ -89,6 +96,7 @@ export const command: Command = {
     const { values, positionals } = parseFlags(argv, {
       file: { type: 'string', short: 'f' },
       kubevirt: { type: 'string' },
+      objects: { type: 'string' },
       output: { type: 'string', short: 'o', default: 'yaml' },
       namespace: { type: 'string', short: 'n' },
       migration: { type: 'string' },
@@ -108,7 +116,10 @@ export const command: Command = {
 
     const file = values.file;
     const manifest = pick(file, readDocs(file), ['VirtualMachineInstance', 'VirtualMachine']);
-    const kv = values.kubevirt ? (pick(values.kubevirt, readDocs(values.kubevirt), ['KubeVirt']) as unknown as KubeVirt) : undefined;
+    const objects = values.objects ? readDocs(values.objects) : undefined;
+    const kv = values.kubevirt
+      ? (pick(values.kubevirt, readDocs(values.kubevirt), ['KubeVirt']) as unknown as KubeVirt)
+      : (objects?.find((d) => d['kind'] === 'KubeVirt') as unknown as KubeVirt | undefined);
     const migration = values.migration ? pick(values.migration, readDocs(values.migration), ['VirtualMachineInstanceMigration']) : undefined;
     let pod: V1Pod;
     const notes: string[] = [];
@@ -117,13 +128,15 @@ export const command: Command = {
       notes.push(...converted.notes);
       const vmi = converted.vmi;
       const identified = withStandInIdentity(vmi, values.namespace ? { namespace: values.namespace } : {});
-      pod = render(kind, identified, kv, { launcherImage: values['launcher-image'], migration, node: values.node ?? 'node01' });
+      pod = render(kind, identified, kv, { launcherImage: values['launcher-image'], migration, node: values.node ?? 'node01', objects });
     } catch (err) {
       // Config errors name KubeVirt CR fields; everything else is about the VMI file.
       if (err instanceof InvalidInputError) {
         const where = err.field.startsWith('spec.configuration') && values.kubevirt ? values.kubevirt : file;
         throw new CliError(`${where}: ${err.message}`);
       }
+      // A claim the VMI uses that --objects lacks: name the objects file, as KubeVirt names the claim.
+      if (err instanceof PvcNotFoundError && values.objects) throw new CliError(`${values.objects}: ${err.message}`);
       if (err instanceof ReconcilerError) throw new CliError(`${file}: ${err.message}`);
       if (err instanceof TypeError) throw new CliError(`${file}: malformed manifest (${err.message})`);
       throw err;

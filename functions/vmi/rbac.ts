@@ -16,5 +16,8 @@ export const vmiRbac: readonly PolicyRule[] = [
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get'] },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'], why: "The backend PVC's class and access mode: the default class, its CDI StorageProfile." },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['resourcequotas'], verbs: ['list'], why: "Automatic resource limits: the namespace's ResourceQuotas (do they limit CPU or memory?) and its labels (the memory-limit ratio, the cluster's CPU-limit namespace selector)." },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's script: its ConfigMap must exist before the launcher pod is rendered." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

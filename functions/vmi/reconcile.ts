@@ -4,7 +4,6 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
-import type { StorageClass } from '../../shared/api/snapshot.ts';
 import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
 import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import type { ListResult } from '../../shared/kube/client.ts';
@@ -17,9 +16,12 @@ import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts'
 import { renderTempPod } from '../../shared/template/render-temp-pod.ts';
 import { createValidationMessage, discontinuedBindingCauses } from '../../shared/network/discontinued.ts';
 import { PvcNotFoundError } from '../../shared/template/errors.ts';
-import { BACKEND_PVC_EXPECTATIONS, POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
+import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { earlyPodList } from './early-pod-list.ts';
-import { BACKEND_PVC_LABEL, backendClassAndMode, backendPvcFor, backendPvcReadiness, backendStorageNeeded, renderBackendPvc } from '../../shared/storage/backend-storage.ts';
+import { ensureBackendStorage, listBackendPvcs } from './backend-pvc.ts';
+import { namespaceLimits } from './namespace-limits.ts';
+import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
+import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
@@ -31,7 +33,7 @@ import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
-import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, STORAGE_CLASSES, STORAGE_PROFILES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
@@ -191,7 +193,7 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
     }),
   ]);
   const backendPvc = backendStorageNeeded(vmi)
-    ? backendPvcFor(vmi.metadata?.name ?? '', (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${vmi.metadata?.name ?? ''}`, resourceVersion: rv })).items)
+    ? backendPvcFor(vmi.metadata?.name ?? '', await listBackendPvcs(deps, namespace, vmi.metadata?.name ?? '', rv))
     : undefined;
   const migrations = vmi.status?.migrationState
     ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
@@ -236,14 +238,20 @@ type CreateResult = { kind: 'created'; pod: V1Pod } | { kind: 'failed'; error: S
 
 async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: ExpectationSeen, deps: VmiDeps): Promise<CreateResult> {
   const { vmi } = o;
-  const namespace = vmi.metadata?.namespace ?? '';
   let pod: V1Pod;
   try {
     // A volume waiting for its first consumer gets the temporary pod first (reference-vm-vmi-depth §4).
-    // The claims' volume modes decide volumeDevices or volumeMounts, as the kubelet checks them.
+    // The claims as read (KubeVirt's PVC cache): a Block claim becomes a device, an RWX one a
+    // shared path; a claim that is not there fails with FailedPvcNotFound.
+    // The namespace's quotas and labels decide automatic CPU and memory limits.
     const backendPvc = o.backendPvc?.metadata?.name;
     const pvcs = renderClaimInfo(o.claims ?? new Map());
-    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, await deps.clusterConfig(), { pvcs, ...(backendPvc ? { backendPvc } : {}) });
+    const config = await deps.clusterConfig();
+    const missing = await missingSidecarConfigMap(deps.kube, vmi, config);
+    // Retried with backoff, as KubeVirt retries a render that failed on a read.
+    if (missing) return { kind: 'failed', error: { reason: 'FailedCreate', message: `failed to render launch manifest: ${missing}`, requeue: true } };
+    const namespace = await namespaceLimits(deps.kube, vmi, config);
+    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, config, { namespace, pvcs, ...(backendPvc ? { backendPvc } : {}) });
   } catch (err) {
     if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
     if (!(err instanceof InvalidInputError)) throw err;
@@ -290,82 +298,10 @@ async function deletePods(key: string, vmi: VirtualMachineInstance, pods: readon
   return undefined;
 }
 
-type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | { kind: 'wait'; seconds: number } | { kind: 'error'; error: SyncError };
-
-/**
- * Backend storage before the launcher pod (reference-vm-vmi-depth §2): a VMI with a persistent
- * TPM or EFI gets its `persistent-state-for-<vmi>-` PVC, created once (an expectation, like the
- * pod's, holds a second pass off until a read shows it), and the pod waits until it is ready.
- */
-async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
-  const { vmi } = o;
-  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps);
-  let pvc = o.backendPvc;
-  // Listed at most once a pass: the create's choice of class and the readiness check share it.
-  let classes: StorageClass[] | undefined;
-  const gate = await expectationsGate(
-    {
-      key,
-      scopes: [BACKEND_PVC_EXPECTATIONS],
-      what: 'backend-storage PVC',
-      lower: async (seen, [record]) => {
-        if (seen && record && record.add > 0) await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
-        return seen !== undefined || deps.expectations.satisfied(BACKEND_PVC_EXPECTATIONS, key, deps.now());
-      },
-    },
-    pvc,
-    deps,
-  );
-  if (gate.kind === 'wait') return { kind: 'wait', seconds: gate.seconds };
-  if (!pvc) {
-    const now = deps.now();
-    const config = await deps.clusterConfig();
-    const [classList, profiles] = await Promise.all([deps.kube.list(STORAGE_CLASSES, undefined), deps.kube.list(STORAGE_PROFILES, undefined)]);
-    classes = classList.items;
-    const choice = backendClassAndMode(config.vmStateStorageClass, classes, profiles.items);
-    if ('error' in choice) return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: choice.error, requeue: true } };
-    if (!(await deps.expectations.tryExpectCreations(BACKEND_PVC_EXPECTATIONS, key, 1, now))) {
-      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: 'another worker is creating the backend-storage PVC', requeue: true } };
-    }
-    try {
-      pvc = await deps.kube.create(PVCS, renderBackendPvc(vmi, choice.className, choice.accessMode));
-    } catch (err) {
-      await deps.expectations.creationObserved(BACKEND_PVC_EXPECTATIONS, key);
-      return { kind: 'error', error: { reason: 'FailedBackendStorageCreate', message: errorText(err), requeue: true } };
-    }
-  }
-  if (pvc.status?.phase !== 'Bound') classes ??= (await deps.kube.list(STORAGE_CLASSES, undefined)).items;
-  const readiness = backendPvcReadiness(pvc, classes ?? []);
-  if (!readiness.ready) {
-    return readiness.error
-      ? { kind: 'error', error: { reason: 'FailedBackendStorageProbe', message: readiness.error, requeue: true } }
-      : { kind: 'error', error: { reason: 'BackendStorageNotReady', message: 'PVC pending', requeue: false } };
-  }
-  return { kind: 'ready', pvc };
-}
-
 /**
  * Deletes WFFC temporary pods with grace 0 (they only ran `echo`), recording the deletions as
  * expectations like any pod deletion. A failure is KubeVirt's `FailedHotplugSync` sync error.
  */
-/**
- * A VMI that needs no backend storage but has a PVC left for it (a VM whose persistent TPM or EFI
- * was switched off) loses it before its launcher pod, as KubeVirt's sync does. One labelled LIST
- * for each launcher pod about to be created.
- */
-async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps): Promise<BackendResult> {
-  const namespace = vmi.metadata?.namespace ?? '';
-  const name = vmi.metadata?.name ?? '';
-  const leftover = backendPvcFor(name, (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${name}` })).items);
-  if (!leftover) return { kind: 'ready' };
-  try {
-    await deps.kube.delete(PVCS, namespace, leftover.metadata?.name ?? '');
-  } catch (err) {
-    if (!(err instanceof NotFoundError)) return { kind: 'error', error: { reason: 'Failed deleting backend storage', message: errorText(err), requeue: true } };
-  }
-  return { kind: 'ready' };
-}
-
 async function deleteTempPods(key: string, vmi: VirtualMachineInstance, pods: readonly V1Pod[], deps: VmiDeps): Promise<SyncError | undefined> {
   for (const pod of pods) {
     const k = podKey(pod);

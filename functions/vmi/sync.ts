@@ -22,8 +22,8 @@ export interface Observed {
   /** Attachment pods and hotplug claims, read only for a VMI with hotplug volumes (hotplug/step.ts). */
   readonly hotplug?: HotplugObserved;
   /**
-   * The claims of the VMI's volumes by name (claims.ts), read while they matter: before the
-   * launcher pod (its volume modes) and from the hand-off on (`status.volumeStatus`).
+   * The claims of the VMI's volumes by name (shared/storage/launcher-claims.ts), read while they
+   * matter: before the launcher pod (Block or Filesystem, shared or not) and from the hand-off on (`status.volumeStatus`).
    */
   readonly claims?: ReadonlyMap<string, V1PersistentVolumeClaim>;
 }

@@ -4,6 +4,8 @@
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { PvcInfo } from '../../shared/template/render-volumes.ts';
+import { pvcInfo } from '../../shared/template/cluster-facts.ts';
 
 export interface VolumeReadiness {
   readonly ready: boolean;

@@ -87,14 +87,17 @@ export function milliQuantity(milli: bigint | number, format: QuantityFormat = '
   return { nanos: BigInt(milli) * 1_000_000n, format };
 }
 
-/** Sum; keeps the first operand's format, like `Quantity.Add`. */
+/**
+ * Sum; keeps the first operand's format, like `Quantity.Add` — except that a zero first operand
+ * takes the second's, as Go's does (`0 + 512Mi` prints as `512Mi`, not `536870912`).
+ */
 export function addQuantity(a: Quantity, b: Quantity): Quantity {
-  return { nanos: a.nanos + b.nanos, format: a.format };
+  return { nanos: a.nanos + b.nanos, format: a.nanos === 0n ? b.format : a.format };
 }
 
-/** Difference; keeps the first operand's format. */
+/** Difference; keeps the first operand's format (a zero one takes the second's, like `Quantity.Sub`). */
 export function subQuantity(a: Quantity, b: Quantity): Quantity {
-  return { nanos: a.nanos - b.nanos, format: a.format };
+  return { nanos: a.nanos - b.nanos, format: a.nanos === 0n ? b.format : a.format };
 }
 
 /** -1, 0 or 1. */

@@ -17,6 +17,7 @@ import type {
   V1PersistentVolumeClaim,
   V1Pod,
   V1PodDisruptionBudget,
+  V1ResourceQuota,
   V1Secret,
   V1Service,
 } from '@kubernetes/client-node';
@@ -224,6 +225,9 @@ export const CONFIG_MAPS = defineResource<V1ConfigMap>({ group: '', version: 'v1
 export const SECRETS = defineResource<V1Secret>({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true });
 
 export const EVENTS = defineResource<unknown>({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true });
+
+/** Read for automatic resource limits: a quota that limits CPU or memory makes the launcher pod carry limits. */
+export const RESOURCE_QUOTAS = defineResource<V1ResourceQuota>({ group: '', version: 'v1', plural: 'resourcequotas', kind: 'ResourceQuota', namespaced: true, subresources: ['status'] });
 
 /** Cluster-scoped; migration policies match on a namespace's labels. */
 export const NAMESPACES = defineResource<V1Namespace>({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] });

@@ -4,7 +4,8 @@
  * Invalid values (ratio/overcommit ≤ 0, a bad ratio string) are rejected with a typed error
  * naming the field — KubeVirt keeps its last good config in that case; callers can do the same.
  */
-import type { ChangedBlockTrackingSelectors, KubeVirt, KubeVirtConfiguration } from '../api/index.ts';
+import type { ChangedBlockTrackingSelectors, KubeVirt, KubeVirtConfiguration, LabelSelector } from '../api/index.ts';
+import { validateSelector } from '../predicates/label-selector.ts';
 import { InvalidInputError } from '../errors.ts';
 import { REFERENCE_POLICY } from '../instancetype/well-known.ts';
 import { parseQuantity, quantityValue, type Quantity } from '../api/quantity.ts';
@@ -86,6 +87,28 @@ export interface ClusterConfig {
   instancetypeReferencePolicy: InstancetypeReferencePolicy;
   /** `spec.configuration.changedBlockTrackingLabelSelectors`: the VMs (and namespaces) whose disks track changed blocks. */
   changedBlockTrackingSelectors: ChangedBlockTrackingSelectors;
+  /**
+   * The resource names `permittedHostDevices` allows (PCI, mediated and USB devices), or
+   * undefined when the CR sets no `permittedHostDevices`: then any device name is let through.
+   */
+  permittedHostDevices: ReadonlySet<string> | undefined;
+  /** `autoCPULimitNamespaceLabelSelector`: VMIs in namespaces it matches get a CPU limit (undefined: none; an invalid one counts as none, as KubeVirt). */
+  autoCpuLimitNamespaceSelector: LabelSelector | undefined;
+  /** `network.binding`: the network binding plugins interfaces may name, by name. */
+  networkBindings: Record<string, NetworkBindingPlugin>;
+  /** The image a hook sidecar without one runs (virt-operator's `SIDECAR_SHIM_IMAGE`: `<registry>/sidecar-shim:<tag>`). */
+  sidecarShimImage: string;
+}
+
+/** A network binding plugin as the KubeVirt CR configures it (`network.binding.<name>`). */
+export interface NetworkBindingPlugin {
+  sidecarImage?: string;
+  /** `<name>` or `<namespace>/<name>` of the NAD the plugin's CNI runs from. */
+  networkAttachmentDefinition?: string;
+  /** `device-info`: the sidecar reads the network-info annotation. */
+  downwardAPI?: string;
+  /** `computeResourceOverhead.requests.memory` in bytes: added to the launcher's memory overhead. */
+  memoryOverheadBytes?: bigint;
 }
 
 /** How a VM's instance type and preference are kept: pinned revisions, or expanded into the VM's spec. */
@@ -236,7 +259,37 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     migrations: migrationSettings(cfg),
     instancetypeReferencePolicy: referencePolicy as InstancetypeReferencePolicy,
     changedBlockTrackingSelectors: { ...(cfg.changedBlockTrackingLabelSelectors ?? {}) },
+    permittedHostDevices: cfg.permittedHostDevices
+      ? new Set([...(cfg.permittedHostDevices.pciHostDevices ?? []), ...(cfg.permittedHostDevices.mediatedDevices ?? []), ...(cfg.permittedHostDevices.usb ?? [])].map((d) => d.resourceName))
+      : undefined,
+    autoCpuLimitNamespaceSelector: validSelectorOrNone(cfg.autoCPULimitNamespaceLabelSelector),
+    networkBindings: networkBindings(cfg),
+    sidecarShimImage: `${registry}/sidecar-shim:${tag}`,
   };
+}
+
+function networkBindings(cfg: KubeVirtConfiguration): Record<string, NetworkBindingPlugin> {
+  const out: Record<string, NetworkBindingPlugin> = {};
+  for (const [name, p] of Object.entries(cfg.network?.binding ?? {})) {
+    const memory = p.computeResourceOverhead?.requests?.['memory'];
+    out[name] = {
+      ...(p.sidecarImage ? { sidecarImage: p.sidecarImage } : {}),
+      ...(p.networkAttachmentDefinition ? { networkAttachmentDefinition: p.networkAttachmentDefinition } : {}),
+      ...(p.downwardAPI ? { downwardAPI: p.downwardAPI } : {}),
+      ...(memory !== undefined ? { memoryOverheadBytes: quantityValue(parseQuantity(memory, `spec.configuration.network.binding.${name}.computeResourceOverhead.requests.memory`)) } : {}),
+    };
+  }
+  return out;
+}
+
+function validSelectorOrNone(selector: LabelSelector | undefined): LabelSelector | undefined {
+  if (!selector) return undefined;
+  try {
+    validateSelector(selector, 'spec.configuration.autoCPULimitNamespaceLabelSelector');
+    return selector;
+  } catch {
+    return undefined;
+  }
 }
 
 function migrationSettings(cfg: KubeVirtConfiguration): MigrationSettings {

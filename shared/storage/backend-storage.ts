@@ -31,7 +31,8 @@ export interface StorageProfileLike {
   readonly status?: { readonly claimPropertySets?: readonly { readonly accessModes?: readonly string[]; readonly volumeMode?: string }[] } | undefined;
 }
 
-function cbtOn(vmi: VirtualMachineInstance): boolean {
+/** Changed block tracking is on for the VMI (`HasCBTStateEnabled`: its status says Initializing or Enabled). */
+export function cbtOn(vmi: VirtualMachineInstance): boolean {
   const state = (vmi.status as { changedBlockTracking?: { state?: string } } | undefined)?.changedBlockTracking?.state;
   return state === 'Initializing' || state === 'Enabled';
 }

@@ -9,6 +9,7 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import type { PvcInfo } from '../template/render-volumes.ts';
 import { hotplugVolumeNames } from '../template/render-volumes.ts';
+import { pvcInfo } from '../template/cluster-facts.ts';
 
 /** Claims the launcher pod mounts: PVC, DataVolume and ephemeral volumes that are not hotplugged. */
 export function launcherClaimNames(vmi: VirtualMachineInstance): string[] {
@@ -33,12 +34,7 @@ export function statusClaimNames(vmi: VirtualMachineInstance): string[] {
   return [...new Set(out)];
 }
 
-/** What the template service needs to know of each claim the launcher pod mounts. */
+/** What the template service needs to know of each claim the launcher pod mounts (`pvcInfo`), by claim name. */
 export function renderClaimInfo(claims: ReadonlyMap<string, V1PersistentVolumeClaim>): Record<string, PvcInfo> {
-  const out: Record<string, PvcInfo> = {};
-  for (const [name, pvc] of claims) {
-    const mode = pvc.spec?.volumeMode;
-    out[name] = { ...(mode === 'Block' || mode === 'Filesystem' ? { volumeMode: mode } : {}), ...(pvc.spec?.accessModes ? { accessModes: [...pvc.spec.accessModes] } : {}) };
-  }
-  return out;
+  return Object.fromEntries([...claims].map(([name, pvc]) => [name, pvcInfo(pvc)]));
 }

@@ -4,7 +4,6 @@
  * reported separately so tests (and people) can see where the bytes come from.
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
-import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import { parseQuantity, quantityValue } from '../api/quantity.ts';
 import {
@@ -98,13 +97,15 @@ export function memoryOverhead(vmi: VirtualMachineInstance, config: ClusterConfi
     const extraKb = BigInt(Math.trunc(Number(sumKb) * (ratio - 1)));
     add('additionalOverheadRatio', extraKb * 1000n);
   }
-  // Network bindings (pkg/network/resources/memory.go): passt needs 250Mi.
+  // Network bindings (pkg/network/resources/memory.go), after the ratio: the core passt binding
+  // needs 250Mi; each binding plugin an interface uses, once, what the cluster configures as its
+  // compute overhead (a plugin named "passt" is a plugin like any other).
   const ifaces = devices.interfaces ?? [];
-  if (ifaces.some((i) => i.passtBinding !== undefined || i.binding?.name === 'passt')) add('passtBinding', 250n * Mi);
-  for (const i of ifaces) {
-    if (i.binding && i.binding.name !== 'passt') {
-      throw new UnsupportedError(`spec.domain.devices.interfaces[${i.name}].binding`, `network binding plugin '${i.binding.name}' is not supported`);
-    }
+  if (ifaces.some((i) => i.passtBinding !== undefined)) add('passtBinding', 250n * Mi);
+  const plugins = new Set(ifaces.flatMap((i) => (i.binding ? [i.binding.name] : [])));
+  for (const name of plugins) {
+    const bytes = config.networkBindings[name]?.memoryOverheadBytes;
+    if (bytes !== undefined) add(`bindingPlugin:${name}`, bytes);
   }
   return { bytes: terms.reduce((s, t) => s + t.bytes, 0n), terms };
 }

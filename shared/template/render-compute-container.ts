@@ -12,8 +12,9 @@ import {
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { archSettings, gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
-import { CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, PRIVATE_DIR, SHARE_DIR } from './paths.ts';
+import { CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, SHARE_DIR } from './paths.ts';
 import type { RenderedResources } from './render-resources.ts';
+import { xdgEnv } from './support-containers.ts';
 import { isNonRoot, vmiName, vmiNamespace, vmiUid } from './vmi-traits.ts';
 
 const QEMU_TIMEOUT_BASE_SECONDS = 240;
@@ -43,6 +44,12 @@ export function launcherVerbosity(vmi: VirtualMachineInstance, config: ClusterCo
   return { value: Number(label), explicit: true };
 }
 
+/**
+ * The VMI probe as the compute container's probe: copied, `initialDelaySeconds` + 10 (libvirt's
+ * start-up); exec and guest-agent probes run through `virt-probe` inside the guest, and only
+ * they get one second more of `timeoutSeconds` for that extra step. HTTP and TCP probes keep
+ * the VMI's timeout.
+ */
 function wrapProbe(p: Probe | undefined, vmi: VirtualMachineInstance, field: string): V1Probe | undefined {
   if (!p) return undefined;
   const timeout = p.timeoutSeconds ?? 1;
@@ -51,15 +58,17 @@ function wrapProbe(p: Probe | undefined, vmi: VirtualMachineInstance, field: str
     initialDelaySeconds: (p.initialDelaySeconds ?? 0) + LIBVIRT_STARTUP_DELAY_SECONDS,
     ...(p.periodSeconds !== undefined && { periodSeconds: p.periodSeconds }),
     ...(p.successThreshold !== undefined && { successThreshold: p.successThreshold }),
-    timeoutSeconds: timeout + 1,
+    timeoutSeconds: timeout,
   };
   const probeCmd = ['virt-probe', '--domainName', `${vmiNamespace(vmi)}_${vmiName(vmi)}`, '--timeoutSeconds', String(timeout)];
   if (p.exec) {
     const [cmd, ...args] = p.exec.command ?? [];
     if (cmd === undefined) throw new InvalidInputError(`${field}.exec.command`, 'must not be empty');
     out.exec = { command: [...probeCmd, '--command', cmd, '--', ...args] };
+    out.timeoutSeconds = timeout + 1;
   } else if (p.guestAgentPing) {
     out.exec = { command: [...probeCmd, '--guestAgentPing'] };
+    out.timeoutSeconds = timeout + 1;
   } else if (p.httpGet) {
     out.httpGet = p.httpGet as V1Probe['httpGet'];
   } else if (p.tcpSocket) {
@@ -74,6 +83,8 @@ export interface ComputeInputs {
   devices: V1VolumeDevice[];
   sharedFilesystemPaths: string[];
   jitterSeconds?: number | undefined;
+  /** How many hook sidecars the launcher waits for. */
+  hookSidecars: number;
 }
 
 /** Renders the compute container. */
@@ -92,7 +103,7 @@ export function renderComputeContainer(vmi: VirtualMachineInstance, config: Clus
     '--ephemeral-disk-dir', EPHEMERAL_DISK_DIR,
     '--container-disk-dir', CONTAINER_DISK_DIR,
     '--grace-period-seconds', String(grace),
-    '--hook-sidecars', '0',
+    '--hook-sidecars', String(inputs.hookSidecars),
     '--ovmf-path', archSettings(config, vmi.spec.architecture).ovmfPath,
     '--disk-memory-limit', config.diskMemoryLimitBytes.toString(),
     '--hypervisor', config.hypervisor,
@@ -114,7 +125,7 @@ export function renderComputeContainer(vmi: VirtualMachineInstance, config: Clus
 
   const env: V1EnvVar[] = [];
   if (nonRoot) {
-    env.push({ name: 'XDG_CACHE_HOME', value: PRIVATE_DIR }, { name: 'XDG_CONFIG_HOME', value: PRIVATE_DIR }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' });
+    env.push(...xdgEnv());
   }
   if (inputs.sharedFilesystemPaths.length > 0) env.push({ name: 'SHARED_FILESYSTEM_PATHS', value: inputs.sharedFilesystemPaths.join(':') });
   const verbosity = launcherVerbosity(vmi, config);

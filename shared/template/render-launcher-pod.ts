@@ -8,8 +8,8 @@
 import type { V1Container, V1Pod, V1PodSecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { ISTIO_INJECT_ANNOTATION, NON_ROOT_UID, VIRTUAL_MACHINE_UNPAUSED_CONDITION } from '../api/well-known.ts';
-import { UnsupportedError } from '../errors.ts';
-import type { ClusterConfig } from '../config/cluster-config.ts';
+import { InvalidInputError, UnsupportedError } from '../errors.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { memoryOverhead } from './memory-overhead.ts';
 import { GRACE_PERIOD_PADDING_SECONDS, launcherVerbosity, renderComputeContainer, vmiGracePeriodSeconds } from './render-compute-container.ts';
 import { podAnnotations, podHostname, podLabels, vmiControllerRef } from './render-metadata.ts';
@@ -17,8 +17,11 @@ import { renderAffinity, renderNodeSelector } from './render-placement.ts';
 import { renderResources, type NamespaceInfo } from './render-resources.ts';
 import { renderVolumes, type PvcInfo } from './render-volumes.ts';
 import { guestConsoleLogContainer, serialConsoleLogEnabled } from './support-containers.ts';
+import { renderSidecars, requestedSidecars } from './sidecars.ts';
+import { virtiofsContainers } from './virtiofs.ts';
+import { containerDiskContainers } from './container-disk-containers.ts';
+import { reservationAntiAffinity, reservationLabels } from './persistent-reservation.ts';
 import { isNonRoot, vmiName, vmiUid } from './vmi-traits.ts';
-import { HOOK_SIDECARS_ANNOTATION } from '../api/well-known.ts';
 
 /** What the renderer may know about the VMI's surroundings. All optional. */
 export interface RenderOptions {
@@ -37,15 +40,30 @@ export interface RenderOptions {
 }
 
 function rejectUnsupported(vmi: VirtualMachineInstance): void {
-  const annotations = vmi.metadata?.annotations ?? {};
-  if (annotations[HOOK_SIDECARS_ANNOTATION] !== undefined) {
-    throw new UnsupportedError(`metadata.annotations[${HOOK_SIDECARS_ANNOTATION}]`, 'hook sidecars are not supported');
-  }
-  if ((vmi.spec.resourceClaims ?? []).length > 0) throw new UnsupportedError('spec.resourceClaims', 'DRA resource claims are not supported');
-  if ((vmi.spec.utilityVolumes ?? []).length > 0) throw new UnsupportedError('spec.utilityVolumes', 'utility volumes are not supported');
   for (const [i, n] of (vmi.spec.networks ?? []).entries()) {
     if (n.resourceClaim) throw new UnsupportedError(`spec.networks[${i}].resourceClaim`, 'DRA networks are not supported');
   }
+}
+
+/**
+ * With `permittedHostDevices` configured, every GPU and host device (other than a DRA-backed one,
+ * when its gate is on) must name a permitted resource; KubeVirt refuses the pod otherwise, with
+ * one sentence per device.
+ */
+function checkPermittedHostDevices(vmi: VirtualMachineInstance, config: ClusterConfig): void {
+  const permitted = config.permittedHostDevices;
+  if (!permitted) return;
+  const devices = vmi.spec.domain.devices;
+  const problems: string[] = [];
+  for (const g of devices.gpus ?? []) {
+    if (gateEnabled(config, 'GPUsWithDRA') && g.claimName !== undefined) continue;
+    if (!permitted.has(g.deviceName ?? '')) problems.push(`GPU ${g.deviceName ?? ''} is not permitted in permittedHostDevices configuration`);
+  }
+  for (const h of devices.hostDevices ?? []) {
+    if (gateEnabled(config, 'HostDevicesWithDRA') && h.claimName !== undefined) continue;
+    if (!permitted.has(h.deviceName ?? '')) problems.push(`HostDevice ${h.deviceName ?? ''} is not permitted in permittedHostDevices configuration`);
+  }
+  if (problems.length > 0) throw new InvalidInputError('spec.domain.devices', problems.join(' '));
 }
 
 function podSecurityContext(vmi: VirtualMachineInstance, config: ClusterConfig): V1PodSecurityContext {
@@ -60,24 +78,37 @@ function podSecurityContext(vmi: VirtualMachineInstance, config: ClusterConfig):
 /** The launcher pod KubeVirt's VMI controller would create for `vmi`. */
 export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterConfig, opts: RenderOptions = {}): V1Pod {
   rejectUnsupported(vmi);
+  checkPermittedHostDevices(vmi, config);
   const name = vmiName(vmi);
   const uid = vmiUid(vmi);
   const overhead = memoryOverhead(vmi, config).bytes;
   const resources = renderResources(vmi, config, overhead, opts.namespace);
-  const vols = renderVolumes(vmi, config, { pvcs: opts.pvcs, imageIds: opts.imageIds, backendPvc: opts.backendPvc });
+  const sidecarList = requestedSidecars(vmi, config);
+  const sidecars = renderSidecars(vmi, config, sidecarList);
+  const vols = renderVolumes(vmi, config, {
+    pvcs: opts.pvcs,
+    imageIds: opts.imageIds,
+    backendPvc: opts.backendPvc,
+    hookSidecars: sidecarList.length > 0,
+    deviceInfoPlugin: sidecarList.some((s) => s.downwardAPI === 'device-info'),
+  });
   const compute = renderComputeContainer(vmi, config, {
     resources,
-    mounts: vols.mounts,
+    // A sidecar's claim shared with the launcher is mounted last, as KubeVirt adds it.
+    mounts: [...vols.mounts, ...sidecars.computeMounts],
     devices: vols.devices,
     sharedFilesystemPaths: vols.sharedFilesystemPaths,
     jitterSeconds: opts.qemuTimeoutJitterSeconds,
+    hookSidecars: sidecarList.length,
   });
 
   const initContainers: V1Container[] = [];
   if (serialConsoleLogEnabled(vmi, config)) {
     initContainers.push(guestConsoleLogContainer(vmi, config, uid, launcherVerbosity(vmi, config).value));
   }
-  initContainers.push(...vols.initContainers);
+  // ImageVolume off: the disks are served by containers (and pre-pulled by init containers).
+  const diskContainers = gateEnabled(config, 'ImageVolume') ? { containers: [], initContainers: [] } : containerDiskContainers(vmi, config, opts.imageIds);
+  initContainers.push(...diskContainers.initContainers, ...vols.initContainers);
 
   const pullSecrets: string[] = [];
   for (const v of vmi.spec.volumes ?? []) {
@@ -99,7 +130,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       generateName: `virt-launcher-${name}-`,
       ...(vmi.metadata?.namespace && { namespace: vmi.metadata.namespace }),
       labels: podLabels(vmi),
-      annotations: podAnnotations(vmi, overhead, { ordinalInterfaces: opts.ordinalInterfaces ?? false }),
+      annotations: podAnnotations(vmi, overhead, { ordinalInterfaces: opts.ordinalInterfaces ?? false, bindings: config.networkBindings }),
       ownerReferences: [vmiControllerRef(vmi)],
     },
     spec: {
@@ -108,10 +139,11 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       securityContext: podSecurityContext(vmi, config),
       terminationGracePeriodSeconds: vmiGracePeriodSeconds(vmi) + 2 * GRACE_PERIOD_PADDING_SECONDS,
       restartPolicy: 'Never',
-      containers: [compute],
+      containers: [compute, ...diskContainers.containers, ...virtiofsContainers(vmi, config), ...sidecars.containers],
       ...(initContainers.length > 0 && { initContainers }),
       nodeSelector: renderNodeSelector(vmi, config),
-      volumes: vols.volumes,
+      // The sidecars' own volumes (ConfigMap scripts, claims) come after all others, as in KubeVirt.
+      volumes: [...vols.volumes, ...sidecars.volumes],
       ...(pullSecrets.length > 0 && { imagePullSecrets: pullSecrets.map((n) => ({ name: n })) }),
       ...(spec.dnsConfig && { dnsConfig: structuredClone(spec.dnsConfig) as NonNullable<V1Pod['spec']>['dnsConfig'] }),
       ...(spec.dnsPolicy && { dnsPolicy: spec.dnsPolicy }),
@@ -121,11 +153,17 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
       ...(spec.tolerations && { tolerations: structuredClone(spec.tolerations) as V1Toleration[] }),
       ...(spec.topologySpreadConstraints && { topologySpreadConstraints: structuredClone(spec.topologySpreadConstraints) as V1TopologySpreadConstraint[] }),
       ...(config.defaultRuntimeClass && { runtimeClassName: config.defaultRuntimeClass }),
+      // DRA: the VMI's resource claims are the pod's.
+      ...((spec.resourceClaims ?? []).length > 0 && { resourceClaims: spec.resourceClaims!.map((c) => ({ name: c.name, ...(c.resourceClaimName && { resourceClaimName: c.resourceClaimName }), ...(c.resourceClaimTemplateName && { resourceClaimTemplateName: c.resourceClaimTemplateName }) })) }),
       ...(spec.priorityClassName && { priorityClassName: spec.priorityClassName }),
     },
   };
   const podSpec = pod.spec as NonNullable<V1Pod['spec']>;
-  const affinity = renderAffinity(vmi);
+  // Persistent reservation: a label per reserved claim and a required anti-affinity to it, after
+  // the node affinity terms and before the preferred-architecture one, as KubeVirt adds them.
+  const prLabels = reservationLabels(vmi, opts.pvcs);
+  Object.assign(pod.metadata!.labels!, prLabels);
+  const affinity = renderAffinity(vmi, config, reservationAntiAffinity(prLabels));
   if (affinity) podSpec.affinity = affinity;
   const sa = spec.serviceAccountName || serviceAccountVolume;
   if (sa) podSpec.serviceAccountName = sa;

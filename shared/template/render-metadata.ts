@@ -15,6 +15,7 @@ import {
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
 import { multusSelectionElement } from '../network/multus-annotation.ts';
+import type { NetworkBindingPlugin } from '../config/cluster-config.ts';
 import { vmiName, vmiNamespace, vmiUid } from './vmi-traits.ts';
 
 /** The pod hostname: `spec.hostname`, else the VMI name up to its first `.`, at most 63 characters. */
@@ -50,25 +51,38 @@ export function hashedPodInterfaceName(networkName: string): string {
 
 /**
  * Multus annotations (`k8s.v1.cni.cncf.io/networks`, `v1.multus-cni.io/default-network`) for the
- * VMI's Multus networks. `ordinal` names interfaces `net1, net2…` (old pods, migration targets).
+ * VMI's Multus networks, and after each network whose interface uses a network binding plugin
+ * with a NAD, that NAD with the network's name as a CNI argument. `ordinal` names interfaces
+ * `net1, net2…` (old pods, migration targets).
  */
-export function networkAnnotations(vmi: VirtualMachineInstance, ordinal = false): Record<string, string> {
+export function networkAnnotations(vmi: VirtualMachineInstance, ordinal = false, bindings: Readonly<Record<string, NetworkBindingPlugin>> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   const ns = vmiNamespace(vmi);
   const ifaces = vmi.spec.domain.devices.interfaces ?? [];
-  const elements: Record<string, string>[] = [];
+  const elements: Record<string, unknown>[] = [];
+  const pluginElement = (netName: string) => {
+    const nad = bindings[ifaces.find((f) => f.name === netName)?.binding?.name ?? '']?.networkAttachmentDefinition;
+    if (!nad) return;
+    const [nadNs, nadName] = nad.includes('/') ? nad.split('/', 2) as [string, string] : [ns, nad];
+    elements.push({ name: nadName, namespace: nadNs, 'cni-args': { logicNetworkName: netName } });
+  };
   let ordinalIndex = 0;
   for (const [i, net] of (vmi.spec.networks ?? []).entries()) {
-    if (!net.multus) continue;
+    if (!net.multus) {
+      pluginElement(net.name);
+      continue;
+    }
     if (!net.multus.networkName) throw new InvalidInputError(`spec.networks[${i}].multus.networkName`, 'is required');
     if (net.multus.default) {
       out[MULTUS_DEFAULT_NETWORK_ANNOTATION] = net.multus.networkName;
+      pluginElement(net.name);
       continue;
     }
     ordinalIndex++;
     const iface = ifaces.find((f) => f.name === net.name);
     if (iface?.state === 'absent') continue;
     elements.push(multusSelectionElement(ns, ifaces, net, ordinal ? `net${ordinalIndex}` : hashedPodInterfaceName(net.name)));
+    pluginElement(net.name);
   }
   if (elements.length > 0) out[MULTUS_NETWORKS_ANNOTATION] = JSON.stringify(elements);
   if (ifaces.some((f) => f.masquerade !== undefined)) {
@@ -87,7 +101,8 @@ export function backupHookAnnotations(vmi: VirtualMachineInstance): Record<strin
   if (truthy(vmi.metadata?.annotations?.[SKIP_BACKUP_HOOKS_ANNOTATION])) return {};
   const name = vmiName(vmi);
   const ns = vmiNamespace(vmi);
-  const cmd = (op: string) => JSON.stringify(['/usr/bin/virt-freezer', op, '--name', name, '--namespace', ns]);
+  // KubeVirt formats the list itself (`", "` between quoted items), not as compact JSON.
+  const cmd = (op: string) => `[${['/usr/bin/virt-freezer', op, '--name', name, '--namespace', ns].map((s) => JSON.stringify(s)).join(', ')}]`;
   return {
     [VELERO_PRE_HOOK_CONTAINER]: 'compute',
     [VELERO_PRE_HOOK_COMMAND]: cmd('--freeze'),
@@ -98,7 +113,7 @@ export function backupHookAnnotations(vmi: VirtualMachineInstance): Record<strin
 }
 
 /** All launcher pod annotations, in KubeVirt's precedence (later wins). */
-export function podAnnotations(vmi: VirtualMachineInstance, overheadBytes: bigint, opts: { ordinalInterfaces?: boolean } = {}): Record<string, string> {
+export function podAnnotations(vmi: VirtualMachineInstance, overheadBytes: bigint, opts: { ordinalInterfaces?: boolean; bindings?: Readonly<Record<string, NetworkBindingPlugin>> } = {}): Record<string, string> {
   const out: Record<string, string> = { [DOMAIN_ANNOTATION]: vmiName(vmi) };
   for (const [k, v] of Object.entries(vmi.metadata?.annotations ?? {})) {
     if (k.startsWith('kubectl.kubernetes.io') || k === STORAGE_OBSERVED_API_VERSION_ANNOTATION || k === LATEST_OBSERVED_API_VERSION_ANNOTATION) continue;
@@ -107,7 +122,7 @@ export function podAnnotations(vmi: VirtualMachineInstance, overheadBytes: bigin
   out[DEFAULT_CONTAINER_ANNOTATION] = 'compute';
   out[MIGRATION_TRANSPORT_UNIX_ANNOTATION] = 'true';
   out[REQUEST_EVICT_ONLY_ANNOTATION] = '';
-  Object.assign(out, networkAnnotations(vmi, opts.ordinalInterfaces), backupHookAnnotations(vmi));
+  Object.assign(out, networkAnnotations(vmi, opts.ordinalInterfaces, opts.bindings), backupHookAnnotations(vmi));
   out[MEMORY_OVERHEAD_BYTES_ANNOTATION] = overheadBytes.toString();
   return out;
 }

@@ -6,12 +6,12 @@
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { AUTO_MEMORY_LIMITS_RATIO_LABEL, EMULATOR_THREAD_EVEN_PARITY_ANNOTATION } from '../api/well-known.ts';
-import { UnsupportedError } from '../errors.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import {
-  addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, type Quantity,
+  addQuantity, formatQuantity, isZero, parseQuantity, quantityOf, quantityValue, subQuantity, type Quantity,
 } from '../api/quantity.ts';
 import { guestMemory, hugepageSize, isCpuDedicated, topologyVcpus, vmiResources } from './vmi-traits.ts';
+import { hasPersistentReservation, PR_HELPER_RESOURCE } from './persistent-reservation.ts';
 
 type ResourceList = Record<string, Quantity>;
 
@@ -28,6 +28,8 @@ export interface NamespaceInfo {
 export interface RenderedResources {
   requests: Record<string, string>;
   limits: Record<string, string>;
+  /** DRA: the pod resource claims (and requests in them) the compute container uses. */
+  claims?: { name: string; request?: string }[];
 }
 
 const ONE = quantityOf(1);
@@ -140,14 +142,16 @@ export function renderResources(
     if (guest && reqBytes > quantityValue(guest)) hpReq = guest;
     calcRequests[`hugepages-${pageSize}`] = hpReq;
     calcLimits[`hugepages-${pageSize}`] = hpReq;
-    let reqDiff = 0n;
-    let limDiff = 0n;
+    // Built as KubeVirt builds them, from a zero that takes the format of what is added first
+    // (the request or limit when above the guest, else the overhead): `803Mi`, not `842006528`.
+    let reqDiff = quantityOf(0);
+    let limDiff = quantityOf(0);
     if (guest) {
-      if (reqBytes > quantityValue(guest)) reqDiff = reqBytes - quantityValue(guest);
-      if (limBytes > quantityValue(guest)) limDiff = limBytes - quantityValue(guest);
+      if (reqBytes > quantityValue(guest)) reqDiff = subQuantity(addQuantity(reqDiff, vmRequests['memory'] as Quantity), guest);
+      if (limBytes > quantityValue(guest)) limDiff = subQuantity(addQuantity(limDiff, vmLimits['memory'] as Quantity), guest);
     }
-    vmRequests['memory'] = quantityOf(reqDiff + overheadBytes);
-    if (vmLimits['memory']) vmLimits['memory'] = quantityOf(limDiff + overheadBytes);
+    vmRequests['memory'] = addQuantity(reqDiff, overhead);
+    if (vmLimits['memory']) vmLimits['memory'] = addQuantity(limDiff, overhead);
   } else {
     // 4e. the overhead on top of the guest's memory.
     const memReq = vmRequests['memory'] ?? quantityOf(0);
@@ -171,21 +175,23 @@ export function renderResources(
     calcLimits[name] = merged[name] ? addQuantity(merged[name], ONE) : ONE;
     calcRequests[name] = mergedReq[name] ? addQuantity(mergedReq[name], ONE) : ONE;
   };
-  for (const [i, g] of (devices.gpus ?? []).entries()) {
-    if (g.claimName) throw new UnsupportedError(`spec.domain.devices.gpus[${i}].claimName`, 'DRA-backed GPUs are not supported');
-    if (g.deviceName) bump(g.deviceName);
-  }
-  for (const [i, h] of (devices.hostDevices ?? []).entries()) {
-    if (h.claimName) throw new UnsupportedError(`spec.domain.devices.hostDevices[${i}].claimName`, 'DRA-backed host devices are not supported');
-    if (h.deviceName) bump(h.deviceName);
-  }
+  // A device from a device plugin is one of its resource; one from a DRA claim (its gate on) is
+  // a claim of the compute container instead, after every plugin device of its kind.
+  const claims: { name: string; request?: string }[] = [];
+  const claimOf = (d: { claimName?: string; requestName?: string }) => claims.push({ name: d.claimName ?? '', ...(d.requestName ? { request: d.requestName } : {}) });
+  for (const g of devices.gpus ?? []) if (g.deviceName && !g.claimName) bump(g.deviceName);
+  if (config.featureGates.has('GPUsWithDRA')) for (const g of devices.gpus ?? []) if (!g.deviceName && g.claimName) claimOf(g);
+  for (const h of devices.hostDevices ?? []) if (h.deviceName && !h.claimName) bump(h.deviceName);
+  if (config.featureGates.has('HostDevicesWithDRA')) for (const h of devices.hostDevices ?? []) if (!h.deviceName && h.claimName) claimOf(h);
   const ls = vmi.spec.domain.launchSecurity;
   if (ls?.sev !== undefined || ls?.snp !== undefined) bump('devices.kubevirt.io/sev');
   if (ls?.tdx !== undefined) bump('devices.kubevirt.io/tdx');
+  if (hasPersistentReservation(vmi)) bump(PR_HELPER_RESOURCE);
   if (config.featureGates.has('IOMMUFD')) bump('devices.kubevirt.io/iommufd');
 
   return {
     requests: toStrings({ ...calcRequests, ...vmRequests }),
     limits: toStrings({ ...calcLimits, ...vmLimits }),
+    ...(claims.length > 0 ? { claims } : {}),
   };
 }

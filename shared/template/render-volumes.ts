@@ -10,11 +10,13 @@ import type {
 } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, Volume } from '../api/index.ts';
 import { IMAGE_VOLUME_SKIP_DIGEST_ANNOTATION, NETWORK_INFO_ANNOTATION, NON_ROOT_UID } from '../api/well-known.ts';
-import { InvalidInputError, UnsupportedError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
 import { PvcNotFoundError } from './errors.ts';
 import { containerDiskResources } from './support-containers.ts';
-import { backendStorageNeeded } from '../storage/backend-storage.ts';
+import { HOOK_SIDECAR_SOCKETS, HOOK_SOCKETS_DIR, NETWORK_INFO_DIR, NETWORK_INFO_VOLUME } from './sidecars.ts';
+import { hasVirtiofs, VIRTIOFS_CONTAINERS, VIRTIOFS_SOCKETS_DIR } from './virtiofs.ts';
+import { backendStorageNeeded, cbtOn } from '../storage/backend-storage.ts';
 import { isNonRoot } from './vmi-traits.ts';
 import {
   CONTAINER_BINARY_DIR, CONTAINER_DISK_DIR, EPHEMERAL_DISK_DIR, HOTPLUG_DISK_DIR, IMAGE_VOLUME_DIR, KERNEL_BOOT_VOLUME_DIR, PRIVATE_DIR, SHARE_DIR,
@@ -27,6 +29,8 @@ export const LAUNCHER_VOLUME = 'launcher-volume';
 export interface PvcInfo {
   volumeMode?: 'Block' | 'Filesystem';
   accessModes?: string[];
+  /** The claim's UID (a persistent reservation labels the pod with it). */
+  uid?: string;
 }
 
 export interface VolumeRenderInput {
@@ -36,6 +40,10 @@ export interface VolumeRenderInput {
   imageIds?: Record<string, string> | undefined;
   /** The backend-storage PVC (persistent TPM/EFI), when the VMI needs one. */
   backendPvc?: string | undefined;
+  /** The pod has hook sidecars: they share the `hook-sidecar-sockets` directory with the launcher. */
+  hookSidecars?: boolean | undefined;
+  /** A binding plugin's sidecar reads the network-info annotation (`downwardAPI: device-info`). */
+  deviceInfoPlugin?: boolean | undefined;
 }
 
 export interface RenderedVolumes {
@@ -90,7 +98,6 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     throw new InvalidInputError('spec.volumes', 'at most one downwardMetrics volume is allowed');
   }
   for (const [i, v] of specVolumes.entries()) {
-    if (v.containerPath) throw new UnsupportedError(field(i, 'containerPath'), 'containerPath volumes are not supported');
     if (!v.name) throw new InvalidInputError(field(i, 'name'), 'is required');
   }
 
@@ -154,7 +161,7 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
       if (v.sysprep.secret) volumes.push({ name: v.name, secret: { secretName: v.sysprep.secret.name ?? '' } });
       else if (v.sysprep.configMap) volumes.push({ name: v.name, configMap: { name: v.sysprep.configMap.name ?? '' } });
       else throw new InvalidInputError(field(i, 'sysprep'), 'needs a secret or a configMap');
-      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/sysprep/${v.name}` });
+      mounts.push({ name: v.name, mountPath: `${PRIVATE_DIR}/sysprep/${v.name}`, readOnly: true });
     }
   }
 
@@ -189,10 +196,18 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     const kb = vmi.spec.domain.firmware?.kernelBoot?.container;
     if (kb?.image) addImage(KERNEL_BOOT_VOLUME, kb.image, kb.imagePullPolicy, KERNEL_BOOT_VOLUME_DIR);
     if (needLauncherVolume) volumes.push({ name: LAUNCHER_VOLUME, image: { reference: config.launcherImage, pullPolicy: config.imagePullPolicy } });
-  } else if (specVolumes.some((v) => v.containerDisk) || vmi.spec.domain.firmware?.kernelBoot?.container) {
-    throw new UnsupportedError('spec.volumes.containerDisk', 'containerDisks with the ImageVolume feature gate disabled are not supported');
   }
+  // With the gate off the disks are served by containers instead (container-disk-containers.ts).
 
+  // Hook sidecars' sockets, then the Plugins gate's socket directory, after the image volumes as KubeVirt orders them.
+  if (input.hookSidecars) {
+    volumes.push(emptyDir(HOOK_SIDECAR_SOCKETS));
+    mounts.push({ name: HOOK_SIDECAR_SOCKETS, mountPath: HOOK_SOCKETS_DIR });
+  }
+  if (gateEnabled(config, 'Plugins')) {
+    volumes.push(emptyDir('kubevirt-plugin-sockets'));
+    mounts.push({ name: 'kubevirt-plugin-sockets', mountPath: '/var/run/kubevirt-plugin' });
+  }
   if (vmi.spec.domain.memory?.hugepages) {
     volumes.push({ name: 'hugepages', emptyDir: { medium: 'HugePages' } });
     mounts.push({ name: 'hugepages', mountPath: '/dev/hugepages' });
@@ -203,15 +218,18 @@ export function renderVolumes(vmi: VirtualMachineInstance, config: ClusterConfig
     volumes.push(emptyDir('hotplug-disks'));
     mounts.push({ name: 'hotplug-disks', mountPath: HOTPLUG_DISK_DIR, mountPropagation: 'HostToContainer' });
   }
-  if ((vmi.spec.domain.devices.interfaces ?? []).some((i) => i.sriov !== undefined)) {
-    mounts.push({ name: 'network-info-annotation', mountPath: '/etc/podinfo' });
+  if (input.deviceInfoPlugin || (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.sriov !== undefined)) {
+    mounts.push({ name: NETWORK_INFO_VOLUME, mountPath: NETWORK_INFO_DIR });
     volumes.push({
-      name: 'network-info-annotation',
+      name: NETWORK_INFO_VOLUME,
       downwardAPI: { items: [{ path: 'network-info', fieldRef: { fieldPath: `metadata.annotations['${NETWORK_INFO_ANNOTATION}']` } }] },
     });
   }
-  if ((vmi.spec.domain.devices.filesystems ?? []).length > 0) {
-    throw new UnsupportedError('spec.domain.devices.filesystems', 'virtiofs filesystems are not supported');
+  // virtiofs (virtiofs.ts): the sockets directory of the virtiofsd containers, last. A
+  // containerPath volume has no pod volume: its path is the launcher's own.
+  if (hasVirtiofs(vmi)) {
+    mounts.push({ name: VIRTIOFS_CONTAINERS, mountPath: VIRTIOFS_SOCKETS_DIR });
+    volumes.push(emptyDir(VIRTIOFS_CONTAINERS));
   }
   // A VMI volume whose name collides with one of the launcher's own (or a derived `-udata`,
   // `-access-cred` name) would yield a pod the apiserver rejects: refuse it here instead.
@@ -254,13 +272,22 @@ export function renderVolumesImageNames(vmi: VirtualMachineInstance): Array<[str
   return out;
 }
 
-/** The `vm-state` volume on the backend-storage PVC and its sub-path mounts (reference-vm-vmi-depth §2). */
+/**
+ * The `vm-state` volume on the backend-storage PVC and its sub-path mounts (reference-vm-vmi-depth
+ * §2), in KubeVirt's order: the meta mount, the non-root launcher's `libvirt` and `libvirt/qemu`
+ * emptyDirs (so the sub-directories the PVC mounts under are the launcher's own), then swtpm,
+ * nvram and the changed-block-tracking overlays.
+ */
 function renderBackendStorage(vmi: VirtualMachineInstance, claimName: string | undefined, volumes: V1Volume[], mounts: V1VolumeMount[]): void {
   if (!backendStorageNeeded(vmi)) return;
   if (!claimName) throw new InvalidInputError('spec.domain', "can't generate manifest without backend-storage PVC, waiting for the PVC to be created");
   const nonRoot = isNonRoot(vmi);
-  volumes.push({ name: 'vm-state', persistentVolumeClaim: { claimName, readOnly: false } });
+  volumes.push({ name: 'vm-state', persistentVolumeClaim: { claimName } });
   mounts.push({ name: 'vm-state', mountPath: '/run/kubevirt-private/backend-storage-meta', subPath: 'meta' });
+  if (nonRoot) {
+    volumes.push({ name: 'private-libvirt', emptyDir: {} }, { name: 'private-libvirt-qemu', emptyDir: {} });
+    mounts.push({ name: 'private-libvirt', mountPath: `${PRIVATE_DIR}/libvirt` }, { name: 'private-libvirt-qemu', mountPath: `${PRIVATE_DIR}/libvirt/qemu` });
+  }
   const tpm = vmi.spec.domain.devices.tpm as { enabled?: boolean; persistent?: boolean } | undefined;
   if (tpm && tpm.enabled !== false && tpm.persistent === true) {
     mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/swtpm` : '/var/lib/libvirt/swtpm', subPath: 'swtpm' });
@@ -269,8 +296,7 @@ function renderBackendStorage(vmi: VirtualMachineInstance, claimName: string | u
   if (vmi.spec.domain.firmware?.bootloader?.efi?.persistent === true) {
     mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/nvram` : '/var/lib/libvirt/qemu/nvram', subPath: 'nvram' });
   }
-  if (nonRoot) {
-    volumes.push({ name: 'private-libvirt', emptyDir: {} }, { name: 'private-libvirt-qemu', emptyDir: {} });
-    mounts.push({ name: 'private-libvirt', mountPath: `${PRIVATE_DIR}/libvirt` }, { name: 'private-libvirt-qemu', mountPath: `${PRIVATE_DIR}/libvirt/qemu` });
+  if (cbtOn(vmi)) {
+    mounts.push({ name: 'vm-state', mountPath: nonRoot ? `${PRIVATE_DIR}/libvirt/qemu/cbt` : '/var/lib/libvirt/qemu/cbt', subPath: 'cbt' });
   }
 }

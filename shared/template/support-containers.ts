@@ -2,13 +2,23 @@
  * KubeVirt's small helper containers beside `compute`: their resources (overridable through the
  * KubeVirt CR's `supportContainerResources`) and the `guest-console-log` native sidecar.
  */
-import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1ResourceRequirements, V1SecurityContext } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 import { NON_ROOT_UID } from '../api/well-known.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import { canonicalQuantity, formatQuantity } from '../api/quantity.ts';
 import { PRIVATE_DIR } from './paths.ts';
 import { isCpuDedicated, vmiResources, wantsGuaranteedQos } from './vmi-traits.ts';
+
+/** The launcher's non-root environment (`XDG_*` under its private directory), as every non-root container of KubeVirt's carries it. */
+export function xdgEnv(): V1EnvVar[] {
+  return [{ name: 'XDG_CACHE_HOME', value: PRIVATE_DIR }, { name: 'XDG_CONFIG_HOME', value: PRIVATE_DIR }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' }];
+}
+
+/** A helper container's security context as KubeVirt's container renderer makes it: non-root 107, nothing escalated, all capabilities dropped. */
+export function nonRootDropAll(): V1SecurityContext {
+  return { runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+}
 
 type Defaults = { requests: Record<string, string>; limits: Record<string, string> };
 

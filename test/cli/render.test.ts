@@ -62,6 +62,40 @@ describe('virt-reconciler render', () => {
     assert.equal(pod.spec.containers[0].resources.requests.cpu, '500m');
   });
 
+  test('--objects: a Block claim becomes a device, a quota limiting memory an automatic limit, the CR in the stream configures', () => {
+    // arrange: the claim's VMI as written (docs/fidelity.md: without objects every claim is Filesystem RWO)
+    const vmi = file('objects-vmi.yaml', [
+      'apiVersion: kubevirt.io/v1', 'kind: VirtualMachineInstance', 'metadata: {name: blk, namespace: team}',
+      'spec:', '  domain:', '    resources: {requests: {memory: 128Mi}}', '    devices: {disks: [{name: root, disk: {bus: virtio}}]}',
+      '  volumes: [{name: root, persistentVolumeClaim: {claimName: root-claim}}]', '',
+    ].join('\n'));
+    const objects = file('objects.yaml', [
+      'apiVersion: v1', 'kind: PersistentVolumeClaim', 'metadata: {name: root-claim, namespace: team}', 'spec: {volumeMode: Block, accessModes: [ReadWriteMany]}',
+      '---', 'apiVersion: v1', 'kind: ResourceQuota', 'metadata: {name: q, namespace: team}', 'spec: {hard: {limits.memory: 10Gi}}',
+      '---', 'apiVersion: kubevirt.io/v1', 'kind: KubeVirt', 'metadata: {name: kubevirt}', 'spec: {imageTag: v7.7.7}', '',
+    ].join('\n'));
+    // act
+    const withObjects = cli('launcher-pod', '-f', vmi, '--objects', objects);
+    const without = cli('launcher-pod', '-f', vmi);
+    // assert
+    assert.equal(withObjects.status, 0, withObjects.stderr);
+    const c = parse(withObjects.stdout).spec.containers[0];
+    assert.deepEqual(c.volumeDevices, [{ name: 'root', devicePath: '/dev/root' }]);
+    assert.ok(c.resources.limits.memory, 'an automatic memory limit');
+    assert.equal(c.image, 'quay.io/kubevirt/virt-launcher:v7.7.7');
+    const plain = parse(without.stdout).spec.containers[0];
+    assert.equal(plain.volumeDevices, undefined);
+    assert.equal(plain.resources.limits.memory, undefined);
+  });
+
+  test('--objects without a claim the VMI uses: one line naming the objects file and the claim', () => {
+    // arrange
+    const vmi = file('objects-vmi2.yaml', 'apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: v}\nspec:\n  domain: {devices: {disks: [{name: d, disk: {}}]}, resources: {requests: {memory: 64Mi}}}\n  volumes: [{name: d, persistentVolumeClaim: {claimName: nope}}]\n');
+    const objects = file('objects-empty.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n');
+    // act / assert
+    assertOneLineError(cli('launcher-pod', '-f', vmi, '--objects', objects), /objects-empty\.yaml/, /didn't find PVC nope/);
+  });
+
   test('a missing file is a one-line error naming it, exit 2', () => {
     assertOneLineError(cli('launcher-pod', '-f', join(dir, 'nope.yaml')), /nope\.yaml/, /cannot read/);
   });

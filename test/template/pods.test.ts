@@ -116,8 +116,8 @@ describe('launcher pod fields (reference §b.1–b.5)', () => {
 
   test('unsupported features are typed errors naming the field', () => {
     const v = structuredClone(vmi);
-    v.spec.domain.devices.filesystems = [{ name: 'fs', virtiofs: {} }];
-    assert.throws(() => renderLauncherPod(v, config), (e: unknown) => e instanceof InvalidInputError && e.reason === 'Unsupported' && e.field === 'spec.domain.devices.filesystems');
+    v.spec.networks = [...(v.spec.networks ?? []), { name: 'dra-net', resourceClaim: { claimName: 'net-claim', requestName: 'nic' } }];
+    assert.throws(() => renderLauncherPod(v, config), (e: unknown) => e instanceof InvalidInputError && e.reason === 'Unsupported' && e.field === `spec.networks[${v.spec.networks!.length - 1}].resourceClaim`);
   });
 });
 

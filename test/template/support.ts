@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { KubeVirt, VirtualMachineInstance } from '../../shared/api/index.ts';
 import {
   applyVmiDefaults, clusterConfigFromKubeVirt, renderLauncherPod, vmiFromManifest, withStandInIdentity, type ClusterConfig,
 } from '../../shared/template/index.ts';
@@ -29,3 +29,20 @@ export function compute(pod: V1Pod) {
 }
 
 export { renderLauncherPod };
+
+/** A KubeVirt CR with `spec.configuration` only. */
+export function kubevirtCr(configuration: Record<string, unknown>): KubeVirt {
+  return { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec: { configuration } } as KubeVirt;
+}
+
+/** A small VMI (128Mi, no disks) edited by `edit`, then defaulted as the webhook would for `config`. */
+export function fidelityVmi(edit: (v: VirtualMachineInstance) => void = () => undefined, config: ClusterConfig = clusterConfigFromKubeVirt()): VirtualMachineInstance {
+  const v: VirtualMachineInstance = {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name: 'f', namespace: 'ns' },
+    spec: { domain: { resources: { requests: { memory: '128Mi' } }, devices: { disks: [] } }, volumes: [] },
+  };
+  edit(v);
+  return applyVmiDefaults(withStandInIdentity(v), config);
+}

@@ -87,10 +87,13 @@ describe('infra/kubernetes: manifests', () => {
   // KubeClient calls (functions/*/deps.ts); keyed by Controller so a new registry entry needs its rules here.
   const CONTROLLER_RULES: Record<Controller, string[]> = {
     vmi: [
+      '/configmaps get',
       '/events create',
+      '/namespaces get',
       '/persistentvolumeclaims create,delete,get,list',
       '/pods create,delete,list,patch',
       '/pods/status patch',
+      '/resourcequotas list',
       'cdi.kubevirt.io/datavolumes get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
