@@ -176,7 +176,7 @@ export const command: Command = {
         dashboard = await open(0);
         process.stdout.write(`dashboard: port ${dashboardPort} is in use, using ${dashboard.port}\n`);
       }
-      process.stdout.write(`dashboard: ${dashboard.url}\n`);
+      process.stdout.write(`dashboard: ${dashboard.url}\nmetrics: ${dashboard.url}metrics (KubeVirt's virt-controller metrics, Prometheus text)\n`);
     }
 
     let stopping = false;

@@ -11,6 +11,7 @@ import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { WAKES } from '../wakes.ts';
 import { Outbox } from './outbox.ts';
 import { KubevirtMetrics } from './metrics/route.ts';
+import { workqueueAdds } from '../../shared/metrics/kubevirt/workqueue.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { watchedResources } from './resources.ts';
 import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
@@ -52,6 +53,7 @@ export class Relay {
       batchSize: opts.batchSize ?? 100,
       onSent: (msgs) => {
         for (const m of msgs) this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
+        for (const m of msgs) workqueueAdds(this.metrics, m.controller);
       },
       onSendError: () => this.metrics.inc('relay_send_errors_total', 'Failed batch sends (retried)'),
     });
