@@ -24,6 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
 import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
 import { projectRoot } from '../support/reference.ts';
+import { KUBEVIRT_FIXTURE, KUBEVIRT_LINT_FINDINGS, NO_PROMTOOL, parseExposition, PROMTOOL, promtoolCheckMetrics } from '../metrics/support/kubevirt-exposition.ts';
 import { KUBE_STATE_STAND_IN, NO_PROMETHEUS, PROMETHEUS, startPrometheus, withShortFor, type Prometheus } from '../support/prometheus.ts';
 import { NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
@@ -108,6 +109,20 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
     await waitAlert('OutdatedVirtualMachineInstanceWorkloads', true);
     for (const v of (await s.kube.list(VMIS, NS)).items) await s.kube.delete(VMIS, NS, v.metadata?.name ?? '');
     await waitAlert('OutdatedVirtualMachineInstanceWorkloads', false);
+  });
+
+  test("the runtime's live exposition passes promtool check metrics, in KubeVirt's types", { skip: PROMTOOL ? false : NO_PROMTOOL }, async () => {
+    // act
+    const text = await (await fetch(`${dashboard.url}metrics`)).text();
+    // assert
+    const ours = promtoolCheckMetrics(text).findings.filter((f) => !KUBEVIRT_LINT_FINDINGS.has(f));
+    assert.deepEqual(ours, [], `promtool flags the live exposition:\n${ours.join('\n')}`);
+    const parsed = parseExposition(text);
+    const wrongType = KUBEVIRT_FIXTURE.metrics.filter((m) => parsed.types.has(m.name) && parsed.types.get(m.name) !== m.type).map((m) => m.name);
+    assert.deepEqual(wrongType, []);
+    for (const name of ['kubevirt_vmi_migration_succeeded', 'kubevirt_workqueue_work_duration_seconds', 'kubevirt_rest_client_requests_total', 'kubevirt_vmi_sync_total', 'kubevirt_vmi_phase_transition_time_seconds']) {
+      assert.ok(parsed.samples.some((s) => s.name === name || s.name === `${name}_count`), `${name} has series after the runs above`);
+    }
   });
 
   test('once the runtime stops, NoLeadingVirtController and NoReadyVirtController fire', async () => {
