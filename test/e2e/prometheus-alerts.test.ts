@@ -34,14 +34,18 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
   let s: Slice;
   let dashboard: Dashboard;
   let prom: Prometheus;
+  /** The dashboard as `up --prometheus URL` starts it: its alerts panel reads this Prometheus. */
+  let withAlerts: Dashboard;
   let stopped = false;
 
   before(async () => {
     s = await startSlice({ nodes: 2, timings: { kubevirtDeployMs: 300 } });
     dashboard = await startDashboard({ source: s.rt, vmiPhases: async () => ({}), port: 0, sampleMs: 200 });
     prom = await startPrometheus(`127.0.0.1:${dashboard.port}`, { 'kubevirt-rules.yaml': withShortFor(RULES), 'kube-state-stand-in.yaml': KUBE_STATE_STAND_IN });
+    withAlerts = await startDashboard({ source: s.rt, vmiPhases: async () => ({}), port: 0, prometheus: prom.url });
   });
   after(async () => {
+    await withAlerts?.close();
     await prom?.stop();
     if (!stopped) {
       await dashboard?.close();
@@ -80,6 +84,9 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
     await s.kube.patch(VMIS, NS, 'stuck', { type: 'merge', body: { status: { conditions } } });
     // assert
     await waitAlert('VMCannotBeEvicted', true, { name: 'stuck', namespace: NS });
+    const panel = (await (await fetch(`${withAlerts.url}api/alerts`)).json()) as { configured: boolean; alerts: { name: string; state: string; subject: string }[] };
+    assert.ok(panel.configured && panel.alerts.some((a) => a.name === 'VMCannotBeEvicted' && a.state === 'firing' && a.subject.includes('name=stuck')), `the dashboard's alerts panel shows it: ${JSON.stringify(panel)}`);
+    assert.deepEqual(await (await fetch(`${dashboard.url}api/alerts`)).json(), { configured: false }, 'a dashboard without --prometheus says none is configured');
     await s.kube.delete(VMIS, NS, 'stuck');
     await waitAlert('VMCannotBeEvicted', false, { name: 'stuck' });
   });
