@@ -127,7 +127,7 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
     const parsed = parseExposition(text);
     const wrongType = KUBEVIRT_FIXTURE.metrics.filter((m) => parsed.types.has(m.name) && parsed.types.get(m.name) !== m.type).map((m) => m.name);
     assert.deepEqual(wrongType, []);
-    for (const name of ['kubevirt_vmi_migration_succeeded', 'kubevirt_workqueue_work_duration_seconds', 'kubevirt_rest_client_requests_total', 'kubevirt_vmi_sync_total', 'kubevirt_vmi_phase_transition_time_seconds']) {
+    for (const name of ['kubevirt_vmi_migration_phase_transition_time_from_creation_seconds', 'kubevirt_workqueue_work_duration_seconds', 'kubevirt_rest_client_requests_total', 'kubevirt_vmi_sync_total', 'kubevirt_vmi_phase_transition_time_seconds']) {
       assert.ok(parsed.samples.some((s) => s.name === name || s.name === `${name}_count`), `${name} has series after the runs above`);
     }
   });
