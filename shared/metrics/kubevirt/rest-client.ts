@@ -4,7 +4,7 @@
  * `kubevirt_rest_client_request_latency_seconds{verb,url}`, with KubeVirt's rules for the verb
  * (LIST/GET/WATCH/CREATE/UPDATE/PATCH/DELETE, read off the URL path as KubeVirt reads it) and
  * client-go's URL template for `url` (namespace, name and query values replaced by
- * placeholders). Every call of our client is exactly one HTTP request, so one call is one count.
+ * placeholders), and `kubevirt_rest_client_rate_limiter_duration_seconds` at 0 s per request. Every call of our client is exactly one HTTP request, so one call is one count.
  */
 import { EVENTS, PODS, type Resource } from '../../api/resources.ts';
 import { httpCodeOf } from '../../kube/api-write.ts';
@@ -144,7 +144,11 @@ export function restClientMetrics(inner: KubeClient, metrics: MetricsRegistry, s
       });
       const query = shape.query.length ? `?${shape.query.map((k) => `${k}=%7Bvalue%7D`).join('&')}` : '';
       const url = `${base}${shape.template.replace(/\{/g, '%7B').replace(/\}/g, '%7D')}${query}`;
-      observeMetric(metrics, REST_CLIENT.requestLatency, { verb: kubevirtVerb(shape.method, shape.template), url }, (now() - started) / 1000);
+      const templated = { verb: kubevirtVerb(shape.method, shape.template), url };
+      observeMetric(metrics, REST_CLIENT.requestLatency, templated, (now() - started) / 1000);
+      // Our clients have no client-side rate limiter (the API server's Priority and Fairness
+      // throttles instead): every request waited 0 s in one, which is what this says.
+      observeMetric(metrics, REST_CLIENT.rateLimiterLatency, templated, 0);
     };
     return call().then(
       (result) => {
