@@ -60,7 +60,7 @@ export class KubevirtCollector implements MetricsCollector {
         }
         const vmi = obj as unknown as VirtualMachineInstance;
         if (before && type !== 'ADDED') observeVmiTransition(this.#registry, before.phase, vmi as never);
-        this.#vmis.set(key, vmiRecord(vmi, this.#config));
+        this.#vmis.set(key, vmiRecord(vmi));
         return;
       }
       case 'VirtualMachine':

@@ -53,6 +53,11 @@ export function writeVmiFamilies(out: ExpositionWriter, vmis: Iterable<VmiRecord
   out.family(VMI.vnicInfo);
   for (const r of all) for (const v of r.vnics) out.sample(VMI.vnicInfo.name, VMI.vnicInfo.labels, [r.name, r.namespace, ...v], 1);
 
+  // KubeVirt estimates the overhead of a VMI that reports none; here the launcher pod's rendering
+  // says it (the relay carries no template service), and a VMI without a pod yet has no series.
   out.family(VMI.memoryOverhead);
-  for (const r of all) out.sample(VMI.memoryOverhead.name, VMI.memoryOverhead.labels, [r.namespace, r.name], r.memoryOverhead);
+  for (const r of all) {
+    const bytes = r.memoryOverhead ?? src.pods.overheadOf(r.uid);
+    if (bytes !== undefined) out.sample(VMI.memoryOverhead.name, VMI.memoryOverhead.labels, [r.namespace, r.name], bytes);
+  }
 }

@@ -10,7 +10,7 @@ import type {
   VirtualMachinePreferenceSpec,
 } from '../../../shared/api/index.ts';
 import { parseQuantity, quantityValue } from '../../../shared/api/quantity.ts';
-import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
+import { CREATED_BY_LABEL, MEMORY_OVERHEAD_BYTES_ANNOTATION } from '../../../shared/api/well-known.ts';
 import type { WatchedObject } from '../../../shared/relay/route.ts';
 import type { TypeRef } from './vmi-record.ts';
 import { unixSeconds } from './vmi-record.ts';
@@ -25,6 +25,8 @@ interface PodInfo {
   readonly name: string;
   readonly node: string;
   readonly running: boolean;
+  /** The memory overhead the template service rendered the launcher with (its annotation), bytes. */
+  readonly overhead: number | undefined;
 }
 
 /** Launcher pods by the UID of the VMI that created them (`kubevirt.io/created-by`). */
@@ -47,8 +49,15 @@ export class PodIndex {
     const status = pod.status as { phase?: string } | undefined;
     let set = this.#byVmi.get(vmiUid);
     if (!set) this.#byVmi.set(vmiUid, (set = new Map()));
-    set.set(key, { name: pod.metadata?.name ?? '', node: spec?.nodeName ?? '', running: status?.phase === 'Running' });
+    const overhead = Number(pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION]);
+    set.set(key, { name: pod.metadata?.name ?? '', node: spec?.nodeName ?? '', running: status?.phase === 'Running', overhead: Number.isFinite(overhead) && pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION] ? overhead : undefined });
     this.#vmiOf.set(key, vmiUid);
+  }
+
+  /** The memory overhead a launcher pod of the VMI was rendered with (the first that says), bytes. */
+  overheadOf(vmiUid: string): number | undefined {
+    for (const p of this.#byVmi.get(vmiUid)?.values() ?? []) if (p.overhead !== undefined) return p.overhead;
+    return undefined;
   }
 
   /** KubeVirt's `vmi_pod`: a Running pod of the VMI on the VMI's node; '' when there is none. */

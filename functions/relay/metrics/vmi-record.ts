@@ -2,20 +2,18 @@
  * What the VMI collector keeps of one VMI, taken from each watch event (the reflector keeps only
  * stubs): the label values KubeVirt's `vmistats_collector` reads from its informer cache, already
  * resolved where they depend on the VMI alone, and the few inputs of what depends on other
- * objects at scrape time (instance type vendors, the running launcher pod, the migration's name,
- * the cluster's eviction strategy).
+ * objects at scrape time (instance type vendors, the running launcher pod and its memory
+ * overhead, the migration's name, the cluster's eviction strategy).
  */
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { parseQuantity, quantityValue } from '../../../shared/api/quantity.ts';
 import { OUTDATED_LAUNCHER_IMAGE_LABEL } from '../../../shared/api/well-known.ts';
-import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import {
   CLUSTER_INSTANCETYPE_ANNOTATION,
   CLUSTER_PREFERENCE_ANNOTATION,
   INSTANCETYPE_ANNOTATION,
   PREFERENCE_ANNOTATION,
 } from '../../../shared/instancetype/well-known.ts';
-import { memoryOverhead } from '../../../shared/template/memory-overhead.ts';
 import { vnicLabels, type VnicLabels } from './vnic.ts';
 
 /** A reference to an instance type or preference: namespaced (`ns/name`) or cluster-wide (`name`). */
@@ -52,8 +50,8 @@ export interface VmiRecord {
   readonly addresses: readonly AddressLabels[];
   readonly vnics: readonly VnicLabels[];
   readonly migration: { readonly uid: string; readonly start: number | undefined; readonly end: number | undefined; readonly status: string } | undefined;
-  /** status.memory.memoryOverhead, else what the template service computes (bytes). */
-  readonly memoryOverhead: number;
+  /** status.memory.memoryOverhead in bytes; without it the launcher pod's annotation is read at scrape time. */
+  readonly memoryOverhead: number | undefined;
 }
 
 /** The `vm.kubevirt.io/` annotations KubeVirt reports as os, workload and flavor. */
@@ -91,27 +89,19 @@ function migrationOf(vmi: VirtualMachineInstance): VmiRecord['migration'] {
   return { uid: m.migrationUid ?? '', start: unixSeconds(m.startTimestamp), end: unixSeconds(m.endTimestamp), status };
 }
 
-/** The overhead the VMI reports, else the template service's estimate under `config`. */
-function overheadOf(vmi: VirtualMachineInstance, config: ClusterConfig): number {
+/** The overhead the VMI reports (what its launcher pod was rendered with); undefined when it reports none. */
+function overheadOf(vmi: VirtualMachineInstance): number | undefined {
   const reported = vmi.status?.memory?.memoryOverhead;
-  if (reported !== undefined) {
-    try {
-      return Number(quantityValue(parseQuantity(reported)));
-    } catch {
-      // An unreadable status falls back to the estimate.
-    }
-  }
+  if (reported === undefined) return undefined;
   try {
-    return Number(memoryOverhead(vmi, config).bytes);
+    return Number(quantityValue(parseQuantity(reported)));
   } catch {
-    // A VMI the template service cannot read (a malformed spec) reports no overhead rather than
-    // stopping the collector.
-    return 0;
+    return undefined; // an unreadable status: the pod's annotation may still say
   }
 }
 
 /** The record of `vmi` as the event shows it. */
-export function vmiRecord(vmi: VirtualMachineInstance, config: ClusterConfig): VmiRecord {
+export function vmiRecord(vmi: VirtualMachineInstance): VmiRecord {
   const meta = vmi.metadata ?? {};
   const annotations = meta.annotations ?? {};
   const namespace = meta.namespace ?? '';
@@ -138,7 +128,7 @@ export function vmiRecord(vmi: VirtualMachineInstance, config: ClusterConfig): V
     addresses: addressesOf(vmi),
     vnics: vnicLabels(vmi.spec?.domain?.devices?.interfaces, vmi.spec?.networks),
     migration: migrationOf(vmi),
-    memoryOverhead: overheadOf(vmi, config),
+    memoryOverhead: overheadOf(vmi),
   };
 }
 
