@@ -14,6 +14,7 @@ import { isWorkerCrash } from '../shared/reconcile/worker-crash.ts';
 import type { Outcome } from '../shared/reconcile/outcome.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../shared/metrics/registry.ts';
+import { workqueueRetry } from '../shared/metrics/kubevirt/workqueue.ts';
 
 export interface WorkerPoolOptions {
   readonly controller: Controller;
@@ -130,7 +131,10 @@ export class WorkerPool {
         try {
           const result = await settle(queue, controller, rk, () => ('error' in r ? Promise.reject(r.error) : Promise.resolve(r.outcome)), { ackDone: true });
           metrics.inc('reconcile_total', 'Reconciles by result', { controller, result });
-          if (result === 'retrying') metrics.inc('workqueue_retries_total', 'Keys retried with backoff', { name: controller });
+          if (result === 'retrying') {
+            metrics.inc('workqueue_retries_total', 'Keys retried with backoff', { name: controller });
+            workqueueRetry(metrics, controller);
+          }
         } catch (err) {
           // The queue failed while settling: the key's lease expires and it is delivered again.
           log.error('could not settle key', { controller, key: rk.message.key, error: err instanceof Error ? err.message : String(err) });

@@ -37,6 +37,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/memory-dump.test.ts',
   'test/e2e/volume-migration.test.ts',
   'test/e2e/disruption-budget.test.ts',
+  'test/e2e/prometheus-alerts.test.ts',
   'test/e2e/snapshot.test.ts',
   'test/e2e/restore.test.ts',
   'test/e2e/backup.test.ts',

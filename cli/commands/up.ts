@@ -13,6 +13,7 @@ import { applyManifests, readManifests } from '../../local/examples.ts';
 import { formatSnapshot, snapshot } from '../../local/progress.ts';
 import { RecentErrors } from '../../local/dashboard/recent-errors.ts';
 import { DEFAULT_DASHBOARD_PORT, startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
+import { prometheusUrl } from '../../local/dashboard/alerts.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
@@ -45,7 +46,9 @@ Runs the relay and the controllers in one process over an embedded SQLite queue 
   --timeout SECONDS     with --exit-when-settled: give up after this long, exit 1 (default 120)
   --log-stderr          structured logs to stderr instead of <data-dir>/virt-reconciler.log
   --dashboard-port P    web dashboard on http://127.0.0.1:P/ (default ${DEFAULT_DASHBOARD_PORT}; 0 = any free port)
-  --no-dashboard        do not start the web dashboard`;
+  --no-dashboard        do not start the web dashboard
+  --prometheus URL      a Prometheus that scrapes this runtime's /metrics with KubeVirt's rules
+                        (infra/monitoring/kubevirt-rules.yaml): the dashboard shows its alerts`;
 
 const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
 
@@ -65,6 +68,7 @@ export const command: Command = {
       'log-stderr': { type: 'boolean' },
       'dashboard-port': { type: 'string' },
       'no-dashboard': { type: 'boolean' },
+      prometheus: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
     if (values.help) {
@@ -80,6 +84,15 @@ export const command: Command = {
     const dashboardPort = intFlag('dashboard-port', values['dashboard-port'], DEFAULT_DASHBOARD_PORT, 0);
     if (dashboardPort > 65535) throw new CliError(`--dashboard-port takes a port number 0-65535, got '${dashboardPort}'`);
     const dataDir = resolve(values['data-dir'] ?? '.data');
+    let prometheus: string | undefined;
+    if (values.prometheus !== undefined) {
+      try {
+        prometheus = prometheusUrl(values.prometheus);
+      } catch (err) {
+        throw new CliError(err instanceof Error ? err.message : String(err));
+      }
+      if (values['no-dashboard']) throw new CliError('--prometheus feeds the dashboard\'s alerts panel; it cannot be used with --no-dashboard');
+    }
     if (values.examples && !existsSync(values.examples)) throw new CliError(`--examples: no such folder '${values.examples}'`);
 
     // The cluster: given, found, or our own sandbox.
@@ -162,7 +175,7 @@ export const command: Command = {
     let dashboard: Dashboard | undefined;
     if (!values['no-dashboard']) {
       const trace = { traces: rt.state.traces, migrationsOf: clusterMigrations(rt.kube) };
-      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port, trace });
+      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port, trace, ...(prometheus ? { prometheus } : {}) });
       try {
         dashboard = await open(dashboardPort);
       } catch (err) {
@@ -176,7 +189,7 @@ export const command: Command = {
         dashboard = await open(0);
         process.stdout.write(`dashboard: port ${dashboardPort} is in use, using ${dashboard.port}\n`);
       }
-      process.stdout.write(`dashboard: ${dashboard.url}\n`);
+      process.stdout.write(`dashboard: ${dashboard.url}\nmetrics: ${dashboard.url}metrics (KubeVirt's virt-controller metrics, Prometheus text)\n`);
     }
 
     let stopping = false;

@@ -10,6 +10,8 @@ import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { WAKES } from '../wakes.ts';
 import { Outbox } from './outbox.ts';
+import { KubevirtMetrics } from './metrics/route.ts';
+import { workqueueAdds } from '../../shared/metrics/kubevirt/workqueue.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { watchedResources } from './resources.ts';
 import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
@@ -32,6 +34,8 @@ export interface RelayOptions {
 
 export class Relay {
   readonly metrics: MetricsRegistry;
+  /** KubeVirt's virt-controller metrics on `metrics` (functions/relay/metrics/); none when `opts.routes` is given. */
+  readonly kubevirtMetrics: KubevirtMetrics | undefined;
   readonly #reflectors: Reflector[];
   readonly #outbox: Outbox;
   readonly #opts: RelayOptions;
@@ -39,15 +43,17 @@ export class Relay {
 
   constructor(opts: RelayOptions) {
     this.#opts = opts;
-    const routes = opts.routes ?? WAKES;
+    this.metrics = opts.metrics ?? new MetricsRegistry();
+    this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready);
+    const routes = opts.routes ?? [...WAKES, this.kubevirtMetrics!.route];
     const env = { now: opts.now ?? Date.now };
     this.#mappers = routes.map((r) => r.mapper(env));
-    this.metrics = opts.metrics ?? new MetricsRegistry();
     this.#outbox = new Outbox(opts.queue, {
       log: opts.log,
       batchSize: opts.batchSize ?? 100,
       onSent: (msgs) => {
         for (const m of msgs) this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
+        for (const m of msgs) workqueueAdds(this.metrics, m.controller);
       },
       onSendError: () => this.metrics.inc('relay_send_errors_total', 'Failed batch sends (retried)'),
     });
@@ -63,10 +69,12 @@ export class Relay {
 
   start(): void {
     for (const r of this.#reflectors) r.start();
+    this.kubevirtMetrics?.start();
   }
 
   /** Stops watching, then sends what is still pending. */
   async stop(): Promise<void> {
+    this.kubevirtMetrics?.stop();
     await Promise.all(this.#reflectors.map((r) => r.stop()));
     await this.#outbox.close();
   }

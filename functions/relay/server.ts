@@ -3,8 +3,9 @@
  * - `/healthz` — the process is alive and its event loop answers (liveness);
  * - `/readyz`  — every watched resource has been listed once and the outbox is not stuck
  *   (sends failing for longer than `stuckAfterMs` while keys wait); 503 with the reason otherwise;
- * - `/metrics` — the relay's MetricsRegistry in the Prometheus text format (client-go-style names:
- *   `workqueue_adds_total{name}`, `relay_watch_restarts_total{kind,why}`, …).
+ * - `/metrics` — the relay's MetricsRegistry in the Prometheus text format: KubeVirt's
+ *   virt-controller metrics (functions/relay/metrics/; docs/operations.md) and the relay's own
+ *   client-go-style names (`workqueue_adds_total{name}`, `relay_watch_restarts_total{kind,why}`, …).
  * Listens on 127.0.0.1 unless told otherwise; a pod passes `0.0.0.0` so the kubelet can probe it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

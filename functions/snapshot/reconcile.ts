@@ -28,11 +28,13 @@ import { snapshotEvent } from './events.ts';
 import { contentNameFor, SNAPSHOT_FINALIZER, SNAPSHOT_RETRY_SECONDS } from './names.ts';
 import { computeSnapshotStatus } from './snapshot-status.ts';
 import { lock, sourceOfSnapshot, unlock } from './source.ts';
+import { SNAPSHOT } from '../../shared/metrics/kubevirt/catalog.ts';
+import { setMetric } from '../../shared/metrics/kubevirt/record.ts';
 import { lockMessage } from './source-state.ts';
 import { storageLookup, type StorageLookup } from './storage-lookup.ts';
 import { syncVolumeSnapshotStatuses } from './vm-status.ts';
 
-export const SUCCEEDED_METRIC = 'kubevirt_vmsnapshot_succeeded_timestamp_seconds';
+export const SUCCEEDED_METRIC = SNAPSHOT.succeededTimestamp.name;
 
 /** Reconciles the snapshot and the VM named by `key` (`namespace/name`). */
 export async function reconcileSnapshot(key: string, deps: SnapshotDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -132,7 +134,7 @@ async function syncSnapshot(found: VirtualMachineSnapshot, lookup: StorageLookup
     await snapshotEvent(deps, 'VirtualMachineSnapshot', snapshot, 'Warning', 'SourceDoesNotExist', `Source VirtualMachine ${ns}/${snapshot.spec?.source?.name ?? ''} does not exist`);
   }
   if (status.phase === 'Succeeded' && status.creationTime) {
-    deps.metrics?.set(SUCCEEDED_METRIC, 'Unix time of the VM snapshot succeeding', { name: snapshot.spec?.source?.name ?? '', snapshot_name: name, namespace: ns }, Date.parse(status.creationTime) / 1000);
+    if (deps.metrics) setMetric(deps.metrics, SNAPSHOT.succeededTimestamp, { name: snapshot.spec?.source?.name ?? '', snapshot_name: name, namespace: ns }, Math.floor(Date.parse(status.creationTime) / 1000));
   }
 
   // a deleted snapshot lets go once its source is unlocked

@@ -13,6 +13,7 @@ import {
   MEMORY_OVERHEAD_BYTES_ANNOTATION,
   MIGRATION_TRANSPORT_UNIX_ANNOTATION,
   NODE_NAME_LABEL,
+  OUTDATED_LAUNCHER_IMAGE_LABEL,
   STORAGE_OBSERVED_API_VERSION_ANNOTATION,
   VMI_CONDITION,
   VMI_FINALIZER,
@@ -28,7 +29,7 @@ import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate
 import { markVolumesChange } from './volume-migration.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
-const OUTDATED_LAUNCHER_LABEL = 'kubevirt.io/outdatedLauncherImage';
+const OUTDATED_LAUNCHER_LABEL = OUTDATED_LAUNCHER_IMAGE_LABEL;
 const MEMORY_HOTPLUG_OVERHEAD_RATIO_LABEL = 'kubevirt.io/memory-hotplug-overhead-ratio';
 
 export interface StatusInput {

@@ -1,4 +1,5 @@
 /** What the workload-updater reconcile needs from the outside world, declared narrowly. */
+import { COMPONENT } from '../../shared/metrics/kubevirt/catalog.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -29,8 +30,8 @@ export interface WorkloadUpdaterDeps {
 }
 
 /** KubeVirt's gauge of VMIs not on the current launcher (len(allOutdated)), with its help text; no labels, as upstream. */
-export const OUTDATED_VMIS_GAUGE = 'kubevirt_vmi_number_of_outdated';
-export const OUTDATED_VMIS_HELP = 'Indication for the total number of VirtualMachineInstance workloads that are not running within the most up-to-date version of the virt-launcher environment.';
+export const OUTDATED_VMIS_GAUGE = COMPONENT.outdated.name;
+export const OUTDATED_VMIS_HELP = COMPONENT.outdated.help;
 
 /** Expectation scope of workload-update migrations, keyed by the KubeVirt CR's `ns/name`. */
 export const WORKLOAD_UPDATE_EXPECTATIONS = 'workload-update-migrations';

@@ -8,7 +8,8 @@
  *   GET  /api/dlq       dead-lettered keys
  *   POST /api/replay    {"controller"?, "key"} or {"controller"?, "all": true} → ReplayReport
  *   GET  /api/trace?target=vm/ns/name   the trace of `virt-reconciler trace` (ns/name alone = vm/ns/name)
- *   GET  /metrics       the metrics registry, Prometheus text format
+ *   GET  /api/alerts    what the Prometheus given as `prometheus` reports firing and pending (alerts.ts)
+ *   GET  /metrics       the metrics registry, Prometheus text format (KubeVirt's metrics included)
  *   GET  /healthz       "ok"
  */
 import { readFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import type { ReplayFilter } from '../../shared/queue/port.ts';
 import { BadTargetError, isClusterScopedTarget, parseTarget, type Target } from '../../ops/target.ts';
 import { collectTrace, type TraceSources } from '../../ops/trace/collect.ts';
 import { RecentErrors } from './recent-errors.ts';
+import { alertsPanel } from './alerts.ts';
 import { depths, sample, summarize, type DashboardSource, type DepthSample } from './summary.ts';
 
 export interface DashboardOptions {
@@ -38,6 +40,8 @@ export interface DashboardOptions {
   readonly now?: () => number;
   /** Where `/api/trace` reads (the runtime's traces, the cluster's migrations); without it, 404. */
   readonly trace?: Omit<TraceSources, 'now'>;
+  /** A Prometheus evaluating KubeVirt's rules over this runtime's /metrics (`up --prometheus URL`): the alerts panel reads it. */
+  readonly prometheus?: string;
 }
 
 export interface Dashboard {
@@ -98,6 +102,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       return json(summarize({ source: opts.source, queues, history, phases, errors: errors.list(), errorsTotal: errors.total, now: now() }));
     },
     'GET /api/dlq': async () => json(await opts.source.queue.listDeadLetters()),
+    'GET /api/alerts': async () => json(await alertsPanel(opts.prometheus)),
     'GET /api/trace': async (req) => {
       if (!opts.trace) throw new HttpError(404, 'traces are not available here');
       return json(await collectTrace(traceTarget(req), { ...opts.trace, now: now() }));

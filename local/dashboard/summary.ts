@@ -4,6 +4,7 @@
  * figures as `virt-reconciler queues` and the CloudWatch dashboard (docs/operations.md).
  */
 import type { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import { workqueueDepth } from '../../shared/metrics/kubevirt/workqueue.ts';
 import { CONTROLLERS, type Controller } from '../../shared/queue/message.ts';
 import type { KeyQueue, QueueDepth } from '../../shared/queue/port.ts';
 import type { RecentError } from './recent-errors.ts';
@@ -63,6 +64,7 @@ export function sample(source: DashboardSource, all: readonly QueueDepth[], now:
     depth[d.controller] = d.visible + d.inFlight + d.delayed;
     source.metrics.set('workqueue_depth', 'Keys waiting or in flight per controller queue', { name: d.controller }, depth[d.controller]);
     source.metrics.set('workqueue_dead_letters', 'Dead-lettered keys per controller', { name: d.controller }, d.deadLettered);
+    workqueueDepth(source.metrics, d.controller, depth[d.controller]);
   }
   return { t: now, depth, reconciles: source.metrics.total('reconcile_total') };
 }

@@ -27,6 +27,8 @@ export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 export const VMI_ID_LABEL = 'vmi.kubevirt.io/id';
 /** Node the VMI runs on (VMI label, set at handoff). */
 export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
+/** VMI label: its launcher runs an image other than the current one (the VMI controller sets it; the metrics read it). */
+export const OUTDATED_LAUNCHER_IMAGE_LABEL = 'kubevirt.io/outdatedLauncherImage';
 /** Target pod label: the migration's UID. */
 export const MIGRATION_JOB_UID_LABEL = 'kubevirt.io/migrationJobUID';
 /** Label on a VMI created by a VM: points back to the VM. */

@@ -55,9 +55,13 @@ function targetOf(args: readonly unknown[], answer: { result: unknown } | { erro
   return strings.length > 1 ? { namespace: strings.at(-2), name } : { name };
 }
 
-function codeOf(verb: Verb, answer: { result: unknown } | { error: unknown }): number {
+const codeOf = httpCodeOf;
+
+/** The HTTP status a call was answered with (a get answering "missing" was a 404); 0 when no answer came. */
+export function httpCodeOf(verb: Verb, answer: { result: unknown } | { error: unknown }): number {
   if (!('error' in answer)) {
     if (verb === 'delete' && answer.result === false) return 404; // already gone: a success to KubeVirt
+    if (verb === 'get' && answer.result === undefined) return 404;
     return verb === 'create' ? 201 : 200;
   }
   const err = answer.error;

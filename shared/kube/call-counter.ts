@@ -92,8 +92,9 @@ export function decorateKubeClient(
 ): KubeClient {
   const wrapped: Partial<Record<keyof KubeClient, unknown>> = {};
   for (const method of KUBE_VERBS) {
-    const fn = inner[method] as (...args: unknown[]) => Promise<unknown>;
-    wrapped[method] = (...args: unknown[]) => around(method, args, () => fn.apply(inner, args));
+    // Looked up at each call, not once: a client whose methods are replaced in place later (a
+    // benchmark's timer) is still the one called.
+    wrapped[method] = (...args: unknown[]) => around(method, args, () => (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args));
   }
   return wrapped as KubeClient;
 }

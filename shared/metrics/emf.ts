@@ -5,9 +5,16 @@
  * a histogram's raw observations go out as one value array, so CloudWatch's p99 is real.
  */
 import type { MetricsRegistry } from './registry.ts';
+import { VMI_SYNC } from './kubevirt/catalog.ts';
+
+/**
+ * Series kept out of EMF: one per VMI (`kubevirt_vmi_sync_total{namespace,name}`) would be one
+ * CloudWatch metric per VMI, billed each month; Prometheus scrapes of the local runtime carry it.
+ */
+export const NOT_PUBLISHED_AS_EMF: ReadonlySet<string> = new Set([VMI_SYNC.total.name]);
 
 export function publishEmf(registry: MetricsRegistry, namespace: string, write: (line: string) => void = (l) => process.stdout.write(l + '\n'), now: () => number = Date.now): number {
-  const series = registry.drain();
+  const series = registry.drain().filter((s) => !NOT_PUBLISHED_AS_EMF.has(s.name));
   for (const s of series) {
     const dims = Object.keys(s.labels);
     write(

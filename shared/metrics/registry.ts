@@ -5,6 +5,8 @@
  * controller-runtime (docs/architecture.md §6.12): `workqueue_depth`, `reconcile_total{result}`, …
  */
 
+import { ExpositionWriter, type MetricsCollector } from './exposition.ts';
+
 type Labels = Readonly<Record<string, string>>;
 
 interface Series {
@@ -56,6 +58,20 @@ function renderLabels(labels: Labels, extra?: [string, string]): string {
 
 export class MetricsRegistry {
   readonly #families = new Map<string, Family>();
+  readonly #collectors: MetricsCollector[] = [];
+
+  /**
+   * Adds a collector whose families are written after the registry's own at every render (the
+   * relay's KubeVirt collectors). Collectors never reach {@link drain}: they serve scrapes only.
+   */
+  addCollector(c: MetricsCollector): void {
+    this.#collectors.push(c);
+  }
+
+  /** Whether a family of this name has been written to (not counting collectors). */
+  has(name: string): boolean {
+    return this.#families.has(name);
+  }
 
   #family(name: string, help: string, type: Family['type'], bucketBounds?: readonly number[]): Family {
     let f = this.#families.get(name);
@@ -182,6 +198,11 @@ export class MetricsRegistry {
         out.push(`${f.name}_sum${renderLabels(s.labels)} ${s.sum}`, `${f.name}_count${renderLabels(s.labels)} ${s.count}`);
       }
     }
-    return out.join('\n') + '\n';
+    const own = out.length ? out.join('\n') + '\n' : '';
+    if (this.#collectors.length === 0) return own || '\n';
+    const w = new ExpositionWriter();
+    w.raw(own);
+    for (const c of this.#collectors) c.collect(w);
+    return w.text();
   }
 }

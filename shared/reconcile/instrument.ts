@@ -10,6 +10,11 @@ import type { KubeClient } from '../kube/client.ts';
 import { ApiCallCounter, countingKubeClient } from '../kube/call-counter.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
+import { VMI_SYNC } from '../metrics/kubevirt/catalog.ts';
+import { addMetric } from '../metrics/kubevirt/record.ts';
+import { restClientMetrics } from '../metrics/kubevirt/rest-client.ts';
+import { workqueueReconcile } from '../metrics/kubevirt/workqueue.ts';
+import type { ApiWrite } from '../kube/api-write.ts';
 import { isSweepKey, type Cause, type Controller } from '../queue/message.ts';
 import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceBuffer, TraceEntry, Traces } from '../state/traces.ts';
@@ -37,6 +42,8 @@ export interface InstrumentOptions {
   readonly retry?: Pick<RetryPolicy, 'maxAttempts'>;
   /** The controller's queue, where a sweep sends the keys it lists; without it a sweep is refused. */
   readonly queue?: Pick<KeyQueue, 'send'>;
+  /** The API server's URL, the `host` of KubeVirt's REST client metrics (`none` without it). */
+  readonly apiServer?: string;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -50,18 +57,21 @@ const CALL_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50];
 export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions): (rk: ReceivedKey, traces?: Traces) => Promise<Outcome> {
   const now = opts.now ?? Date.now;
   const { controller } = spec;
+  // KubeVirt's REST client metrics count every call, whichever reconcile makes it.
+  const kube = restClientMetrics(opts.kube, opts.metrics, opts.apiServer ?? '');
   return async (rk, batchTraces) => {
     const traces = batchTraces ?? opts.traces;
     const counter = new ApiCallCounter();
     const started = now();
     const cause = rk.message.cause;
     opts.metrics.observe('workqueue_queue_duration_seconds', 'How long a key waited in the queue', { name: controller }, Math.max(0, started - rk.enqueuedAt) / 1000);
+    const work = workqueueReconcile(opts.metrics, controller, started - rk.enqueuedAt, now);
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
     let result: { outcome: Outcome } | { error: unknown } | undefined;
     try {
       const outcome = isSweepKey(rk.message.key)
-        ? await runSweep(controller, rk.message, { kube: countingKubeClient(opts.kube, counter), queue: opts.queue, log: opts.log })
-        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(opts.kube, counter)), context(cause, rk.attempt));
+        ? await runSweep(controller, rk.message, { kube: countingKubeClient(kube, counter), queue: opts.queue, log: opts.log })
+        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(kube, counter)), context(cause, rk.attempt));
       result = { outcome };
       opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -70,6 +80,8 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       opts.log.warn('reconcile failed', { ...fields, reason: reasonOf(err), error: errorText(err), apiCalls: counter.total(), ms: now() - started });
       throw err;
     } finally {
+      work.done();
+      if (controller === 'vmi') for (const w of counter.writes()) if (isVmiSync(w)) addMetric(opts.metrics, VMI_SYNC.total, { namespace: w.namespace ?? '', name: w.name });
       const seconds = (now() - started) / 1000;
       opts.metrics.observe('reconcile_time_seconds', 'Time per reconcile', { controller }, seconds);
       opts.metrics.observe('api_calls_per_reconcile', 'Kubernetes API calls made by one reconcile', { controller }, counter.total(), CALL_BUCKETS);
@@ -83,6 +95,11 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       }
     }
   };
+}
+
+/** KubeVirt's "VMI synced": the VMI controller's successful update or patch of a VMI (its status included). */
+function isVmiSync(w: ApiWrite): boolean {
+  return (w.verb === 'update' || w.verb === 'patch') && w.resource.split('/')[0] === 'virtualmachineinstances' && w.code >= 200 && w.code < 300;
 }
 
 /** One table write (or an entry into the invocation's buffer); a failure is logged and never fails the reconcile it describes. */

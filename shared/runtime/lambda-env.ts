@@ -31,6 +31,8 @@ export interface LambdaEnv {
   readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly log: Logger;
   readonly metrics: MetricsRegistry;
+  /** The API server's URL (the `host` of KubeVirt's REST client metrics). */
+  readonly apiServer?: string;
 }
 
 let env: LambdaEnv | undefined;
@@ -50,7 +52,8 @@ export function lambdaAwsConfig(vars: NodeJS.ProcessEnv): { region?: string; cre
 export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env): LambdaEnv {
   if (env) return env;
   // Throws, naming the variables to set, when neither EKS_* nor KUBE_API_SERVER is configured.
-  const kube = createHttpKubeClient(connectionFromEnv(vars), { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
+  const connection = connectionFromEnv(vars);
+  const kube = createHttpKubeClient(connection, { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
   const aws = lambdaAwsConfig(vars);
   env = {
     queue: new SqsKeyQueue({ client: new SQSClient(aws), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
@@ -59,6 +62,7 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
     clusterConfig: cachedClusterConfig(kube),
     log: jsonLogger({ service }),
     metrics: new MetricsRegistry(),
+    apiServer: connection.server,
   };
   return env;
 }

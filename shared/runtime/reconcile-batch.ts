@@ -6,6 +6,7 @@
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { publishEmf } from '../metrics/emf.ts';
+import { workqueueRetry } from '../metrics/kubevirt/workqueue.ts';
 import { batchConcurrencyFromEnv } from '../queue/batch-concurrency.ts';
 import { processKeyBatch } from '../queue/lambda-batch.ts';
 import { flushTraces, instrumented, type ControllerSpec } from '../reconcile/instrument.ts';
@@ -30,7 +31,10 @@ export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: C
     ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
     queue: env.queue,
     reconcile: instrumented(spec, { ...env, traces }),
-    onSettled: ({ result }) => env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result }),
+    onSettled: ({ result }) => {
+      env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result });
+      if (result === 'retrying') workqueueRetry(env.metrics, controller);
+    },
   });
   await flushTraces(traces, controller, env.log);
   publishEmf(env.metrics, process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE);

@@ -199,6 +199,8 @@ function scaleRows(results: Json): Row[] {
     row(`burst VMIs/s at ${n} / at ${num(e2e, 'smallVmis') ?? 300} VMIs, serverless`, ratio(rate, small), '×', '≥ 0.8× (flat in N)', (v) => v >= 0.8),
     row(`burst API call p50 at ${n} / at ${num(e2e, 'smallVmis') ?? 300} VMIs, serverless`, ratio(p50, smallP50), '×', '≤ 1.2× (flat in N)', (v) => v <= 1.2),
     info(`CPU per VMI, create → Running at ${n}: system / cluster`, num(sc, 'serverless.running.perVmiToRunning.pipelineCpuMs'), ` / ${num(sc, 'serverless.running.perVmiToRunning.clusterCpuMs') ?? '?'} ms`, `VMI reconciles per VMI ${num(sc, 'serverless.running.perVmiToRunning.reconcilesByController.vmi') ?? '?'}; to Scheduled at ${num(e2e, 'smallVmis') ?? 300}: ${num(e2e, 'throughputSmall.serverless.perVmiToScheduled.pipelineCpuMs') ?? '?'} / ${num(e2e, 'throughputSmall.serverless.perVmiToScheduled.clusterCpuMs') ?? '?'} ms`),
+    info(`KubeVirt's metrics: one scrape at ${num(results['test/bench/metrics-scrape.bench.ts'], 'vmis') ?? 10_000} VMIs (+ VMs, pods, claims), collectors alone`, num(results['test/bench/metrics-scrape.bench.ts'], 'scrape.msMedian'), ` ms, ${num(results['test/bench/metrics-scrape.bench.ts'], 'scrape.bytes') ?? '?'} bytes`, `${num(results['test/bench/metrics-scrape.bench.ts'], 'scrape.series') ?? '?'} series; the records hold ${num(results['test/bench/metrics-scrape.bench.ts'], 'heldKbPerVmi') ?? '?'} KB per VMI (test/bench/metrics-scrape.bench.ts)`),
+    info(`one /metrics scrape at ${n} VMIs (KubeVirt's metrics included): ms`, num(sc, 'serverless.running.scrape.msMedian'), ` ms, ${num(sc, 'serverless.running.scrape.bytes') ?? '?'} bytes`, `${num(sc, 'serverless.running.scrape.series') ?? '?'} series; rendered from the relay's records, no API call`),
     info(`memory per VMI at ${n}, retained heap: system / cluster`, num(sc, 'serverless.running.pipelineHeapKbPerVmi'), ` / ${num(sc, 'serverless.running.clusterHeapKbPerVmi') ?? '?'} KB`, `virt-controller ≈ 173 KB per VMI (the system's process holds the relay, queue, table and every controller; the cluster's the emulator and the simulated nodes, RSS ${num(sc, 'serverless.running.clusterKbPerVmi') ?? '?'} KB per VMI)`),
   ];
 }
@@ -445,6 +447,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       ['cluster process: retained heap KB per VMI / RSS KB per VMI', `${num(sc, `${p}.running.clusterHeapKbPerVmi`)} / ${num(sc, `${p}.running.clusterKbPerVmi`)}`, '–'],
       ['cluster process: RSS MB at the end', num(sc, `${p}.running.clusterRssMb`), '–'],
       [`relay memory per watched object (relay alone, ${num(r['test/bench/relay-memory.bench.ts'], 'watched') ?? '?'} objects)`, `${num(r['test/bench/relay-memory.bench.ts'], 'perObjectKB') ?? '?'} KB`, '≤ 20 KB'],
+      ['one /metrics scrape: ms (median of 5) / bytes / series', `${num(sc, `${p}.running.scrape.msMedian`) ?? '?'} / ${num(sc, `${p}.running.scrape.bytes`) ?? '?'} / ${num(sc, `${p}.running.scrape.series`) ?? '?'}`, '–'],
       ['duplicate launcher pods', num(sc, `${p}.duplicatePods`), '0'],
     ]), '');
   }

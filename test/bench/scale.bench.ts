@@ -25,5 +25,7 @@ export async function run(): Promise<Record<string, unknown>> {
   const figures = await burstRun('serverless', N, 'emulator', { untilRunning: true, timeoutMs: 2 * ANCHORS.kwokLimitSeconds * 1000 });
   const running = figures.running as { secondsToAllRunning?: number } | undefined;
   say(`scale: ${N} VMIs Running in ${running?.secondsToAllRunning ?? '?'} s (KubeVirt's KWOK lane: ${ANCHORS.kwokVmis} within ${ANCHORS.kwokLimitSeconds} s)`);
+  const scrape = (running as { scrape?: { msMedian: number; bytes: number; series: number } } | undefined)?.scrape;
+  if (scrape) say(`scale: one /metrics scrape at ${N} VMIs: ${scrape.msMedian} ms, ${scrape.bytes} bytes, ${scrape.series} series`);
   return { vmis: N, anchors: ANCHORS, serverless: figures };
 }

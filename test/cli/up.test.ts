@@ -21,6 +21,7 @@ test('up --sandbox --exit-when-settled: every example VMI (and running VM) is ha
   assert.match(r.stdout, /cluster: sandbox at http:\/\/127\.0\.0\.1:\d+/);
   assert.match(r.stdout, /applied \d+ objects from examples\//);
   assert.match(r.stdout, /settled: all 4 example VMIs handed off/);
+  assert.match(r.stdout, /metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/, 'up prints where its /metrics is');
   assert.match(r.stdout, /stopped cleanly/);
 });
 
@@ -30,6 +31,15 @@ test('up with a wrong flag: one line on stderr, exit 2', () => {
   // assert
   assert.equal(r.status, 2);
   assert.match(r.stderr, /unknown flag '--frobnicate'|frobnicate/);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+});
+
+test('up --prometheus with something that is not an http URL: one line naming the flag, exit 2', () => {
+  // act
+  const r = up('--prometheus', 'localhost9090', '--sandbox');
+  // assert
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /--prometheus takes a URL such as http:\/\/127\.0\.0\.1:9090, got 'localhost9090'/);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
 });
 

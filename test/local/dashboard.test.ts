@@ -94,6 +94,7 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
   const title = await page.title();
   const queueRows = await page.$$eval('#queues tbody tr', (rows) => rows.map((r) => r.getAttribute('data-controller')));
+  const alertsNote = await page.textContent('#alerts tbody');
   const idle = await chart();
 
   // act 1: a burst of VMIs
@@ -127,6 +128,7 @@ test('the dashboard: renders, charts a burst of VMIs, replays a dead-lettered ke
   // assert
   assert.equal(title, 'virt-reconciler · local');
   assert.deepEqual(queueRows, [...CONTROLLERS], 'one queue row per controller');
+  assert.match(alertsNote ?? '', /no Prometheus configured: start with --prometheus URL/, 'the alerts panel says how to feed it');
   // The nodes' own events (start-up, heartbeats) queue node and evacuation keys at any time: at
   // most one per node and controller, nothing like the burst.
   assert.ok(idle.max <= 2 * 3, `nothing but node keys queued before the burst (max ${idle.max})`);

@@ -2,6 +2,7 @@
  * The e2e benchmark's runs (e2e.bench.ts and scale.bench.ts): one system against a fresh cluster —
  * a steady-rate latency run and a burst — with the figures each reports.
  */
+import { scrapeCost } from './scrape-cost.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { RequestCount } from '../../../sandbox/apiserver/counters.ts';
 import { controllerFigures, perVmi } from './controller-figures.ts';
@@ -256,7 +257,10 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       const pipelineHeap = retainedHeapBytes();
       const clusterHeap = await cluster.heapBytes?.();
       const atRunning = controllerFigures(sys.metrics);
+      // A Prometheus scrape of the runtime's /metrics with every VMI known (KubeVirt's collectors included).
+      const scrape = name === 'serverless' ? scrapeCost(sys.metrics) : undefined;
       running = {
+        ...(scrape ? { scrape } : {}),
         allRunning: runningOk,
         secondsToAllRunning: round((lastRunning - t0) / 1000),
         vmisPerSecondRunning: round(N / ((lastRunning - t0) / 1000), 1),

@@ -92,12 +92,17 @@ test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTER
     }
   }
   const health = (await fetch(`${url}/healthz`)).status;
+  const metrics = await (await fetch(`${url}/metrics`)).text();
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
   child = undefined;
   // assert
   assert.equal(ready, 200, 'never ready');
   assert.equal(health, 200);
+  // KubeVirt's virt-controller metrics at the Deployment's /metrics (docs/operations.md, "KubeVirt's metrics").
+  assert.match(metrics, /\nkubevirt_virt_controller_leading_status 1\n/, 'the relay leads once synced');
+  assert.match(metrics, /\nkubevirt_virt_controller_ready_status 1\n/);
+  assert.match(metrics, /\nkubevirt_vmi_info\{[^}]*name="from-main"[^}]*\} 1\n/, 'the VMI collector sees the new VMI');
   assert.ok(keys.has('c1:default/from-main'), `keys on SQS: ${[...keys].join(', ')}; log:\n${lines.slice(-5).join('\n')}`);
   assert.equal(code, 0, `exit code; log:\n${lines.slice(-5).join('\n')}`);
   assert.ok(lines.some((l) => l.includes('"relay stopped"')), 'no clean-stop log line');

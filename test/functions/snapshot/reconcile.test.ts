@@ -77,7 +77,7 @@ describe('snapshot reconcile against the sandbox API server', () => {
     assert.equal(vm?.status?.snapshotInProgress, undefined, 'unlocked');
     assert.ok(!vm?.metadata?.finalizers?.includes('snapshot.kubevirt.io/snapshot-source-protection'));
     assert.equal(h.virtApi.calls.length, 0, 'offline: no guest to freeze');
-    assert.equal(h.metrics.value(SUCCEEDED_METRIC, { name: 'off-1', snapshot_name: 'snap-off-1', namespace: NS }), Date.parse(done?.status?.creationTime ?? '') / 1000);
+    assert.equal(h.metrics.value(SUCCEEDED_METRIC, { name: 'off-1', snapshot_name: 'snap-off-1', namespace: NS }), Math.floor(Date.parse(done?.status?.creationTime ?? '') / 1000), "whole seconds, as KubeVirt's Unix()");
     assert.ok(actions(server).includes('event SuccessfulVirtualMachineSnapshotContentCreate'));
     assert.ok(actions(server).includes('event SuccessfulVolumeSnapshotCreate'));
     assert.ok(settled.passes <= 4, `settled in ${settled.passes} passes: ${JSON.stringify(settled.outcomes)}`);

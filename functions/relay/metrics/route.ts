@@ -1,0 +1,65 @@
+/**
+ * How the relay carries KubeVirt's virt-controller metrics (docs/operations.md): one extra route
+ * beside the controllers' wakes, whose watches add only what the collectors need and nothing
+ * watches yet (instance types and preferences, for the `instance_type` and `preference` labels),
+ * whose "mapper" records each event and never answers a key; and two collectors on the relay's
+ * registry, the VMI/VM/migration families and the component's ready/leading gauges.
+ */
+import {
+  CLUSTER_INSTANCETYPES,
+  CLUSTER_PREFERENCES,
+  INSTANCETYPES,
+  KUBEVIRTS,
+  MIGRATIONS,
+  PREFERENCES,
+  PVCS,
+  VMIS,
+  VMS,
+} from '../../../shared/api/resources.ts';
+import { componentCollector } from '../../../shared/metrics/kubevirt/component.ts';
+import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import { LAUNCHER_PODS, type RelayRoute, type WatchSpec } from '../../../shared/relay/route.ts';
+import { KubevirtCollector } from './collector.ts';
+
+/** What the collectors read: KubeVirt's informers of the same objects. */
+export const METRICS_WATCHES: readonly WatchSpec[] = [
+  { res: VMIS },
+  { res: VMS },
+  { res: MIGRATIONS },
+  LAUNCHER_PODS,
+  { res: PVCS },
+  { res: KUBEVIRTS },
+  { res: INSTANCETYPES },
+  { res: CLUSTER_INSTANCETYPES },
+  { res: PREFERENCES },
+  { res: CLUSTER_PREFERENCES },
+];
+
+export class KubevirtMetrics {
+  readonly collector: KubevirtCollector;
+  readonly route: RelayRoute;
+  #running = false;
+
+  /** `synced`: whether the relay's watches have all listed once. */
+  constructor(registry: MetricsRegistry, synced: () => boolean) {
+    this.collector = new KubevirtCollector(registry);
+    this.route = {
+      watches: METRICS_WATCHES,
+      mapper: () => (kind, type, obj) => {
+        this.collector.observe(kind, type, obj);
+        return [];
+      },
+    };
+    registry.addCollector(componentCollector(() => ({ running: this.#running, synced: synced() })));
+    registry.addCollector(this.collector);
+  }
+
+  start(): void {
+    this.#running = true;
+  }
+
+  /** Leading and ready drop to 0 at once: the last scrape before the process ends says so. */
+  stop(): void {
+    this.#running = false;
+  }
+}
