@@ -3,6 +3,7 @@
  * machine, so each system's figure is the median of several rounds, and its detailed breakdown
  * is the run that gave that median.
  */
+import { median } from './stats.ts';
 
 /** Per system, the run with the median VMIs/s among the rounds (the lower middle of an even count). */
 export function medianRuns<R extends { readonly vmisPerSecondScheduled: number }>(rounds: readonly Record<string, R>[]): Record<string, R> {
@@ -13,4 +14,20 @@ export function medianRuns<R extends { readonly vmisPerSecondScheduled: number }
     if (runs.length > 0) out[sys] = runs[(runs.length - 1) >> 1]!;
   }
   return out;
+}
+
+/**
+ * The median of every number across `runs`, leaf by leaf, in the shape of the runs (objects
+ * recurse; anything else is taken from the first run that has it): the figures a row judges by,
+ * each the median of its rounds on its own rather than the figures of one median run.
+ */
+export function medianOfLeaves(runs: readonly unknown[]): unknown {
+  const present = runs.filter((r) => r !== undefined && r !== null);
+  if (present.length === 0) return undefined;
+  if (present.every((r) => typeof r === 'number')) return Math.round(median(present as number[]) * 1000) / 1000;
+  if (present.every((r) => typeof r === 'object' && !Array.isArray(r))) {
+    const keys = new Set(present.flatMap((r) => Object.keys(r as object)));
+    return Object.fromEntries([...keys].map((k) => [k, medianOfLeaves(present.map((r) => (r as Record<string, unknown>)[k]))]));
+  }
+  return present[0];
 }
