@@ -21,14 +21,14 @@ import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { NODES, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { ControlPlane } from '../../sandbox/real/control-plane.ts';
-import { medianOfLeaves } from './support/burst-rounds.ts';
+import { mediansBySystem } from './support/burst-rounds.ts';
 import { controllerFigures, perVmi } from './support/controller-figures.ts';
 import { externalFigures, startRun } from './support/e2e-runs.ts';
 import { identityRequests } from './support/identity-requests.ts';
 import { MigrationPeakTracker } from './support/migration-peaks.ts';
 import { onBothLanes } from './support/real-lane.ts';
 import { controllerCpuMicros } from './support/run-figures.ts';
-import { attempt, chooseSystems, roundOrder, type Failure, type SystemName } from './support/system-choice.ts';
+import { chooseSystems, runRounds, type Failure, type SystemName } from './support/system-choice.ts';
 import { USER_IDENTITY, vmiManifest, waitUntil, waitUntilAsync } from './support/vmi-run.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -151,18 +151,8 @@ type DrainFigures = Awaited<ReturnType<typeof drainRun>>;
 async function laneRuns(lane: ControlPlane, n: number) {
   const { systems, kubevirtSkipped } = chooseSystems(`drain (${lane})`, CANDIDATES, say);
   const failures: Failure[] = [];
-  const rounds: { order: SystemName[]; runs: Record<string, DrainFigures> }[] = [];
-  for (let i = 0; i < Math.max(1, ROUNDS); i++) {
-    if (ROUNDS > 1) say(`drain round ${i + 1}/${ROUNDS} (${lane})`);
-    const order = roundOrder(systems, i);
-    const runs: Record<string, DrainFigures> = {};
-    for (const sys of order) {
-      const r = await attempt(sys, `drain ${n} (${lane}, round ${i + 1})`, failures, () => drainRun(sys, n, lane), say);
-      if (r) runs[sys] = r;
-    }
-    rounds.push({ order, runs });
-  }
-  const bySystem = Object.fromEntries(systems.map((sys) => [sys, medianOfLeaves(rounds.map((r) => r.runs[sys]))]).filter(([, v]) => v !== undefined)) as Record<string, DrainFigures>;
+  const rounds = await runRounds(`drain ${n} (${lane})`, systems, ROUNDS, failures, (sys) => drainRun(sys, n, lane), say);
+  const bySystem = mediansBySystem(systems, rounds);
   const s = bySystem.serverless;
   const k = bySystem.kubevirt;
   const ratio = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined || y === 0 ? undefined : round(x / y));

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { medianOfLeaves } from './support/burst-rounds.ts';
+import { medianOfLeaves, mediansBySystem } from './support/burst-rounds.ts';
 import { identityRequests } from './support/identity-requests.ts';
-import { chooseSystems, roundOrder, type SystemName } from './support/system-choice.ts';
+import { chooseSystems, roundOrder, runRounds, type Failure, type SystemName } from './support/system-choice.ts';
 import { ratiosVsKubevirt, versusKubevirt } from './support/vs-kubevirt.ts';
 import { kubevirtSection, kubevirtSummaryRows } from './report-kubevirt.ts';
 
@@ -62,6 +62,34 @@ describe('which systems a row runs', () => {
     assert.deepEqual(orders, [ALL, ['serverless', 'kubevirt', 'baseline'], ['kubevirt', 'baseline', 'serverless'], ALL]);
     assert.deepEqual(roundOrder(['baseline', 'serverless'], 1), ['serverless', 'baseline'], 'two systems alternate');
     assert.deepEqual(roundOrder([], 5), []);
+  });
+});
+
+describe('rounds', () => {
+  test("every system in each round, the order rotating; KubeVirt's failure is recorded and the rounds go on", async () => {
+    // arrange
+    const calls: string[] = [];
+    const failures: Failure[] = [];
+    const lines: string[] = [];
+    let kubevirtRuns = 0;
+    const run = async (sys: SystemName) => {
+      calls.push(sys);
+      if (sys === 'kubevirt' && kubevirtRuns++ === 0) throw new Error('it did not lead\nlog tail');
+      return { seconds: calls.length };
+    };
+    // act
+    const rounds = await runRounds('burst 10 (emulator)', ALL, 2, failures, run, (l) => lines.push(l));
+    // assert
+    assert.deepEqual(calls, ['baseline', 'serverless', 'kubevirt', 'serverless', 'kubevirt', 'baseline']);
+    assert.deepEqual(rounds.map((r) => Object.keys(r.runs)), [['baseline', 'serverless'], ['serverless', 'kubevirt', 'baseline']], 'the failed run is absent from its round');
+    assert.deepEqual(failures, [{ system: 'kubevirt', run: 'burst 10 (emulator), round 1', error: 'it did not lead\nlog tail' }]);
+    assert.ok(lines.includes('kubevirt: burst 10 (emulator), round 1 failed: it did not lead'), 'one line, the first of the error');
+    assert.deepEqual(mediansBySystem(ALL, rounds), { baseline: { seconds: 3.5 }, serverless: { seconds: 3 }, kubevirt: { seconds: 5 } });
+  });
+
+  test("our systems' failures are not swallowed", async () => {
+    // arrange, act, assert
+    await assert.rejects(runRounds('drain', ['serverless'], 1, [], async () => { throw new Error('boom'); }, () => undefined), /boom/);
   });
 });
 

@@ -19,10 +19,10 @@ import type { ControlPlane } from '../../sandbox/real/control-plane.ts';
 import type { RunningSystem } from './support/systems.ts';
 import { externalFigures, startRun } from './support/e2e-runs.ts';
 import { identityRequests } from './support/identity-requests.ts';
-import { medianOfLeaves } from './support/burst-rounds.ts';
+import { mediansBySystem } from './support/burst-rounds.ts';
 import { onBothLanes } from './support/real-lane.ts';
 import { controllerCpuMicros } from './support/run-figures.ts';
-import { attempt, chooseSystems, roundOrder, type Failure, type SystemName } from './support/system-choice.ts';
+import { chooseSystems, runRounds, type Failure, type SystemName } from './support/system-choice.ts';
 import { USER_IDENTITY, vmiManifest, waitUntil, waitUntilAsync } from './support/vmi-run.ts';
 import { ratiosVsKubevirt } from './support/vs-kubevirt.ts';
 
@@ -129,18 +129,8 @@ type ScaleFigures = Awaited<ReturnType<typeof scaleRun>>;
 async function laneRuns(lane: ControlPlane, n: number) {
   const { systems, kubevirtSkipped } = chooseSystems(`replica set (${lane})`, CANDIDATES, say);
   const failures: Failure[] = [];
-  const rounds: { order: SystemName[]; runs: Record<string, ScaleFigures> }[] = [];
-  for (let i = 0; i < Math.max(1, ROUNDS); i++) {
-    if (ROUNDS > 1) say(`replica set round ${i + 1}/${ROUNDS} (${lane})`);
-    const order = roundOrder(systems, i);
-    const runs: Record<string, ScaleFigures> = {};
-    for (const sys of order) {
-      const r = await attempt(sys, `replica set ${n} (${lane}, round ${i + 1})`, failures, () => scaleRun(sys, n, lane), say);
-      if (r) runs[sys] = r;
-    }
-    rounds.push({ order, runs });
-  }
-  const scale = Object.fromEntries(systems.map((sys) => [sys, medianOfLeaves(rounds.map((r) => r.runs[sys]))]).filter(([, v]) => v !== undefined)) as Record<string, ScaleFigures>;
+  const rounds = await runRounds(`replica set ${n} (${lane})`, systems, ROUNDS, failures, (sys) => scaleRun(sys, n, lane), say);
+  const scale = mediansBySystem(systems, rounds);
   const b = scale.baseline;
   const s = scale.serverless;
   const ratio = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined || y === 0 ? undefined : round(x / y));

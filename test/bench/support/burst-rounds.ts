@@ -31,3 +31,13 @@ export function medianOfLeaves(runs: readonly unknown[]): unknown {
   }
   return present[0];
 }
+
+/** Per system that ran in any round, the median of each of its figures ({@link medianOfLeaves}). */
+export function mediansBySystem<T>(systems: readonly string[], rounds: readonly { readonly runs: Readonly<Record<string, T>> }[]): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const sys of systems) {
+    const m = medianOfLeaves(rounds.map((r) => r.runs[sys]));
+    if (m !== undefined) out[sys] = m as T;
+  }
+  return out;
+}

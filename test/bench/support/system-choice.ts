@@ -70,3 +70,28 @@ export async function attempt<T>(system: SystemName, run: string, failures: Fail
     return undefined;
   }
 }
+
+/** One round: the systems' order and each one's figures (a failed KubeVirt run is absent). */
+export interface Round<T> {
+  readonly order: SystemName[];
+  readonly runs: Record<string, T>;
+}
+
+/**
+ * `rounds` rounds (at least one) of `run` on every system, the order rotating ({@link roundOrder});
+ * KubeVirt's runs that fail are recorded in `failures` ({@link attempt}) and the rounds go on.
+ */
+export async function runRounds<T>(what: string, systems: readonly SystemName[], rounds: number, failures: Failure[], run: (sys: SystemName) => Promise<T>, log: (line: string) => void): Promise<Round<T>[]> {
+  const out: Round<T>[] = [];
+  for (let i = 0; i < Math.max(1, rounds); i++) {
+    if (rounds > 1) log(`${what}: round ${i + 1}/${rounds}`);
+    const order = roundOrder(systems, i);
+    const runs: Record<string, T> = {};
+    for (const sys of order) {
+      const r = await attempt(sys, `${what}, round ${i + 1}`, failures, () => run(sys), log);
+      if (r !== undefined) runs[sys] = r;
+    }
+    out.push({ order, runs });
+  }
+  return out;
+}
