@@ -39,7 +39,10 @@ export function say(line: string): void {
 export async function startRun(name: SystemName, N: number, controlPlane: ControlPlane, extra: { pprof?: boolean; replicaSets?: boolean } = {}): Promise<{ cluster: BenchCluster; sys: RunningSystem }> {
   const cluster = await startCluster({ vmis: N, controlPlane, identities: BENCH_IDENTITIES, ...(extra.pprof ? { pprof: true } : {}) });
   try {
-    return { cluster, sys: await startSystem(name, cluster, extra.replicaSets ? { replicaSets: true } : {}) };
+    const sys = await startSystem(name, cluster, extra.replicaSets ? { replicaSets: true } : {});
+    // Which way KubeVirt's reached the API server: through KubeVirt's apishim (emulator) or directly.
+    if (sys.external) say(`${name}: virt-controller (pid ${sys.external.pid}) leads; API server: ${sys.external.apiPath}`);
+    return { cluster, sys };
   } catch (err) {
     await cluster.stop();
     throw err;

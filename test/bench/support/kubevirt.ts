@@ -81,7 +81,11 @@ export interface LogFinding {
 /** A running virt-controller; see the module comment. */
 export interface VirtController {
   readonly pid: number;
-  /** How it reached the API server: `direct`, or `apishim <path>` on the emulator. */
+  /**
+   * How it reached the API server: `direct` (the real control plane), or on the emulator
+   * `apishim <path>, behind a TLS front` (`the emulator, behind a TLS front` once the emulator serves
+   * the CRD list and Ingresses itself).
+   */
   readonly apiPath: string;
   /** Its process's CPU time so far (user + system), µs. */
   cpuMicros(): number;
@@ -132,6 +136,7 @@ export async function startVirtController(
       const front = await tlsFront(server);
       closers.push(front.close);
       config = tlsKubeconfig(front.url, front.caPem, kc.getCurrentUser()?.token ?? KUBEVIRT_CONTROLLER_IDENTITY);
+      apiPath = `${apiPath === 'direct' ? 'the emulator' : apiPath}, behind a TLS front`;
     }
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, config, { mode: 0o600 });
