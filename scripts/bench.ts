@@ -16,6 +16,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deriveCost, renderMarkdown, type BenchRun } from '../test/bench/report.ts';
 import { DYNAMODB_PREREQUISITES, ensureTestPrerequisites } from './test-prerequisites.ts';
+import { kubevirtSetup } from '../test/bench/support/kubevirt.ts';
+import { ALL_SYSTEMS, chooseSystems } from '../test/bench/support/system-choice.ts';
 
 const filters = process.argv.slice(2);
 const files = globSync('test/bench/*.bench.ts')
@@ -30,6 +32,16 @@ try {
 } catch (err) {
   // The files that need what is missing fail below, each in one line; the others run.
   process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+}
+// The systems' knobs, checked before any file runs: a wrong name or path is one line now, not
+// an error half an hour in (an unset KUBEVIRT_VIRT_CONTROLLER is no error: each row says it skipped).
+try {
+  chooseSystems('bench', ALL_SYSTEMS, () => undefined);
+  const kubevirt = kubevirtSetup();
+  if (process.env.KUBEVIRT_VIRT_CONTROLLER && 'skipped' in kubevirt) throw new Error(kubevirt.skipped);
+} catch (err) {
+  process.stderr.write(`npm run bench: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
 }
 const OUT = 'docs/benchmarks.json';
 // A filtered run updates its files' entries and keeps the others' last figures.

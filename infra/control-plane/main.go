@@ -5,7 +5,7 @@
 // component keeps its own global registries, flags and feature gates, exactly as when it is
 // built as its own binary).
 //
-//	control-plane serve --dir DIR [--crds DIR] [--identities FILE] [--ready-file FILE]
+//	control-plane serve --dir DIR [--crds DIR] [--identities FILE] [--ready-file FILE] [--pprof-addr 127.0.0.1:0]
 //	control-plane version
 //
 // `serve` generates a CA, serving certificates and a service-account key pair, writes one

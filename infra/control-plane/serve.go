@@ -30,6 +30,9 @@ type readyInfo struct {
 	Version     string            `json:"version"`
 	Pid         int               `json:"pid"`
 	Kubeconfigs map[string]string `json:"kubeconfigs"`
+	// Pprof: each process's /debug/pprof base URL by component ("serve" is this process, with
+	// etcd), when --pprof-addr was given.
+	Pprof map[string]string `json:"pprof,omitempty"`
 }
 
 func serve(args []string) error {
@@ -40,6 +43,8 @@ func serve(args []string) error {
 	port := fs.Int("port", 0, "API server port on 127.0.0.1 (0: a free one)")
 	identitiesFile := fs.String("identities", "", "JSON file {\"<identity>\": {\"user\": \"...\", \"groups\": [\"...\"]}}: one static token each "+
 		"(\"admin\", in system:masters, is always issued)")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's /debug/pprof of this process (etcd) on this loopback address (e.g. 127.0.0.1:0) "+
+		"and turn --profiling on in kube-apiserver, kube-controller-manager and kube-scheduler; the URLs go to the ready file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,6 +95,17 @@ func serve(args []string) error {
 	auditLog := filepath.Join(*dir, "audit.log")
 	os.Remove(auditLog)
 
+	var pprofURLs map[string]string
+	if *pprofAddr != "" {
+		base, err := servePprof(*pprofAddr)
+		if err != nil {
+			return err
+		}
+		pprofURLs = map[string]string{"serve": base}
+		logf("pprof of this process (etcd) at %s", base)
+	}
+	profiling := componentProfiling(pprofURLs != nil)
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -137,7 +153,7 @@ func serve(args []string) error {
 		"--audit-log-mode=blocking",
 		"--audit-log-maxbackup=0",
 		"--audit-log-maxsize=0",
-		"--profiling=false",
+		profiling,
 		"--v=0",
 	}
 	if err := children.start(ctx, self, "kube-apiserver", apiArgs, filepath.Join(*dir, "kube-apiserver.log")); err != nil {
@@ -181,7 +197,7 @@ func serve(args []string) error {
 		"--cluster-signing-cert-file=" + pki.caFile,
 		"--cluster-signing-key-file=" + pki.caKey,
 		"--controllers=*",
-		"--profiling=false",
+		profiling,
 		"--v=0",
 	}
 	if err := children.start(ctx, self, "kube-controller-manager", kcmArgs, filepath.Join(*dir, "kube-controller-manager.log")); err != nil {
@@ -194,7 +210,7 @@ func serve(args []string) error {
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", schedPort),
 		"--leader-elect=false",
-		"--profiling=false",
+		profiling,
 		"--v=0",
 	}
 	if err := children.start(ctx, self, "kube-scheduler", schedArgs, filepath.Join(*dir, "kube-scheduler.log")); err != nil {
@@ -208,9 +224,15 @@ func serve(args []string) error {
 	}
 	logf("kube-controller-manager and kube-scheduler running")
 
+	if pprofURLs != nil {
+		pprofURLs["kube-apiserver"] = server + "/debug/pprof"
+		pprofURLs["kube-controller-manager"] = fmt.Sprintf("https://127.0.0.1:%d/debug/pprof", kcmPort)
+		pprofURLs["kube-scheduler"] = fmt.Sprintf("https://127.0.0.1:%d/debug/pprof", schedPort)
+	}
 	info := readyInfo{
 		Server: server, CAFile: pki.caFile, Tokens: creds.tokens, Users: creds.users,
 		AuditLog: auditLog, Version: versionString(admin), Pid: os.Getpid(), Kubeconfigs: creds.kubeconfigs,
+		Pprof: pprofURLs,
 	}
 	data, _ := json.MarshalIndent(info, "", "  ")
 	tmp := *readyFile + ".tmp"

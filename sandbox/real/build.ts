@@ -11,13 +11,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const moduleDir = join(projectRoot, 'infra', 'control-plane');
 const cacheRoot = join(projectRoot, '.cache', 'control-plane');
+/** Builds kept in the cache, this one included (each is ~150 MB). */
+const KEPT_BUILDS = 3;
 
 /** Hash of every file in infra/control-plane/ (names and contents). */
 export function moduleHash(): string {
@@ -111,8 +113,13 @@ export async function ensureBuilt(log: (line: string) => void = (l) => process.s
   const started = Date.now();
   await runGo(['build', '-mod=readonly', '-ldflags', ldflags, '-o', tmp, '.'], { cwd: moduleDir, label: 'control-plane', log });
   renameSync(tmp, out);
-  // Older builds of other sources are of no further use.
-  for (const d of readdirSync(cacheRoot)) if (d !== hash) rmSync(join(cacheRoot, d), { recursive: true, force: true });
+  // Builds of other sources: several checkouts (worktrees) may share one .cache and run their
+  // own sources' binary at the same time, so only builds beyond the newest few are removed.
+  const builds = readdirSync(cacheRoot)
+    .filter((d) => d !== hash)
+    .map((d) => ({ d, at: statSync(join(cacheRoot, d)).mtimeMs }))
+    .sort((a, b) => b.at - a.at);
+  for (const { d } of builds.slice(KEPT_BUILDS - 1)) rmSync(join(cacheRoot, d), { recursive: true, force: true });
   log(`control-plane: built ${out} in ${Math.round((Date.now() - started) / 1000)} s`);
   return out;
 }

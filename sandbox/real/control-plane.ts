@@ -19,6 +19,7 @@ import type { Faults } from '../apiserver/faults.ts';
 import { createClock, type Clock } from '../clock.ts';
 import { AuditFile } from './audit-file.ts';
 import { ensureBuilt } from './build.ts';
+import type { PprofEndpoint } from './pprof.ts';
 import { CONTROLLERS } from '../../shared/controllers.ts';
 import { controllerRbacFile, IDENTITIES, localRuntimeRoleBindings, sandboxRbac } from './identities.ts';
 
@@ -54,6 +55,8 @@ interface ReadyInfo {
   users: Record<string, string>;
   auditLog: string;
   version: string;
+  /** Each process's /debug/pprof base URL, when started with --pprof-addr. */
+  pprof?: Record<string, string>;
 }
 
 export interface RealApiServerOptions {
@@ -66,6 +69,11 @@ export interface RealApiServerOptions {
    * binds the local runtime's group to the product's roles by name, is applied all the same).
    */
   productRbac?: boolean;
+  /**
+   * Serve Go's CPU profiles of every control-plane process (`--pprof-addr`, infra/control-plane/pprof.go);
+   * default VR_CONTROL_PLANE_PPROF=1. The benchmarks turn it on for BENCH_CPU_PROFILE_DIR.
+   */
+  pprof?: boolean;
 }
 
 /** The real control plane, shaped as the emulator's ApiServer; see the module comment. */
@@ -76,6 +84,8 @@ export interface RealApiServer extends ApiServer {
   dir: string;
   /** The user name the API server sees for an identity. */
   userOf(identity: string): string;
+  /** How to reach each process's /debug/pprof (`serve` = etcd's process), when started with `pprof`. */
+  pprof?: Readonly<Record<string, PprofEndpoint>>;
 }
 
 function emulatorOnly<T extends object>(what: string): T {
@@ -96,6 +106,7 @@ export async function startRealApiServer(opts: RealApiServerOptions = {}): Promi
   const identitiesFile = join(dir, 'identities.json');
   await writeFile(identitiesFile, JSON.stringify(IDENTITIES));
   const args = ['serve', '--dir', dir, '--crds', CRDS_DIR, '--ready-file', readyFile, '--identities', identitiesFile];
+  if (opts.pprof ?? process.env.VR_CONTROL_PLANE_PPROF === '1') args.push('--pprof-addr', '127.0.0.1:0');
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => {
@@ -149,12 +160,18 @@ export async function startRealApiServer(opts: RealApiServerOptions = {}): Promi
     throw err;
   }
   log(`control-plane: Kubernetes ${info.version} ready at ${info.server}`);
+  // The secure ports' profiles need an identity that may read /debug/pprof: the admin's token.
+  // kube-apiserver serves with our CA's certificate; the other two with one they made themselves.
+  const endpoint = (component: string, base: string): PprofEndpoint =>
+    !base.startsWith('https:') ? { base } : component === 'kube-apiserver' ? { base, token: info.tokens.admin!, ca } : { base, token: info.tokens.admin!, selfSigned: true };
+  const pprof = info.pprof ? Object.fromEntries(Object.entries(info.pprof).map(([component, base]) => [component, endpoint(component, base)])) : undefined;
   let closing: Promise<void> | undefined;
   return {
     url: info.server,
     version: info.version,
     dir,
     userOf: (identity) => info.users[identity] ?? identity,
+    ...(pprof ? { pprof } : {}),
     kubeConfig,
     async writeKubeconfig(path, identity = 'admin') {
       await writeFile(path, kubeConfig(identity).exportConfig() + '\n', { mode: 0o600 });

@@ -20,6 +20,12 @@ export interface Identity {
 /** The group of the all-in-one local runtime identities (relay and every controller in one). */
 const LOCAL_RUNTIME_GROUP = 'virt-reconciler:local-runtime';
 const NODE_SIM_ROLE = 'virt-reconciler-sandbox-node-sim';
+/**
+ * KubeVirt's own virt-controller, run beside ours by the benchmarks (test/bench/support/kubevirt.ts),
+ * under the user its ServiceAccount is in a KubeVirt install, so the audit log keeps its requests
+ * apart from ours.
+ */
+export const KUBEVIRT_CONTROLLER_IDENTITY = 'kubevirt-controller';
 const VIRT_API_ROLE = 'virt-reconciler-sandbox-virt-api';
 
 /** The RBAC file of a registered controller: one ClusterRole per controller of the registry (shared/controllers.ts). */
@@ -42,6 +48,7 @@ export const IDENTITIES: Record<string, Identity> = {
   'node-sim': { user: 'virt-reconciler-sandbox:node-sim' },
   // virt-api's eviction webhook (sandbox/kubevirt/eviction-webhook-server.ts), as virt-api's ServiceAccount.
   [VIRT_API_IDENTITY]: { user: 'system:serviceaccount:kubevirt:kubevirt-apiserver' },
+  [KUBEVIRT_CONTROLLER_IDENTITY]: { user: 'system:serviceaccount:kubevirt:kubevirt-controller' },
   // The product's identities, exactly as infra/kubernetes/ binds them.
   relay: { user: 'system:serviceaccount:virt-reconciler:virt-reconciler-relay' },
   ...Object.fromEntries(CONTROLLERS.map((c) => [`${c}-controller`, { user: controllerUser(c) }])),
@@ -93,6 +100,10 @@ export function sandboxRbac(): KubernetesObject[] {
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', ...subject }],
   });
   return [
+    // KubeVirt's virt-controller is a comparison, not the product: bound to cluster-admin rather
+    // than to the ClusterRole virt-operator gives it (a superset of that role's rules, so nothing
+    // it does is refused; what it may do is not what this lane checks).
+    binding('virt-reconciler-sandbox-kubevirt-controller', 'cluster-admin', { kind: 'User', name: IDENTITIES[KUBEVIRT_CONTROLLER_IDENTITY]!.user }),
     nodeSim,
     binding(NODE_SIM_ROLE, NODE_SIM_ROLE, { kind: 'User', name: IDENTITIES['node-sim']!.user }),
     virtApi,

@@ -5,34 +5,9 @@
  */
 import { DEFAULT_MEMORY_MB } from '../../infra/aws/settings.ts';
 import { BATCH_CONCURRENCY_ENV } from '../../shared/queue/batch-concurrency.ts';
+import { at, info, num, numIn, row, table, type Json, type Row } from './report-format.ts';
+import { kubevirtSection, kubevirtSummaryRows } from './report-kubevirt.ts';
 import { costByMemory, costPerMillionReconciles, FOOTPRINT_ROUNDS, PRICES, type CostBreakdown, type CostInputs, type FootprintRound } from './cost-model.ts';
-
-type Json = Record<string, unknown>;
-
-/** Reads a nested value by path ('a.b.c'), undefined when absent. */
-function at(o: unknown, path: string): unknown {
-  return path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Json)[k] : undefined), o);
-}
-/** A number stored under `key` of the object at `path` (keys may contain dots). */
-const numIn = (o: unknown, path: string, key: string): number | undefined => {
-  const v = (at(o, path) as Json | undefined)?.[key];
-  return typeof v === 'number' ? v : undefined;
-};
-const num = (o: unknown, path: string): number | undefined => {
-  const v = at(o, path);
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-};
-
-interface Row {
-  figure: string;
-  measured: string;
-  target: string;
-  met: boolean | undefined;
-}
-
-function row(figure: string, value: number | undefined, unit: string, target: string, ok: (v: number) => boolean): Row {
-  return { figure, measured: value === undefined ? 'not run' : `${value}${unit}`, target, met: value === undefined ? undefined : ok(value) };
-}
 
 /** The cost model's inputs from the e2e and bundle results; undefined when they are missing. */
 export function costInputs(results: Json): CostInputs | undefined {
@@ -175,6 +150,7 @@ export function summaryRows(results: Json): Row[] {
   rows.push(info('reconcile avg ms, traces off / on (side by side)', num(traces, 'reconcileAvgMsOff'), ` / ${num(traces, 'reconcileAvgMsOn')} ms`, `entry ${num(traces, 'traceEntryAvgBytes')} bytes avg`));
   rows.push(row(`relay memory per watched object (${num(relay, 'watched') ?? '?'} objects)`, num(relay, 'perObjectKB'), ' KB', '≤ 20 KB', (v) => v <= 20));
   rows.push(...scaleRows(results));
+  rows.push(...kubevirtSummaryRows(results));
   const drain = results['test/bench/drain.bench.ts'];
   rows.push(info(`node drain of ${num(drain, 'vmis') ?? 'N'} VMIs: share of the limits' ideal`, num(drain, 'shareOfIdeal'), '', `KubeVirt's limits (2 outbound per node): ⌈N/2⌉ waves; drained in ${num(drain, 'secondsToDrained') ?? '?'} sandbox s, peaks ${String(at(drain, 'peakRunning') ?? '?')}/${String(at(drain, 'peakOutboundPerNode') ?? '?')}`));
   rows.push(info('cost per million reconciles at batch 1, from the e2e run ($)', num(cost, 'breakdown.total'), '', 'for comparison: no batching (the default, batch 10, is priced by the footprint rows below)'));
@@ -224,21 +200,11 @@ export function burstRoundsNote(e2e: unknown): string {
   return `medians of ${runs.length} rounds; each round: ${runs.map((r) => `${r}×`).join(', ')}`;
 }
 
-/** A figure reported for information, with no target of its own. */
-function info(figure: string, value: number | undefined, unit: string, note: string): Row {
-  return { figure, measured: value === undefined ? 'not run' : `${value}${unit}`, target: note, met: undefined };
-}
-
 function sumDefined(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
 }
 function kb(bytes: number | undefined): number | undefined {
   return bytes === undefined ? undefined : Math.round(bytes / 1000);
-}
-
-function table(headers: string[], rows: (string | number | undefined)[][]): string {
-  const cell = (v: string | number | undefined) => (v === undefined ? '–' : String(v));
-  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 }
 
 /** docs/benchmarks.md from the report written to docs/benchmarks.json. */
@@ -328,7 +294,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     const runs = at(e2e, 'p99Runs') as Json[] | undefined;
     if (Array.isArray(runs) && runs.length > 0) {
       out.push(`### The p99 in ${runs.length} consecutive pairs`, '');
-      out.push('Each pair is the baseline then the serverless path, each on a fresh sandbox; the first pair is the one detailed above. Beside each run, what its two processes (the system under test, "pipeline", and the cluster) did meanwhile (test/bench/support/pauses.ts): V8 garbage-collection pause total and longest, mark-compact count, and the event loop\'s stalls (a 20 ms tick ≥ 100 ms late) — and the share of the VMIs at or above the p99 whose create → pod window overlapped a stall of either process.', '');
+      out.push('Each pair is the baseline and the serverless path (with KubeVirt\'s virt-controller when it runs), the order rotating from run to run, each on a fresh sandbox; the first pair is the one detailed above. Beside each run, what its two processes (the system under test, "pipeline", and the cluster) did meanwhile (test/bench/support/pauses.ts): V8 garbage-collection pause total and longest, mark-compact count, and the event loop\'s stalls (a 20 ms tick ≥ 100 ms late) — and the share of the VMIs at or above the p99 whose create → pod window overlapped a stall of either process.', '');
       const pz = (r: Json, s: string, proc: string, k: string) => num(r, `pauses.${s}.${proc}.${k}`);
       out.push(table(['pair', 'p50 ms b / s', 'p99 ms b / s', 'p99 ratio', 'pipeline GC ms total / max (b; s)', 'cluster GC ms total / max (b; s)', 'stall ms pipeline / cluster (b; s)', 'slow VMIs in a stall (b; s)'], runs.map((r, i) => [
         i + 1,
@@ -354,11 +320,12 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
     out.push(`${num(e2e, 'vmis')} VMIs created at once (50 concurrent creates); VMIs/s = N / (last VMI Scheduled − first create sent). The breakdown shows where a reconcile's time goes and the CPU profile where each busy core goes (self time by component). ${where}`, '');
     const rounds = at(e2e, 'burstRounds');
     if (Array.isArray(rounds) && rounds.length > 1) {
-      out.push(`${rounds.length} rounds, each a burst of both sizes on both systems, the systems' order alternating (BENCH_BURST_ROUNDS): one burst moves by ±15 % from run to run here. The table below is each system's median run; the rounds:`, '');
+      out.push(`${rounds.length} rounds, each a burst of N to Running on every system and of the reference size on ours, the systems' order rotating (BENCH_BURST_ROUNDS): one burst moves by ±15 % from run to run here. The table below is each system's median run (KubeVirt's virt-controller, when it ran, is in the side-by-side section); the rounds:`, '');
       const small = num(e2e, 'smallVmis') ?? 300;
-      out.push(table(['round (order)', 'VMIs/s baseline / serverless', 'ratio', `at ${small}: baseline / serverless`, 'API call p50 ms serverless', `at ${small}`], rounds.map((r, i) => [
+      const kv = rounds.some((r) => num(r, 'vmisPerSecond.kubevirt') !== undefined);
+      out.push(table(['round (order)', `VMIs/s baseline / serverless${kv ? ' / KubeVirt' : ''}`, 'ratio', `at ${small}: baseline / serverless`, 'API call p50 ms serverless', `at ${small}`], rounds.map((r, i) => [
         `${i + 1} (${String((at(r, 'order') as unknown[] | undefined)?.[0] ?? '?')} first)`,
-        `${num(r, 'vmisPerSecond.baseline')} / ${num(r, 'vmisPerSecond.serverless')}`,
+        `${num(r, 'vmisPerSecond.baseline')} / ${num(r, 'vmisPerSecond.serverless')}${kv ? ` / ${num(r, 'vmisPerSecond.kubevirt') ?? '–'}` : ''}`,
         num(r, 'ratio'),
         `${num(r, 'vmisPerSecondSmall.baseline')} / ${num(r, 'vmisPerSecondSmall.serverless')}`,
         num(r, 'apiCallP50Ms.serverless'),
@@ -397,7 +364,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
   if (rs) {
     const sys = ['baseline', 'serverless'] as const;
     out.push(`## Replica set scaling 0 → ${num(rs, 'replicas')}`, '');
-    out.push('A VMI replica set created with `replicas: 0`, then scaled through `/scale` (as `kubectl scale` does), each system on a fresh sandbox. Seconds = the scale request → the last replica Running (audit log, sandbox clock). The baseline runs the same replica set and VMI reconciles from informers and in-memory workqueues with in-memory expectations; the serverless path is `LocalRuntime` (relay → SQLite queue → workers, expectations in the table). "Replica set calls" are its own reconciles\' calls (per-reconcile counters); "all controllers" is everything the systems\' identity sent (the VMI controller\'s launcher pods, status syncs, the relay or informers).', '');
+    out.push('A VMI replica set created with `replicas: 0`, then scaled through `/scale` (as `kubectl scale` does), each system on a fresh sandbox. Seconds = the scale request → the last replica Running (audit log, sandbox clock). The baseline runs the same replica set and VMI reconciles from informers and in-memory workqueues with in-memory expectations; the serverless path is `LocalRuntime` (relay → SQLite queue → workers, expectations in the table). "Replica set calls" are its own reconciles\' calls (per-reconcile counters); "all controllers" is everything the systems\' identity sent (the VMI controller\'s launcher pods, status syncs, the relay or informers). Each figure is the median of its rounds (BENCH_RS_ROUNDS); KubeVirt\'s virt-controller and the real control plane are in the side-by-side section.', '');
     out.push(table(['', ...sys], [
       ['seconds to all Running', ...sys.map((s) => num(rs, `scale.${s}.secondsToAllRunning`))],
       ['replicas/s', ...sys.map((s) => num(rs, `scale.${s}.replicasPerSecond`))],
@@ -417,7 +384,7 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
   const drain = r['test/bench/drain.bench.ts'];
   if (drain) {
     out.push(`## Node drain of ${num(drain, 'vmis')} LiveMigrate VMIs`, '');
-    out.push('Every VMI placed on one node, which is then tainted `kubevirt.io/drain:NoSchedule` (the evacuation controller\'s trigger), on a fresh sandbox; the serverless path only (the baseline runs no evacuation or migration controller). The anchor is KubeVirt\'s own limits: with 2 outbound migrations per node the drain takes at least ⌈N / 2⌉ waves of one migration\'s duration; "share of the ideal" is that bound over the measured time. Peaks are replayed from the API server\'s writes (a migration runs from its target pod\'s create to Succeeded/Failed). API calls: everything the system\'s identity sent during the drain, per VMI moved.', '');
+    out.push('Every VMI placed on one node, which is then tainted `kubevirt.io/drain:NoSchedule` (the evacuation controller\'s trigger), on a fresh sandbox; the serverless path here (the baseline runs no evacuation or migration controller; KubeVirt\'s virt-controller and the real control plane are in the side-by-side section). The anchor is KubeVirt\'s own limits: with 2 outbound migrations per node the drain takes at least ⌈N / 2⌉ waves of one migration\'s duration; "share of the ideal" is that bound over the measured time. Peaks are replayed from the API server\'s writes (a migration runs from its target pod\'s create to Succeeded/Failed). API calls: everything the system\'s identity sent during the drain, per VMI moved.', '');
     out.push(table(['figure', 'serverless'], [
       ['sandbox s to drained', num(drain, 'secondsToDrained')],
       ['VMIs moved per minute', num(drain, 'vmisPerMinute')],
@@ -430,6 +397,8 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
       ['all moved', String(at(drain, 'allMoved'))],
     ]), '');
   }
+
+  out.push(...kubevirtSection(r));
 
   const sc = r['test/bench/scale.bench.ts'];
   if (sc && !at(sc, 'skipped')) {

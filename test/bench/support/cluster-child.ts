@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
+import type { RealApiServer } from '../../../sandbox/real/control-plane.ts';
+import { ControlPlaneProfiler } from './control-plane-profile.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
@@ -21,10 +23,16 @@ export interface ClusterSpec {
   readonly controlPlane?: ControlPlane;
   /** The identities it hands kubeconfigs out for. */
   readonly identities: readonly string[];
+  /** The real control plane serving Go's CPU profiles (its /debug/pprof), for {@link controlPlaneProfiler}. */
+  readonly pprof?: boolean;
 }
 
 /** A sandbox with room for `spec.vmis` launcher pods (110 pods per node) and quick simulated boots. */
 export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): Promise<Sandbox> {
+  // The sandbox passes no options to the real control plane: its pprof switch is read from the
+  // environment while it starts.
+  const pprofWas = process.env.VR_CONTROL_PLANE_PPROF;
+  if (spec.pprof) process.env.VR_CONTROL_PLANE_PPROF = '1';
   const sandbox = await startSandbox({
     ...(spec.controlPlane ? { controlPlane: spec.controlPlane } : {}),
     nodes: Math.ceil(spec.vmis / 100) + 1,
@@ -32,16 +40,27 @@ export async function startBenchSandbox(spec: Omit<ClusterSpec, 'identities'>): 
     // measure it without the freezing walk.
     freezeObjects: false,
     timings: { podStartupMs: spec.podStartupMs ?? 200, vmiBootMs: spec.vmiBootMs ?? 200 },
+  }).finally(() => {
+    if (pprofWas === undefined) delete process.env.VR_CONTROL_PLANE_PPROF;
+    else process.env.VR_CONTROL_PLANE_PPROF = pprofWas;
   });
   // Every write of the run must stay in the audit log.
   sandbox.apiServer.audit.limit = Math.max(sandbox.apiServer.audit.limit, spec.vmis * 100);
   return sandbox;
 }
 
+/** Go CPU profiles of the real control plane's processes into `dir`, or why there are none. */
+export function controlPlaneProfiler(sandbox: Sandbox, dir: string): ControlPlaneProfiler {
+  const endpoints = (sandbox.apiServer as Partial<RealApiServer>).pprof;
+  if (!endpoints) throw new Error(`no control-plane profiles: the ${sandbox.controlPlane} control plane was not started with pprof (the real one with ClusterSpec.pprof)`);
+  return new ControlPlaneProfiler(endpoints, dir);
+}
+
 /** Parent → child. */
 export type ChildRequest =
   | { type: 'start'; id: number; spec: ClusterSpec }
-  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'heap' | 'cpu' | 'stop'; id: number };
+  | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'heap' | 'cpu' | 'stop' | 'pprof-stop'; id: number }
+  | { type: 'pprof-start'; id: number; dir: string };
 
 /** Child → parent. */
 export type ChildMessage =
@@ -57,6 +76,7 @@ async function serve(): Promise<void> {
   let sandbox: Sandbox | undefined;
   let profiler: CpuProfiler | undefined;
   let pauses: PauseMonitor | undefined;
+  let goProfiler: ControlPlaneProfiler | undefined;
   let batch: Milestone[] = [];
   const send = (msg: ChildMessage) => process.send?.(msg);
   const flush = setInterval(() => {
@@ -87,6 +107,16 @@ async function serve(): Promise<void> {
         const figures = pauses.stop();
         pauses = undefined;
         return figures;
+      }
+      case 'pprof-start':
+        goProfiler = controlPlaneProfiler(sandbox, req.dir);
+        goProfiler.start();
+        return undefined;
+      case 'pprof-stop': {
+        if (!goProfiler) throw new Error('no control-plane profile was started');
+        const summaries = await goProfiler.stop();
+        goProfiler = undefined;
+        return summaries;
       }
       case 'rss':
         return process.memoryUsage().rss;

@@ -12,6 +12,7 @@ import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { CpuFigures } from './cpu-profile.ts';
+import type { GoProfileSummary } from './control-plane-profile.ts';
 import type { PauseFigures } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
 import type { ChildRequest, ChildMessage, ClusterSpec } from './cluster-child.ts';
@@ -36,6 +37,12 @@ export interface BenchCluster {
   counters(): Promise<RequestCount[]>;
   /** The cluster's own CPU profile, when it runs in a process of its own. */
   readonly profile?: { start(): Promise<void>; stop(): Promise<CpuFigures> };
+  /**
+   * Go CPU profiles of the real control plane's processes (kube-apiserver, etcd's, the controller
+   * manager's, the scheduler's) into a directory, summarised at stop; only when the cluster was
+   * started with `pprof` on the real control plane.
+   */
+  readonly controlPlaneProfile?: { start(dir: string): Promise<void>; stop(): Promise<Record<string, GoProfileSummary>> };
   /** The cluster process's loop delay, GC pauses and stalls (child process only). */
   readonly pauses?: { start(): Promise<void>; stop(): Promise<PauseFigures> };
   /** Its process's resident memory, bytes (child process only). */
@@ -77,7 +84,30 @@ export function inProcessCluster(sandbox: Sandbox): BenchCluster {
       });
     },
     counters: async () => sandbox.apiServer.counters.snapshot(),
+    ...(inProcessProfile(sandbox) ?? {}),
     stop: () => sandbox.stop(),
+  };
+}
+
+/** A request to the child without its id (each member of the union on its own). */
+type ChildRequestBody = ChildRequest extends infer R ? (R extends ChildRequest ? Omit<R, 'id'> : never) : never;
+
+/** The in-process cluster's control-plane profiler, when it serves pprof. */
+function inProcessProfile(sandbox: Sandbox): Pick<BenchCluster, 'controlPlaneProfile'> | undefined {
+  if (!(sandbox.apiServer as { pprof?: unknown }).pprof) return undefined;
+  let profiler: ReturnType<typeof import('./cluster-child.ts').controlPlaneProfiler> | undefined;
+  return {
+    controlPlaneProfile: {
+      async start(dir) {
+        const { controlPlaneProfiler } = await import('./cluster-child.ts');
+        profiler = controlPlaneProfiler(sandbox, dir);
+        profiler.start();
+      },
+      async stop() {
+        if (!profiler) throw new Error('no control-plane profile was started');
+        return profiler.stop();
+      },
+    },
   };
 }
 
@@ -117,7 +147,7 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
     });
     child.once('exit', (code, signal) => reject(new Error(`bench sandbox process exited before it was ready (${signal ?? `code ${code}`})`)));
   });
-  const ask = <T>(req: Omit<ChildRequest, 'id'>): Promise<T> => {
+  const ask = <T>(req: ChildRequestBody): Promise<T> => {
     if (exited) return Promise.reject(exited);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -161,6 +191,14 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
       start: () => ask<void>({ type: 'profile-start' }),
       stop: () => ask<CpuFigures>({ type: 'profile-stop' }),
     },
+    ...(spec.pprof && started.controlPlane === 'real'
+      ? {
+          controlPlaneProfile: {
+            start: (dir: string) => ask<void>({ type: 'pprof-start', dir }),
+            stop: () => ask<Record<string, GoProfileSummary>>({ type: 'pprof-stop' }),
+          },
+        }
+      : {}),
     pauses: {
       start: () => ask<void>({ type: 'pauses-start' }),
       stop: () => ask<PauseFigures>({ type: 'pauses-stop' }),

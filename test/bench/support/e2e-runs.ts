@@ -1,18 +1,25 @@
 /**
  * The e2e benchmark's runs (e2e.bench.ts and scale.bench.ts): one system against a fresh cluster —
- * a steady-rate latency run and a burst — with the figures each reports.
+ * a steady-rate latency run and a burst — with the figures each reports. Every run also reports
+ * `controller`: the same figures for any system, ours or KubeVirt's virt-controller, taken from
+ * outside it — times from the API server's writes, the system's requests as the API server
+ * counted them, its process's CPU (and, in a burst to Running, its memory).
  */
 import { scrapeCost } from './scrape-cost.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
-import type { RequestCount } from '../../../sandbox/apiserver/counters.ts';
 import { controllerFigures, perVmi } from './controller-figures.ts';
 import { CpuProfiler } from './cpu-profile.ts';
-import { PauseMonitor, shareOverlapping, type PauseFigures } from './pauses.ts';
+import { PauseMonitor } from './pauses.ts';
 import { startCluster, type BenchCluster } from './cluster.ts';
-import { startSystem, type RunningSystem, type SystemName } from './systems.ts';
-import { CONTROLLER_IDENTITY, createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil, type VmiMilestones } from './vmi-run.ts';
+import { identityRequests } from './identity-requests.ts';
+import { apiFigures, controllerCpuMicros, pauseSummary, requestTotals, round, vmiMetrics } from './run-figures.ts';
+import { BENCH_IDENTITIES, startSystem, type RunningSystem, type SystemName } from './systems.ts';
+import { createVmis, vmiNames, VmiTracker, waitUntil } from './vmi-run.ts';
 import { retainedHeapBytes } from './retained-heap.ts';
 import { percentile } from './stats.ts';
+import type { GoProfileSummary } from './control-plane-profile.ts';
+
+export { round } from './run-figures.ts';
 
 /**
  * Steady-rate creates per second (BENCH_RATE, default 10): well below what either system
@@ -20,9 +27,8 @@ import { percentile } from './stats.ts';
  * queueing, and three pairs of 1,000 VMIs fit the bench's time budget.
  */
 export const DEFAULT_RATE = Number(process.env.BENCH_RATE ?? 10);
-export const SYSTEMS: SystemName[] = ['baseline', 'serverless'];
-const IDENTITIES = [CONTROLLER_IDENTITY, USER_IDENTITY];
-
+/** After the last VMI is Running: trailing status writes settle before the requests are counted. */
+const SETTLE_MS = 2000;
 
 /** A progress line, with the time since the benchmark process started ([m:ss]). */
 export function say(line: string): void {
@@ -30,112 +36,40 @@ export function say(line: string): void {
   process.stdout.write(`  [${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}] ${line}\n`);
 }
 
-export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-/** Request counts summed by identity, verb and resource; `verbs` undefined = every verb. */
-function requestTotals(counts: readonly RequestCount[], verbs: readonly string[] | undefined): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const c of counts) {
-    if (verbs && !verbs.includes(c.verb)) continue;
-    const k = `${c.identity} ${c.verb} ${c.resource}`;
-    out[k] = (out[k] ?? 0) + c.count;
+/** A fresh cluster for N VMIs with `name` started on it (the cluster stopped again if the system does not start). */
+export async function startRun(name: SystemName, N: number, controlPlane: ControlPlane, extra: { pprof?: boolean; replicaSets?: boolean } = {}): Promise<{ cluster: BenchCluster; sys: RunningSystem }> {
+  const cluster = await startCluster({ vmis: N, controlPlane, identities: BENCH_IDENTITIES, ...(extra.pprof ? { pprof: true } : {}) });
+  try {
+    const sys = await startSystem(name, cluster, extra.replicaSets ? { replicaSets: true } : {});
+    // Which way KubeVirt's reached the API server: through KubeVirt's apishim (emulator) or directly.
+    if (sys.external) say(`${name}: virt-controller (pid ${sys.external.pid}) leads; API server: ${sys.external.apiPath}`);
+    return { cluster, sys };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
   }
-  return out;
 }
 
-/**
- * The VMI controller's figures from the system's metrics registry: queue wait and reconcile
- * averages, reconciles, and its API calls by verb and resource. The serverless runtime also runs
- * the VM controller (every VMI event also names a VM key); these figures leave it out so that
- * both systems are compared on the same controller.
- */
-function vmiMetrics(sys: RunningSystem) {
-  const m = sys.metrics;
-  const avg = (name: string, filter: Record<string, string>) => {
-    const n = m.total(name, filter);
-    return { avg: n ? m.sum(name, filter) / n : 0, n };
-  };
-  const calls: Record<string, number> = {};
-  for (const r of m.series('apiserver_requests_total')) {
-    if (r.labels.controller !== 'vmi') continue;
-    const call = `${r.labels.verb} ${r.labels.resource}`;
-    calls[call] = (calls[call] ?? 0) + r.value;
-  }
-  const q = avg('workqueue_queue_duration_seconds', { name: 'vmi' });
-  const r = avg('reconcile_time_seconds', { controller: 'vmi' });
-  const allControllersReconciles = m.total('reconcile_time_seconds');
+/** KubeVirt's virt-controller's own figures: how it reached the API server, what it logged, the shim's CPU. */
+export function externalFigures(sys: RunningSystem, N: number, shimCpuBefore: number) {
+  if (!sys.external) return undefined;
   return {
-    queueWaitAvgMs: round(q.avg * 1000, 1),
-    reconcileAvgMs: round(r.avg * 1000, 1),
-    reconciles: r.n,
-    allControllersReconciles,
-    // For the cost model: requeue-after timers and keys the relay sent, per reconcile of any controller.
-    requeuesPerReconcile: round(m.total('reconcile_total', { result: 'requeued' }) / Math.max(1, allControllersReconciles), 3),
-    keysSentPerReconcile: round(m.total('workqueue_adds_total') / Math.max(1, allControllersReconciles), 3),
-    calls,
-  };
-}
-
-interface ApiFigures {
-  /** The VMI controller's reconciles: calls per VMI by verb and resource. */
-  vmiControllerPerVmi: Record<string, number>;
-  /** Everything the system's identity sent in namespaces (every controller), per VMI. */
-  identityPerVmi: Record<string, number>;
-  /** Cluster-wide calls: relay/informer list+watch and the cluster-config cache. */
-  clusterWideCalls: Record<string, number>;
-  podCreates: number;
-  vmiPatchPerPodCreate: number;
-  vmiUpdatePerPodCreate: number;
-  /** VMI controller writes per VMI, events excluded. */
-  controllerWritesPerVmi: number;
-  eventWritesPerVmi: number;
-  readsPerReconcile: number;
-  reconcilesPerVmi: number;
-}
-
-const isRead = (call: string) => call.startsWith('get ') || call.startsWith('list ');
-
-async function apiFigures(cluster: BenchCluster, m: ReturnType<typeof vmiMetrics>, N: number): Promise<ApiFigures> {
-  const identityPerVmi: Record<string, number> = {};
-  const clusterWideCalls: Record<string, number> = {};
-  for (const c of await cluster.counters()) {
-    if (c.identity !== CONTROLLER_IDENTITY) continue;
-    const call = `${c.verb} ${c.resource}`;
-    const into = c.namespace === '' || c.verb === 'watch' ? clusterWideCalls : identityPerVmi;
-    into[call] = (into[call] ?? 0) + c.count;
-  }
-  const podCreates = identityPerVmi['create pods'] ?? 0;
-  const patches = identityPerVmi['patch virtualmachineinstances'] ?? 0;
-  const updates = identityPerVmi['update virtualmachineinstances'] ?? 0;
-  let writes = 0;
-  let reads = 0;
-  for (const [call, n] of Object.entries(m.calls)) {
-    if (isRead(call)) reads += n;
-    else if (!call.endsWith(' events')) writes += n;
-  }
-  const perVmi = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort().map(([k, v]) => [k, round(v / N, 3)]));
-  return {
-    vmiControllerPerVmi: perVmi(m.calls),
-    identityPerVmi: perVmi(identityPerVmi),
-    clusterWideCalls,
-    podCreates,
-    vmiPatchPerPodCreate: round(patches / Math.max(1, podCreates)),
-    vmiUpdatePerPodCreate: round(updates / Math.max(1, podCreates)),
-    controllerWritesPerVmi: round(writes / N),
-    eventWritesPerVmi: round((m.calls['create events'] ?? 0) / N),
-    readsPerReconcile: round(reads / Math.max(1, m.reconciles)),
-    reconcilesPerVmi: round(m.reconciles / N),
+    apiPath: sys.external.apiPath,
+    shimCpuMsPerVmi: round((sys.external.shimCpuMicros() - shimCpuBefore) / 1000 / N, 2),
+    logFindings: sys.external.findings().slice(0, 12),
   };
 }
 
 export async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator', RATE = DEFAULT_RATE) {
   say(`${name} (${controlPlane}): latency — ${N} VMIs at ${RATE}/s`);
-  const cluster = await startCluster({ vmis: N, controlPlane, identities: IDENTITIES });
+  const { cluster, sys } = await startRun(name, N, controlPlane);
   const tracker = new VmiTracker(cluster);
-  const sys = await startSystem(name, cluster);
   const pipelinePauses = new PauseMonitor();
   try {
     const names = vmiNames('lat', N);
+    const countersBefore = await cluster.counters();
+    const cpuBefore = controllerCpuMicros(sys);
+    const shimBefore = sys.external?.shimCpuMicros() ?? 0;
     pipelinePauses.start();
     await cluster.pauses?.start();
     await createVmis(cluster, tracker, names, { ratePerSec: RATE, onProgress: (d) => d % 250 === 0 && say(`${name}: ${d}/${N} created, ${tracker.count((m) => m.podCreatedAt !== undefined)} pods`) });
@@ -143,12 +77,12 @@ export async function latencyRun(name: SystemName, N: number, controlPlane: Cont
     const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
     const pauses = { pipeline: pipelinePauses.stop(), cluster: await cluster.pauses?.stop() };
     // Let trailing reconciles (the Running status sync) finish before counting.
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const cpuUsed = controllerCpuMicros(sys) - cpuBefore;
+    const requests = identityRequests(countersBefore, await cluster.counters(), sys.identity, N);
     const done = [...tracker.vmis.values()].filter((m) => m.podCreatedAt !== undefined && m.createSentAt !== undefined);
     const ms = done.map((m) => m.podCreatedAt! - m.createSentAt!);
-    const m = vmiMetrics(sys);
-    const { calls: _calls, ...avg } = m;
-    const figures = {
+    const common = {
       vmis: N,
       ratePerSec: RATE,
       allPodsCreated: podsOk,
@@ -157,50 +91,31 @@ export async function latencyRun(name: SystemName, N: number, controlPlane: Cont
       eventToPodP99Ms: percentile(ms, 0.99),
       eventToPodMaxMs: percentile(ms, 1),
       duplicatePods: tracker.count((m) => m.podCreates > 1),
+      // First create → all Running, the system's requests and its process's CPU, per VMI.
+      controller: { requests, cpuMsPerVmi: round(cpuUsed / 1000 / N, 2) },
+      pauses: pauseSummary(pauses, done, percentile(ms, 0.99), cluster.nowMs() - Date.now()),
+    };
+    say(`${name}: p50 ${common.eventToPodP50Ms} ms, p99 ${common.eventToPodP99Ms} ms, ${requests.requestsPerVmi} requests/VMI (${requests.writesPerVmi} writes), CPU ${common.controller.cpuMsPerVmi} ms/VMI`);
+    if (sys.external) return { ...common, kubevirt: externalFigures(sys, N, shimBefore) };
+    const m = vmiMetrics(sys);
+    const { calls: _calls, ...avg } = m;
+    const figures = {
+      ...common,
       ...avg,
       apiCallAvgMs: round(sys.apiTimer.totalMs / Math.max(1, sys.apiTimer.calls), 2),
       failedReconciles: sys.failed,
       // Expectations calls per reconcile of any controller (the serverless path's table; 0 for the baseline's memory).
       tableReadsPerReconcile: round(sys.table.reads / Math.max(1, m.allControllersReconciles)),
       tableWritesPerReconcile: round(sys.table.writes / Math.max(1, m.allControllersReconciles)),
-      api: await apiFigures(cluster, m, N),
-      pauses: pauseSummary(pauses, done, percentile(ms, 0.99), cluster.nowMs() - Date.now()),
+      api: await apiFigures(cluster, sys.identity, m, N),
     };
-    say(`${name}: p50 ${figures.eventToPodP50Ms} ms, p99 ${figures.eventToPodP99Ms} ms, ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} writes/VMI`);
+    say(`${name}: ${figures.api.reconcilesPerVmi} reconciles/VMI, ${figures.api.controllerWritesPerVmi} VMI controller writes/VMI`);
     return figures;
   } finally {
     await sys.stop();
     tracker.stop();
     await cluster.stop();
   }
-}
-
-/**
- * What the two processes were doing while the slowest VMIs waited: each process's loop delay, GC
- * pauses and stalls, and the share of the VMIs at or above the p99 whose create → pod window
- * overlaps a stall of the pipeline, of the cluster, or of either. `offsetMs` maps the sandbox
- * clock to the wall clock the monitors use (sandbox = wall + offset).
- */
-function pauseSummary(
-  pauses: { pipeline: PauseFigures; cluster: PauseFigures | undefined },
-  done: readonly VmiMilestones[],
-  p99Ms: number,
-  offsetMs: number,
-) {
-  const slow = done.filter((m) => m.podCreatedAt! - m.createSentAt! >= p99Ms).map((m) => ({ startMs: m.createSentAt! - offsetMs, endMs: m.podCreatedAt! - offsetMs }));
-  const brief = (f: PauseFigures | undefined) => {
-    if (!f) return undefined;
-    const { stalls, ...rest } = f;
-    return { ...rest, stallCount: stalls.length, longestStallsMs: stalls.slice(0, 5).map((x) => x.ms) };
-  };
-  return {
-    pipeline: brief(pauses.pipeline),
-    cluster: brief(pauses.cluster),
-    slowVmis: slow.length,
-    slowOverlappingPipelineStall: shareOverlapping(slow, pauses.pipeline.stalls),
-    slowOverlappingClusterStall: pauses.cluster ? shareOverlapping(slow, pauses.cluster.stalls) : undefined,
-    slowOverlappingAnyStall: shareOverlapping(slow, [...pauses.pipeline.stalls, ...(pauses.cluster?.stalls ?? [])]),
-  };
 }
 
 /** How a burst ends: all Scheduled (the default), or all Running too; with memory figures or not. */
@@ -210,16 +125,23 @@ export interface BurstOptions {
   readonly timeoutMs?: number;
 }
 
+/**
+ * BENCH_CPU_PROFILE_DIR on the real control plane: Go CPU profiles of its processes during the
+ * burst (support/control-plane-profile.ts), beside the V8 profiles of ours.
+ */
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
+
 export async function burstRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator', opts: BurstOptions = {}) {
-  say(`${name} (${controlPlane}): throughput — ${N} VMIs at once`);
+  say(`${name} (${controlPlane}): throughput — ${N} VMIs at once${opts.untilRunning ? ', to Running' : ''}`);
   const timeoutMs = opts.timeoutMs ?? 300_000;
-  const cluster = await startCluster({ vmis: N, controlPlane, identities: IDENTITIES });
+  const goProfiles = controlPlane === 'real' && PROFILE_DIR !== undefined;
+  const { cluster, sys } = await startRun(name, N, controlPlane, { pprof: goProfiles });
   const tracker = new VmiTracker(cluster);
-  const sys = await startSystem(name, cluster);
   const profiler = new CpuProfiler();
   // Resident memory before the creates, once the system has started: what the run adds is per VMI.
   const rssBefore = process.memoryUsage().rss;
   const clusterRssBefore = await cluster.rssBytes?.();
+  const externalMemoryBefore = sys.external?.memory();
   // The heap retained after a full GC, only when memory is reported (a forced GC is a pause).
   const heapBefore = opts.untilRunning ? retainedHeapBytes() : 0;
   const clusterHeapBefore = opts.untilRunning ? await cluster.heapBytes?.() : undefined;
@@ -227,9 +149,12 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const names = vmiNames('burst', N);
     await profiler.start();
     await cluster.profile?.start();
+    if (goProfiles) await cluster.controlPlaneProfile?.start(PROFILE_DIR);
     const before = controllerFigures(sys.metrics);
     const countersBefore = await cluster.counters();
     const cpuBefore = process.cpuUsage();
+    const controllerCpuBefore = controllerCpuMicros(sys);
+    const shimBefore = sys.external?.shimCpuMicros() ?? 0;
     const clusterCpuBefore = await cluster.cpuMicros?.();
     const t0 = cluster.nowMs();
     await createVmis(cluster, tracker, names, { concurrency: 50 });
@@ -238,27 +163,36 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     const ok = await waitUntil(() => tracker.count((m) => m.scheduledAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.scheduledAt !== undefined)}/${N} Scheduled`));
     const cpu = await profiler.stop();
     const clusterCpu = await cluster.profile?.stop();
+    const controlPlaneProfile: Record<string, GoProfileSummary> | undefined = goProfiles ? await cluster.controlPlaneProfile?.stop() : undefined;
     const after = controllerFigures(sys.metrics);
     const countersAfter = await cluster.counters();
     const cpuUsed = process.cpuUsage(cpuBefore);
+    const controllerCpuScheduled = controllerCpuMicros(sys);
     const clusterCpuAfter = await cluster.cpuMicros?.();
     // How much of the lifecycle the window to all Scheduled held: in a long burst the first VMIs
     // go on to Running (and their passes and writes count) before the last one is Scheduled.
     const runningWhenAllScheduled = tracker.count((m) => m.runningAt !== undefined);
+    const lastCreate = t0 + createdIn;
+    const lastScheduled = Math.max(...[...tracker.vmis.values()].map((m) => m.scheduledAt ?? 0));
     let running: Record<string, unknown> | undefined;
+    let controllerToRunning: Record<string, unknown> | undefined;
     if (opts.untilRunning) {
       const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
       const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
       const pipelineRss = process.memoryUsage().rss;
       const clusterRss = await cluster.rssBytes?.();
       const toRunningCpu = process.cpuUsage(cpuBefore);
+      const controllerCpuRunning = controllerCpuMicros(sys);
       const clusterCpuRunning = await cluster.cpuMicros?.();
+      const externalMemory = sys.external?.memory();
       // After the CPU figures: the forced collections are the measurement's, not the run's.
       const pipelineHeap = retainedHeapBytes();
       const clusterHeap = await cluster.heapBytes?.();
       const atRunning = controllerFigures(sys.metrics);
       // A Prometheus scrape of the runtime's /metrics with every VMI known (KubeVirt's collectors included).
       const scrape = name === 'serverless' ? scrapeCost(sys.metrics) : undefined;
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      const requests = identityRequests(countersBefore, await cluster.counters(), sys.identity, N);
       running = {
         ...(scrape ? { scrape } : {}),
         allRunning: runningOk,
@@ -282,12 +216,31 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
         ...(clusterHeap !== undefined && clusterHeapBefore !== undefined ? { clusterHeapKbPerVmi: round((clusterHeap - clusterHeapBefore) / 1024 / N, 1) } : {}),
         ...(clusterRss !== undefined && clusterRssBefore !== undefined ? { clusterRssMb: round(clusterRss / 2 ** 20, 1), clusterKbPerVmi: round((clusterRss - clusterRssBefore) / 1024 / N, 1) } : {}),
       };
+      controllerToRunning = {
+        secondsToAllRunning: round((lastRunning - t0) / 1000),
+        lagAfterLastCreateRunningS: round((lastRunning - lastCreate) / 1000),
+        vmisPerSecondRunning: round(N / ((lastRunning - t0) / 1000), 1),
+        // First create → all Running (+ a settle): every request of the system's identity.
+        requests,
+        cpuMsPerVmi: round((controllerCpuRunning - controllerCpuBefore) / 1000 / N, 2),
+        // Ours: the JS heap retained after a full GC that the run added (the process holds the
+        // benchmark too). KubeVirt's (Go, not collected on demand): its resident memory's growth,
+        // and its peak resident size.
+        memory: sys.external && externalMemoryBefore && externalMemory
+          ? { measure: 'RSS growth (/proc VmRSS)', kbPerVmi: round((externalMemory.rssBytes - externalMemoryBefore.rssBytes) / 1024 / N, 1), peakRssMb: round(externalMemory.hwmBytes / 2 ** 20, 1) }
+          : { measure: 'retained JS heap', kbPerVmi: round((pipelineHeap - heapBefore) / 1024 / N, 1), peakRssMb: round(pipelineRss / 2 ** 20, 1) },
+      };
     }
-    const lastScheduled = Math.max(...[...tracker.vmis.values()].map((m) => m.scheduledAt ?? 0));
     const seconds = (lastScheduled - t0) / 1000;
     const toPod = [...tracker.vmis.values()].filter((m) => m.podCreatedAt !== undefined).map((m) => m.podCreatedAt! - m.createSentAt!);
-    const { calls: _calls, ...avg } = vmiMetrics(sys);
-    const figures = {
+    const controller = {
+      secondsToAllScheduled: round(seconds),
+      lagAfterLastCreateScheduledS: round((lastScheduled - lastCreate) / 1000),
+      vmisPerSecondScheduled: round(N / seconds, 1),
+      cpuMsPerVmiToScheduled: round((controllerCpuScheduled - controllerCpuBefore) / 1000 / N, 2),
+      ...controllerToRunning,
+    };
+    const common = {
       vmis: N,
       allScheduled: ok,
       createSeconds: round(createdIn / 1000),
@@ -297,6 +250,26 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
       eventToPodP50Ms: percentile(toPod, 0.5),
       eventToPodP99Ms: percentile(toPod, 0.99),
       duplicatePods: tracker.count((m) => m.podCreates > 1),
+      controller,
+      ...(running ? { running } : {}),
+      sandboxPlacement: cluster.placement,
+      ...(controlPlaneProfile ? { controlPlaneProfile } : {}),
+    };
+    const serverRequests = {
+      ...(clusterCpuBefore !== undefined && clusterCpuAfter !== undefined ? { clusterCpuMs: round((clusterCpuAfter - clusterCpuBefore) / 1000 / N, 1) } : {}),
+      // Every identity's lists and watches as the API server counted them (the node side, the
+      // relay and the bench too): a relist of a whole collection shows here.
+      listsAndWatches: perVmi(requestTotals(countersAfter, ['list', 'watch']), requestTotals(countersBefore, ['list', 'watch']), N, 12),
+      // Everything the API server served per VMI, by identity, verb and resource: the cluster's
+      // load from each side (the system under test, the node side, the bench's own creates).
+      serverRequests: perVmi(requestTotals(countersAfter, undefined), requestTotals(countersBefore, undefined), N, 25),
+    };
+    say(`${name}: to all Scheduled ${controller.secondsToAllScheduled} s (${controller.lagAfterLastCreateScheduledS} s after the last create)${controllerToRunning ? `, to all Running ${String(controllerToRunning.secondsToAllRunning)} s (${String(controllerToRunning.lagAfterLastCreateRunningS)} s after); ${(controllerToRunning.requests as { requestsPerVmi: number }).requestsPerVmi} requests/VMI` : ''}; CPU ${controller.cpuMsPerVmiToScheduled} ms/VMI to Scheduled`);
+    for (const [component, p] of Object.entries(controlPlaneProfile ?? {})) say(`${name}: control plane ${component}: ${p.cpuSeconds} CPU s in ${p.seconds} s${p.error ? ` (${p.error})` : ''}; top: ${Object.entries(p.topFlat).slice(0, 5).map(([f, pct]) => `${f} ${pct}%`).join(', ')}`);
+    if (sys.external) return { ...common, perVmiToScheduled: serverRequests, kubevirt: externalFigures(sys, N, shimBefore) };
+    const { calls: _calls, ...avg } = vmiMetrics(sys);
+    const figures = {
+      ...common,
       breakdown: {
         ...avg,
         reconcileP50Ms: percentile(sys.reconcileMs, 0.5),
@@ -307,24 +280,16 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
         apiCallP50Ms: percentile(sys.apiTimer.samples, 0.5),
         apiCallP99Ms: percentile(sys.apiTimer.samples, 0.99),
       },
-      ...(running ? { running } : {}),
       // What grows with N shows here first: per VMI, each controller's calls and reconciles, and the
       // most frequent calls by controller, verb and resource (a list per VMI is O(N) per VMI).
       perVmiToScheduled: {
         // CPU time (user + system) to all Scheduled: the steadier figure on a shared machine.
         pipelineCpuMs: round((cpuUsed.user + cpuUsed.system) / 1000 / N, 1),
-        ...(clusterCpuBefore !== undefined && clusterCpuAfter !== undefined ? { clusterCpuMs: round((clusterCpuAfter - clusterCpuBefore) / 1000 / N, 1) } : {}),
         apiCallsByController: perVmi(after.calls, before.calls, N),
         reconcilesByController: perVmi(after.reconciles, before.reconciles, N),
         topCalls: perVmi(after.callsByVerb, before.callsByVerb, N, 12),
-        // Every identity's lists and watches as the API server counted them (the node side, the
-        // relay and the bench too): a relist of a whole collection shows here.
-        listsAndWatches: perVmi(requestTotals(countersAfter, ['list', 'watch']), requestTotals(countersBefore, ['list', 'watch']), N, 12),
-        // Everything the API server served per VMI, by identity, verb and resource: the cluster's
-        // load from each side (the system under test, the node side, the bench's own creates).
-        serverRequests: perVmi(requestTotals(countersAfter, undefined), requestTotals(countersBefore, undefined), N, 25),
+        ...serverRequests,
       },
-      sandboxPlacement: cluster.placement,
       // With the cluster in a process of its own, each process has its own profile (and core).
       cpuProfile: clusterCpu ? { pipeline: cpu, cluster: clusterCpu } : cpu,
     };

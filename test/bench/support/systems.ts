@@ -1,15 +1,17 @@
 /**
- * The two systems under comparison, started against one sandbox: the serverless path
- * (LocalRuntime: relay → SQLite queue → VMI function workers) and the client-go-style baseline
- * (informer → in-memory workqueue → the same reconcile), against one cluster (cluster.ts). Both time their API calls and collect
- * per-reconcile durations from the reconcile log lines.
+ * The systems under comparison, started against one sandbox: the serverless path
+ * (LocalRuntime: relay → SQLite queue → VMI function workers), the client-go-style baseline
+ * (informer → in-memory workqueue → the same reconcile), and KubeVirt's own virt-controller
+ * (kubevirt.ts), against one cluster (cluster.ts). Ours time their API calls and collect
+ * per-reconcile durations from the reconcile log lines; KubeVirt's runs in a process of its own,
+ * measured from outside (its requests by the API server, its CPU and memory from /proc).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { Fields, Logger } from '../../../shared/metrics/log.ts';
-import type { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { Expectations } from '../../../shared/state/port.ts';
 import type { BenchCluster } from './cluster.ts';
 import { LocalRuntime } from '../../../local/runtime.ts';
@@ -17,13 +19,26 @@ import { BaselineController } from '../baseline/controller.ts';
 import { replicaSetController } from '../../../functions/replicaset/controller.ts';
 import type { ControllerSpec } from '../../../shared/reconcile/instrument.ts';
 import { CallTimer, timedKubeClient, timeInPlace } from './timed-kube.ts';
-import { CONTROLLER_IDENTITY } from './vmi-run.ts';
+import { CONTROLLER_IDENTITY, USER_IDENTITY } from './vmi-run.ts';
 import { testSpec } from '../../support/controller-context.ts';
+import { KUBEVIRT_CONTROLLER_IDENTITY, kubevirtSetup, startVirtController, type VirtController } from './kubevirt.ts';
+import type { SystemName } from './system-choice.ts';
 
-export type SystemName = 'baseline' | 'serverless';
+export type { SystemName } from './system-choice.ts';
+
+/** The identities a bench cluster hands kubeconfigs out for: ours, KubeVirt's, the user's. */
+export const BENCH_IDENTITIES = [CONTROLLER_IDENTITY, USER_IDENTITY, KUBEVIRT_CONTROLLER_IDENTITY];
 
 export interface RunningSystem {
   readonly name: SystemName;
+  /** The identity the API server counts this system's requests under. */
+  readonly identity: string;
+  /**
+   * KubeVirt's virt-controller, measured from outside (its process's CPU and memory, its log);
+   * undefined for ours, which run in the benchmark's process and report through `metrics`.
+   */
+  readonly external?: VirtController;
+  /** Ours: what the reconciles recorded. KubeVirt's: empty (its metrics are not scraped). */
   readonly metrics: MetricsRegistry;
   /** Time spent in Kubernetes API calls made by reconciles. */
   readonly apiTimer: CallTimer;
@@ -79,12 +94,22 @@ export interface SystemOptions {
   readonly replicaSets?: boolean;
 }
 
-/** Starts `name` against `cluster` as identity {@link CONTROLLER_IDENTITY}; resolves once it is watching. */
-export async function startSystem(name: SystemName, cluster: Pick<BenchCluster, 'kubeConfig'>, opts: SystemOptions = {}): Promise<RunningSystem> {
+/**
+ * Starts `name` against `cluster` — ours as identity {@link CONTROLLER_IDENTITY}, KubeVirt's as
+ * {@link KUBEVIRT_CONTROLLER_IDENTITY} — and resolves once it is watching (KubeVirt's: leading).
+ */
+export async function startSystem(name: SystemName, cluster: Pick<BenchCluster, 'kubeConfig' | 'controlPlane'>, opts: SystemOptions = {}): Promise<RunningSystem> {
   const kubeConfig = cluster.kubeConfig(CONTROLLER_IDENTITY);
   const apiTimer = new CallTimer();
   const table = { reads: 0, writes: 0 };
-  const partial = { reconcileMs: [] as number[], failed: 0, table };
+  const partial = { reconcileMs: [] as number[], failed: 0, table, identity: CONTROLLER_IDENTITY };
+  if (name === 'kubevirt') {
+    // KubeVirt's runs every controller it has (the replica set's too), as deployed.
+    const setup = kubevirtSetup();
+    if ('skipped' in setup) throw new Error(setup.skipped);
+    const vc = await startVirtController(setup, cluster.controlPlane, cluster.kubeConfig(KUBEVIRT_CONTROLLER_IDENTITY), cluster.kubeConfig(USER_IDENTITY));
+    return Object.assign(partial, { name, identity: KUBEVIRT_CONTROLLER_IDENTITY, external: vc, metrics: new MetricsRegistry(), apiTimer, stop: () => vc.stop() });
+  }
   const log = collectingLogger(partial);
   if (name === 'serverless') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-rt-'));
