@@ -7,9 +7,9 @@
  * one stand-in is kube-state-metrics' readiness of the relay pod (the local runtime is no pod).
  *
  * Provoked and observed through Prometheus's HTTP API:
- * - a VMI whose eviction strategy is LiveMigrate but that virt-handler reports not migratable
- *   (the test plays virt-handler's part for that condition: the sandbox's handler always reports
- *   migratable) → VMCannotBeEvicted, cleared when the VMI is deleted;
+ * - a VMI whose eviction strategy is LiveMigrate but whose disk is a ReadWriteOnce claim, which the
+ *   sandbox's virt-handler reports not migratable (DisksNotLiveMigratable, as KubeVirt's) →
+ *   VMCannotBeEvicted, cleared when the VMI is deleted;
  * - a KubeVirt upgrade with no workload update method → the launchers are outdated →
  *   OutdatedVirtualMachineInstanceWorkloads, cleared when the outdated VMI is gone;
  * - 12 live migrations of one VMI (a migration storm) → KubeVirtVMIExcessiveMigrations;
@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDashboard, type Dashboard } from '../../local/dashboard/server.ts';
-import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
+import { KUBEVIRTS, MIGRATIONS, PVCS, VMIS } from '../../shared/api/resources.ts';
+import { REAL } from '../support/lanes.ts';
 import { projectRoot } from '../support/reference.ts';
 import { KUBEVIRT_FIXTURE, KUBEVIRT_LINT_FINDINGS, NO_PROMTOOL, parseExposition, PROMTOOL, promtoolCheckMetrics } from '../metrics/support/kubevirt-exposition.ts';
 import { KUBE_STATE_STAND_IN, NO_PROMETHEUS, PROMETHEUS, startPrometheus, withShortFor, type Prometheus } from '../support/prometheus.ts';
@@ -39,7 +40,7 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
   let stopped = false;
 
   before(async () => {
-    s = await startSlice({ nodes: 2, timings: { kubevirtDeployMs: 300 } });
+    s = await startSlice({ nodes: 2, timings: { kubevirtDeployMs: 300 }, storage: { bindVolumes: !REAL, provisionMs: 50 } });
     dashboard = await startDashboard({ source: s.rt, vmiPhases: async () => ({}), port: 0, sampleMs: 200 });
     prom = await startPrometheus(`127.0.0.1:${dashboard.port}`, { 'kubevirt-rules.yaml': withShortFor(RULES), 'kube-state-stand-in.yaml': KUBE_STATE_STAND_IN });
     withAlerts = await startDashboard({ source: s.rt, vmiPhases: async () => ({}), port: 0, prometheus: prom.url });
@@ -74,14 +75,16 @@ describe('KubeVirt alerts in a real Prometheus scraping the local runtime', { sk
   });
 
   test('a VMI that is not migratable but must live-migrate on eviction → VMCannotBeEvicted; deleted → cleared', async () => {
-    // arrange
-    await s.kube.create(VMIS, vmiManifest('stuck', { evictionStrategy: 'LiveMigrate' }));
+    // arrange: a disk on a ReadWriteOnce claim (not shared: virt-handler reports it not migratable)
+    await s.kube.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'stuck-disk', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'sandbox-csi' } });
+    await until('claim stuck-disk Bound', async () => (await s.kube.get(PVCS, NS, 'stuck-disk'))?.status?.phase === 'Bound', { problems: s.problems });
+    const manifest = vmiManifest('stuck', { evictionStrategy: 'LiveMigrate' });
+    manifest.spec.domain.devices.disks = [...(manifest.spec.domain.devices.disks ?? []), { name: 'data', disk: { bus: 'virtio' } }];
+    manifest.spec.volumes = [...(manifest.spec.volumes ?? []), { name: 'data', persistentVolumeClaim: { claimName: 'stuck-disk' } }];
+    // act
+    await s.kube.create(VMIS, manifest);
     await running('stuck');
-    // act: virt-handler's verdict (played by the test): its disks cannot be live-migrated
-    const vmi = (await s.kube.get(VMIS, NS, 'stuck'))!;
-    const conditions = (vmi.status?.conditions ?? []).filter((c) => c.type !== 'LiveMigratable');
-    conditions.push({ type: 'LiveMigratable', status: 'False', reason: 'DisksNotLiveMigratable', message: 'cannot migrate VMI: PVC disk is not shared', lastProbeTime: null, lastTransitionTime: new Date().toISOString() } as never);
-    await s.kube.patch(VMIS, NS, 'stuck', { type: 'merge', body: { status: { conditions } } });
+    await until('virt-handler reports it not migratable', async () => (await s.kube.get(VMIS, NS, 'stuck'))?.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'False' && c.reason === 'DisksNotLiveMigratable') === true, { problems: s.problems });
     // assert
     await waitAlert('VMCannotBeEvicted', true, { name: 'stuck', namespace: NS });
     const panel = (await (await fetch(`${withAlerts.url}api/alerts`)).json()) as { configured: boolean; alerts: { name: string; state: string; subject: string }[] };
