@@ -72,10 +72,12 @@ test('finished migrations beyond the newest 5 of a VMI are garbage-collected', a
     // ends the target pod in two writes, and a pass that read the VMI between them finds the pod
     // already down (KubeVirt checks the target pod before the source's report, as here) — a race
     // a loaded CI machine hit once in 2,300 tests.
-    // Most passes see the report; the race is the pod-down reason instead.
+    // Most passes see the report; the race is the pod-down reason instead — or the pod-removed
+    // one, when the pass lists after the ended target pod is gone too (seen once on the real lane).
     const state = m.status?.migrationState;
     const copied = state?.migrationUid === m.metadata?.uid && state?.failureReason === `sandbox failure ${i}`;
-    assert.ok(copied || state?.failureReason === FAILURE.targetPodDown, `migration ${i}: ${JSON.stringify(state)}`);
+    const raced = state?.failureReason === FAILURE.targetPodDown || state?.failureReason === FAILURE.targetPodRemoved;
+    assert.ok(copied || raced, `migration ${i}: ${JSON.stringify(state)}`);
   }
   // assert
   const left = await waitFor('GC of the oldest two', async () => {
