@@ -5,7 +5,7 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
 import type { StorageClass } from '../../shared/api/snapshot.ts';
-import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER, vmiPodsSelector } from '../../shared/api/well-known.ts';
 import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
@@ -72,7 +72,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   }
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
   if (decision.kind === 'create-pod') {
-    const backend = await ensureBackendStorage(key, observed, deps);
+    const backend = await ensureBackendStorage(key, observed, deps, rv);
     if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
     if (backend.kind === 'error') syncError = backend.error;
     else {
@@ -149,7 +149,7 @@ async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps:
 
 /** The pods labelled as created by the VMI with this UID (launcher, migration target, temporary). */
 function listVmiPods(deps: VmiDeps, namespace: string, uid: string, rv: string | undefined): Promise<ListResult<V1Pod>> {
-  return deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+  return deps.kube.list(PODS, namespace, { labelSelector: vmiPodsSelector(uid), resourceVersion: rv });
 }
 
 async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined, podsRead?: ListResult<V1Pod>): Promise<Observed> {
@@ -281,9 +281,9 @@ type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | { kind: 
  * TPM or EFI gets its `persistent-state-for-<vmi>-` PVC, created once (an expectation, like the
  * pod's, holds a second pass off until a read shows it), and the pod waits until it is ready.
  */
-async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
+async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps, rv: string | undefined): Promise<BackendResult> {
   const { vmi } = o;
-  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps);
+  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps, rv);
   let pvc = o.backendPvc;
   // Listed at most once a pass: the create's choice of class and the readiness check share it.
   let classes: StorageClass[] | undefined;
@@ -337,10 +337,12 @@ async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Pr
  * was switched off) loses it before its launcher pod, as KubeVirt's sync does. One labelled LIST
  * for each launcher pod about to be created.
  */
-async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps): Promise<BackendResult> {
+async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<BackendResult> {
   const namespace = vmi.metadata?.namespace ?? '';
   const name = vmi.metadata?.name ?? '';
-  const leftover = backendPvcFor(name, (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${name}` })).items);
+  // An informer-fresh read, as KubeVirt's PVC informer answers it: a claim left behind is the
+  // rare case, and one this read misses stays until the VMI's next launcher pod.
+  const leftover = backendPvcFor(name, (await deps.kube.list(PVCS, namespace, { labelSelector: `${BACKEND_PVC_LABEL}=${name}`, resourceVersion: rv })).items);
   if (!leftover) return { kind: 'ready' };
   try {
     await deps.kube.delete(PVCS, namespace, leftover.metadata?.name ?? '');
