@@ -192,7 +192,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
         controller: spec.controller,
         concurrency: spec.controller === 'workload-updater' ? 1 : spec.controller === 'vmi' ? 10 : 3,
         queue: slow,
-        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now }),
+        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now, fences: expectations }),
         metrics,
         log: quiet,
       }),

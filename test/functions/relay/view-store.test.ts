@@ -1,0 +1,38 @@
+/** The relay's whole copies of viewed objects, and the answers it can give exactly (functions/relay/view-store.ts). */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ViewStore } from '../../../functions/relay/view-store.ts';
+import { PODS, VMIS } from '../../../shared/api/resources.ts';
+import type { WatchedObject } from '../../../shared/relay/route.ts';
+
+const pod = (name: string, labels: Record<string, string>, ns = 'ns'): WatchedObject => ({ metadata: { name, namespace: ns, labels, resourceVersion: '5', managedFields: [{ manager: 'x' }] } as never });
+
+test('GETs and label-selected LISTs are answered from what the watches delivered, without managedFields', () => {
+  // arrange
+  const store = new ViewStore([{ resource: PODS }, { resource: VMIS }]);
+  store.apply('Pod', 'ADDED', pod('p1', { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': 'u1' }));
+  store.apply('Pod', 'ADDED', pod('p2', { 'kubevirt.io': 'hotplug-disk', 'kubevirt.io/created-by': 'u1' }));
+  store.apply('Pod', 'ADDED', pod('p3', { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': 'u2' }));
+  store.apply('Pod', 'ADDED', pod('p4', { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': 'u1' }, 'other'));
+  store.apply('Pod', 'DELETED', pod('p2', {}));
+  // act
+  const list = store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'kubevirt.io,kubevirt.io/created-by=u1' });
+  const get = store.answer({ resource: PODS, namespace: 'ns', name: 'p3' });
+  const absent = store.answer({ resource: VMIS, namespace: 'ns', name: 'nope' });
+  // assert
+  assert.deepEqual(list?.items.map((o) => (o as WatchedObject).metadata?.name), ['p1'], 'the namespace, the selector, deletions');
+  assert.equal((get?.items[0] as { metadata: { managedFields?: unknown } }).metadata.managedFields, undefined, 'managedFields are not kept');
+  assert.deepEqual(absent?.items, [], 'an absent object is answered as such (the function decides what that proves)');
+  assert.equal(store.size, 3);
+});
+
+test('a LIST is answered only when it asks at least what the relay watches (else the store cannot be complete)', () => {
+  // arrange: pods watched with the `kubevirt.io` label only
+  const store = new ViewStore([{ resource: PODS, watchSelector: 'kubevirt.io' }]);
+  store.apply('Pod', 'ADDED', pod('p1', { 'kubevirt.io': 'virt-launcher', app: 'x' }));
+  // act / assert
+  assert.equal(store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'app=x' }), undefined, 'pods without kubevirt.io may match app=x too');
+  assert.equal(store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'kubevirt.io,app=x' })?.items.length, 1);
+  assert.equal(store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'app!=y' }), undefined, 'not a simple selector');
+  assert.equal(store.answer({ resource: VMIS, namespace: 'ns', name: 'a' }), undefined, 'a resource the store does not keep');
+});
