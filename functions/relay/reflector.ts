@@ -42,6 +42,12 @@ export interface ReflectorOptions {
   readonly maxBackoffMs?: number;
   /** Called on every relist and watch restart (metrics). */
   readonly onRestart?: (why: 'relist' | 'rewatch' | 'error') => void;
+  /**
+   * Told how far the reflector's copy has come: the list's resourceVersion when a list completes,
+   * each event's (bookmarks too) after it was delivered, and undefined while a relist runs (its
+   * copy is then part old, part new: no version describes it).
+   */
+  readonly onProgress?: (resourceVersion: string | undefined) => void;
 }
 
 class GoneError extends Error {}
@@ -138,6 +144,7 @@ export class Reflector {
     const seen = new Set<string>();
     let token: string | undefined;
     let rv = '';
+    this.#opts.onProgress?.(undefined);
     do {
       const page = await this.#res.list(this.#opts.pageSize ?? 500, token);
       rv = page.resourceVersion;
@@ -155,6 +162,7 @@ export class Reflector {
       }
     }
     this.#synced = true;
+    this.#opts.onProgress?.(rv);
     return rv;
   }
 
@@ -185,6 +193,7 @@ export class Reflector {
             const objRv = obj?.metadata?.resourceVersion;
             if (objRv) last = objRv;
             if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.#deliver(type, obj);
+            if (objRv) this.#opts.onProgress?.(objRv);
           },
           (err: unknown) => {
             const status = (err as { statusCode?: number } | undefined)?.statusCode;

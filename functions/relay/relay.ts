@@ -73,6 +73,7 @@ export class Relay {
         new Reflector(opts.kubeConfig, res, (type, obj, old) => this.#onEvent(res.kind, type, obj, old), {
           log: opts.log,
           onRestart: (why) => this.metrics.inc('relay_watch_restarts_total', 'List/watch restarts by cause', { kind: res.kind, why }),
+          onProgress: (rv) => this.#store?.progress(res.kind, rv),
         }),
     );
   }
@@ -123,8 +124,15 @@ export class Relay {
     if (!view || !this.#store) return m;
     const prefix = this.#opts.clusterId ? `${this.#opts.clusterId}:` : '';
     const key = prefix && m.key.startsWith(prefix) ? m.key.slice(prefix.length) : m.key;
-    const reads = view.reads(key, this.#store).map((r) => this.#store!.answer(r)).filter((a): a is ViewAnswer => a !== undefined);
-    if (reads.length === 0) return m;
+    const answers = view.reads(key, this.#store).map((r) => this.#store!.answer(r)).filter((a): a is ViewAnswer => a !== undefined);
+    if (answers.length === 0) return m;
+    // One watch may lag another (a dropped watch, a slow stream): a view whose answers are not all
+    // as new as its newest object is not sent at all (the function reads from the API server).
+    if (!this.#store.consistent(answers)) {
+      this.metrics.inc('relay_views_behind_total', 'Keys sent without their view because one of its watches lagged behind its newest object', { name: m.controller });
+      return m;
+    }
+    const reads = answers;
     const bytes = JSON.stringify(reads).length;
     if (bytes > VIEW_MAX_BYTES) {
       this.metrics.inc('relay_views_too_large_total', 'Keys sent without their view because it would not fit a message', { name: m.controller });

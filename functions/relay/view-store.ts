@@ -9,7 +9,7 @@
  * cannot tell which other pods match `app=x`).
  */
 import { resourceName, type Resource } from '../../shared/api/resources.ts';
-import { meetsRequirements, parseSimpleSelector, viewResourceName, type LabelRequirement, type ViewAnswer, type ViewRead, type ViewSource } from '../../shared/relay/view.ts';
+import { meetsRequirements, parseSimpleSelector, viewObjectId, viewResourceName, type LabelRequirement, type ViewAnswer, type ViewRead, type ViewSource } from '../../shared/relay/view.ts';
 import type { EventType, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 
 interface Held {
@@ -20,6 +20,8 @@ interface Held {
   readonly byNamespace: Map<string, Map<string, WatchedObject>>;
   /** `key=value` → ids (`namespace/name`) of the objects carrying that label. */
   readonly byLabel: Map<string, Set<string>>;
+  /** How far its watch has come (a resourceVersion), undefined before the first list and during a relist. */
+  progress: bigint | undefined;
 }
 
 export class ViewStore implements ViewSource {
@@ -29,7 +31,7 @@ export class ViewStore implements ViewSource {
   /** `resources`: each viewed resource and the label selector its watch uses. */
   constructor(resources: readonly { readonly resource: Resource<unknown>; readonly watchSelector?: string | undefined }[]) {
     for (const { resource, watchSelector } of resources) {
-      const held: Held = { resource, watched: parseSimpleSelector(watchSelector), byNamespace: new Map(), byLabel: new Map() };
+      const held: Held = { resource, watched: parseSimpleSelector(watchSelector), byNamespace: new Map(), byLabel: new Map(), progress: undefined };
       this.#byKind.set(resource.kind, held);
       this.#byName.set(resourceName(resource), held);
     }
@@ -60,6 +62,36 @@ export class ViewStore implements ViewSource {
     }
   }
 
+  /** Records how far the watch of `kind` has come (the reflector's `onProgress`). */
+  progress(kind: WatchedKind, resourceVersion: string | undefined): void {
+    const held = this.#byKind.get(kind);
+    if (held) held.progress = resourceVersion === undefined ? undefined : versionOf(resourceVersion);
+  }
+
+  /**
+   * Whether `answers` may go out together: each answered resource's watch has come at least as far
+   * as the newest object among them. A controller writes an object after reading others (the VMI
+   * is Scheduled after its pod was seen bound), so an object's version is later than what its last
+   * write was decided on; a view whose pods' watch has not reached the VMI's version could show the
+   * VMI Scheduled beside a pod not yet bound — a cluster that never was. Versions are compared as
+   * numbers, as the API server's (etcd's revisions) and the emulator's are; a version that is not
+   * one makes the view not go out.
+   */
+  consistent(answers: readonly ViewAnswer[]): boolean {
+    let newest = 0n;
+    for (const a of answers) {
+      for (const o of a.items) {
+        const v = versionOf((o as WatchedObject).metadata?.resourceVersion ?? '');
+        if (v === undefined) return false;
+        if (v > newest) newest = v;
+      }
+    }
+    return answers.every((a) => {
+      const p = this.#byName.get(a.resource)?.progress;
+      return p !== undefined && p >= newest;
+    });
+  }
+
   get(resource: Resource<unknown>, namespace: string, name: string): WatchedObject | undefined {
     return this.#byName.get(resourceName(resource))?.byNamespace.get(namespace)?.get(name);
   }
@@ -83,7 +115,8 @@ export class ViewStore implements ViewSource {
       ? [...(held.byLabel.get(`${pick.key}=${pick.value}`) ?? [])].filter((id) => id.startsWith(`${read.namespace}/`)).map((id) => names?.get(id.slice(read.namespace.length + 1)))
       : [...(names?.values() ?? [])];
     const items = candidates.filter((o): o is WatchedObject => o !== undefined && meetsRequirements(reqs, o.metadata?.labels));
-    return { ...base, ...(read.labelSelector ? { labelSelector: read.labelSelector } : {}), items, ...(read.trustEmpty ? { trustEmpty: true } : {}) };
+    const w = read.trustEmptyWith;
+    return { ...base, ...(read.labelSelector ? { labelSelector: read.labelSelector } : {}), items, ...(w ? { trustEmptyWith: viewObjectId(viewResourceName(w.resource), w.namespace, w.name) } : {}) };
   }
 
   /** Objects held, over all viewed resources. */
@@ -92,6 +125,11 @@ export class ViewStore implements ViewSource {
     for (const h of this.#byKind.values()) for (const names of h.byNamespace.values()) n += names.size;
     return n;
   }
+}
+
+/** A resourceVersion as a number, or undefined when it is not a decimal integer. */
+function versionOf(rv: string): bigint | undefined {
+  return /^[0-9]{1,30}$/.test(rv) ? BigInt(rv) : undefined;
 }
 
 function labelTerms(obj: WatchedObject): string[] {

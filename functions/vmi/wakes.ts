@@ -72,7 +72,8 @@ export function vmiMapper(): EventMapper {
  * backend-storage claim (the check before a launcher pod is created). While the VMI is not yet
  * scheduled (no phase, or Pending) an empty answer is an answer, as KubeVirt's informer's is: the
  * pods of such a VMI are only the one its pod creation record tells of, and the expectations gate
- * re-reads from the API server whenever there is a record.
+ * re-reads from the API server whenever there is a record — provided the reconcile is served that
+ * same VMI (one it reads anew, past its write fence, may be further along).
  */
 function vmiViewReads(key: string, source: ViewSource): ViewRead[] {
   const slash = key.indexOf('/');
@@ -82,10 +83,11 @@ function vmiViewReads(key: string, source: ViewSource): ViewRead[] {
   const uid = vmi?.metadata?.uid;
   const phase = typeof vmi?.status?.phase === 'string' ? vmi.status.phase : '';
   const unscheduled = phase === '' || phase === 'Pending';
+  const self = { resource: VMIS, namespace, name };
   return [
     { resource: VMIS, namespace, name },
-    ...(uid ? [{ resource: PODS, namespace, labelSelector: vmiPodsSelector(uid), trustEmpty: unscheduled }] : []),
-    ...(unscheduled ? [{ resource: PVCS, namespace, labelSelector: `${BACKEND_PVC_LABEL}=${name}`, trustEmpty: true }] : []),
+    ...(uid ? [{ resource: PODS, namespace, labelSelector: vmiPodsSelector(uid), ...(unscheduled ? { trustEmptyWith: self } : {}) }] : []),
+    ...(unscheduled ? [{ resource: PVCS, namespace, labelSelector: `${BACKEND_PVC_LABEL}=${name}`, trustEmptyWith: self }] : []),
   ];
 }
 

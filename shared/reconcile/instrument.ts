@@ -99,9 +99,11 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
         opts.metrics.inc('apiserver_requests_total', 'Kubernetes API calls made by reconciles', { controller, verb, resource }, n);
       }
       if (fences && counter.writes().length > 0 && !(result && 'error' in result && isWorkerCrash(result.error))) {
-        await recordFence(fences, fenceKey, fence ?? (await readFence(fences, fenceKey)), counter.writes(), now()).catch((err: unknown) =>
-          opts.log.warn('write fence not recorded', { controller, key: rk.message.key, error: errorText(err) }),
-        );
+        await recordFence(fences, fenceKey, fence ?? (await readFence(fences, fenceKey)), counter.writes(), now()).catch((err: unknown) => {
+          // A worker that dies here dies (the key comes back and reads anew); a table that fails is logged.
+          if (isWorkerCrash(err)) throw err;
+          opts.log.warn('write fence not recorded', { controller, key: rk.message.key, error: errorText(err) });
+        });
       }
       // A crashed worker leaves no trace, as a real one would not.
       if (traces && result && !('error' in result && isWorkerCrash(result.error))) {

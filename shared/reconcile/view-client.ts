@@ -13,7 +13,7 @@
 import { resourceName } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { reviverFor } from '../kube/requests.ts';
-import { answerOf, type MessageView } from '../relay/view.ts';
+import { answerOf, viewObjectId, type MessageView } from '../relay/view.ts';
 import { fenceId, isBehindFence, type WriteFence } from './write-fence.ts';
 
 /** How many reads the view answered and how many it sent on (counted per reconcile). */
@@ -28,6 +28,12 @@ interface Meta {
 
 /** `kube` with `view`, checked against the key's write `fence`, in front of its reads. */
 export function viewKubeClient(kube: KubeClient, view: MessageView, fence: WriteFence = new Map(), tally: ViewTally = { hits: 0, misses: 0 }): KubeClient {
+  // A view object the reconcile is (or would be) served: held, and not behind the fence.
+  const served = (id: string): boolean => {
+    const a = view.reads.find((r) => r.name !== undefined && viewObjectId(r.resource, r.namespace, r.name) === id);
+    const plural = a?.resource.split('.')[0] ?? '';
+    return a !== undefined && a.items.length === 1 && !behindFence(fence, plural, a.namespace, a.items, false);
+  };
   return {
     ...kube,
     get: async (res, namespace, name, options) => {
@@ -41,7 +47,7 @@ export function viewKubeClient(kube: KubeClient, view: MessageView, fence: Write
     },
     list: async (res, namespace, options) => {
       const plain = options?.resourceVersion !== undefined && options.fieldSelector === undefined && options.limit === undefined && options.continue === undefined;
-      const answer = plain ? answerOf(view, resourceName(res), namespace ?? '', options?.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}) : undefined;
+      const answer = plain ? answerOf(view, resourceName(res), namespace ?? '', options?.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}, served) : undefined;
       if (answer && !behindFence(fence, res.plural, namespace ?? '', answer, true)) {
         tally.hits++;
         return { items: answer.map((o) => revived(res, o)) as never[], resourceVersion: undefined };

@@ -28,8 +28,13 @@ export interface ViewRead {
   readonly namespace: string;
   readonly name?: string;
   readonly labelSelector?: string;
-  /** An empty answer is an answer (see the header); default false. */
-  readonly trustEmpty?: boolean;
+  /**
+   * An empty answer is an answer (see the header) — as long as the view's answer for this object
+   * (the GET the decision was made on, e.g. the VMI whose phase made emptiness meaningful) is the
+   * one the reconcile is served: a reconcile that reads that object anew (the view's was behind
+   * its own last write) cannot trust the rest of the view's emptiness either.
+   */
+  readonly trustEmptyWith?: { readonly resource: Resource<unknown>; readonly namespace: string; readonly name: string };
 }
 
 /** The relay's watched objects, as a controller's view function sees them. */
@@ -44,7 +49,8 @@ export interface ViewAnswer {
   readonly name?: string;
   readonly labelSelector?: string;
   readonly items: readonly object[];
-  readonly trustEmpty?: boolean;
+  /** `plural.group/namespace/name` of the view object whose answer makes an empty `items` an answer. */
+  readonly trustEmptyWith?: string;
 }
 
 /** The reads answered for one message. */
@@ -82,15 +88,24 @@ export function viewResourceName(resource: Resource<unknown>): string {
   return resourceName(resource);
 }
 
-/** The answer of `view` to a read, if it holds one; absent reads and empty lists are not answers (see the header). */
-export function answerOf(view: MessageView, resource: string, namespace: string, read: { name?: string; labelSelector?: string }): readonly object[] | undefined {
+/**
+ * The answer of `view` to a read, if it holds one. Absent reads and empty lists are not answers
+ * (see the header), unless the answer names an object whose own answer `served` says the
+ * reconcile is given (`trustEmptyWith`).
+ */
+export function answerOf(view: MessageView, resource: string, namespace: string, read: { name?: string; labelSelector?: string }, served: (id: string) => boolean = () => false): readonly object[] | undefined {
   for (const a of view.reads) {
     if (a.resource !== resource || a.namespace !== namespace) continue;
     if (read.name !== undefined ? a.name === read.name : a.name === undefined && (a.labelSelector ?? '') === (read.labelSelector ?? '')) {
-      return a.items.length > 0 || a.trustEmpty === true ? a.items : undefined;
+      return a.items.length > 0 || (a.trustEmptyWith !== undefined && served(a.trustEmptyWith)) ? a.items : undefined;
     }
   }
   return undefined;
+}
+
+/** The id `trustEmptyWith` names an object by. */
+export function viewObjectId(resource: string, namespace: string, name: string): string {
+  return `${resource}/${namespace}/${name}`;
 }
 
 /** Checks the shape of a message's view (at the queue's edge); throws a message naming what is wrong. */
@@ -103,7 +118,7 @@ export function checkView(raw: unknown): MessageView {
     if (r.name !== undefined && typeof r.name !== 'string') throw new Error(`reads[${i}].name must be a string`);
     if (r.labelSelector !== undefined && typeof r.labelSelector !== 'string') throw new Error(`reads[${i}].labelSelector must be a string`);
     if (!Array.isArray(r.items) || r.items.some((o) => typeof o !== 'object' || o === null)) throw new Error(`reads[${i}].items must be an array of objects`);
-    if (r.trustEmpty !== undefined && typeof r.trustEmpty !== 'boolean') throw new Error(`reads[${i}].trustEmpty must be a boolean`);
+    if (r.trustEmptyWith !== undefined && typeof r.trustEmptyWith !== 'string') throw new Error(`reads[${i}].trustEmptyWith must be a string`);
   }
   return raw as MessageView;
 }

@@ -22,7 +22,7 @@ import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import { REAL } from '../support/lanes.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
 import { testSpec } from '../support/controller-context.ts';
 
@@ -136,7 +136,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       }
     },
   });
-  const sender = new DuplicatingSender(slow, random);
+  const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
   // The real lane has no fault injection: the run there checks the product's identities and RBAC.
   const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);

@@ -124,7 +124,7 @@ describe('VMI slice: lifecycle', () => {
     const view = {
       reads: [
         { resource: 'virtualmachineinstances.kubevirt.io', namespace: NS, name: 'stale-view', items: [asCreated] },
-        { resource: 'pods', namespace: NS, labelSelector: vmiPodsSelector(uid), items: [], trustEmpty: true },
+        { resource: 'pods', namespace: NS, labelSelector: vmiPodsSelector(uid), items: [], trustEmptyWith: `virtualmachineinstances.kubevirt.io/${NS}/stale-view` },
       ],
     };
     // act: five such messages with distinct causes, each a first attempt

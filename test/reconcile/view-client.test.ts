@@ -94,3 +94,22 @@ test('fences: recorded from a pass\'s successful writes, merged with the earlier
   assert.equal(isBehindFence(fence, 'pods/ns/other', '1'), false, 'not fenced');
   await state.close();
 });
+
+test('an empty answer marked as one counts only while the object it was marked with is the one served', async () => {
+  // arrange: the VMI's view answer, and its pods' empty answer marked with it
+  const vmi = { metadata: { name: 'v', namespace: 'default', resourceVersion: '5' } };
+  const view: MessageView = {
+    reads: [
+      { resource: 'virtualmachineinstances.kubevirt.io', namespace: 'default', name: 'v', items: [vmi] },
+      { resource: 'pods', namespace: 'default', labelSelector: 'app=none', items: [], trustEmptyWith: 'virtualmachineinstances.kubevirt.io/default/v' },
+    ],
+  };
+  const served = { hits: 0, misses: 0 };
+  const past = { hits: 0, misses: 0 };
+  // act
+  await viewKubeClient(kube, view, new Map(), served).list(PODS, 'default', { labelSelector: 'app=none', resourceVersion: '1' });
+  await viewKubeClient(kube, view, new Map([[fenceId('virtualmachineinstances', 'default', 'v'), '6']]), past).list(PODS, 'default', { labelSelector: 'app=none', resourceVersion: '1' });
+  // assert
+  assert.deepEqual(served, { hits: 1, misses: 0 }, 'the VMI is served from the view: its pods\' emptiness too');
+  assert.deepEqual(past, { hits: 0, misses: 1 }, 'the VMI is behind our own write: its pods are read anew');
+});

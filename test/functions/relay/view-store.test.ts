@@ -36,3 +36,23 @@ test('a LIST is answered only when it asks at least what the relay watches (else
   assert.equal(store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'app!=y' }), undefined, 'not a simple selector');
   assert.equal(store.answer({ resource: VMIS, namespace: 'ns', name: 'a' }), undefined, 'a resource the store does not keep');
 });
+
+test('a view goes out only when every answered watch has come as far as its newest object', () => {
+  // arrange: the VMI written at 20 (after its pod was seen bound at 15); the pods' watch at 12
+  const store = new ViewStore([{ resource: PODS }, { resource: VMIS }]);
+  const vmi = { metadata: { name: 'v', namespace: 'ns', resourceVersion: '20' } } as WatchedObject;
+  store.apply('VirtualMachineInstance', 'MODIFIED', vmi);
+  store.apply('Pod', 'ADDED', pod('p1', { 'kubevirt.io': 'virt-launcher' }));
+  store.progress('VirtualMachineInstance', '20');
+  store.progress('Pod', '12');
+  const answers = () => [store.answer({ resource: VMIS, namespace: 'ns', name: 'v' })!, store.answer({ resource: PODS, namespace: 'ns', labelSelector: 'kubevirt.io' })!];
+  // act / assert
+  assert.equal(store.consistent(answers()), false, 'the pods may not show what the VMI was decided on');
+  store.progress('Pod', '21');
+  assert.equal(store.consistent(answers()), true, 'the pods watch is past the VMI');
+  store.progress('Pod', undefined);
+  assert.equal(store.consistent(answers()), false, 'a relist in progress: no version describes the copy');
+  store.progress('Pod', '30');
+  store.apply('Pod', 'MODIFIED', { metadata: { name: 'p1', namespace: 'ns', labels: { 'kubevirt.io': 'virt-launcher' }, resourceVersion: 'opaque' } } as WatchedObject);
+  assert.equal(store.consistent(answers()), false, 'a version that is not a number cannot be ordered');
+});

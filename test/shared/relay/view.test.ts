@@ -26,7 +26,7 @@ test('an answer is a GET or LIST the view holds with items — or one it marked:
     reads: [
       { resource: 'virtualmachineinstances.kubevirt.io', namespace: 'ns', name: 'a', items: [{ metadata: { name: 'a' } }] },
       { resource: 'pods', namespace: 'ns', labelSelector: 'x=1', items: [] },
-      { resource: 'pods', namespace: 'ns', labelSelector: 'x=2', items: [], trustEmpty: true },
+      { resource: 'pods', namespace: 'ns', labelSelector: 'x=2', items: [], trustEmptyWith: 'virtualmachineinstances.kubevirt.io/ns/a' },
       { resource: 'virtualmachineinstances.kubevirt.io', namespace: 'ns', name: 'gone', items: [] },
     ],
   };
@@ -35,7 +35,8 @@ test('an answer is a GET or LIST the view holds with items — or one it marked:
   assert.equal(answerOf(view, 'virtualmachineinstances.kubevirt.io', 'other', { name: 'a' }), undefined, 'another namespace');
   assert.equal(answerOf(view, 'virtualmachineinstances.kubevirt.io', 'ns', { name: 'gone' }), undefined, 'an absent object proves nothing');
   assert.equal(answerOf(view, 'pods', 'ns', { labelSelector: 'x=1' }), undefined, 'an empty list proves nothing');
-  assert.deepEqual(answerOf(view, 'pods', 'ns', { labelSelector: 'x=2' }), [], 'unless the controller said so');
+  assert.equal(answerOf(view, 'pods', 'ns', { labelSelector: 'x=2' }), undefined, 'marked, but the object it depends on is not served');
+  assert.deepEqual(answerOf(view, 'pods', 'ns', { labelSelector: 'x=2' }, (id) => id === 'virtualmachineinstances.kubevirt.io/ns/a'), [], 'marked, and that object is served: the empty list is an answer');
   assert.equal(answerOf(view, 'pods', 'ns', { labelSelector: 'x=3' }), undefined, 'a read the view does not hold');
   assert.equal(answerOf(view, 'pods', 'ns', {}), undefined, 'the whole namespace is another read');
 });
@@ -46,7 +47,7 @@ test('a malformed view names what is wrong', () => {
     [{ reads: [1] }, /reads\[0\] must be an object/],
     [{ reads: [{ resource: 'pods' }] }, /reads\[0\] needs resource and namespace/],
     [{ reads: [{ resource: 'pods', namespace: 'ns', items: [1] }] }, /items must be an array of objects/],
-    [{ reads: [{ resource: 'pods', namespace: 'ns', items: [], trustEmpty: 'yes' }] }, /trustEmpty must be a boolean/],
+    [{ reads: [{ resource: 'pods', namespace: 'ns', items: [], trustEmptyWith: true }] }, /trustEmptyWith must be a string/],
   ];
   for (const [raw, want] of rows) assert.throws(() => checkView(raw), want);
 });
