@@ -15,7 +15,7 @@ import { WAKES } from '../wakes.ts';
 import { Outbox } from './outbox.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
 import { unionOfWatches, watchedResources } from './resources.ts';
-import { ViewStore } from './view-store.ts';
+import { VIEW_SETTLE_MS, ViewStore } from './view-store.ts';
 import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 import { errorText } from '../../shared/errors.ts';
 
@@ -35,6 +35,11 @@ export interface RelayOptions {
   readonly resources?: ResourceWatch[];
   readonly batchSize?: number;
   readonly now?: () => number;
+  /**
+   * How long a watch must have been open before its copy counts as current whatever the versions
+   * say (functions/relay/view-store.ts `consistent`); default VIEW_SETTLE_MS.
+   */
+  readonly viewSettleMs?: number;
 }
 
 /** A controller's wakes as the relay takes them (tests may give a bare route). */
@@ -73,7 +78,7 @@ export class Relay {
         new Reflector(opts.kubeConfig, res, (type, obj, old) => this.#onEvent(res.kind, type, obj, old), {
           log: opts.log,
           onRestart: (why) => this.metrics.inc('relay_watch_restarts_total', 'List/watch restarts by cause', { kind: res.kind, why }),
-          onProgress: (rv) => this.#store?.progress(res.kind, rv),
+          onProgress: (rv, watching) => this.#store?.progress(res.kind, rv, watching),
         }),
     );
   }
@@ -128,7 +133,7 @@ export class Relay {
     if (answers.length === 0) return m;
     // One watch may lag another (a dropped watch, a slow stream): a view whose answers are not all
     // as new as its newest object is not sent at all (the function reads from the API server).
-    if (!this.#store.consistent(answers)) {
+    if (!this.#store.consistent(answers, (this.#opts.now ?? Date.now)(), this.#opts.viewSettleMs ?? VIEW_SETTLE_MS)) {
       this.metrics.inc('relay_views_behind_total', 'Keys sent without their view because one of its watches lagged behind its newest object', { name: m.controller });
       return m;
     }

@@ -22,7 +22,15 @@ interface Held {
   readonly byLabel: Map<string, Set<string>>;
   /** How far its watch has come (a resourceVersion), undefined before the first list and during a relist. */
   progress: bigint | undefined;
+  /** Since when (epoch ms) its watch stream has been open; undefined while none is. */
+  watchingSince: number | undefined;
 }
+
+/**
+ * How long a watch stream must have been open before the store counts its copy as current: the
+ * time an API server takes to send what happened since the version the watch started from.
+ */
+export const VIEW_SETTLE_MS = 1000;
 
 export class ViewStore implements ViewSource {
   readonly #byKind = new Map<WatchedKind, Held>();
@@ -31,7 +39,7 @@ export class ViewStore implements ViewSource {
   /** `resources`: each viewed resource and the label selector its watch uses. */
   constructor(resources: readonly { readonly resource: Resource<unknown>; readonly watchSelector?: string | undefined }[]) {
     for (const { resource, watchSelector } of resources) {
-      const held: Held = { resource, watched: parseSimpleSelector(watchSelector), byNamespace: new Map(), byLabel: new Map(), progress: undefined };
+      const held: Held = { resource, watched: parseSimpleSelector(watchSelector), byNamespace: new Map(), byLabel: new Map(), progress: undefined, watchingSince: undefined };
       this.#byKind.set(resource.kind, held);
       this.#byName.set(resourceName(resource), held);
     }
@@ -62,22 +70,30 @@ export class ViewStore implements ViewSource {
     }
   }
 
-  /** Records how far the watch of `kind` has come (the reflector's `onProgress`). */
-  progress(kind: WatchedKind, resourceVersion: string | undefined): void {
+  /** Records how far the watch of `kind` has come, and whether a stream is open (the reflector's `onProgress`). */
+  progress(kind: WatchedKind, resourceVersion: string | undefined, watching: boolean, now: number = Date.now()): void {
     const held = this.#byKind.get(kind);
-    if (held) held.progress = resourceVersion === undefined ? undefined : versionOf(resourceVersion);
+    if (!held) return;
+    held.progress = resourceVersion === undefined ? undefined : versionOf(resourceVersion);
+    if (!watching) held.watchingSince = undefined;
+    else held.watchingSince ??= now;
   }
 
   /**
-   * Whether `answers` may go out together: each answered resource's watch has come at least as far
-   * as the newest object among them. A controller writes an object after reading others (the VMI
-   * is Scheduled after its pod was seen bound), so an object's version is later than what its last
-   * write was decided on; a view whose pods' watch has not reached the VMI's version could show the
-   * VMI Scheduled beside a pod not yet bound — a cluster that never was. Versions are compared as
-   * numbers, as the API server's (etcd's revisions) and the emulator's are; a version that is not
-   * one makes the view not go out.
+   * Whether `answers` may go out together: each answered resource's copy is at least as new as the
+   * newest object among them. A controller writes an object after reading others (the VMI is
+   * Scheduled after its pod was seen bound), so an object's version is later than what its last
+   * write was decided on; a view whose pods lag the VMI's version could show the VMI Scheduled
+   * beside a pod not yet bound — a cluster that never was.
+   *
+   * A copy is that new when its watch has delivered an event (or bookmark, or list) at least at
+   * that version, or when its stream has been open `settleMs` without a break: a quiet watch sees
+   * no events, yet is current (the API server sends a new stream what it missed at once). A watch
+   * that broke is behind from the break until its new stream settles. Versions are compared as
+   * numbers, as the API server's (etcd revisions) and the emulator's are; a version that is not a
+   * decimal integer makes the view not go out.
    */
-  consistent(answers: readonly ViewAnswer[]): boolean {
+  consistent(answers: readonly ViewAnswer[], now: number = Date.now(), settleMs: number = VIEW_SETTLE_MS): boolean {
     let newest = 0n;
     for (const a of answers) {
       for (const o of a.items) {
@@ -87,8 +103,9 @@ export class ViewStore implements ViewSource {
       }
     }
     return answers.every((a) => {
-      const p = this.#byName.get(a.resource)?.progress;
-      return p !== undefined && p >= newest;
+      const held = this.#byName.get(a.resource);
+      if (!held || held.progress === undefined) return false;
+      return held.progress >= newest || (held.watchingSince !== undefined && now - held.watchingSince >= settleMs);
     });
   }
 

@@ -34,10 +34,10 @@ const VIEW: MessageView = {
   ],
 };
 
-function client(fence = new Map<string, string>()): { kube: KubeClient; counter: ApiCallCounter; tally: ViewTally } {
+function client(fence = new Map<string, string>(), view: MessageView = VIEW): { kube: KubeClient; counter: ApiCallCounter; tally: ViewTally } {
   const counter = new ApiCallCounter();
   const tally = { hits: 0, misses: 0 };
-  return { kube: viewKubeClient(countingKubeClient(kube, counter), VIEW, fence, tally), counter, tally };
+  return { kube: viewKubeClient(countingKubeClient(kube, counter), view, fence, tally), counter, tally };
 }
 
 test('"not older than" reads the view holds are answered from it, as the API client gives them (core dates as Dates); the rest go to the API server', async () => {
@@ -60,10 +60,11 @@ test('"not older than" reads the view holds are answered from it, as the API cli
 });
 
 test('the write fence: a view object older than the key\'s own last write of it, or a list missing what it wrote, goes to the API server', async () => {
-  // arrange
-  const newer = client(new Map([[fenceId('pods', 'default', 'p1'), '8']]));
-  const same = client(new Map([[fenceId('pods', 'default', 'p1'), '7']]));
-  const created = client(new Map([[fenceId('pods', 'default', 'p2'), '9']]));
+  // arrange: the view of a key whose pods are p1 (and p2, once it wrote it)
+  const own: MessageView = { reads: VIEW.reads.filter((r) => r.labelSelector !== 'app=none') };
+  const newer = client(new Map([[fenceId('pods', 'default', 'p1'), '8']]), own);
+  const same = client(new Map([[fenceId('pods', 'default', 'p1'), '7']]), own);
+  const created = client(new Map([[fenceId('pods', 'default', 'p2'), '9']]), own);
   // act
   const stale = await newer.kube.get(PODS, 'default', 'p1', { resourceVersion: '1' });
   const fresh = await same.kube.get(PODS, 'default', 'p1', { resourceVersion: '1' });
@@ -112,4 +113,21 @@ test('an empty answer marked as one counts only while the object it was marked w
   // assert
   assert.deepEqual(served, { hits: 1, misses: 0 }, 'the VMI is served from the view: its pods\' emptiness too');
   assert.deepEqual(past, { hits: 0, misses: 1 }, 'the VMI is behind our own write: its pods are read anew');
+});
+
+test('a view is used whole or not at all: one object behind the fence sends every read of the pass to the API server', async () => {
+  // arrange: an early message's view (VMI Scheduling, its pod unbound), delivered again after the key's pass wrote the VMI Scheduled
+  const view: MessageView = {
+    reads: [
+      { resource: 'virtualmachineinstances.kubevirt.io', namespace: 'default', name: 'v', items: [{ metadata: { name: 'v', namespace: 'default', resourceVersion: '5' } }] },
+      { resource: 'pods', namespace: 'default', labelSelector: 'app=x', items: [{ metadata: { name: 'p1', namespace: 'default', resourceVersion: '4' } }] },
+    ],
+  };
+  const tally = { hits: 0, misses: 0 };
+  const c = viewKubeClient(kube, view, new Map([[fenceId('virtualmachineinstances', 'default', 'v'), '9']]), tally);
+  // act
+  await c.get(VMIS, 'default', 'v', { resourceVersion: '1' });
+  await c.list(PODS, 'default', { labelSelector: 'app=x', resourceVersion: '1' });
+  // assert
+  assert.deepEqual(tally, { hits: 0, misses: 2 }, 'the pods as they were must not meet the VMI as it is now');
 });
