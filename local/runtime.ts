@@ -139,7 +139,7 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue, apiServer: opts.kubeConfig.getCurrentCluster()?.server ?? '' }),
+          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue, apiServer: opts.kubeConfig.getCurrentCluster()?.server ?? '', fences: this.state.expectations }),
           metrics: this.metrics,
           log: opts.log,
           batchSize: opts.batchSize ?? 1,

@@ -6,7 +6,7 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
-import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, KIND_MIGRATION, KIND_VMI, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, vmiPodsSelector, KIND_MIGRATION, KIND_VMI, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { errorText, InvalidInputError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
@@ -117,7 +117,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
 
 async function observe(migration: VirtualMachineInstanceMigration, vmi: VirtualMachineInstance, deps: MigrationDeps, rv: string | undefined): Promise<Observed> {
   const namespace = vmi.metadata?.namespace ?? '';
-  const list = await deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata?.uid ?? ''}`, resourceVersion: rv });
+  const list = await deps.kube.list(PODS, namespace, { labelSelector: vmiPodsSelector(vmi.metadata?.uid ?? ''), resourceVersion: rv });
   const pods = list.items;
   const targets = targetPodsOf(pods, migration).sort((a, b) => Number(a.metadata?.deletionTimestamp !== undefined) - Number(b.metadata?.deletionTimestamp !== undefined));
   // The VMI's other migrations matter only for the backoff, before the target pod exists.

@@ -20,6 +20,11 @@ export interface OutboxOptions {
   readonly lingerMs?: number;
   readonly maxBackoffMs?: number;
   readonly log: Logger;
+  /**
+   * Completes a message as it goes out (the relay attaches its view, computed from the watches'
+   * state at that moment: a key that waited gets the newest state, not the one of its event).
+   */
+  readonly decorate?: (message: KeyMessage) => KeyMessage;
   readonly onSent?: (messages: readonly KeyMessage[]) => void;
   readonly onSendError?: (err: unknown) => void;
 }
@@ -28,6 +33,8 @@ export class Outbox {
   readonly #queue: Pick<KeyQueue, 'send'>;
   readonly #opts: OutboxOptions;
   readonly #pending = new Map<string, KeyMessage>();
+  /** Entries held back until an epoch ms (ControllerView.holdMs); absent when not held. */
+  readonly #notBefore = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #timerDelay = 0;
   #flushing: Promise<void> | undefined;
@@ -55,10 +62,17 @@ export class Outbox {
     return this.#failingSince;
   }
 
-  add(msg: KeyMessage): void {
-    this.#pending.set(`${msg.controller}|${msg.key}`, msg);
+  /**
+   * Queues `msg` for sending, in place of a pending one of the same key. `holdMs` > 0 holds it
+   * back that long, unless a message of the key without a hold replaces it first.
+   */
+  add(msg: KeyMessage, holdMs = 0): void {
+    const id = `${msg.controller}|${msg.key}`;
+    this.#pending.set(id, msg);
+    if (holdMs > 0) this.#notBefore.set(id, Date.now() + holdMs);
+    else this.#notBefore.delete(id);
     if (this.#pending.size >= (this.#opts.batchSize ?? 100)) this.#schedule(0);
-    else this.#schedule(this.#opts.lingerMs ?? 0);
+    else this.#schedule(holdMs > 0 ? holdMs : (this.#opts.lingerMs ?? 0));
   }
 
   #schedule(delayMs: number): void {
@@ -72,7 +86,7 @@ export class Outbox {
       this.#timer = undefined;
       this.#flushing = this.#flushLoop().finally(() => {
         this.#flushing = undefined;
-        if (this.#pending.size > 0 && !this.#closed) this.#schedule(this.#failures ? this.#backoff() : 0);
+        if (this.#pending.size > 0 && !this.#closed) this.#schedule(this.#failures ? this.#backoff() : this.#untilNextDue());
       });
     }, delayMs);
   }
@@ -80,15 +94,23 @@ export class Outbox {
   async #flushLoop(): Promise<void> {
     const size = this.#opts.batchSize ?? 100;
     while (this.#pending.size > 0) {
-      const batch = [...this.#pending.entries()].slice(0, size);
+      const now = Date.now();
+      const batch = [...this.#pending.entries()].filter(([k]) => (this.#notBefore.get(k) ?? 0) <= now).slice(0, size);
+      if (batch.length === 0) return;
+      const decorate = this.#opts.decorate ?? ((m: KeyMessage) => m);
       try {
-        await this.#queue.send(batch.map(([, m]) => m));
+        const out = batch.map(([, m]) => decorate(m));
+        await this.#queue.send(out);
         this.#failures = 0;
         this.#failingSince = undefined;
         this.lastSendOkAt = Date.now();
         // Only remove what was sent: a newer cause that arrived meanwhile stays for the next batch.
-        for (const [k, m] of batch) if (this.#pending.get(k) === m) this.#pending.delete(k);
-        this.#opts.onSent?.(batch.map(([, m]) => m));
+        for (const [k, m] of batch) {
+          if (this.#pending.get(k) !== m) continue;
+          this.#pending.delete(k);
+          this.#notBefore.delete(k);
+        }
+        this.#opts.onSent?.(out);
       } catch (err) {
         this.#failures++;
         this.#failingSince ??= Date.now();
@@ -97,6 +119,13 @@ export class Outbox {
         return;
       }
     }
+  }
+
+  /** ms until the earliest held entry may go (0 when one not held is pending). */
+  #untilNextDue(): number {
+    let next = Infinity;
+    for (const k of this.#pending.keys()) next = Math.min(next, this.#notBefore.get(k) ?? 0);
+    return Math.max(0, next - Date.now());
   }
 
   #backoff(): number {
@@ -108,6 +137,7 @@ export class Outbox {
     const until = Date.now() + deadlineMs;
     clearTimeout(this.#timer);
     await this.#flushing;
+    this.#notBefore.clear(); // nothing waits any more: everything goes now
     while (this.#pending.size > 0 && Date.now() < until) {
       await this.#flushLoop();
       if (this.#pending.size > 0) await new Promise((r) => setTimeout(r, Math.min(this.#backoff(), Math.max(0, until - Date.now()))));

@@ -42,6 +42,13 @@ export interface ReflectorOptions {
   readonly maxBackoffMs?: number;
   /** Called on every relist and watch restart (metrics). */
   readonly onRestart?: (why: 'relist' | 'rewatch' | 'error') => void;
+  /**
+   * Told how far the reflector's copy has come: the list's resourceVersion when a list completes,
+   * each event's (bookmarks too) after it was delivered, and undefined while a relist runs (its
+   * copy is then part old, part new: no version describes it); `watching` says whether a watch
+   * stream is open (false from the moment one ends until the next is established).
+   */
+  readonly onProgress?: (resourceVersion: string | undefined, watching: boolean) => void;
 }
 
 class GoneError extends Error {}
@@ -138,6 +145,7 @@ export class Reflector {
     const seen = new Set<string>();
     let token: string | undefined;
     let rv = '';
+    this.#opts.onProgress?.(undefined, false);
     do {
       const page = await this.#res.list(this.#opts.pageSize ?? 500, token);
       rv = page.resourceVersion;
@@ -155,6 +163,7 @@ export class Reflector {
       }
     }
     this.#synced = true;
+    this.#opts.onProgress?.(rv, false);
     return rv;
   }
 
@@ -166,6 +175,7 @@ export class Reflector {
       const finish = (err: unknown) => {
         if (settled) return;
         settled = true;
+        this.#opts.onProgress?.(last, false);
         if (gone) reject(new GoneError('resourceVersion too old'));
         else if (err && this.#running && !isAbort(err)) reject(err);
         else resolve(last);
@@ -185,6 +195,7 @@ export class Reflector {
             const objRv = obj?.metadata?.resourceVersion;
             if (objRv) last = objRv;
             if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.#deliver(type, obj);
+            if (objRv) this.#opts.onProgress?.(objRv, !settled);
           },
           (err: unknown) => {
             const status = (err as { statusCode?: number } | undefined)?.statusCode;
@@ -195,6 +206,7 @@ export class Reflector {
         .then((ac) => {
           this.#abort = ac;
           if (!this.#running || settled) ac.abort();
+          else this.#opts.onProgress?.(last, true);
         })
         .catch((err: unknown) => {
           const status = (err as { statusCode?: number; code?: number } | undefined)?.statusCode ?? (err as { code?: number }).code;

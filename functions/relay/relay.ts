@@ -5,7 +5,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KeyQueue } from '../../shared/queue/port.ts';
-import type { KeyMessage } from '../../shared/queue/message.ts';
+import { VIEW_MAX_BYTES, type Controller, type KeyMessage } from '../../shared/queue/message.ts';
+import { resourceName } from '../../shared/api/resources.ts';
+import type { ControllerView } from '../../shared/reconcile/define-controller.ts';
+import type { ViewAnswer } from '../../shared/relay/view.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { WAKES } from '../wakes.ts';
@@ -13,7 +16,8 @@ import { Outbox } from './outbox.ts';
 import { KubevirtMetrics } from './metrics/route.ts';
 import { workqueueAdds } from '../../shared/metrics/kubevirt/workqueue.ts';
 import { Reflector, type ResourceWatch } from './reflector.ts';
-import { watchedResources } from './resources.ts';
+import { unionOfWatches, watchedResources } from './resources.ts';
+import { VIEW_SETTLE_MS, ViewStore } from './view-store.ts';
 import type { EventMapper, EventType, KeyTarget, RelayRoute, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 import { errorText } from '../../shared/errors.ts';
 
@@ -24,13 +28,24 @@ export interface RelayOptions {
   readonly metrics?: MetricsRegistry;
   /** Prefix keys with a cluster id when one deployment serves several clusters. */
   readonly clusterId?: string;
-  /** What each controller watches and how its events map to keys; default: every controller's wakes (functions/wakes.ts). */
-  readonly routes?: readonly RelayRoute[];
+  /**
+   * What each controller watches and how its events map to keys, and what its messages carry;
+   * default: every controller's wakes (functions/wakes.ts).
+   */
+  readonly routes?: readonly Route[];
   /** Override the watched resources (tests). */
   readonly resources?: ResourceWatch[];
   readonly batchSize?: number;
   readonly now?: () => number;
+  /**
+   * How long a watch must have been open before its copy counts as current whatever the versions
+   * say (functions/relay/view-store.ts `consistent`); default VIEW_SETTLE_MS.
+   */
+  readonly viewSettleMs?: number;
 }
+
+/** A controller's wakes as the relay takes them (tests may give a bare route). */
+type Route = RelayRoute & { readonly controller?: Controller; readonly view?: ControllerView };
 
 export class Relay {
   readonly metrics: MetricsRegistry;
@@ -40,17 +55,23 @@ export class Relay {
   readonly #outbox: Outbox;
   readonly #opts: RelayOptions;
   readonly #mappers: readonly EventMapper[];
+  /** The controllers whose messages carry a view, and the whole objects those views are made of. */
+  readonly #views = new Map<Controller, ControllerView>();
+  readonly #store: ViewStore | undefined;
 
   constructor(opts: RelayOptions) {
     this.#opts = opts;
     this.metrics = opts.metrics ?? new MetricsRegistry();
     this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready);
-    const routes = opts.routes ?? [...WAKES, this.kubevirtMetrics!.route];
+    const routes: readonly Route[] = opts.routes ?? [...WAKES, this.kubevirtMetrics!.route];
     const env = { now: opts.now ?? Date.now };
     this.#mappers = routes.map((r) => r.mapper(env));
+    for (const r of routes) if (r.view && r.controller) this.#views.set(r.controller, r.view);
+    this.#store = viewStoreFor(routes);
     this.#outbox = new Outbox(opts.queue, {
       log: opts.log,
       batchSize: opts.batchSize ?? 100,
+      decorate: (m) => this.#withView(m),
       onSent: (msgs) => {
         for (const m of msgs) this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
         for (const m of msgs) workqueueAdds(this.metrics, m.controller);
@@ -63,6 +84,7 @@ export class Relay {
         new Reflector(opts.kubeConfig, res, (type, obj, old) => this.#onEvent(res.kind, type, obj, old), {
           log: opts.log,
           onRestart: (why) => this.metrics.inc('relay_watch_restarts_total', 'List/watch restarts by cause', { kind: res.kind, why }),
+          onProgress: (rv, watching) => this.#store?.progress(res.kind, rv, watching),
         }),
     );
   }
@@ -109,8 +131,33 @@ export class Relay {
     for (const r of this.#reflectors) r.restartWatch();
   }
 
+  /** `m` with its controller's view, when it has one and it fits (VIEW_MAX_BYTES). */
+  #withView(m: KeyMessage): KeyMessage {
+    const view = this.#views.get(m.controller);
+    if (!view || !this.#store) return m;
+    const prefix = this.#opts.clusterId ? `${this.#opts.clusterId}:` : '';
+    const key = prefix && m.key.startsWith(prefix) ? m.key.slice(prefix.length) : m.key;
+    const answers = view.reads(key, this.#store).map((r) => this.#store!.answer(r)).filter((a): a is ViewAnswer => a !== undefined);
+    if (answers.length === 0) return m;
+    // One watch may lag another (a dropped watch, a slow stream): a view whose answers are not all
+    // as new as its newest object is not sent at all (the function reads from the API server).
+    if (!this.#store.consistent(answers, (this.#opts.now ?? Date.now)(), this.#opts.viewSettleMs ?? VIEW_SETTLE_MS)) {
+      this.metrics.inc('relay_views_behind_total', 'Keys sent without their view because one of its watches lagged behind its newest object', { name: m.controller });
+      return m;
+    }
+    const reads = answers;
+    const bytes = JSON.stringify(reads).length;
+    if (bytes > VIEW_MAX_BYTES) {
+      this.metrics.inc('relay_views_too_large_total', 'Keys sent without their view because it would not fit a message', { name: m.controller });
+      return m;
+    }
+    this.metrics.observe('relay_view_bytes', 'Size of the views the relay attached to keys', { name: m.controller }, bytes, [1024, 4096, 8192, 16384, 32768, 49152]);
+    return { ...m, view: { reads } };
+  }
+
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
     this.metrics.inc('relay_events_total', 'Watch events seen', { kind, type });
+    this.#store?.apply(kind, type, obj);
     const targets: KeyTarget[] = [];
     for (const map of this.#mappers) {
       try {
@@ -137,8 +184,17 @@ export class Relay {
           seenAt: now,
         },
       };
-      this.#outbox.add(msg);
+      const hold = this.#store ? (this.#views.get(t.controller)?.holdMs?.(t.key, { kind, type, object: obj }, this.#store) ?? 0) : 0;
+      this.#outbox.add(msg, hold);
     }
     this.metrics.set('relay_outbox_depth', 'Keys waiting to be sent', {}, this.#outbox.depth);
   }
+}
+
+/** The store of the resources the routes' views are made of, each with the selector the relay watches it with. */
+function viewStoreFor(routes: readonly Route[]): ViewStore | undefined {
+  const viewed = new Map(routes.flatMap((r) => r.view?.resources ?? []).map((res) => [resourceName(res), res]));
+  if (viewed.size === 0) return undefined;
+  const watches = new Map(unionOfWatches(routes).map((w) => [resourceName(w.res), w.labelSelector]));
+  return new ViewStore([...viewed].map(([name, resource]) => ({ resource, watchSelector: watches.get(name) })));
 }

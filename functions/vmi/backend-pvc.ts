@@ -35,9 +35,9 @@ export type BackendResult = { kind: 'ready'; pvc?: V1PersistentVolumeClaim } | {
  * TPM or EFI gets its `persistent-state-for-<vmi>-` PVC, created once (an expectation, like the
  * pod's, holds a second pass off until a read shows it), and the pod waits until it is ready.
  */
-export async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps): Promise<BackendResult> {
+export async function ensureBackendStorage(key: string, o: Observed, deps: VmiDeps, rv: string | undefined): Promise<BackendResult> {
   const { vmi } = o;
-  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps);
+  if (!backendStorageNeeded(vmi)) return deleteLeftoverBackendPvc(vmi, deps, rv);
   let pvc = o.backendPvc;
   // Listed at most once a pass: the create's choice of class and the readiness check share it.
   let classes: StorageClass[] | undefined;
@@ -87,10 +87,12 @@ export async function ensureBackendStorage(key: string, o: Observed, deps: VmiDe
  * was switched off) loses it before its launcher pod, as KubeVirt's sync does. One labelled LIST
  * for each launcher pod about to be created.
  */
-async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps): Promise<BackendResult> {
+async function deleteLeftoverBackendPvc(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined): Promise<BackendResult> {
   const namespace = vmi.metadata?.namespace ?? '';
   const name = vmi.metadata?.name ?? '';
-  const leftover = backendPvcFor(name, await listBackendPvcs(deps, namespace, name, undefined));
+  // An informer-fresh read, as KubeVirt's PVC informer answers it (a VMI's view may carry it): a
+  // claim left behind is the rare case, and one this read misses stays until the next launcher pod.
+  const leftover = backendPvcFor(name, await listBackendPvcs(deps, namespace, name, rv));
   if (!leftover) return { kind: 'ready' };
   try {
     await deps.kube.delete(PVCS, namespace, leftover.metadata?.name ?? '');

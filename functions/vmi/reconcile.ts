@@ -4,7 +4,7 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachineInstance } from '../../shared/api/index.ts';
-import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { CREATED_BY_LABEL, KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER, vmiPodsSelector } from '../../shared/api/well-known.ts';
 import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
@@ -75,7 +75,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   }
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
   if (decision.kind === 'create-pod') {
-    const backend = await ensureBackendStorage(key, observed, deps);
+    const backend = await ensureBackendStorage(key, observed, deps, rv);
     if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
     if (backend.kind === 'error') syncError = backend.error;
     else {
@@ -159,7 +159,7 @@ async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps:
 
 /** The pods labelled as created by the VMI with this UID (launcher, migration target, temporary). */
 function listVmiPods(deps: VmiDeps, namespace: string, uid: string, rv: string | undefined): Promise<ListResult<V1Pod>> {
-  return deps.kube.list(PODS, namespace, { labelSelector: `${CREATED_BY_LABEL}=${uid}`, resourceVersion: rv });
+  return deps.kube.list(PODS, namespace, { labelSelector: vmiPodsSelector(uid), resourceVersion: rv });
 }
 
 async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | undefined, podsRead?: ListResult<V1Pod>): Promise<Observed> {

@@ -6,13 +6,15 @@
  * one ends); the PVCs and DataVolumes its volumes use and its backend-storage PVC; and a change
  * of the KubeVirt CR's backup-hooks annotation, which every VMI's status reflects.
  */
-import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PVCS, VMIS } from '../../shared/api/resources.ts';
-import { KIND_VMI, SKIP_BACKUP_HOOKS_ANNOTATION } from '../../shared/api/well-known.ts';
-import { defineWakes } from '../../shared/reconcile/define-controller.ts';
+import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
+import { KIND_VMI, SKIP_BACKUP_HOOKS_ANNOTATION, vmiPodsSelector } from '../../shared/api/well-known.ts';
+import { BACKEND_PVC_LABEL } from '../../shared/storage/backend-storage.ts';
+import { defineWakes, type ViewCause } from '../../shared/reconcile/define-controller.ts';
 import { claimsOf } from '../../shared/relay/claims.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
 import { PodOwners } from '../../shared/relay/pod-owners.ts';
 import { controllerRefName, LAUNCHER_PODS, type EventMapper, type KeyTarget } from '../../shared/relay/route.ts';
+import type { ViewRead, ViewSource } from '../../shared/relay/view.ts';
 
 export function vmiMapper(): EventMapper {
   /** `ns/claim` → VMI keys whose volumes use it. */
@@ -64,9 +66,54 @@ export function vmiMapper(): EventMapper {
   };
 }
 
-/** What wakes the VMI controller's keys. */
+/**
+ * What a VMI key's message carries (shared/relay/view.ts): the VMI and its pods, the reads every
+ * pass starts with (reconcile.ts `observe`), and before the launcher pod exists, its leftover
+ * backend-storage claim (the check before a launcher pod is created). While the VMI is not yet
+ * scheduled (no phase, or Pending) an empty answer is an answer, as KubeVirt's informer's is: the
+ * pods of such a VMI are only the one its pod creation record tells of, and the expectations gate
+ * re-reads from the API server whenever there is a record — provided the reconcile is served that
+ * same VMI (one it reads anew, past its write fence, may be further along).
+ */
+function vmiViewReads(key: string, source: ViewSource): ViewRead[] {
+  const slash = key.indexOf('/');
+  const namespace = key.slice(0, slash);
+  const name = key.slice(slash + 1);
+  const vmi = source.get(VMIS, namespace, name);
+  const uid = vmi?.metadata?.uid;
+  const phase = typeof vmi?.status?.phase === 'string' ? vmi.status.phase : '';
+  const unscheduled = phase === '' || phase === 'Pending';
+  const self = { resource: VMIS, namespace, name };
+  return [
+    { resource: VMIS, namespace, name },
+    ...(uid ? [{ resource: PODS, namespace, labelSelector: vmiPodsSelector(uid), ...(unscheduled ? { trustEmptyWith: self } : {}) }] : []),
+    ...(unscheduled ? [{ resource: PVCS, namespace, labelSelector: `${BACKEND_PVC_LABEL}=${name}`, trustEmptyWith: self }] : []),
+  ];
+}
+
+/**
+ * A pass that creates the launcher pod writes the VMI's status right after (Pending → Scheduling):
+ * the pod's ADDED event reaches the relay first, and a view sent with it would still show the VMI
+ * as it was — its pass would recompute that status and have its write refused (409). So the key
+ * waits up to VIEW_HOLD_MS for the VMI's own event, which replaces the message and sends it at
+ * once with the new VMI (one pass instead of two); a VMI the relay already has at least as new as
+ * the pod, or a pod that is not new, goes at once.
+ */
+export const VIEW_HOLD_MS = 50;
+
+function vmiViewHold(key: string, event: ViewCause, source: ViewSource): number {
+  if (event.kind !== 'Pod' || event.type !== 'ADDED') return 0;
+  const slash = key.indexOf('/');
+  const vmi = source.get(VMIS, key.slice(0, slash), key.slice(slash + 1));
+  const vmiRv = Number(vmi?.metadata?.resourceVersion);
+  const podRv = Number(event.object.metadata?.resourceVersion);
+  return Number.isFinite(vmiRv) && Number.isFinite(podRv) && vmiRv < podRv ? VIEW_HOLD_MS : 0;
+}
+
+/** What wakes the VMI controller's keys, and what their messages carry. */
 export const vmiWakes = defineWakes({
   controller: 'vmi',
   watches: [{ res: VMIS }, LAUNCHER_PODS, { res: PVCS }, { res: DATA_VOLUMES }, { res: KUBEVIRTS }, { res: MIGRATIONS }],
   mapper: vmiMapper,
+  view: { resources: [VMIS, PODS, PVCS], reads: vmiViewReads, holdMs: vmiViewHold },
 });

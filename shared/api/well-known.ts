@@ -21,6 +21,14 @@ export const LAUNCHER_APP = 'virt-launcher';
 export const HOTPLUG_DISK_APP = 'hotplug-disk';
 /** Launcher pod label holding the owning VMI's UID. */
 export const CREATED_BY_LABEL = 'kubevirt.io/created-by';
+
+/**
+ * The pods of the VMI with UID `uid` — launcher, target and attachment pods — as KubeVirt's
+ * controllers see them: its pod informer holds only pods with the `kubevirt.io` label.
+ */
+export function vmiPodsSelector(uid: string): string {
+  return `${APP_LABEL},${CREATED_BY_LABEL}=${uid}`;
+}
 /** Launcher pod label: the VMI hostname (not the VM name). */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 /** Launcher pod label: the VMI name, or a hashed short form when longer than 63 characters. */

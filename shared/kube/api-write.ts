@@ -14,6 +14,8 @@ export interface ApiWrite {
   readonly name: string;
   /** HTTP status; 0 when no answer came (a network failure). */
   readonly code: number;
+  /** The object's resourceVersion after a successful create, update or patch. */
+  readonly resourceVersion?: string;
 }
 
 export const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
@@ -31,7 +33,15 @@ interface Addressed {
 export function apiWriteOf(verb: Verb, resource: string, args: readonly unknown[], answer: { result: unknown } | { error: unknown }): ApiWrite {
   const status = args.some((a) => typeof a === 'object' && a !== null && (a as { subresource?: unknown }).subresource === 'status');
   const target = targetOf(args, answer);
-  return { verb, resource: status ? `${resource}/status` : resource, ...(target.namespace ? { namespace: target.namespace } : {}), name: target.name, code: codeOf(verb, answer) };
+  const rv = 'result' in answer ? (answer.result as { metadata?: { resourceVersion?: unknown } } | null | undefined)?.metadata?.resourceVersion : undefined;
+  return {
+    verb,
+    resource: status ? `${resource}/status` : resource,
+    ...(target.namespace ? { namespace: target.namespace } : {}),
+    name: target.name,
+    code: codeOf(verb, answer),
+    ...(typeof rv === 'string' && rv !== '' ? { resourceVersion: rv } : {}),
+  };
 }
 
 function targetOf(args: readonly unknown[], answer: { result: unknown } | { error: unknown }): { namespace?: string | undefined; name: string } {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONTROLLERS, controllerInfo, isController, type Controller } from '../controllers.ts';
 import { InvalidInputError } from '../errors.ts';
+import { checkView, type MessageView } from '../relay/view.ts';
 
 // The controllers that own keys live in the registry (shared/controllers.ts); re-exported here
 // because every queue module speaks of them.
@@ -29,7 +30,16 @@ export interface KeyMessage {
    */
   readonly key: string;
   readonly cause: Cause;
+  /**
+   * The answers to the reconcile's first reads, as the relay's watches had them when it sent the
+   * key (shared/relay/view.ts); absent when the controller declares none, when it would not fit
+   * (VIEW_MAX_BYTES), and on requeued or replayed messages.
+   */
+  readonly view?: MessageView;
 }
+
+/** The largest view a message carries (its JSON), so a message stays one 64 KiB billing unit of SQS. */
+export const VIEW_MAX_BYTES = 48 * 1024;
 
 /**
  * The key of a controller's periodic sweep (shared/reconcile/sweep.ts): not an object's key —
@@ -127,6 +137,13 @@ export function parseKeyMessage(body: string): KeyMessage {
     if (typeof cause[f] !== 'string') throw bad(`cause.${f}`, 'must be a string');
   }
   if (typeof cause.seenAt !== 'number' || !Number.isFinite(cause.seenAt)) throw bad('cause.seenAt', 'must be a number');
+  if (m.view !== undefined) {
+    try {
+      checkView(m.view);
+    } catch (err) {
+      throw bad('view', (err as Error).message);
+    }
+  }
   return raw as KeyMessage;
 }
 

@@ -114,13 +114,12 @@ export class SqsKeyQueue implements KeyQueue {
   async send(messages: readonly KeyMessage[]): Promise<void> {
     const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
     for (const c of CONTROLLERS) {
-      const mine = checked.filter((m) => m.controller === c);
-      for (let i = 0; i < mine.length; i += 10) {
-        const chunk = mine.slice(i, i + 10);
+      const mine = checked.filter((m) => m.controller === c).map((m) => ({ m, body: JSON.stringify(m) }));
+      for (const chunk of sendBatches(mine)) {
         const out = await this.client.send(
           new SendMessageBatchCommand({
             QueueUrl: (await this.urls(c)).queue,
-            Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m), MessageGroupId: m.key, MessageDeduplicationId: dedupId(m) })),
+            Entries: chunk.map(({ m, body }, j) => ({ Id: String(j), MessageBody: body, MessageGroupId: m.key, MessageDeduplicationId: dedupId(m) })),
           }),
         );
         if ((out.Failed ?? []).length > 0) throw new TransientError('QueueSendFailed', `SQS refused ${out.Failed?.length} message(s): ${out.Failed?.[0]?.Message}`);
@@ -436,4 +435,29 @@ function toDeadLetter(controller: Controller, m: Message): DeadLetter {
 
 function sha(s: string): string {
   return createHash('sha256').update(s).digest('hex');
+}
+
+/**
+ * SendMessageBatch takes at most 10 entries and 256 KiB of bodies in all: messages that carry
+ * views (shared/relay/view.ts, at most VIEW_MAX_BYTES each) are split into batches under both.
+ */
+export const SQS_BATCH_MAX_BYTES = 250 * 1024;
+
+/** `entries` in order, in batches of at most 10 and SQS_BATCH_MAX_BYTES of bodies. */
+export function sendBatches<E extends { readonly body: string }>(entries: readonly E[]): E[][] {
+  const out: E[][] = [];
+  let batch: E[] = [];
+  let bytes = 0;
+  for (const e of entries) {
+    const size = Buffer.byteLength(e.body);
+    if (batch.length > 0 && (batch.length === 10 || bytes + size > SQS_BATCH_MAX_BYTES)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(e);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
 }

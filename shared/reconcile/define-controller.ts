@@ -20,7 +20,9 @@ import type { KubeClient } from '../kube/client.ts';
 import type { VirtApiClient } from '../kube/virt-api.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
-import type { RelayRoute } from '../relay/route.ts';
+import type { Resource } from '../api/resources.ts';
+import type { RelayRoute, WatchedObject } from '../relay/route.ts';
+import type { ViewRead, ViewSource } from '../relay/view.ts';
 import type { Expectations, Leases } from '../state/port.ts';
 import type { ControllerSpec } from './instrument.ts';
 import type { Outcome, ReconcileContext } from './outcome.ts';
@@ -60,6 +62,31 @@ export interface ControllerContext {
 export interface ControllerWakes extends RelayRoute {
   /** Whose keys the mapper answers (every target it returns names this controller). */
   readonly controller: Controller;
+  /**
+   * The first reads of its reconcile, answered by the relay in the key's message from what it
+   * watches (shared/relay/view.ts): `resources` are kept whole by the relay, `reads` names the
+   * reads for one key. Without it the reconcile reads everything from the API server.
+   */
+  readonly view?: ControllerView;
+}
+
+/** What a controller's messages carry (shared/relay/view.ts). */
+export interface ControllerView {
+  readonly resources: readonly Resource<unknown>[];
+  readonly reads: (key: string, source: ViewSource) => readonly ViewRead[];
+  /**
+   * How long (ms) the relay may hold the key's message after this event, waiting for a write that
+   * is known to follow (the VMI status a pass writes right after it creates the pod): a newer
+   * event of the key sends it at once, with the newer view. Default 0.
+   */
+  readonly holdMs?: (key: string, event: ViewCause, source: ViewSource) => number;
+}
+
+/** The event a key's message is for, as a view's hold rule sees it. */
+export interface ViewCause {
+  readonly kind: string;
+  readonly type: string;
+  readonly object: WatchedObject;
 }
 
 /** One RBAC policy rule (rbac.authorization.k8s.io/v1 PolicyRule, resource rules only). */
@@ -105,7 +132,7 @@ export function defineWakes(wakes: ControllerWakes): ControllerWakes {
 
 /** The runtime form of a definition in one context: what the workers and the Lambda batch run. */
 export function bindController<D>(def: ControllerDefinition<D>, ctx: ControllerContext): ControllerSpec<D> {
-  return { controller: def.name, reconcile: (key, deps, rctx) => def.reconcile(key, deps, rctx), deps: def.deps(ctx) };
+  return { controller: def.name, reconcile: (key, deps, rctx) => def.reconcile(key, deps, rctx), deps: def.deps(ctx), viewed: def.wakes.view !== undefined };
 }
 
 /**

@@ -22,6 +22,9 @@ import { errorText, reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile, ReconcileContext } from './outcome.ts';
 import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
+import { viewKubeClient, type ViewTally } from './view-client.ts';
+import { readFence, recordFence, type WriteFence } from './write-fence.ts';
+import type { Expectations } from '../state/port.ts';
 import { isWorkerCrash } from './worker-crash.ts';
 
 export interface ControllerSpec<D> {
@@ -29,6 +32,8 @@ export interface ControllerSpec<D> {
   readonly reconcile: Reconcile<D>;
   /** The controller's deps, built around the (counting) Kubernetes client of one reconcile. */
   readonly deps: (kube: KubeClient) => D;
+  /** Its messages carry views (ControllerWakes.view): its passes keep a write fence (write-fence.ts). */
+  readonly viewed?: boolean;
 }
 
 export interface InstrumentOptions {
@@ -44,6 +49,8 @@ export interface InstrumentOptions {
   readonly queue?: Pick<KeyQueue, 'send'>;
   /** The API server's URL, the `host` of KubeVirt's REST client metrics (`none` without it). */
   readonly apiServer?: string;
+  /** Where a viewed controller's write fences live (the state table's expectations); without it views are not used. */
+  readonly fences?: Pick<Expectations, 'get' | 'expectDeletions'>;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -58,7 +65,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
   const now = opts.now ?? Date.now;
   const { controller } = spec;
   // KubeVirt's REST client metrics count every call, whichever reconcile makes it.
-  const kube = restClientMetrics(opts.kube, opts.metrics, opts.apiServer ?? '');
+  const restKube = restClientMetrics(opts.kube, opts.metrics, opts.apiServer ?? '');
   return async (rk, batchTraces) => {
     const traces = batchTraces ?? opts.traces;
     const counter = new ApiCallCounter();
@@ -68,12 +75,24 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     const work = workqueueReconcile(opts.metrics, controller, started - rk.enqueuedAt, now);
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
     let result: { outcome: Outcome } | { error: unknown } | undefined;
+    const counted = countingKubeClient(restKube, counter);
+    // The message's view answers the reads of a first attempt only (a retry follows a failure that
+    // may have come from acting on it, and reads anew), checked against the key's write fence.
+    const tally: ViewTally = { hits: 0, misses: 0 };
+    const fences = spec.viewed && !isSweepKey(rk.message.key) ? opts.fences : undefined;
+    const fenceKey = `${controller}/${rk.message.key}`;
+    let fence: WriteFence | undefined;
     try {
+      let kube = counted;
+      if (fences && rk.message.view && rk.attempt <= 1) {
+        fence = await readFence(fences, fenceKey);
+        kube = viewKubeClient(counted, rk.message.view, fence, tally);
+      }
       const outcome = isSweepKey(rk.message.key)
-        ? await runSweep(controller, rk.message, { kube: countingKubeClient(kube, counter), queue: opts.queue, log: opts.log })
-        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(kube, counter)), context(cause, rk.attempt));
+        ? await runSweep(controller, rk.message, { kube: counted, queue: opts.queue, log: opts.log })
+        : await spec.reconcile(rk.message.key, spec.deps(kube), context(cause, rk.attempt));
       result = { outcome };
-      opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
+      opts.log.info('reconciled', { ...fields, ...(tally.hits > 0 ? { viewReads: tally.hits } : {}), outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
     } catch (err) {
       result = { error: err };
@@ -85,9 +104,18 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       const seconds = (now() - started) / 1000;
       opts.metrics.observe('reconcile_time_seconds', 'Time per reconcile', { controller }, seconds);
       opts.metrics.observe('api_calls_per_reconcile', 'Kubernetes API calls made by one reconcile', { controller }, counter.total(), CALL_BUCKETS);
+      if (tally.hits > 0) opts.metrics.inc('view_reads_total', "Reads a reconcile made, by where they were answered (the message's view, or the API server)", { controller, answered: 'view' }, tally.hits);
+      if (tally.misses > 0) opts.metrics.inc('view_reads_total', "Reads a reconcile made, by where they were answered (the message's view, or the API server)", { controller, answered: 'apiserver' }, tally.misses);
       for (const [call, n] of Object.entries(counter.byCall())) {
         const [verb = '', resource = ''] = call.split(' ');
         opts.metrics.inc('apiserver_requests_total', 'Kubernetes API calls made by reconciles', { controller, verb, resource }, n);
+      }
+      if (fences && counter.writes().length > 0 && !(result && 'error' in result && isWorkerCrash(result.error))) {
+        await recordFence(fences, fenceKey, fence ?? (await readFence(fences, fenceKey)), counter.writes(), now()).catch((err: unknown) => {
+          // A worker that dies here dies (the key comes back and reads anew); a table that fails is logged.
+          if (isWorkerCrash(err)) throw err;
+          opts.log.warn('write fence not recorded', { controller, key: rk.message.key, error: errorText(err) });
+        });
       }
       // A crashed worker leaves no trace, as a real one would not.
       if (traces && result && !('error' in result && isWorkerCrash(result.error))) {

@@ -30,7 +30,7 @@ export async function reconcileBatch<D>(event: SQSEvent, env: LambdaEnv, spec: C
     ...(maxInFlight !== undefined ? { maxInFlight } : {}),
     ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
     queue: env.queue,
-    reconcile: instrumented(spec, { ...env, traces }),
+    reconcile: instrumented(spec, { ...env, traces, fences: env.state.expectations }),
     onSettled: ({ result }) => {
       env.metrics.inc('reconcile_total', 'Reconciles by result', { controller, result });
       if (result === 'retrying') workqueueRetry(env.metrics, controller);

@@ -82,6 +82,17 @@ export function chaosKube(inner: KubeClient, killer: Killer, poisoned: ReadonlyS
   });
 }
 
+/**
+ * The poison is injected at the API client (chaosKube), so a poisoned key's messages carry no view
+ * (shared/relay/view.ts): its reads go to the API server and meet the poison, as they did before
+ * views. Every other key's messages keep theirs.
+ */
+export function withoutViewsOf(inner: Pick<KeyQueue, 'send'>, poisoned: ReadonlySet<string>): Pick<KeyQueue, 'send'> {
+  return {
+    send: (messages) => inner.send(messages.map((m) => (m.view && poisoned.has(m.key.slice(m.key.indexOf('/') + 1)) ? (({ view: _v, ...rest }) => rest)(m) : m))),
+  };
+}
+
 const EXPECTATION_METHODS = ['expectCreations', 'expectDeletions', 'setExpectations', 'creationObserved', 'deletionObserved', 'satisfied', 'get', 'delete', 'pendingCreations', 'tryExpectCreations'] as const;
 
 /** The expectations table under chaos: a worker may die around any table call too. */

@@ -22,7 +22,7 @@ import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import { REAL } from '../support/lanes.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
 import { PODS } from '../../shared/api/resources.ts';
 import { testSpec } from '../support/controller-context.ts';
 
@@ -97,10 +97,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity));
   // A key whose pod-create expectation was recorded by a worker that then died is taken over
   // after this long: more than a lease, as the function timeout would be in production.
-  const spec = testSpec(vmiController, { kube, expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
+  const expectations = chaosExpectations(state.expectations, killer);
+  const spec = testSpec(vmiController, { kube, expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
-  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet });
+  // The messages' views and the write fences, as the runtimes use them (killed around their table writes too).
+  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet, fences: expectations });
   const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0, stalls: 0 };
   // Event-loop stalls long enough to keep a worker's heartbeat (every quarter lease) from renewing
   // in time: then a live worker looks dead, as it would to any lease-based queue.
@@ -134,7 +136,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       }
     },
   });
-  const sender = new DuplicatingSender(slow, random);
+  const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
   // The real lane has no fault injection: the run there checks the product's identities and RBAC.
   const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);

@@ -43,7 +43,7 @@ import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts'
 import { vmiManifest } from '../e2e/support.ts';
 import { REAL } from '../support/lanes.ts';
 import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
 import { RELAY_IDENTITY } from './run-chaos.ts';
 
 export interface DrainChaosOptions {
@@ -192,12 +192,12 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
         controller: spec.controller,
         concurrency: spec.controller === 'workload-updater' ? 1 : spec.controller === 'vmi' ? 10 : 3,
         queue: slow,
-        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now }),
+        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now, fences: expectations }),
         metrics,
         log: quiet,
       }),
   );
-  const sender = new DuplicatingSender(slow, random);
+  const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(REAL ? PART_IDENTITY.relay : RELAY_IDENTITY), queue: sender, log: quiet, metrics });
   const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
   const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);

@@ -75,8 +75,8 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   const rsSpec = testSpec(replicaSetController, { kube, expectations, log: quiet, takeoverMs: 4000 });
   const vmiSpec = testSpec(vmiController, { kube, expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const pools = [
-    new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),
-    new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaotic, metrics, log: quiet }), metrics, log: quiet }),
+    new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaotic, metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
+    new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaotic, metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
   ];
   const sender = new DuplicatingSender(slow, random);
   const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(RELAY_IDENTITY), queue: sender, log: quiet, metrics });

@@ -19,6 +19,8 @@ import { HANDED_OFF, launcherPods, NS, phases, queueIdle, RUNTIME_IDENTITIES, st
 import { PODS, VMIS } from '../../shared/api/resources.ts';
 import { emulatorOnly } from '../support/lanes.ts';
 import { testSpec } from '../support/controller-context.ts';
+import { WRITE_FENCE_SCOPE } from '../../shared/reconcile/write-fence.ts';
+import { vmiPodsSelector } from '../../shared/api/well-known.ts';
 
 function keyMessage(name: string, rv: string, uid = 'test'): KeyMessage {
   return { v: 1, controller: 'vmi', key: `${NS}/${name}`, cause: { kind: 'VirtualMachineInstance', namespace: NS, name, uid, resourceVersion: rv, event: 'MODIFIED', seenAt: Date.now() } };
@@ -108,6 +110,30 @@ describe('VMI slice: lifecycle', () => {
     // assert
     const pods = await launcherPods(s.kube, vmi.metadata?.uid ?? '');
     assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}`);
+  });
+
+  test('stale views — the VMI as it was before its pod, no pods, emptiness marked an answer — never make a second launcher pod', async () => {
+    // arrange: a VMI whose launcher pod exists, and its write fence gone (a later relay, another
+    // table): the message below says, as a lagging relay would, that nothing happened yet
+    const vmi = await s.kube.create(VMIS, vmiManifest('stale-view'));
+    const uid = vmi.metadata?.uid ?? '';
+    await until('stale-view handed off', async () => HANDED_OFF.has((await phaseOf(s, 'stale-view')) ?? ''), { problems: s.problems });
+    await until('queue idle', () => queueIdle(s));
+    await s.rt.state.expectations.delete(WRITE_FENCE_SCOPE, `vmi/${NS}/stale-view`);
+    const asCreated = { ...vmi, status: {} };
+    const view = {
+      reads: [
+        { resource: 'virtualmachineinstances.kubevirt.io', namespace: NS, name: 'stale-view', items: [asCreated] },
+        { resource: 'pods', namespace: NS, labelSelector: vmiPodsSelector(uid), items: [], trustEmptyWith: `virtualmachineinstances.kubevirt.io/${NS}/stale-view` },
+      ],
+    };
+    // act: five such messages with distinct causes, each a first attempt
+    await s.rt.queue.send([1, 2, 3, 4, 5].map((i) => ({ ...keyMessage('stale-view', `${vmi.metadata?.resourceVersion}-stale-${i}`, uid), view })));
+    await until('queue idle', () => queueIdle(s));
+    // assert: the pod creation record sent every such pass to the API server first
+    const pods = await launcherPods(s.kube, uid);
+    assert.equal(pods.length, 1, `launcher pods: ${pods.join(', ')}`);
+    assert.ok(HANDED_OFF.has((await phaseOf(s, 'stale-view')) ?? ''), 'the VMI was not set back by a stale view');
   });
 
   test('launcher pod deleted before hand-off → VMI Failed, no second pod', async () => {

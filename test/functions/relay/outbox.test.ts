@@ -142,4 +142,25 @@ describe('Outbox', () => {
     // assert
     assert.equal(box.depth, 1, 'the unsent key was dropped');
   });
+
+  test('a held key waits its hold, unless a message of the key without one replaces it; other keys go at once; decorate runs as it leaves', async () => {
+    // arrange
+    const q = new FlakyQueue();
+    const decorated: string[] = [];
+    const box = new Outbox(q, { log: silentLogger, decorate: (m) => (decorated.push(m.key), m) });
+    // act
+    box.add(msg('ns/held', '1'), 200);
+    box.add(msg('ns/replaced', '1'), 10_000);
+    box.add(msg('ns/free', '1'));
+    await until('the free key sent', () => q.batches.flat().includes('ns/free@1'));
+    const early = q.batches.flat();
+    box.add(msg('ns/replaced', '2'));
+    await until('the replaced key sent', () => q.batches.flat().includes('ns/replaced@2'));
+    await until('the held key sent', () => q.batches.flat().includes('ns/held@1'));
+    // assert
+    assert.ok(!early.includes('ns/held@1') && !early.includes('ns/replaced@1'), `held keys left early: ${early}`);
+    assert.ok(!q.batches.flat().includes('ns/replaced@1'), 'the newer message replaced the held one');
+    assert.deepEqual([...decorated].sort(), ['ns/free', 'ns/held', 'ns/replaced']);
+    await box.close();
+  });
 });

@@ -256,3 +256,38 @@ describe('readiness', () => {
     });
   }
 });
+
+describe('views: what a VMI key\'s message carries (shared/relay/view.ts)', () => {
+  test('the VMI and its pods as the relay watched them when the key left; a view too large for a message is left out', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const metrics = new MetricsRegistry();
+    // Streams count as current once open (view-store.test.ts covers the settling time).
+    const relay = new Relay({ kubeConfig: api.kubeConfig(RELAY), queue: q, log: silentLogger, metrics, viewSettleMs: 0 });
+    relay.start();
+    await until('relay synced', () => relay.ready);
+    const created = await kube.create(VMIS, vmi('viewed'));
+    const uid = created.metadata?.uid ?? '';
+    await kube.create(PODS, { metadata: { name: 'viewed-pod', namespace: NS, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': uid }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'viewed', uid, controller: true }] }, spec: { containers: [{ name: 'compute', image: 'i' }] } });
+    const big = await kube.create(VMIS, { ...vmi('too-big'), metadata: { name: 'too-big', namespace: NS, annotations: { filler: 'x'.repeat(60 * 1024) } } });
+    // act
+    const messages = new Map<string, import('../../../shared/queue/message.ts').KeyMessage>();
+    await until('both keys sent', async () => {
+      for (const rk of await q.receive('vmi', 100, 0)) {
+        messages.set(rk.message.key, rk.message);
+        await q.ack('vmi', rk.receipt);
+      }
+      return messages.get(`${NS}/viewed`)?.view?.reads.some((r) => r.resource === 'pods' && r.items.length === 1) === true && messages.has(`${NS}/too-big`);
+    });
+    await relay.stop();
+    // assert
+    const view = messages.get(`${NS}/viewed`)!.view!;
+    const vmiRead = view.reads.find((r) => r.name === 'viewed');
+    assert.equal((vmiRead?.items[0] as VirtualMachineInstance).metadata?.uid, uid, 'the VMI itself');
+    const pods = view.reads.find((r) => r.resource === 'pods');
+    assert.equal(pods?.labelSelector, `kubevirt.io,kubevirt.io/created-by=${uid}`, 'the exact read the reconcile makes');
+    assert.equal(messages.get(`${NS}/too-big`)?.view, undefined, `a ${big.metadata?.annotations?.filler?.length}-byte annotation: no view`);
+    assert.ok(metrics.render().includes('relay_views_too_large_total'), 'and the relay counts it');
+    await q.close();
+  });
+});
