@@ -103,8 +103,10 @@ describe('virt-reconciler diagnose on the sandbox', () => {
   });
 
   test('a poison key: "no launcher pod: the key … is dead-lettered (reason, attempts, when)"', emulatorOnly('fault injection'), async () => {
-    // arrange: every read of a VMI by the runtime fails until the key is dead-lettered.
+    // arrange: every read of a VMI by the runtime fails until the key is dead-lettered — and every
+    // launcher pod create, for a pass the relay's view answers without a read (docs/scale.md).
     s.sandbox.apiServer.faults.failNext(500, 1000, { verb: 'get', resource: 'virtualmachineinstances', identity: RUNTIME });
+    s.sandbox.apiServer.faults.failNext(500, 1000, { verb: 'create', resource: 'pods', identity: RUNTIME });
     await s.kube.create(VMIS, vmiManifest('poison'));
     await until('poison dead-lettered', async () => (await s.rt.queue.listDeadLetters({ controller: 'vmi', key: 'default/poison' })).length > 0);
     s.sandbox.apiServer.faults.clear();
@@ -113,7 +115,7 @@ describe('virt-reconciler diagnose on the sandbox', () => {
     const d = await diagnoseCli('vmi/default/poison');
     // assert
     assert.equal(d.code, 1, d.text);
-    assert.match(d.first, /^no launcher pod: the key vmi default\/poison is dead-lettered \(ServerError, 5 attempts, \d+ s ago\)$/, d.text);
+    assert.match(d.first, /^no launcher pod: the key vmi default\/poison is dead-lettered \((ServerError|FailedCreate), 5 attempts, \d+ s ago\)$/, d.text);
     assert.match(d.text, /→ fix the cause, then: virt-reconciler replay --controller vmi --key default\/poison/);
   });
 
