@@ -3,9 +3,11 @@
  * controller reference; an orphan VMI wakes the VM of its name only when one exists, which may
  * adopt it — otherwise every standalone VMI would cost the VM controller a read per event; a VM
  * created later is reconciled on its own ADDED event); and the PVCs and DataVolumes its template
- * and DataVolume templates use.
+ * and DataVolume templates use; and a namespace whose labels change wakes its VMs (KubeVirt's
+ * `handleNamespaceUpdate`: changed-block tracking's namespace selector may now select them or no
+ * longer — the relay has no cluster config, so every VM of the namespace, on label changes only).
  */
-import { DATA_VOLUMES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { DATA_VOLUMES, NAMESPACES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { KIND_VM } from '../../shared/api/well-known.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { vmClaims } from '../../shared/relay/claims.ts';
@@ -17,6 +19,8 @@ export function vmMapper(): EventMapper {
   const claims = new KeyIndex();
   /** Every VM key. */
   const vms = new Set<string>();
+  /** Namespace → its labels as last seen (serialized). */
+  const namespaceLabels = new Map<string, string>();
   const wake = (key: string): KeyTarget => ({ controller: 'vm', key });
   return (kind, type, obj) => {
     const ns = obj.metadata?.namespace ?? '';
@@ -39,6 +43,16 @@ export function vmMapper(): EventMapper {
       case 'PersistentVolumeClaim':
       case 'DataVolume':
         return claims.get(key).map(wake);
+      case 'Namespace': {
+        const name = obj.metadata?.name ?? '';
+        const labels = JSON.stringify(Object.entries(obj.metadata?.labels ?? {}).sort());
+        const before = namespaceLabels.get(name);
+        if (type === 'DELETED') namespaceLabels.delete(name);
+        else namespaceLabels.set(name, labels);
+        // First sight (the relay's list, or a new namespace): its VMs are woken by their own events.
+        if (type !== 'MODIFIED' || before === undefined || before === labels) return [];
+        return [...vms].filter((k) => k.startsWith(`${name}/`)).map(wake);
+      }
       default:
         return [];
     }
@@ -46,4 +60,4 @@ export function vmMapper(): EventMapper {
 }
 
 /** What wakes the VM controller's keys. */
-export const vmWakes = defineWakes({ controller: 'vm', watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: vmMapper });
+export const vmWakes = defineWakes({ controller: 'vm', watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }, { res: NAMESPACES }], mapper: vmMapper });

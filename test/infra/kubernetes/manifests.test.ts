@@ -55,6 +55,7 @@ describe('infra/kubernetes: manifests', () => {
     for (const r of rules) assert.deepEqual([...r.verbs].sort(), ['get', 'list', 'watch'], `relay must never write: ${JSON.stringify(r)}`);
     const granted = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
     assert.deepEqual(granted, [
+      '/namespaces',
       '/nodes',
       '/persistentvolumeclaims',
       '/pods',
@@ -65,6 +66,10 @@ describe('infra/kubernetes: manifests', () => {
       'cdi.kubevirt.io/datavolumes',
       'clone.kubevirt.io/virtualmachineclones',
       'export.kubevirt.io/virtualmachineexports',
+      'instancetype.kubevirt.io/virtualmachineclusterinstancetypes',
+      'instancetype.kubevirt.io/virtualmachineclusterpreferences',
+      'instancetype.kubevirt.io/virtualmachineinstancetypes',
+      'instancetype.kubevirt.io/virtualmachinepreferences',
       'kubevirt.io/kubevirts',
       'kubevirt.io/virtualmachineinstancemigrations',
       'kubevirt.io/virtualmachineinstancereplicasets',
@@ -104,6 +109,7 @@ describe('infra/kubernetes: manifests', () => {
     ],
     vm: [
       '/events create',
+      '/namespaces get',
       '/persistentvolumeclaims get,patch',
       'apps/controllerrevisions create,delete,get',
       'cdi.kubevirt.io/datasources get',
