@@ -23,7 +23,7 @@ import { namespaceLimits } from './namespace-limits.ts';
 import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
-import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
+import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from './pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
 import { decideSync, guaranteeProblem, isFinal, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
@@ -93,7 +93,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
   }
 
-  // the running launcher pod's annotations: the Multus networks for a NIC hot-plug/unplug, network-info (pod-annotations.ts)
+  // the running launcher pod's annotations: the Multus networks for a NIC hot-plug/unplug, network-info, eviction-in-progress (pod-annotations.ts)
   if (decision.kind === 'none' && !isFinal(observed.vmi) && !observed.vmi.metadata?.deletionTimestamp && observed.pod && !isTempPod(observed.pod) && isPodReady(observed.pod)) {
     const r = await syncPodAnnotations(observed.vmi, observed.pod, deps);
     if (r.pod) observed = withPod({ ...observed, pods: observed.pods.filter((p) => p.metadata?.uid !== r.pod!.metadata?.uid) }, r.pod);
@@ -148,9 +148,12 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
  */
 async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps: VmiDeps): Promise<{ pod?: V1Pod; error?: SyncError }> {
   const changes = activePodAnnotations(vmi, pod);
-  if (Object.keys(changes).length === 0) return {};
+  const annotationOps = Object.keys(changes).length === 0 ? [] : podAnnotationOps(pod, changes);
+  // KubeVirt writes the eviction mark in a second patch; one JSON patch holds both here.
+  const ops = [...annotationOps, ...evictionInProgressOps(vmi, pod, pod.metadata?.annotations !== undefined || annotationOps.length > 0)];
+  if (ops.length === 0) return {};
   try {
-    return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops: podAnnotationOps(pod, changes) }) };
+    return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops }) };
   } catch (err) {
     if (err instanceof NotFoundError) return {};
     return { error: { reason: 'FailedPodPatch', message: errorText(err), requeue: true } };

@@ -155,6 +155,13 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       break;
   }
   status.phase = phase;
+  // EvictionRequested mirrors the evacuation mark in every phase (KubeVirt's updateStatus): added
+  // once True, removed with the mark.
+  if (status.evacuationNodeName) {
+    if (findCondition(status, VMI_CONDITION.EvictionRequested)?.status !== 'True') setCondition(status, condition(VMI_CONDITION.EvictionRequested, 'True', 'EvictionRequested', 'VMI is marked for eviction', now));
+  } else {
+    removeCondition(status, VMI_CONDITION.EvictionRequested);
+  }
   // The volume status virt-handler starts from (claim info) and hotplug runs on: written at the
   // hand-off and kept current while Scheduled or Running.
   if ((phase === 'Scheduled' || phase === 'Running') && pod && vmiPodExists) {
