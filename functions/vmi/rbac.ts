@@ -7,7 +7,7 @@
 import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 
 export const vmiRbac: readonly PolicyRule[] = [
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'update', 'patch'], why: 'The VMI itself; listed across the cluster only at the hand-off of an autoattachVSOCK VMI, for the VSOCK CIDs already taken.' },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations', 'kubevirts'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'create', 'delete', 'patch'], why: "Launcher pods: created, listed by the VMI's label, deleted, annotated (the Multus networks of a NIC hot-plug, network-info); readiness-gate conditions on /status." },

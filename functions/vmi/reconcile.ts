@@ -33,6 +33,7 @@ import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
+import { allocateCid, takenCids } from './vsock-cid.ts';
 import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
@@ -128,6 +129,12 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     ownerVmLive,
     memoryOverheadRatio: config.additionalGuestMemoryOverheadRatio,
   });
+  // The hand-off of an autoattachVSOCK VMI carries its VSOCK CID (vsock-cid.ts).
+  if (desired.status?.phase === 'Scheduled' && vmi.status?.phase !== 'Scheduled' && vmi.spec.domain.devices.autoattachVSOCK === true && desired.status.VSOCKCID === undefined) {
+    const uid = vmi.metadata?.uid ?? '';
+    const all = await deps.kube.list(VMIS, undefined);
+    desired.status.VSOCKCID = await allocateCid(uid, `${key}/${uid}`, takenCids(all.items, uid), deps.leases, deps.now());
+  }
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
   else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });

@@ -103,7 +103,7 @@ describe('infra/kubernetes: manifests', () => {
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstancemigrations list',
-      'kubevirt.io/virtualmachineinstances get,patch,update',
+      'kubevirt.io/virtualmachineinstances get,list,patch,update',
       'kubevirt.io/virtualmachines get',
       'storage.k8s.io/storageclasses list',
     ],
