@@ -19,10 +19,8 @@ export function vmMapper(): EventMapper {
   const claims = new KeyIndex();
   /** Every VM key. */
   const vms = new Set<string>();
-  /** Namespace → its labels as last seen (serialized). */
-  const namespaceLabels = new Map<string, string>();
   const wake = (key: string): KeyTarget => ({ controller: 'vm', key });
-  return (kind, type, obj) => {
+  return (kind, type, obj, old) => {
     const ns = obj.metadata?.namespace ?? '';
     const key = `${ns}/${obj.metadata?.name ?? ''}`;
     switch (kind) {
@@ -44,13 +42,12 @@ export function vmMapper(): EventMapper {
       case 'DataVolume':
         return claims.get(key).map(wake);
       case 'Namespace': {
+        // A label change only (the previous object, when the relay knows it, tells); a new
+        // namespace's VMs are woken by their own events.
+        if (type !== 'MODIFIED') return [];
+        const labels = (o: typeof obj | undefined) => JSON.stringify(Object.entries(o?.metadata?.labels ?? {}).sort());
+        if (old !== undefined && labels(old) === labels(obj)) return [];
         const name = obj.metadata?.name ?? '';
-        const labels = JSON.stringify(Object.entries(obj.metadata?.labels ?? {}).sort());
-        const before = namespaceLabels.get(name);
-        if (type === 'DELETED') namespaceLabels.delete(name);
-        else namespaceLabels.set(name, labels);
-        // First sight (the relay's list, or a new namespace): its VMs are woken by their own events.
-        if (type !== 'MODIFIED' || before === undefined || before === labels) return [];
         return [...vms].filter((k) => k.startsWith(`${name}/`)).map(wake);
       }
       default:

@@ -57,12 +57,14 @@ describe('a namespace\'s label change wakes its VMs', () => {
     map('VirtualMachine', 'ADDED', { metadata: { name: 'a', namespace: 'ns' }, spec: {} });
     map('VirtualMachine', 'ADDED', { metadata: { name: 'b', namespace: 'other' }, spec: {} });
     // act
-    const listed = map('Namespace', 'ADDED', ns({ team: 'x' }));
-    const same = map('Namespace', 'MODIFIED', ns({ team: 'x' }));
-    const changed = map('Namespace', 'MODIFIED', ns({ team: 'x', backup: 'on' }));
+    const added = map('Namespace', 'ADDED', ns({ team: 'x' }));
+    const same = map('Namespace', 'MODIFIED', ns({ team: 'x' }), ns({ team: 'x' }));
+    const changed = map('Namespace', 'MODIFIED', ns({ team: 'x', backup: 'on' }), ns({ team: 'x' }));
+    const unknownBefore = map('Namespace', 'MODIFIED', ns({ team: 'x' }));
     // assert
-    assert.deepEqual(listed, [], 'first sight wakes nothing (the VMs have their own events)');
+    assert.deepEqual(added, [], 'a new namespace wakes nothing (its VMs have their own events)');
     assert.deepEqual(same, [], 'a status or annotation change wakes nothing');
     assert.deepEqual(changed, [{ controller: 'vm', key: 'ns/a' }]);
+    assert.deepEqual(unknownBefore, [{ controller: 'vm', key: 'ns/a' }], 'without the previous object, wake (a missed selection would never heal)');
   });
 });
