@@ -59,6 +59,7 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes',
       '/persistentvolumeclaims',
       '/pods',
+      '/resourcequotas',
       '/services',
       'apps/controllerrevisions',
       'backup.kubevirt.io/virtualmachinebackups',
@@ -126,7 +127,7 @@ describe('infra/kubernetes: manifests', () => {
     migration: [
       '/events create',
       '/namespaces get',
-      '/nodes get',
+      '/nodes get,list',
       '/persistentvolumeclaims create,delete,get,list,patch',
       '/pods create,delete,list',
       'batch/jobs create,delete,get',
@@ -137,6 +138,7 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachineinstances get,patch',
       'migrations.kubevirt.io/migrationpolicies list',
       'storage.k8s.io/storageclasses list',
+      'subresources.kubevirt.io/virtualmachineinstances/backup update',
     ],
     pool: [
       '/events create',
