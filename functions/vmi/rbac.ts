@@ -18,6 +18,7 @@ export const vmiRbac: readonly PolicyRule[] = [
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
   { apiGroups: [''], resources: ['resourcequotas'], verbs: ['list'], why: "Automatic resource limits: the namespace's ResourceQuotas (do they limit CPU or memory?) and its labels (the memory-limit ratio, the cluster's CPU-limit namespace selector)." },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list'], why: 'Topology hints: the lowest TSC frequency the nodes report, for a VMI that needs one (invtsc, Hyper-V re-enlightenment), once before its launcher pod.' },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's script: its ConfigMap must exist before the launcher pod is rendered." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

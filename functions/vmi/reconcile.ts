@@ -25,7 +25,7 @@ import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backen
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from './pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
-import { decideSync, guaranteeProblem, isFinal, type Observed, type SyncError } from './sync.ts';
+import { decideSync, guaranteeProblem, isFinal, isUnprocessed, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
 import { volumeStatusEvents } from './hotplug/volume-status.ts';
 import { computeVmi } from './update-status.ts';
@@ -34,7 +34,8 @@ import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
 import { allocateCid, takenCids } from './vsock-cid.ts';
-import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from './topology-hints.ts';
+import { DATA_VOLUMES, MIGRATIONS, NODES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
@@ -55,6 +56,9 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
+  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (topology-hints.ts).
+  const hints = await topologyHints(observed, deps);
+  if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
 
   // sync: decide, then gate the pod writes on the expectations, then act. A pass that creates
   // or deletes no pod needs no expectations (KubeVirt's `needsSync` gates the pod writes only;
@@ -75,6 +79,10 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     }
   }
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
+  if (hints.error) {
+    await event(deps, vmi, 'Warning', FAILED_TOPOLOGY_HINTS_REASON, hints.error);
+    syncError ??= { reason: FAILED_TOPOLOGY_HINTS_REASON, message: hints.error, requeue: true };
+  }
   if (decision.kind === 'create-pod') {
     const backend = await ensureBackendStorage(key, observed, deps);
     if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
@@ -364,3 +372,27 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
 
 /** Events about the VMI (best effort, shared/reconcile/events.ts). */
 const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);
+
+/**
+ * KubeVirt's `addTopologyHints`, for a VMI still unprocessed and without a pod that needs a TSC
+ * frequency and has no hint yet: the nodes listed (and the VMIs, only when a node reporting a
+ * frequency is unschedulable), the hint put into the observed VMI (written with this pass's status,
+ * read by this pass's pod render). A configured minimum that is not > 0 is an error for a VMI that
+ * needs the frequency to boot; for one that needs it to migrate there is no hint, and no pod.
+ */
+async function topologyHints(o: Observed, deps: VmiDeps): Promise<{ vmi?: VirtualMachineInstance; error?: string }> {
+  const vmi = o.vmi;
+  const requirement = tscRequirement(vmi);
+  if (!requirement || vmi.status?.topologyHints !== undefined || o.pod !== undefined || !isUnprocessed(vmi)) return {};
+  const config = await deps.clusterConfig();
+  let hint: ReturnType<typeof tscHint>;
+  if (config.minimumClusterTSCFrequency !== undefined) {
+    hint = tscHint(config.minimumClusterTSCFrequency, () => 0);
+  } else {
+    const nodes = (await deps.kube.list(NODES, undefined)).items;
+    const running = needsVmiNodes(nodes) ? new Set((await deps.kube.list(VMIS, undefined)).items.map((v) => v.status?.nodeName ?? '').filter((n) => n !== '')) : new Set<string>();
+    hint = tscHint(undefined, () => lowestTscFrequency(nodes, running));
+  }
+  if ('error' in hint) return requirement === 'boot' ? { error: hint.error } : {};
+  return { vmi: { ...vmi, status: { ...vmi.status, topologyHints: { tscFrequency: hint.hz } } } };
+}

@@ -96,6 +96,7 @@ describe('infra/kubernetes: manifests', () => {
       '/configmaps get',
       '/events create',
       '/namespaces get',
+      '/nodes list',
       '/persistentvolumeclaims create,delete,get,list',
       '/pods create,delete,list,patch',
       '/pods/status patch',
