@@ -34,6 +34,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/storage-vmis.test.ts',
   'test/e2e/vsock.test.ts',
   'test/e2e/tsc.test.ts',
+  'test/e2e/selinux.test.ts',
   'test/e2e/node-failure.test.ts',
   'test/e2e/workload-update.test.ts',
   'test/e2e/live-update.test.ts',
