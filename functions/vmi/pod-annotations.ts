@@ -11,11 +11,14 @@
  *   in status is left out of the annotation) or hot-unplugged (an `absent` one exists), named the
  *   way the pod names its interfaces (from its network status) — Multus' dynamic-networks
  *   controller then attaches or detaches the network on the running pod.
- * Only keys whose value differs are returned; the write is a JSON patch `add` per key.
+ * Only keys whose value differs are returned; the write is a JSON patch `add` per key. Then the
+ * descheduler's `eviction-in-progress` annotation follows the VMI's evacuation mark
+ * (`MarkEvictionInProgress` / `MarkEvictionCompleted`): added as "true" while
+ * `status.evacuationNodeName` is set, removed (after a `test` of its value) once it is not.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Interface, VirtualMachineInstance } from '../../shared/api/index.ts';
-import { MULTUS_NETWORKS_ANNOTATION, NETWORK_INFO_ANNOTATION, REQUEST_EVICT_ONLY_ANNOTATION } from '../../shared/api/well-known.ts';
+import { EVICTION_IN_PROGRESS_ANNOTATION, MULTUS_NETWORKS_ANNOTATION, NETWORK_INFO_ANNOTATION, REQUEST_EVICT_ONLY_ANNOTATION } from '../../shared/api/well-known.ts';
 import { escapeJsonPointer, type JsonPatchOperation } from '../../shared/kube/client.ts';
 import { multusNetworksAnnotation } from '../../shared/network/multus-annotation.ts';
 import { nameSchemeFromStatuses } from '../../shared/network/name-scheme.ts';
@@ -79,4 +82,14 @@ export function activePodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod): R
 export function podAnnotationOps(pod: V1Pod, changes: Record<string, string>): JsonPatchOperation[] {
   if (pod.metadata?.annotations === undefined) return [{ op: 'add', path: '/metadata/annotations', value: changes }];
   return Object.entries(changes).map(([k, v]) => ({ op: 'add' as const, path: `/metadata/annotations/${escapeJsonPointer(k)}`, value: v }));
+}
+
+/** The eviction-in-progress ops for the pod, given the VMI's evacuation mark (none when they agree). */
+export function evictionInProgressOps(vmi: VirtualMachineInstance, pod: V1Pod, annotationsExist: boolean): JsonPatchOperation[] {
+  const marked = Boolean(vmi.status?.evacuationNodeName);
+  const value = pod.metadata?.annotations?.[EVICTION_IN_PROGRESS_ANNOTATION];
+  const path = `/metadata/annotations/${escapeJsonPointer(EVICTION_IN_PROGRESS_ANNOTATION)}`;
+  if (marked && value === undefined) return annotationsExist ? [{ op: 'add', path, value: 'true' }] : [{ op: 'add', path: '/metadata/annotations', value: { [EVICTION_IN_PROGRESS_ANNOTATION]: 'true' } }];
+  if (!marked && value !== undefined) return [{ op: 'test', path, value }, { op: 'remove', path }];
+  return [];
 }

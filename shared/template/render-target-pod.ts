@@ -111,11 +111,15 @@ export function renderTargetPod(
   meta.labels = { ...(meta.labels ?? {}), [MIGRATION_JOB_UID_LABEL]: migrationUid };
   meta.annotations = { ...(meta.annotations ?? {}), [MIGRATION_JOB_NAME_ANNOTATION]: migrationName };
 
-  const ctx = vmi.status?.selinuxContext;
+  const ctx = vmi.status?.selinuxContext ?? '';
   if (ctx !== 'none' && config.matchSELinuxLevelOnMigration) {
+    // KubeVirt's setTargetPodSELinuxLevel: "none" means a node without SELinux; an empty context
+    // means virt-handler has not written it yet (the target cannot share the source's categories);
+    // a context that is not user:role:type is malformed; one without a level sets nothing.
+    if (ctx === '') throw new InvalidInputError('status.selinuxContext', 'SELinux context not set on VMI status');
+    if (ctx.split(':').length < 3) throw new InvalidInputError('status.selinuxContext', `invalid Label: ${JSON.stringify(ctx)}`);
     const level = selinuxLevel(ctx);
-    if (!level) throw new InvalidInputError('status.selinuxContext', 'is required to match the SELinux level on migration');
-    spec.securityContext = { ...(spec.securityContext ?? {}), seLinuxOptions: { ...(spec.securityContext?.seLinuxOptions ?? {}), level } };
+    if (level) spec.securityContext = { ...(spec.securityContext ?? {}), seLinuxOptions: { ...(spec.securityContext?.seLinuxOptions ?? {}), level } };
   }
   return pod;
 }

@@ -156,6 +156,27 @@ describe('migration target pod (reference §b.8)', () => {
   test('a source pod without a digest for a container disk is a typed error', () => {
     assert.throws(() => renderTargetPod(vmi, migration, { spec: { containers: [] }, status: {} }, config), InvalidInputError);
   });
+
+  // KubeVirt's setTargetPodSELinuxLevel (reference-node-side §5.20), with matchSELinuxLevelOnMigration on.
+  const selinuxRows: { ctx: string | undefined; level?: string; error?: RegExp }[] = [
+    { ctx: undefined, error: /SELinux context not set on VMI status$/ },
+    { ctx: '', error: /SELinux context not set on VMI status$/ },
+    { ctx: 'garbage', error: /invalid Label/ },
+    { ctx: 'none' },
+    { ctx: 'system_u:system_r:container_t' },
+    { ctx: 'system_u:system_r:container_t:s0:c3,c4', level: 's0:c3,c4' },
+  ];
+  for (const r of selinuxRows) {
+    test(`selinuxContext ${JSON.stringify(r.ctx)} → ${r.error ? `refused (${r.error.source})` : `level ${r.level ?? 'unset'}`}`, () => {
+      // arrange
+      const v = { ...vmi, status: { ...vmi.status, selinuxContext: r.ctx } };
+      // act
+      const render = () => renderTargetPod(v, migration, sourcePod, config);
+      // assert
+      if (r.error) assert.throws(render, (e: unknown) => e instanceof InvalidInputError && e.field === 'status.selinuxContext' && r.error!.test(e.message));
+      else assert.equal(render().spec?.securityContext?.seLinuxOptions?.level, r.level);
+    });
+  }
 });
 
 describe('hotplug attachment pod (reference §b.9)', () => {
