@@ -80,7 +80,8 @@ export function nodeLabels(name: string, shape: NodeShape): StringMap {
     'cpu-vendor.node.kubevirt.io/Intel': 'true',
     'cpu-timer.node.kubevirt.io/tsc-frequency': '2400000000',
     'cpu-timer.node.kubevirt.io/tsc-scalable': 'true',
-    'scheduling.node.kubevirt.io/tsc-frequency-2400000000': 'true',
+    // No `scheduling.node.kubevirt.io/tsc-frequency-<Hz>`: virt-controller's topology updater (our
+    // node controller) writes those, not virt-handler.
     'kubevirt.io/ksm-enabled': 'false',
   };
   for (const f of shape.cpuFeatures) {

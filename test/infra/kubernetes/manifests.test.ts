@@ -162,6 +162,7 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes get,list,patch',
       '/pods list',
       'apps/daemonsets list',
+      'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstances list,patch',
     ],
     evacuation: [
