@@ -27,6 +27,7 @@ import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
+import { syncTargetPodNetworkInfo } from './target-network-info.ts';
 import { computeMigration, planWrites } from './update-status.ts';
 import { pendingBlock, REJECTED_BY_RESOURCE_QUOTA, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
 import { hostModelRequirements, noSuitableHostModelNode, runtimeUserPatch } from './target-prep.ts';
@@ -229,6 +230,9 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
       const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      // KubeVirt's updateTargetPodNetworkInfo: the target's launcher reads its SR-IOV (and
+      // device-info binding) interfaces' device info from this annotation, so it goes first.
+      await syncTargetPodNetworkInfo(vmi, action.pod, config.networkBindings, deps);
       const ops = handoffPatch({ vmi, migration, targetPod: action.pod, attachmentPod: o.attachmentPod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
       let patched: VirtualMachineInstance;
       try {

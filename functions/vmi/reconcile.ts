@@ -162,7 +162,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
  * differ. A failure is KubeVirt's `FailedPodPatch` sync error; a pod deleted meanwhile is ignored.
  */
 async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps: VmiDeps): Promise<{ pod?: V1Pod; error?: SyncError }> {
-  const changes = activePodAnnotations(vmi, pod);
+  const changes = activePodAnnotations(vmi, pod, (await deps.clusterConfig()).networkBindings);
   const annotationOps = Object.keys(changes).length === 0 ? [] : podAnnotationOps(pod, changes);
   // KubeVirt writes the eviction mark in a second patch; one JSON patch holds both here.
   const ops = [...annotationOps, ...evictionInProgressOps(vmi, pod, pod.metadata?.annotations !== undefined || annotationOps.length > 0)];

@@ -75,6 +75,8 @@ interface VmiOpts {
   /** A persistent TPM on backend claim `src`. */
   backend?: boolean;
   migrationState?: Record<string, unknown>;
+  /** An SR-IOV interface `vf` on Multus network `sriov-net`. */
+  sriov?: boolean;
 }
 
 async function vmi(name: string, o: VmiOpts = {}): Promise<VirtualMachineInstance> {
@@ -88,7 +90,11 @@ async function vmi(name: string, o: VmiOpts = {}): Promise<VirtualMachineInstanc
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name, namespace: NS },
-    spec: { domain: { devices: { disks, ...(o.backend ? { tpm: { persistent: true } } : {}) }, resources: { requests: { memory: '128Mi' } } }, volumes },
+    spec: {
+      domain: { devices: { disks, ...(o.backend ? { tpm: { persistent: true } } : {}), ...(o.sriov ? { interfaces: [{ name: 'vf', sriov: {} }] } : {}) }, resources: { requests: { memory: '128Mi' } } },
+      volumes,
+      ...(o.sriov ? { networks: [{ name: 'vf', multus: { networkName: 'sriov-net' } }] } : {}),
+    },
   } as VirtualMachineInstance);
   const volumeStatus = [
     ...(o.backend ? [{ name: 'persistent-state-for-this-vm', target: '', persistentVolumeClaimInfo: { claimName: 'src' } }] : []),
@@ -238,6 +244,27 @@ describe('a VMI with a hotplugged volume: the target attachment pod', () => {
     // assert
     assert.deepEqual(actions(), []);
     assert.equal(outcome.kind, 'requeue');
+  });
+});
+
+describe('an SR-IOV VMI: network-info on the target pod (KubeVirt updateTargetPodNetworkInfo)', () => {
+  const netStatus = (address: string) => JSON.stringify([{ name: `${NS}/sriov-net`, interface: 'net1', mac: '02:00:00:00:00:01', 'device-info': { type: 'pci', version: '1.1.0', pci: { 'pci-address': address } } }]);
+
+  test("annotated from the target's own VF before the hand-off", async () => {
+    // arrange: Multus reports a VF on each pod
+    const v = await vmi('sr', { sriov: true });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await kube.patch(PODS, NS, 'virt-launcher-src', { type: 'merge', body: { metadata: { annotations: { 'k8s.v1.cni.cncf.io/network-status': netStatus('0000:01:00.2') } } } });
+    const m = await migration('sr-mig', 'sr', 'Scheduled');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    await kube.patch(PODS, NS, 'virt-launcher-tgt', { type: 'merge', body: { metadata: { annotations: { 'k8s.v1.cni.cncf.io/network-status': netStatus('0000:3b:02.5') } } } });
+    server.audit.clear();
+    // act
+    await run('sr-mig');
+    // assert
+    assert.deepEqual(actions().slice(0, 3), ['patch pods virt-launcher-tgt', 'patch virtualmachineinstances sr', 'event SuccessfulHandOver'], 'the annotation first, then the hand-off');
+    const info = (await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations?.['kubevirt.io/network-info'];
+    assert.deepEqual(JSON.parse(info ?? '{}'), { interfaces: [{ network: 'vf', deviceInfo: { type: 'pci', version: '1.1.0', pci: { 'pci-address': '0000:3b:02.5' } }, mac: '02:00:00:00:00:01' }] });
   });
 });
 

@@ -130,7 +130,7 @@ describe('infra/kubernetes: manifests', () => {
       '/namespaces get',
       '/nodes get,list',
       '/persistentvolumeclaims create,delete,get,list,patch',
-      '/pods create,delete,list',
+      '/pods create,delete,list,patch',
       'batch/jobs create,delete,get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
