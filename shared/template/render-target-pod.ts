@@ -13,7 +13,9 @@ import {
   MIGRATION_JOB_NAME_ANNOTATION, MIGRATION_JOB_UID_LABEL,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { ClusterConfig } from '../config/cluster-config.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
+import { podHasOrdinalInterfaceName } from '../network/name-scheme.ts';
+import { networkStatusesFromPod } from '../network/network-status.ts';
 import { KERNEL_BOOT_VOLUME, renderVolumesImageNames } from './render-volumes.ts';
 import { renderLauncherPod, type RenderOptions } from './render-launcher-pod.ts';
 import { sortedRecord } from './render-placement.ts';
@@ -67,7 +69,12 @@ export function renderTargetPod(
   opts: TargetPodOptions = {},
 ): V1Pod {
   const imageIds = sourcePod ? imageIdsFromSourcePod(vmi, sourcePod) : opts.imageIds;
-  const pod = renderLauncherPod(vmi, config, { ...opts, ...(imageIds && { imageIds }) });
+  // KubeVirt's GenerateFromSource: a source pod whose secondary interfaces Multus named the old
+  // ordinal way (net1, net2…) gets a target named the same way — virt-handler and the launcher
+  // (the SR-IOV device info among them) find each network by that name — unless the
+  // PodSecondaryInterfaceNamingUpgrade gate lets the target move to the hashed names.
+  const ordinal = sourcePod !== undefined && !gateEnabled(config, 'PodSecondaryInterfaceNamingUpgrade') && podHasOrdinalInterfaceName(networkStatusesFromPod(sourcePod));
+  const pod = renderLauncherPod(vmi, config, { ...opts, ...(imageIds && { imageIds }), ...(ordinal && { ordinalInterfaces: true }) });
   const spec = pod.spec as NonNullable<V1Pod['spec']>;
   const meta = pod.metadata as NonNullable<V1Pod['metadata']>;
   const migrationUid = migration.metadata?.uid;
