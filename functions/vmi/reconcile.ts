@@ -162,7 +162,9 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
  * differ. A failure is KubeVirt's `FailedPodPatch` sync error; a pod deleted meanwhile is ignored.
  */
 async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps: VmiDeps): Promise<{ pod?: V1Pod; error?: SyncError }> {
-  const changes = activePodAnnotations(vmi, pod, (await deps.clusterConfig()).networkBindings);
+  // The binding plugins matter only to an interface that names one: no config read otherwise.
+  const bindings = (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.binding !== undefined) ? (await deps.clusterConfig()).networkBindings : {};
+  const changes = activePodAnnotations(vmi, pod, bindings);
   const annotationOps = Object.keys(changes).length === 0 ? [] : podAnnotationOps(pod, changes);
   // KubeVirt writes the eviction mark in a second patch; one JSON patch holds both here.
   const ops = [...annotationOps, ...evictionInProgressOps(vmi, pod, pod.metadata?.annotations !== undefined || annotationOps.length > 0)];
