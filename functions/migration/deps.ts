@@ -1,6 +1,7 @@
 /** What the migration reconcile needs from the outside world, declared narrowly where it is used. */
 import type { MigrationPolicy } from '../../shared/api/index.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import type { VirtApiClient } from '../../shared/kube/virt-api.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
@@ -31,6 +32,8 @@ export interface MigrationDeps {
    */
   readonly clusterConfig: (read?: ClusterConfigRead) => Promise<ClusterConfig>;
   readonly policySource: PolicySource;
+  /** virt-api's subresources: a system-critical migration aborts a running backup (pending-blocks.ts). */
+  readonly virtApi: VirtApiClient;
   /** Epoch ms. Pod ages, timeouts and lease expiry are all measured on this clock. */
   readonly now: () => number;
   /**

@@ -50,6 +50,8 @@ export interface PhaseInput {
   readonly hotplug?: boolean;
   /** The target pod's attachment pod, if one exists. */
   readonly attachmentPod?: V1Pod | undefined;
+  /** Held in Pending (a running backup, utility volumes: pending-blocks.ts); with `failure`, failed by it. */
+  readonly blocked?: { readonly failure?: string };
 }
 
 export interface PhaseResult {
@@ -110,6 +112,7 @@ function failureOf(phase: MigrationPhase, input: PhaseInput): { message: string;
   if (afterHandOff && !ours) return { message: FAILURE.otherMigration };
   if (ours && ms?.failed) return { message: ms.failureReason ? `${FAILURE.sourceReported}: ${ms.failureReason}` : FAILURE.sourceReported };
   if (input.attachmentPod && isPodFinal(input.attachmentPod)) return { message: FAILURE.attachmentPodDown };
+  if ((phase === '' || phase === 'Pending') && input.blocked?.failure) return { message: input.blocked.failure };
   return undefined;
 }
 
@@ -121,6 +124,7 @@ function step(phase: MigrationPhase, input: PhaseInput): MigrationPhase | undefi
     case '':
       return input.otherMigrationActive ? 'Failed' : 'Pending';
     case 'Pending':
+      if (input.blocked) return undefined;
       return targetPod && !isPodDownOrGoingDown(targetPod) && attachmentReady(input.hotplug === true, input.attachmentPod) ? 'Scheduling' : undefined;
     case 'Scheduling':
       return targetPod && isPodReady(targetPod) && attachmentReady(input.hotplug === true, input.attachmentPod) ? 'Scheduled' : undefined;

@@ -7,7 +7,7 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { APP_LABEL, CREATED_BY_LABEL, HOTPLUG_DISK_APP, vmiPodsSelector, KIND_MIGRATION, KIND_VMI, MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
-import { errorText, InvalidInputError } from '../../shared/errors.ts';
+import { errorText, InvalidInputError, TransientError } from '../../shared/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { EXPECTATIONS_TIMEOUT_MS } from '../../shared/state/port.ts';
@@ -27,7 +27,11 @@ import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
+import { syncTargetPodNetworkInfo } from './target-network-info.ts';
 import { computeMigration, planWrites } from './update-status.ts';
+import { pendingBlock, REJECTED_BY_RESOURCE_QUOTA, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
+import { hostModelRequirements, noSuitableHostModelNode, runtimeUserPatch } from './target-prep.ts';
+import { gateEnabled } from '../../shared/config/cluster-config.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
@@ -60,20 +64,29 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   // An attachment pod this migration expected is there: its creation is observed.
   if (observed.attachmentPod && (migration.status?.phase ?? '') === 'Pending') await attachmentPodObserved(key, deps);
 
+  // What holds a migration in Pending (pending-blocks.ts): a running backup, utility volumes.
+  const startPhase = migration.status?.phase ?? '';
+  const startedPending = startPhase === '' || startPhase === 'Pending';
+  const block = startedPending && !migration.metadata?.deletionTimestamp ? pendingBlock(migration, observed.vmi, (await deps.clusterConfig()).migrations.utilityVolumesTimeout, deps.now()) : undefined;
+
   // sync
   let wait: { seconds: number; why: string } | undefined;
   let persistentStatePvcs: PersistentStatePvcs | undefined;
+  let quotaRejected = false;
   if (gate.kind === 'wait') wait = { seconds: gate.seconds, why: 'target pod expectations not yet satisfied' };
   else {
     const action = decideSync(observed, deps.now());
-    const acted = await act(key, action, observed, deps);
+    // A blocked migration creates no target pod (nor attachment pod) and is not handed off.
+    const held = block !== undefined && (action.kind === 'create-target-pod' || action.kind === 'create-attachment-pod' || action.kind === 'hand-off');
+    const acted = held || (block !== undefined && action.kind === 'none') ? await actOnBlock(block!, observed, deps) : await act(key, action, observed, deps);
     observed = acted.observed;
     wait = acted.wait;
     persistentStatePvcs = acted.persistentStatePvcs;
+    quotaRejected = acted.quotaRejected === true;
   }
 
   // status
-  let result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed), hotplug: observed.hotplug, attachmentPod: observed.attachmentPod });
+  let result = nextPhase({ migration, vmi: observed.vmi, targetPod: observed.targetPod, otherMigrationActive: otherMigrationActive(observed), hotplug: observed.hotplug, attachmentPod: observed.attachmentPod, ...(block && { blocked: block.kind === 'utility-volumes-timeout' ? { failure: block.failure } : {} }) });
   // Interrupted while the backend state was on its way to a claim of the migration's own: the
   // recovery Job decides which claim holds it before the migration may end.
   if (result.interrupted && needsRecovery(migration, observed.vmi)) {
@@ -99,7 +112,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     const refused = await acquireSlots(deps.leases, { holder, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
     if (refused) deps.log.warn('could not renew a migration lease after it expired', { key, limit: refused });
   }
-  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs });
+  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs, pending: { startedPending, block, quotaRejected } });
   // backend storage: the migration's own target PVC handed over to the VMI, or cleaned up
   for (const step of await followUpBackend(desired, observed.vmi, result.phase, deps)) deps.log.info(step, { key });
   // A final migration gives its leases back after its final phase is written (so no observer
@@ -146,6 +159,36 @@ interface Acted {
   readonly wait?: { seconds: number; why: string };
   /** The backend PVCs the target pod was created with (recorded in the migration's status). */
   readonly persistentStatePvcs?: PersistentStatePvcs;
+  /** The target pod was refused by a ResourceQuota (`exceeded quota`): RejectedByResourceQuota. */
+  readonly quotaRejected?: boolean;
+}
+
+/**
+ * A blocked Pending migration (pending-blocks.ts): a system-critical one asks virt-handler, through
+ * virt-api, to abort the backup (once: before its BlockedByBackup condition exists); utility
+ * volumes are reported each pass; either is looked at again later (a timeout fails it in nextPhase).
+ */
+async function actOnBlock(block: PendingBlock, o: Observed, deps: MigrationDeps): Promise<Acted> {
+  const { migration, vmi } = o;
+  switch (block.kind) {
+    case 'backup': {
+      if (block.critical && !(migration.status?.conditions ?? []).some((c) => c.type === BLOCKED_BY_BACKUP)) {
+        try {
+          await deps.virtApi.put('virtualmachineinstances', vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', 'backup', { backupName: block.backupName, cmd: 'Abort', ...(block.startTimestamp ? { backupStartTime: block.startTimestamp } : {}) });
+        } catch (err) {
+          await event(deps, migration, KIND_MIGRATION, 'Warning', 'BackupAbortFailed', `Failed to abort backup ${block.backupName} for critical migration: ${errorText(err)}`);
+          throw err;
+        }
+        await event(deps, migration, KIND_MIGRATION, 'Normal', 'BackupAbortedForMigration', `Aborting backup ${block.backupName} for system-critical migration`);
+      }
+      return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: block.message } };
+    }
+    case 'utility-volumes':
+      await event(deps, migration, KIND_MIGRATION, 'Warning', 'UtilityVolumeMigrationPending', block.event);
+      return { observed: o, wait: { seconds: block.remainingSeconds, why: 'utility volumes attached to the VMI' } };
+    case 'utility-volumes-timeout':
+      return { observed: o };
+  }
 }
 
 async function act(key: string, action: SyncAction, o: Observed, deps: MigrationDeps): Promise<Acted> {
@@ -155,9 +198,16 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
   switch (action.kind) {
     case 'none':
       return { observed: o };
-    case 'wait':
+    case 'wait': {
+      // An unschedulable host-model target: is there any other node with its CPU model and features?
+      const required = action.unschedulableTarget ? hostModelRequirements(vmi, action.unschedulableTarget) : undefined;
+      if (required) {
+        const warning = noSuitableHostModelNode(vmi, required, (await deps.kube.list(NODES, undefined)).items);
+        if (warning) await event(deps, vmi, KIND_VMI, 'Warning', 'NoSuitableNodesForHostModelMigration', warning);
+      }
       if (action.event) await event(deps, migration, KIND_MIGRATION, 'Warning', action.event.reason, action.event.message);
       return { observed: o, wait: { seconds: action.seconds, why: action.why } };
+    }
     case 'create-target-pod':
       return createTargetPod(key, o, deps);
     case 'delete-target-pod': {
@@ -180,6 +230,9 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
       const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      // KubeVirt's updateTargetPodNetworkInfo: the target's launcher reads its SR-IOV (and
+      // device-info binding) interfaces' device info from this annotation, so it goes first.
+      await syncTargetPodNetworkInfo(vmi, action.pod, config.networkBindings, deps);
       const ops = handoffPatch({ vmi, migration, targetPod: action.pod, attachmentPod: o.attachmentPod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
       let patched: VirtualMachineInstance;
       try {
@@ -214,8 +267,10 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
  * number of workers racing for the last slot, one gets it; of any number racing for this
  * migration's pod, one creates it.
  */
-async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): Promise<Acted> {
-  const { migration, vmi } = o;
+async function createTargetPod(key: string, observed: Observed, deps: MigrationDeps): Promise<Acted> {
+  let o = observed;
+  let vmi = o.vmi;
+  const { migration } = o;
   const config = await deps.clusterConfig();
   const sourceNode = vmi.status?.nodeName ?? '';
   const refused = await acquireSlots(deps.leases, { holder: key, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) }, () => runningInCluster(deps));
@@ -246,6 +301,18 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${why}`);
     return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${why}` } };
   };
+  // KubeVirt's setupVMIRuntimeUser: the VMI takes the runtime user launchers run as now (root ↔
+  // non-root), and the target pod is rendered for it.
+  const userOps = runtimeUserPatch(vmi, gateEnabled(current, 'Root'));
+  if (userOps.length > 0) {
+    try {
+      vmi = await deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops: userOps });
+    } catch (err) {
+      await releaseSlots(deps.leases, key, sourceNode);
+      throw new TransientError('FailedPatch', `failed to set VMI RuntimeUser: ${errorText(err)}`, { cause: err });
+    }
+    o = { ...o, vmi };
+  }
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
@@ -265,6 +332,12 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${errorText(err)}`);
+    // A ResourceQuota's refusal is recorded on the migration (RejectedByResourceQuota) and looked
+    // at again when a quota of the namespace changes (the relay's wake) or after the retry delay.
+    if (errorText(err).includes('exceeded quota')) {
+      await releaseSlots(deps.leases, key, sourceNode);
+      return { observed: o, quotaRejected: true, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: 'target pod rejected by a ResourceQuota' } };
+    }
     throw err;
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);

@@ -30,7 +30,7 @@ export interface Observed {
 export type SyncAction =
   | { readonly kind: 'none' }
   /** Nothing to do now; look again after `seconds` on the reconcile's clock. */
-  | { readonly kind: 'wait'; readonly seconds: number; readonly why: string; readonly event?: { readonly reason: string; readonly message: string } }
+  | { readonly kind: 'wait'; readonly seconds: number; readonly why: string; readonly event?: { readonly reason: string; readonly message: string }; readonly unschedulableTarget?: V1Pod }
   | { readonly kind: 'create-target-pod' }
   | { readonly kind: 'delete-target-pod'; readonly pod: V1Pod; readonly event: { readonly reason: string; readonly message: string }; readonly unschedulable?: boolean }
   /** The target pod is ready and the VMI has hotplugged volumes: attach them on the target node. */
@@ -83,7 +83,7 @@ export function decideSync(o: Observed, now: number): SyncAction {
         kind: 'wait',
         seconds: t.seconds,
         why: t.unschedulable ? 'target pod unschedulable' : 'target pod pending',
-        ...(t.unschedulable ? { event: { reason: 'migrationTargetPodUnschedulable', message: t.message ?? 'target pod is unschedulable' } } : {}),
+        ...(t.unschedulable ? { event: { reason: 'migrationTargetPodUnschedulable', message: t.message ?? 'target pod is unschedulable' }, unschedulableTarget: targetPod } : {}),
       };
     }
     return { kind: 'none' };

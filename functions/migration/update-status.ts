@@ -12,6 +12,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMa
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, MIGRATION_FINALIZER, STORAGE_OBSERVED_API_VERSION_ANNOTATION } from '../../shared/api/well-known.ts';
 import type { PersistentStatePvcs } from './backend-storage.ts';
 import { isFinal, type PhaseResult } from './phases.ts';
+import { pendingConditions, type PendingBlock } from './pending-blocks.ts';
 
 export const VMI_NAME_LABEL = 'kubevirt.io/vmi-name';
 export const ABORT_REQUESTED_CONDITION = 'migrationAbortRequested';
@@ -25,6 +26,8 @@ export interface StatusInput {
   readonly now: string;
   /** The backend PVCs the target pod was created with this pass (backend-storage.ts). */
   readonly persistentStatePvcs?: PersistentStatePvcs | undefined;
+  /** What held the migration in Pending this pass, for its conditions (pending-blocks.ts). */
+  readonly pending?: { readonly startedPending: boolean; readonly block: PendingBlock | undefined; readonly quotaRejected: boolean };
 }
 
 /** The migration as it should be after this pass. Never mutates its input. */
@@ -59,6 +62,10 @@ export function computeMigration(input: StatusInput): VirtualMachineInstanceMigr
     if (result.failure && !status.migrationState?.failureReason) {
       status.migrationState = { ...status.migrationState, failed: true, failureReason: result.failure };
     }
+  }
+  if (input.pending) {
+    const conds = pendingConditions(status.conditions, { startedPending: input.pending.startedPending, endPhase: result.phase }, input.pending.block, input.pending.quotaRejected, now);
+    if (conds !== undefined) status.conditions = conds;
   }
   if (result.abortRequested) status.conditions = withCondition(status.conditions, { type: ABORT_REQUESTED_CONDITION, status: 'True', lastProbeTime: null, lastTransitionTime: now });
 

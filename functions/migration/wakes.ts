@@ -2,10 +2,12 @@
  * What wakes the migration controller's keys (reference.md §d.1): the migration's own events;
  * its VMI's (every migration of that VMI); its target pods (by the migration-UID label) and its
  * VMI's pods; a change of the KubeVirt CR (limits and timeouts come from there: every unfinished
- * migration looks again); and, when a migration gives its parallel-limit slot back, the waiting
- * migrations that can use it (wake-waiting.ts).
+ * migration looks again); when a migration gives its parallel-limit slot back, the waiting
+ * migrations that can use it (wake-waiting.ts); and a ResourceQuota changed or deleted wakes the
+ * migrations of its namespace whose target pod it refused (`RejectedByResourceQuota`, KubeVirt's
+ * `updateResourceQuota` / `deleteResourceQuota`).
  */
-import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
+import { KUBEVIRTS, MIGRATIONS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
@@ -34,6 +36,8 @@ class MigrationIndexes {
    * (the reconcile gives the slot back just before it removes it). Leaving this set wakes waiters.
    */
   readonly unreleasedMigrations = new Set<string>();
+  /** Migration keys whose target pod a ResourceQuota refused (condition RejectedByResourceQuota), by namespace. */
+  readonly quotaRejected = new Map<string, Set<string>>();
   /** VMI key → `status.nodeName` (a waiting migration's source node). */
   readonly vmiNodes = new Map<string, string>();
   readonly pods = new PodOwners();
@@ -57,6 +61,10 @@ export function migrationMapper(): EventMapper {
         const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
         const uid = obj.metadata?.uid;
         const phase = typeof obj.status?.phase === 'string' ? obj.status.phase : '';
+        const rejected = !deleted && ((obj.status?.conditions ?? []) as { type?: string }[]).some((c) => c.type === 'RejectedByResourceQuota');
+        const inNs = idx.quotaRejected.get(ns) ?? new Set<string>();
+        if (rejected) idx.quotaRejected.set(ns, inNs.add(key));
+        else if (inNs.delete(key) && inNs.size === 0) idx.quotaRejected.delete(ns);
         if (deleted) {
           idx.vmiMigrations.delete(key);
           if (uid) idx.migrationByUid.delete(uid);
@@ -80,6 +88,9 @@ export function migrationMapper(): EventMapper {
         if (migrationKey) return [wake(migrationKey)];
         return vmiKey ? idx.vmiMigrations.get(vmiKey).map(wake) : [];
       }
+      case 'ResourceQuota':
+        // Its creation adds limits only; a change or deletion may make room.
+        return type === 'ADDED' ? [] : [...(idx.quotaRejected.get(ns) ?? [])].map(wake);
       case 'KubeVirt':
         // Migration limits and timeouts come from here: every unfinished migration looks again.
         return [...idx.activeMigrations].map(wake);
@@ -121,4 +132,4 @@ function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: Migr
 }
 
 /** What wakes the migration controller's keys. */
-export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }], mapper: migrationMapper });
+export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }, { res: RESOURCE_QUOTAS }], mapper: migrationMapper });

@@ -1,4 +1,5 @@
 /** What the node reconcile needs from the outside world, declared narrowly where it is used. */
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Leases } from '../../shared/state/port.ts';
@@ -17,5 +18,7 @@ export interface NodeDeps {
    * requeue-after timer runs on the wall clock, so the one-minute re-check is divided by it.
    */
   readonly clockSpeed?: number;
+  /** The KubeVirt CR's configuration (`minimumClusterTSCFrequency`), cached by the caller. */
+  readonly clusterConfig: () => Promise<ClusterConfig>;
   readonly log: ReconcileLogger;
 }

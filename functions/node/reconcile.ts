@@ -3,7 +3,8 @@
  * node-drain-updates §1): observe the node → is virt-handler's heartbeat alive → if not, mark the
  * node unschedulable, look for orphans (the virt-handler DaemonSet check) and fail the VMIs that
  * have no live launcher → re-check every existing node once a minute (a durable requeue-after
- * timer, never a sleeping function). There is no expectations gate: every write here is
+ * timer, never a sleeping function). Each pass also brings the node's TSC scheduling labels up to
+ * date (KubeVirt's node topology updater: topology-updater.ts). There is no expectations gate: every write here is
  * idempotent, and the VMIs and pods are listed from the API, as KubeVirt does.
  */
 import type { V1Node } from '@kubernetes/client-node';
@@ -16,6 +17,7 @@ import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
 import type { NodeDeps } from './deps.ts';
 import { nodeLiveness, RECHECK_INTERVAL_SECONDS } from './liveness.ts';
 import { failVmiPatch, isStuckPhase, NODE_UNRESPONSIVE_REASON, stuckVmis } from './stuck-vmis.ts';
+import { syncTscLabels } from './topology-updater.ts';
 import { VIRT_HANDLER_SELECTOR, virtHandlerVerdict } from './virt-handler-check.ts';
 
 /** Upstream's patch body for the node (a strategic merge patch). */
@@ -36,6 +38,8 @@ export async function reconcileNode(key: string, deps: NodeDeps, ctx: ReconcileC
     if (node) await markUnschedulable(node, deps);
     await failStuckVmis(key, node, deps);
   }
+  // KubeVirt's topology updater labels every node that reports a TSC frequency, alive or not.
+  if (node) await syncTscLabels(node, deps);
   // A deleted node is not looked at again; every existing one is, once a minute, for ever.
   return node ? periodicRecheck(deps, 'node', key, RECHECK_INTERVAL_SECONDS, 'node re-check') : done;
 }

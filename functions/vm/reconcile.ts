@@ -22,7 +22,7 @@ import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectatio
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
-import { cbtStateForNewVmi, nextVmCbtState } from './cbt.ts';
+import { cbtStateForNewVmi, needsNamespaceLabels, nextVmCbtState } from './cbt.ts';
 import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
@@ -40,7 +40,7 @@ import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, NAMESPACES, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
@@ -79,6 +79,9 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   let resolved: Resolved = {};
   let proceed = satisfied;
   const config = await (deps.clusterConfig ?? defaultClusterConfig)();
+  // CBT's namespace selector matches the VM's namespace labels: read only when one is set (a
+  // namespace that is gone selects nothing, as in KubeVirt's namespace informer).
+  const namespaceLabels = needsNamespaceLabels(config) ? (await deps.kube.get(NAMESPACES, undefined, namespace))?.metadata?.labels ?? {} : undefined;
   // RestartRequired: what the live-update step decided, or cleared by a start or stop (KubeVirt's cleanupRestartRequired).
   let restartRequired: LiveUpdateResult['restartRequired'];
   let volumeUpdateState: LiveUpdateResult['volumeUpdateState'];
@@ -128,7 +131,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
         break;
       }
       case 'start': {
-        const r = await startVmi(key, observed.vm, resolved, config, deps);
+        const r = await startVmi(key, observed.vm, resolved, config, deps, namespaceLabels);
         if (r.kind === 'created') {
           observed = { ...observed, vmi: r.vmi };
           creationExpected = true;
@@ -202,7 +205,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // status, from what was observed (and what this pass did)
-  const cbtState = nextVmCbtState(observed.vm, observed.vmi, config);
+  const cbtState = nextVmCbtState(observed.vm, observed.vmi, config, namespaceLabels);
   const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
@@ -325,7 +328,7 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
 
 type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'lost-race' } | { kind: 'failed'; error: SyncError };
 
-async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, config: ClusterConfig, deps: VmDeps): Promise<StartResult> {
+async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, config: ClusterConfig, deps: VmDeps, namespaceLabels: Record<string, string> | undefined): Promise<StartResult> {
   const expanded = expandVmi(vmiFromVm(vm, resolved.preference?.spec), resolved);
   if (!expanded.ok) {
     await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${expanded.message}`);
@@ -334,7 +337,7 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
   // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
   const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
   // Changed-block tracking starts Initializing on a selected VM's VMI (virt-handler enables it).
-  const cbt = cbtStateForNewVmi(vm, config);
+  const cbt = cbtStateForNewVmi(vm, config, namespaceLabels);
   if (cbt) vmi.status = { ...vmi.status, changedBlockTracking: { state: cbt } };
   // The webhook's markAsNonroot: a non-root launcher unless the Root gate is on (virt-handler's
   // non-root start checks read it).

@@ -3,9 +3,11 @@
  * controller reference; an orphan VMI wakes the VM of its name only when one exists, which may
  * adopt it — otherwise every standalone VMI would cost the VM controller a read per event; a VM
  * created later is reconciled on its own ADDED event); and the PVCs and DataVolumes its template
- * and DataVolume templates use.
+ * and DataVolume templates use; and a namespace whose labels change wakes its VMs (KubeVirt's
+ * `handleNamespaceUpdate`: changed-block tracking's namespace selector may now select them or no
+ * longer — the relay has no cluster config, so every VM of the namespace, on label changes only).
  */
-import { DATA_VOLUMES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { DATA_VOLUMES, NAMESPACES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { KIND_VM } from '../../shared/api/well-known.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { vmClaims } from '../../shared/relay/claims.ts';
@@ -18,7 +20,7 @@ export function vmMapper(): EventMapper {
   /** Every VM key. */
   const vms = new Set<string>();
   const wake = (key: string): KeyTarget => ({ controller: 'vm', key });
-  return (kind, type, obj) => {
+  return (kind, type, obj, old) => {
     const ns = obj.metadata?.namespace ?? '';
     const key = `${ns}/${obj.metadata?.name ?? ''}`;
     switch (kind) {
@@ -39,6 +41,15 @@ export function vmMapper(): EventMapper {
       case 'PersistentVolumeClaim':
       case 'DataVolume':
         return claims.get(key).map(wake);
+      case 'Namespace': {
+        // A label change only (the previous object, when the relay knows it, tells); a new
+        // namespace's VMs are woken by their own events.
+        if (type !== 'MODIFIED') return [];
+        const labels = (o: typeof obj | undefined) => JSON.stringify(Object.entries(o?.metadata?.labels ?? {}).sort());
+        if (old !== undefined && labels(old) === labels(obj)) return [];
+        const name = obj.metadata?.name ?? '';
+        return [...vms].filter((k) => k.startsWith(`${name}/`)).map(wake);
+      }
       default:
         return [];
     }
@@ -46,4 +57,4 @@ export function vmMapper(): EventMapper {
 }
 
 /** What wakes the VM controller's keys. */
-export const vmWakes = defineWakes({ controller: 'vm', watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }], mapper: vmMapper });
+export const vmWakes = defineWakes({ controller: 'vm', watches: [{ res: VMS }, { res: VMIS }, { res: PVCS }, { res: DATA_VOLUMES }, { res: NAMESPACES }], mapper: vmMapper });

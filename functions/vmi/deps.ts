@@ -1,7 +1,7 @@
 /** What the VMI reconcile needs from the outside world, declared narrowly where it is used. */
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
-import type { Expectations } from '../../shared/state/port.ts';
+import type { Expectations, Leases } from '../../shared/state/port.ts';
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 
 export type VmiKube = Pick<
@@ -15,6 +15,8 @@ export type Logger = ReconcileLogger;
 export interface VmiDeps {
   readonly kube: VmiKube;
   readonly expectations: Expectations;
+  /** Reservations of VSOCK CIDs between their choice and the hand-off that records them (vsock-cid.ts). */
+  readonly leases: Leases;
   /** The cluster config from the KubeVirt CR; cached by the caller for a few seconds. */
   readonly clusterConfig: () => Promise<ClusterConfig>;
   /** Epoch ms. */

@@ -7,7 +7,7 @@
 import type { PolicyRule } from '../../shared/reconcile/define-controller.ts';
 
 export const vmiRbac: readonly PolicyRule[] = [
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'update', 'patch'], why: 'The VMI itself; listed across the cluster only at the hand-off of an autoattachVSOCK VMI, for the VSOCK CIDs already taken.' },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations', 'kubevirts'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'create', 'delete', 'patch'], why: "Launcher pods: created, listed by the VMI's label, deleted, annotated (the Multus networks of a NIC hot-plug, network-info); readiness-gate conditions on /status." },
@@ -18,6 +18,7 @@ export const vmiRbac: readonly PolicyRule[] = [
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
   { apiGroups: [''], resources: ['resourcequotas'], verbs: ['list'], why: "Automatic resource limits: the namespace's ResourceQuotas (do they limit CPU or memory?) and its labels (the memory-limit ratio, the cluster's CPU-limit namespace selector)." },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list'], why: 'Topology hints: the lowest TSC frequency the nodes report, for a VMI that needs one (invtsc, Hyper-V re-enlightenment), once before its launcher pod.' },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's script: its ConfigMap must exist before the launcher pod is rendered." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -23,9 +23,9 @@ import { namespaceLimits } from './namespace-limits.ts';
 import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
-import { activePodAnnotations, podAnnotationOps } from './pod-annotations.ts';
+import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from './pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
-import { decideSync, guaranteeProblem, isFinal, type Observed, type SyncError } from './sync.ts';
+import { decideSync, guaranteeProblem, isFinal, isUnprocessed, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
 import { volumeStatusEvents } from './hotplug/volume-status.ts';
 import { computeVmi } from './update-status.ts';
@@ -33,7 +33,9 @@ import { unpausedConditionPatch } from './unpaused-gate.ts';
 import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
-import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { allocateCid, takenCids } from './vsock-cid.ts';
+import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from './topology-hints.ts';
+import { DATA_VOLUMES, MIGRATIONS, NODES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
@@ -54,6 +56,9 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
+  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (topology-hints.ts).
+  const hints = await topologyHints(observed, deps);
+  if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
 
   // sync: decide, then gate the pod writes on the expectations, then act. A pass that creates
   // or deletes no pod needs no expectations (KubeVirt's `needsSync` gates the pod writes only;
@@ -74,6 +79,10 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     }
   }
   let syncError: SyncError | undefined = decision.kind === 'none' ? decision.error : undefined;
+  if (hints.error) {
+    await event(deps, vmi, 'Warning', FAILED_TOPOLOGY_HINTS_REASON, hints.error);
+    syncError ??= { reason: FAILED_TOPOLOGY_HINTS_REASON, message: hints.error, requeue: true };
+  }
   if (decision.kind === 'create-pod') {
     const backend = await ensureBackendStorage(key, observed, deps, rv);
     if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
@@ -93,7 +102,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     await event(deps, vmi, 'Normal', 'FailedPvcNotFound', syncError.message);
   }
 
-  // the running launcher pod's annotations: the Multus networks for a NIC hot-plug/unplug, network-info (pod-annotations.ts)
+  // the running launcher pod's annotations: the Multus networks for a NIC hot-plug/unplug, network-info, eviction-in-progress (pod-annotations.ts)
   if (decision.kind === 'none' && !isFinal(observed.vmi) && !observed.vmi.metadata?.deletionTimestamp && observed.pod && !isTempPod(observed.pod) && isPodReady(observed.pod)) {
     const r = await syncPodAnnotations(observed.vmi, observed.pod, deps);
     if (r.pod) observed = withPod({ ...observed, pods: observed.pods.filter((p) => p.metadata?.uid !== r.pod!.metadata?.uid) }, r.pod);
@@ -128,6 +137,12 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     ownerVmLive,
     memoryOverheadRatio: config.additionalGuestMemoryOverheadRatio,
   });
+  // The hand-off of an autoattachVSOCK VMI carries its VSOCK CID (vsock-cid.ts).
+  if (desired.status?.phase === 'Scheduled' && vmi.status?.phase !== 'Scheduled' && vmi.spec.domain.devices.autoattachVSOCK === true && desired.status.VSOCKCID === undefined) {
+    const uid = vmi.metadata?.uid ?? '';
+    const all = await deps.kube.list(VMIS, undefined);
+    desired.status.VSOCKCID = await allocateCid(uid, `${key}/${uid}`, takenCids(all.items, uid), deps.leases, deps.now());
+  }
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
   else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });
@@ -147,10 +162,15 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
  * differ. A failure is KubeVirt's `FailedPodPatch` sync error; a pod deleted meanwhile is ignored.
  */
 async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps: VmiDeps): Promise<{ pod?: V1Pod; error?: SyncError }> {
-  const changes = activePodAnnotations(vmi, pod);
-  if (Object.keys(changes).length === 0) return {};
+  // The binding plugins matter only to an interface that names one: no config read otherwise.
+  const bindings = (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.binding !== undefined) ? (await deps.clusterConfig()).networkBindings : {};
+  const changes = activePodAnnotations(vmi, pod, bindings);
+  const annotationOps = Object.keys(changes).length === 0 ? [] : podAnnotationOps(pod, changes);
+  // KubeVirt writes the eviction mark in a second patch; one JSON patch holds both here.
+  const ops = [...annotationOps, ...evictionInProgressOps(vmi, pod, pod.metadata?.annotations !== undefined || annotationOps.length > 0)];
+  if (ops.length === 0) return {};
   try {
-    return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops: podAnnotationOps(pod, changes) }) };
+    return { pod: await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops }) };
   } catch (err) {
     if (err instanceof NotFoundError) return {};
     return { error: { reason: 'FailedPodPatch', message: errorText(err), requeue: true } };
@@ -354,3 +374,27 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
 
 /** Events about the VMI (best effort, shared/reconcile/events.ts). */
 const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);
+
+/**
+ * KubeVirt's `addTopologyHints`, for a VMI still unprocessed and without a pod that needs a TSC
+ * frequency and has no hint yet: the nodes listed (and the VMIs, only when a node reporting a
+ * frequency is unschedulable), the hint put into the observed VMI (written with this pass's status,
+ * read by this pass's pod render). A configured minimum that is not > 0 is an error for a VMI that
+ * needs the frequency to boot; for one that needs it to migrate there is no hint, and no pod.
+ */
+async function topologyHints(o: Observed, deps: VmiDeps): Promise<{ vmi?: VirtualMachineInstance; error?: string }> {
+  const vmi = o.vmi;
+  const requirement = tscRequirement(vmi);
+  if (!requirement || vmi.status?.topologyHints !== undefined || o.pod !== undefined || !isUnprocessed(vmi)) return {};
+  const config = await deps.clusterConfig();
+  let hint: ReturnType<typeof tscHint>;
+  if (config.minimumClusterTSCFrequency !== undefined) {
+    hint = tscHint(config.minimumClusterTSCFrequency, () => 0);
+  } else {
+    const nodes = (await deps.kube.list(NODES, undefined)).items;
+    const running = needsVmiNodes(nodes) ? new Set((await deps.kube.list(VMIS, undefined)).items.map((v) => v.status?.nodeName ?? '').filter((n) => n !== '')) : new Set<string>();
+    hint = tscHint(undefined, () => lowestTscFrequency(nodes, running));
+  }
+  if ('error' in hint) return requirement === 'boot' ? { error: hint.error } : {};
+  return { vmi: { ...vmi, status: { ...vmi.status, topologyHints: { tscFrequency: hint.hz } } } };
+}

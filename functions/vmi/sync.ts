@@ -7,6 +7,8 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 import { isPodDownOrGoingDown, isPodFinal, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
 import type { HotplugObserved } from './hotplug/step.ts';
+import { receiverWaiting } from './receiver.ts';
+import { tscRequirement } from './topology-hints.ts';
 
 /** What the observe step found. */
 export interface Observed {
@@ -80,9 +82,13 @@ export function decideSync(o: Observed): SyncDecision {
     };
   }
 
+  // 5. A receiver VMI waits for its migration's sync (the target-node label) before anything.
+  if (receiverWaiting(vmi)) return { kind: 'none' };
   if (o.pod === undefined) {
     // 6. Never re-create a pod for a VMI that got past Pending: losing it fails the VMI instead.
     if (!isUnprocessed(vmi)) return { kind: 'none' };
+    // A VMI that needs a TSC frequency waits for its topology hint (topology-hints.ts).
+    if (tscRequirement(vmi) && vmi.status?.topologyHints === undefined) return { kind: 'none' };
     if (o.volumes.failedDataVolume) return { kind: 'none' };
     if (!o.volumes.ready) return { kind: 'none' };
     if (o.migrations.some(isMigrationRunning)) {

@@ -27,6 +27,7 @@ import { vmiVolumeStatus } from './hotplug/volume-status.ts';
 import { syncMigrationRequired } from './migration-required.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { markVolumesChange } from './volume-migration.ts';
+import { isReceiver, podIsDown, receiverFailed, receiverWaiting } from './receiver.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = OUTDATED_LAUNCHER_IMAGE_LABEL;
@@ -60,6 +61,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
   const pod = observed.pod;
   const vmiPodExists = pod !== undefined && !isTempPod(pod);
   const tempPodExists = pod !== undefined && isTempPod(pod);
+  const receiver = isReceiver(original);
 
   if (meta.finalizers?.includes(LEGACY_FINALIZER)) {
     meta.finalizers = [...new Set(meta.finalizers.map((f) => (f === LEGACY_FINALIZER ? VMI_FINALIZER : f)))];
@@ -95,6 +97,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     case 'Pending':
       if (vmiPodExists) phase = 'Scheduling';
       else if (meta.deletionTimestamp || observed.volumes.failedDataVolume) phase = 'Failed';
+      else if (receiverWaiting(original)) phase = 'WaitingForSync';
       else {
         phase = 'Pending';
         if (observed.volumes.wffc && !findCondition(status, VMI_CONDITION.Provisioning)) setCondition(status, condition(VMI_CONDITION.Provisioning, 'True', '', '', now));
@@ -123,15 +126,20 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
           if (pod.metadata?.annotations?.[MIGRATION_TRANSPORT_UNIX_ANNOTATION] !== undefined) status.migrationTransport = 'Unix';
           syncInterfaces(vmi, status, pod);
         } else if (isPodDownOrGoingDown(pod)) {
-          phase = 'Failed';
+          phase = receiver ? 'WaitingForSync' : 'Failed';
         }
       } else {
-        phase = 'Failed';
+        phase = receiver ? 'WaitingForSync' : 'Failed';
       }
       break;
     case 'Scheduled':
     case 'Running':
-      if (!pod || !vmiPodExists) phase = 'Failed';
+      // A Scheduled receiver whose pod is gone or down, or whose migration failed, waits for the
+      // next sync; its migration is recorded as failed and over.
+      if (phase === 'Scheduled' && receiver && (!pod || !vmiPodExists || podIsDown(pod) || receiverFailed(original))) {
+        phase = 'WaitingForSync';
+        if (status.migrationState) status.migrationState = { ...status.migrationState, failed: true, completed: true, endTimestamp: now };
+      } else if (!pod || !vmiPodExists) phase = 'Failed';
       else if (phase === 'Running' && !isPodDownOrGoingDown(pod)) {
         syncInterfaces(vmi, status, pod);
         markHotplug(vmi, input.memoryOverheadRatio, now);
@@ -148,13 +156,22 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       }
       break;
     case 'WaitingForSync':
-      if (meta.deletionTimestamp) meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== VMI_FINALIZER);
-      else if (pod && vmiPodExists && !isPodDownOrGoingDown(pod)) phase = 'Scheduling';
+      // Deleted while waiting: no pod will report back; its finalizers go (the VM controller's
+      // too when no VM owns it any more).
+      if (meta.deletionTimestamp) meta.finalizers = (meta.finalizers ?? []).filter((f) => f !== VMI_FINALIZER && (input.ownerVmLive || f !== VM_CONTROLLER_FINALIZER));
+      else if (pod && vmiPodExists && !receiverFailed(original) && !(receiver && podIsDown(pod))) phase = 'Scheduling';
       break;
     default:
       break;
   }
   status.phase = phase;
+  // EvictionRequested mirrors the evacuation mark in every phase (KubeVirt's updateStatus): added
+  // once True, removed with the mark.
+  if (status.evacuationNodeName) {
+    if (findCondition(status, VMI_CONDITION.EvictionRequested)?.status !== 'True') setCondition(status, condition(VMI_CONDITION.EvictionRequested, 'True', 'EvictionRequested', 'VMI is marked for eviction', now));
+  } else {
+    removeCondition(status, VMI_CONDITION.EvictionRequested);
+  }
   // The volume status virt-handler starts from (claim info) and hotplug runs on: written at the
   // hand-off and kept current while Scheduled or Running.
   if ((phase === 'Scheduled' || phase === 'Running') && pod && vmiPodExists) {

@@ -23,6 +23,8 @@ const PATCHED_FIELDS: readonly (readonly ['metadata' | 'status', string])[] = [
   ['metadata', 'labels'],
   ['metadata', 'finalizers'],
   ['status', 'interfaces'],
+  // A receiver VMI whose pod went: its migration recorded failed and over (receiver.ts).
+  ['status', 'migrationState'],
 ];
 
 export function planVmiWrite(original: VirtualMachineInstance, desired: VirtualMachineInstance): VmiWrite {

@@ -33,7 +33,17 @@ export interface NodeShape {
   cpuManager?: boolean;
   /** Labels to add or change, or remove (`null`), after the defaults (e.g. `kubernetes.io/hostname: null`). */
   labels?: Record<string, string | null>;
+  /**
+   * The SELinux context this node's virt-handler reports for its VMIs (`status.selinuxContext`):
+   * unset, `none` (a node without SELinux); a context such as
+   * `system_u:system_r:container_t:s0:c1,c2` (an SELinux node); `''`, never written (reference-node-side
+   * §5.20). Carried to the simulated handler as the node annotation {@link SELINUX_CONTEXT_ANNOTATION}.
+   */
+  selinuxContext?: string;
 }
+
+/** The sandbox's node annotation telling its simulated virt-handler what SELinux context to report. */
+export const SELINUX_CONTEXT_ANNOTATION = 'sandbox.virt-reconciler.io/selinux-context';
 
 export const DEFAULT_NODE_SHAPE: NodeShape = {
   cpu: '16',
@@ -70,7 +80,8 @@ export function nodeLabels(name: string, shape: NodeShape): StringMap {
     'cpu-vendor.node.kubevirt.io/Intel': 'true',
     'cpu-timer.node.kubevirt.io/tsc-frequency': '2400000000',
     'cpu-timer.node.kubevirt.io/tsc-scalable': 'true',
-    'scheduling.node.kubevirt.io/tsc-frequency-2400000000': 'true',
+    // No `scheduling.node.kubevirt.io/tsc-frequency-<Hz>`: virt-controller's topology updater (our
+    // node controller) writes those, not virt-handler.
     'kubevirt.io/ksm-enabled': 'false',
   };
   for (const f of shape.cpuFeatures) {
@@ -117,7 +128,7 @@ export function buildNode(index: number, shape: NodeShape, nowIso: string): Node
     metadata: {
       name,
       labels: nodeLabels(name, shape),
-      annotations: { 'kubevirt.io/heartbeat': nowIso, 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { 'kubevirt.io/heartbeat': nowIso, 'node.alpha.kubernetes.io/ttl': '0', ...(shape.selinuxContext !== undefined && { [SELINUX_CONTEXT_ANNOTATION]: shape.selinuxContext }) },
     },
     spec: { podCIDR: `10.244.${index}.0/24` } as Node['spec'],
     status: nodeStatus(index, resources, allocatable, nowIso),

@@ -36,11 +36,15 @@ import type { ClaimFiles } from './claim-files.ts';
 import type { EventRecorder, EventType } from './events.ts';
 import { DEFAULT_HANDLER_CONFIG, handlerConfigOf, type HandlerConfig } from './vmi-migratable.ts';
 import { startVerdict } from './vmi-start-checks.ts';
+import { SELINUX_CONTEXT_ANNOTATION } from './node-pool.ts';
 import { LAUNCHER_SOCKET_TIMEOUT_MS, NODE_NAME_LABEL, everyUpdateFields, launcherState, scheduledAtMs, withSyncFailure, withoutSyncFailure } from './vmi-owner-status.ts';
 import { cbtStep, trackersToMark, type Tracker } from './cbt-steps.ts';
 import { isTerminalPhase, keyOf, splitKey, timeMs, type Condition, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
+
+/** The SELinux context the node's handler reports (node-pool.ts `selinuxContext`; `none` by default). */
+const selinuxOf = (node: Node | undefined): string => node?.metadata?.annotations?.[SELINUX_CONTEXT_ANNOTATION] ?? 'none';
 export interface VirtHandlerOptions {
   api: NodeSideApi;
   clock: Clock;
@@ -230,7 +234,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     const now = clock.isoNow();
     const launcher = launcherState(vmi, host, podByUid);
     if (launcher.state === 'gone') return finish(vmi, 'Failed', host);
-    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels);
+    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels, selinuxOf(node));
     if (launcher.state === 'starting') {
       const since = scheduledAtMs(vmi) ?? clock.nowMs();
       if (clock.nowMs() - since >= LAUNCHER_SOCKET_TIMEOUT_MS) return finish(vmi, 'Failed', host, base);
@@ -263,7 +267,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     }
     if (!due(key, 'boot', bootMs)) return;
     const running = { ...vmi, status: { ...vmi.status, ...runningVmiStatus(vmi, launcher.pod, now) } } as Vmi;
-    await patchStatus(vmi, { ...runningVmiStatus(vmi, launcher.pod, now), ...everyUpdateFields(running, config(), node?.metadata?.labels) });
+    await patchStatus(vmi, { ...runningVmiStatus(vmi, launcher.pod, now), ...everyUpdateFields(running, config(), node?.metadata?.labels, selinuxOf(node)) });
     event(vmi, 'Normal', 'Started', 'VirtualMachineInstance started.', host);
   };
 
@@ -274,7 +278,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
     if (launcher && isTerminalPhase(launcher.status?.phase)) return finish(vmi, launcher.status?.phase === 'Failed' ? 'Failed' : 'Succeeded', host);
     // A handler restarted under a running VMI finds its domain there.
     if (!domains.has(uid)) domains.set(uid, { cbtOverlays: (vmi.status?.['changedBlockTracking'] as { state?: string } | undefined)?.state !== undefined });
-    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels);
+    const base = everyUpdateFields(vmi, config(), node?.metadata?.labels, selinuxOf(node));
     if (Object.keys(base).length > 0) return patchStatus(vmi, base);
     const cbt = cbtStep(vmi, domains.get(uid)?.cbtOverlays === true);
     if (cbt) {

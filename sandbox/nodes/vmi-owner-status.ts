@@ -16,17 +16,18 @@ export const LAUNCHER_SOCKET_TIMEOUT_MS = 180_000;
 export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
 
 /**
- * The fields written on every update, failing or not: `selinuxContext` ("none": the sandbox's
- * nodes have no SELinux), both migratability conditions, `migrationMethod`. Answers the changed
- * fields only (empty when nothing differs).
+ * The fields written on every update, failing or not: `selinuxContext` (the node's: "none" on a
+ * node without SELinux, the sandbox's default; `''` means the handler never writes it), both
+ * migratability conditions, `migrationMethod`. Answers the changed fields only (empty when
+ * nothing differs).
  */
-export function everyUpdateFields(vmi: Vmi, config: HandlerConfig, nodeLabels: Record<string, string> | undefined): Record<string, unknown> {
+export function everyUpdateFields(vmi: Vmi, config: HandlerConfig, nodeLabels: Record<string, string> | undefined, selinuxContext = 'none'): Record<string, unknown> {
   const live = liveMigratable({ vmi, config, nodeLabels });
   const storage = storageLiveMigratable({ vmi, config, nodeLabels });
   const conditions = withMigratability(vmi.status?.conditions ?? [], live.condition, storage);
   const method = live.block ? 'BlockMigration' : 'LiveMigration';
   const out: Record<string, unknown> = {};
-  if (vmi.status?.['selinuxContext'] !== 'none') out['selinuxContext'] = 'none';
+  if (selinuxContext !== '' && vmi.status?.['selinuxContext'] !== selinuxContext) out['selinuxContext'] = selinuxContext;
   if (vmi.status?.['migrationMethod'] !== method) out['migrationMethod'] = method;
   if (JSON.stringify(conditions) !== JSON.stringify(vmi.status?.conditions ?? [])) out['conditions'] = conditions;
   return out;

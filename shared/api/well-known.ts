@@ -79,6 +79,8 @@ export const MEMORY_OVERHEAD_BYTES_ANNOTATION = 'kubevirt.io/memory-overhead-byt
 export const MIGRATION_TRANSPORT_UNIX_ANNOTATION = 'kubevirt.io/migrationTransportUnix';
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 export const REQUEST_EVICT_ONLY_ANNOTATION = 'descheduler.alpha.kubernetes.io/request-evict-only';
+/** On a launcher pod whose VMI is marked for eviction (`status.evacuationNodeName`): the descheduler counts it as being evicted. */
+export const EVICTION_IN_PROGRESS_ANNOTATION = 'descheduler.alpha.kubernetes.io/eviction-in-progress';
 export const EPHEMERAL_PROVISIONING_ANNOTATION = 'kubevirt.io/ephemeral-provisioning';
 export const NONROOT_ANNOTATION = 'kubevirt.io/nonroot';
 export const SKIP_BACKUP_HOOKS_ANNOTATION = 'kubevirt.io/skip-backup-hooks';
@@ -127,6 +129,7 @@ export const VMI_CONDITION = {
   MigrationRequired: 'MigrationRequired',
   VCPUChange: 'HotVCPUChange',
   MemoryChange: 'HotMemoryChange',
+  EvictionRequested: 'EvictionRequested',
 } as const;
 
 /** The launcher pod's readiness gate (set by virt-handler when the guest is unpaused). */

@@ -87,6 +87,8 @@ export interface ClusterConfig {
   instancetypeReferencePolicy: InstancetypeReferencePolicy;
   /** `spec.configuration.changedBlockTrackingLabelSelectors`: the VMs (and namespaces) whose disks track changed blocks. */
   changedBlockTrackingSelectors: ChangedBlockTrackingSelectors;
+  /** `spec.configuration.developerConfiguration.minimumClusterTSCFrequency` (Hz), when set: the TSC frequency hint instead of the nodes' lowest. */
+  minimumClusterTSCFrequency: number | undefined;
   /**
    * The resource names `permittedHostDevices` allows (PCI, mediated and USB devices), or
    * undefined when the CR sets no `permittedHostDevices`: then any device name is let through.
@@ -259,6 +261,7 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     migrations: migrationSettings(cfg),
     instancetypeReferencePolicy: referencePolicy as InstancetypeReferencePolicy,
     changedBlockTrackingSelectors: { ...(cfg.changedBlockTrackingLabelSelectors ?? {}) },
+    minimumClusterTSCFrequency: dev.minimumClusterTSCFrequency,
     permittedHostDevices: cfg.permittedHostDevices
       ? new Set([...(cfg.permittedHostDevices.pciHostDevices ?? []), ...(cfg.permittedHostDevices.mediatedDevices ?? []), ...(cfg.permittedHostDevices.usb ?? [])].map((d) => d.resourceName))
       : undefined,

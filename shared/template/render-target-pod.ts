@@ -13,7 +13,9 @@ import {
   MIGRATION_JOB_NAME_ANNOTATION, MIGRATION_JOB_UID_LABEL,
 } from '../api/well-known.ts';
 import { InvalidInputError } from '../errors.ts';
-import type { ClusterConfig } from '../config/cluster-config.ts';
+import { gateEnabled, type ClusterConfig } from '../config/cluster-config.ts';
+import { podHasOrdinalInterfaceName } from '../network/name-scheme.ts';
+import { networkStatusesFromPod } from '../network/network-status.ts';
 import { KERNEL_BOOT_VOLUME, renderVolumesImageNames } from './render-volumes.ts';
 import { renderLauncherPod, type RenderOptions } from './render-launcher-pod.ts';
 import { sortedRecord } from './render-placement.ts';
@@ -67,7 +69,12 @@ export function renderTargetPod(
   opts: TargetPodOptions = {},
 ): V1Pod {
   const imageIds = sourcePod ? imageIdsFromSourcePod(vmi, sourcePod) : opts.imageIds;
-  const pod = renderLauncherPod(vmi, config, { ...opts, ...(imageIds && { imageIds }) });
+  // KubeVirt's GenerateFromSource: a source pod whose secondary interfaces Multus named the old
+  // ordinal way (net1, net2…) gets a target named the same way — virt-handler and the launcher
+  // (the SR-IOV device info among them) find each network by that name — unless the
+  // PodSecondaryInterfaceNamingUpgrade gate lets the target move to the hashed names.
+  const ordinal = sourcePod !== undefined && !gateEnabled(config, 'PodSecondaryInterfaceNamingUpgrade') && podHasOrdinalInterfaceName(networkStatusesFromPod(sourcePod));
+  const pod = renderLauncherPod(vmi, config, { ...opts, ...(imageIds && { imageIds }), ...(ordinal && { ordinalInterfaces: true }) });
   const spec = pod.spec as NonNullable<V1Pod['spec']>;
   const meta = pod.metadata as NonNullable<V1Pod['metadata']>;
   const migrationUid = migration.metadata?.uid;
@@ -111,11 +118,15 @@ export function renderTargetPod(
   meta.labels = { ...(meta.labels ?? {}), [MIGRATION_JOB_UID_LABEL]: migrationUid };
   meta.annotations = { ...(meta.annotations ?? {}), [MIGRATION_JOB_NAME_ANNOTATION]: migrationName };
 
-  const ctx = vmi.status?.selinuxContext;
+  const ctx = vmi.status?.selinuxContext ?? '';
   if (ctx !== 'none' && config.matchSELinuxLevelOnMigration) {
+    // KubeVirt's setTargetPodSELinuxLevel: "none" means a node without SELinux; an empty context
+    // means virt-handler has not written it yet (the target cannot share the source's categories);
+    // a context that is not user:role:type is malformed; one without a level sets nothing.
+    if (ctx === '') throw new InvalidInputError('status.selinuxContext', 'SELinux context not set on VMI status');
+    if (ctx.split(':').length < 3) throw new InvalidInputError('status.selinuxContext', `invalid Label: ${JSON.stringify(ctx)}`);
     const level = selinuxLevel(ctx);
-    if (!level) throw new InvalidInputError('status.selinuxContext', 'is required to match the SELinux level on migration');
-    spec.securityContext = { ...(spec.securityContext ?? {}), seLinuxOptions: { ...(spec.securityContext?.seLinuxOptions ?? {}), level } };
+    if (level) spec.securityContext = { ...(spec.securityContext ?? {}), seLinuxOptions: { ...(spec.securityContext?.seLinuxOptions ?? {}), level } };
   }
   return pod;
 }

@@ -4,14 +4,15 @@
  * selects, attaches and detaches utility volumes and runs a started backup asynchronously; the
  * sandbox's virt-api serves the `backup` subresource) ← relay → SQLite queue → backup, VM and VMI
  * functions (LocalRuntime). A user's steps: a running VM with changed block tracking (and the sandbox's guest agent), a tracker,
- * a backup through it to completion, an incremental one after it, and one deleted mid-way.
+ * a backup through it to completion, an incremental one after it, and one deleted mid-way; and a VM
+ * selected by its namespace's labels (the namespace selector), labelled while the VM runs.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineBackup, VirtualMachineBackupTracker } from '../../shared/api/backup.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
-import { EVENTS, KUBEVIRTS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { EVENTS, KUBEVIRTS, NAMESPACES, PODS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { REAL } from '../support/lanes.ts';
 import { NS, startSlice, until, vmManifest, type Slice } from './support.ts';
 
@@ -52,7 +53,7 @@ before(async () => {
   s = await startSlice({ start: false, timings: { podStartupMs: 30, vmiBootMs: 30, vmiShutdownMs: 30 }, storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 1500 } });
   // Changed block tracking for the VMs labelled backup=yes (virt-operator's configuration), behind
   // the IncrementalBackup gate: the VM controller creates their VMIs Initializing, virt-handler enables it.
-  await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { featureGates: ['IncrementalBackup'] }, changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } } } } } } });
+  await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { featureGates: ['IncrementalBackup'] }, changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } }, namespaceLabelSelector: { matchLabels: { 'cbt-ns': 'on' } } } } } } });
   // Before the runtime starts: the controllers' cached cluster config reads it on first use.
   s.rt.start();
   await boundClaim(`${VM}-disk`);
@@ -114,5 +115,37 @@ describe('backup end to end (relay → queue → backup function → sandbox vir
     assert.ok(events.includes('Warning VirtualMachineBackupFailed: backup was aborted'), events.join('\n'));
     assert.ok(await vmiClean(), 'utility volume detached and backupStatus cleared');
     assert.equal(((await s.kube.get(VM_BACKUP_TRACKERS, NS, TRACKER)) as VirtualMachineBackupTracker).status?.latestCheckpoint?.name, 'e2e-incr', 'an aborted backup leaves the checkpoint alone');
+  });
+
+  test('a namespace labelled for CBT while its VM runs: PendingRestart, then the restarted VMI Initializing → Enabled with the cbt mount', async () => {
+    // arrange: an unselected VM in a namespace not (yet) labelled
+    const ns = 'cbt-ns';
+    await s.kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await s.kube.create(PVCS, { ...claim('nsvm-disk'), metadata: { name: 'nsvm-disk', namespace: ns } });
+    await until('claim Bound', async () => (await s.kube.get(PVCS, ns, 'nsvm-disk'))?.status?.phase === 'Bound', { tries: 3000, problems: s.problems });
+    const vm = vmManifest('nsvm', { runStrategy: 'Always' });
+    vm.metadata = { ...vm.metadata, namespace: ns };
+    vm.spec.template!.spec!.domain.devices.disks = [{ name: 'disk', disk: { bus: 'virtio' } }];
+    vm.spec.template!.spec!.volumes = [{ name: 'disk', persistentVolumeClaim: { claimName: 'nsvm-disk' } }];
+    await s.kube.create(VMS, vm);
+    await until('the VMI Running', async () => (await s.kube.get(VMIS, ns, 'nsvm'))?.status?.phase === 'Running', { tries: 4000, problems: s.problems });
+    assert.equal((await s.kube.get(VMIS, ns, 'nsvm'))?.status?.changedBlockTracking, undefined, 'not selected yet');
+    const first = (await s.kube.get(VMIS, ns, 'nsvm'))?.metadata?.uid;
+    // act: the namespace gets the selected label (the relay wakes its VMs)
+    await s.kube.patch(NAMESPACES, undefined, ns, { type: 'merge', body: { metadata: { labels: { 'cbt-ns': 'on' } } } });
+    // assert
+    await until('the VM PendingRestart', async () => (await s.kube.get(VMS, ns, 'nsvm'))?.status?.changedBlockTracking?.state === 'PendingRestart', { tries: 4000, problems: s.problems });
+    // act: a restart
+    await s.kube.delete(VMIS, ns, 'nsvm');
+    // assert: the new VMI starts Initializing, virt-handler enables it, the VM mirrors it
+    await until('a new VMI with CBT Enabled', async () => {
+      const v = await s.kube.get(VMIS, ns, 'nsvm');
+      return v?.metadata?.uid !== first && v?.status?.phase === 'Running' && v.status.changedBlockTracking?.state === 'Enabled';
+    }, { tries: 4000, problems: s.problems });
+    await until('the VM Enabled', async () => (await s.kube.get(VMS, ns, 'nsvm'))?.status?.changedBlockTracking?.state === 'Enabled', { tries: 4000, problems: s.problems });
+    const uid = (await s.kube.get(VMIS, ns, 'nsvm'))?.metadata?.uid;
+    const launcher = (await s.kube.list(PODS, ns, { labelSelector: `kubevirt.io/created-by=${uid}` })).items[0];
+    const mount = launcher?.spec?.containers.find((c) => c.name === 'compute')?.volumeMounts?.find((m) => m.subPath === 'cbt');
+    assert.deepEqual([mount?.name, mount?.mountPath], ['vm-state', '/var/run/kubevirt-private/libvirt/qemu/cbt'], 'the cbt overlays on the backend volume (non-root path)');
   });
 });

@@ -75,6 +75,16 @@ describe('kubectl drain of a node with LiveMigrate VMIs', { skip: KUBECTL ? fals
     // Every VMI was on node01 as the log starts (the replay attributes target pods to source nodes).
     peaks = peaksFromAudit(inCommitOrder(s.sandbox.apiServer.audit.query()), new Map([...MIGRATING, 'keeper'].map((n) => [n, node01])));
     assert.equal(peaks.started, 6);
+    // While marked, each VMI had EvictionRequested and its launcher pod the descheduler's annotation (both gone with the mark).
+    const audit = s.sandbox.apiServer.audit.query();
+    for (const name of MIGRATING) {
+      const requested = audit.some((e) => e.resource === 'virtualmachineinstances' && e.name === name && ((e.object as { status?: { conditions?: { type?: string; status?: string; message?: string }[] } }).status?.conditions ?? []).some((c) => c.type === 'EvictionRequested' && c.status === 'True' && c.message === 'VMI is marked for eviction'));
+      assert.ok(requested, `${name}: EvictionRequested=True while marked`);
+      const v = await s.kube.get(VMIS, NS, name);
+      assert.equal(v?.status?.conditions?.find((c) => c.type === 'EvictionRequested'), undefined, `${name}: EvictionRequested removed with the mark`);
+    }
+    const annotated = audit.filter((e) => e.resource === 'pods' && e.verb === 'patch' && (e.object.metadata.annotations as Record<string, string> | undefined)?.['descheduler.alpha.kubernetes.io/eviction-in-progress'] === 'true');
+    assert.ok(annotated.length >= 1, 'a source launcher pod was annotated eviction-in-progress');
     if (REAL) assert.ok(s.sandbox.evictionWebhook?.verdicts().some((v) => v.includes('Eviction triggered evacuation of VMI')), 'the webhook server marked VMIs');
     await until('keeper restarted by its VM on another node', async () => {
       const v = await s.kube.get(VMIS, NS, 'keeper');

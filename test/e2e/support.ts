@@ -52,6 +52,8 @@ export interface SliceOptions {
   readonly speed?: number;
   /** Number of sandbox nodes; default 2. */
   readonly nodes?: number;
+  /** Per-node departures from the shipped node (sandbox options `nodeShapes`). */
+  readonly nodeShapes?: SandboxOptions['nodeShapes'];
   /** Run the sandbox's storage agents (provisioner, CSI snapshotter, CDI, export server, backup agent, CAs). */
   readonly storage?: SandboxOptions['storage'];
   /** Write a kubeconfig (into a temporary directory, removed by `stop`) for the real kubectl ({@link kubectlFor}). */
@@ -81,6 +83,7 @@ export async function startSlice(opts: SliceOptions = {}): Promise<Slice> {
     speed: opts.speed ?? 1,
     timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.timings },
     ...(opts.storage !== undefined ? { storage: opts.storage } : {}),
+    ...(opts.nodeShapes !== undefined ? { nodeShapes: opts.nodeShapes } : {}),
     ...(dir !== undefined ? { kubeconfigOut: join(dir, 'kubeconfig') } : {}),
   });
   const problems: string[] = [];

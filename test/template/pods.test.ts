@@ -156,6 +156,63 @@ describe('migration target pod (reference §b.8)', () => {
   test('a source pod without a digest for a container disk is a typed error', () => {
     assert.throws(() => renderTargetPod(vmi, migration, { spec: { containers: [] }, status: {} }, config), InvalidInputError);
   });
+
+  // KubeVirt's setTargetPodSELinuxLevel (reference-node-side §5.20), with matchSELinuxLevelOnMigration on.
+  const selinuxRows: { ctx: string | undefined; level?: string; error?: RegExp }[] = [
+    { ctx: undefined, error: /SELinux context not set on VMI status$/ },
+    { ctx: '', error: /SELinux context not set on VMI status$/ },
+    { ctx: 'garbage', error: /invalid Label/ },
+    { ctx: 'none' },
+    { ctx: 'system_u:system_r:container_t' },
+    { ctx: 'system_u:system_r:container_t:s0:c3,c4', level: 's0:c3,c4' },
+  ];
+  for (const r of selinuxRows) {
+    test(`selinuxContext ${JSON.stringify(r.ctx)} → ${r.error ? `refused (${r.error.source})` : `level ${r.level ?? 'unset'}`}`, () => {
+      // arrange
+      const v = { ...vmi, status: { ...vmi.status, selinuxContext: r.ctx } };
+      // act
+      const render = () => renderTargetPod(v, migration, sourcePod, config);
+      // assert
+      if (r.error) assert.throws(render, (e: unknown) => e instanceof InvalidInputError && e.field === 'status.selinuxContext' && r.error!.test(e.message));
+      else assert.equal(render().spec?.securityContext?.seLinuxOptions?.level, r.level);
+    });
+  }
+});
+
+describe('migration target pod of an SR-IOV VMI (KubeVirt GenerateFromSource)', () => {
+  const base = fixture('containerdisk-cloudinit.yaml');
+  const vmi = {
+    ...base,
+    spec: {
+      ...base.spec,
+      domain: { ...base.spec.domain, devices: { ...base.spec.domain.devices, interfaces: [{ name: 'default', masquerade: {} }, { name: 'vf', sriov: {} }] } },
+      networks: [{ name: 'default', pod: {} }, { name: 'vf', multus: { networkName: 'sriov-net' } }],
+    },
+    status: { ...base.status, selinuxContext: 'none' },
+  } as typeof base;
+  const migration: VirtualMachineInstanceMigration = { metadata: { name: 'mig', uid: 'mig-uid' }, spec: { vmiName: vmi.metadata?.name ?? '' } };
+  const sourcePod = (iface: string): V1Pod => ({
+    metadata: { annotations: { 'k8s.v1.cni.cncf.io/network-status': JSON.stringify([{ name: 'k8s-pod-network', interface: 'eth0', default: true }, { name: 'default/sriov-net', interface: iface }]) } },
+    spec: { containers: [] },
+    status: { initContainerStatuses: [{ name: 'volumeroot', imageID: 'quay.io/containerdisks/fedora@sha256:abc', image: '', imagePullPolicy: '', ready: true, restartCount: 0 } as never] },
+  });
+  const rows: { name: string; sourceIface: string; gate: boolean; want: string }[] = [
+    { name: 'PodSecondaryInterfaceNamingUpgrade off, a source named the ordinal way → the target too', sourceIface: 'net1', gate: false, want: 'net1' },
+    { name: 'PodSecondaryInterfaceNamingUpgrade off, a source with hashed names → hashed', sourceIface: hashedPodInterfaceName('vf'), gate: false, want: hashedPodInterfaceName('vf') },
+    { name: 'PodSecondaryInterfaceNamingUpgrade on (beta: the default), an ordinal source → hashed', sourceIface: 'net1', gate: true, want: hashedPodInterfaceName('vf') },
+  ];
+  for (const r of rows) {
+    test(r.name, () => {
+      // arrange
+      const cfg = r.gate ? config : clusterConfigFromKubeVirt({ spec: { configuration: { developerConfiguration: { disabledFeatureGates: ['PodSecondaryInterfaceNamingUpgrade'] } } } } as never);
+      // act
+      const pod = renderTargetPod(vmi, migration, sourcePod(r.sourceIface), cfg);
+      // assert
+      const networks = JSON.parse(pod.metadata?.annotations?.['k8s.v1.cni.cncf.io/networks'] ?? '[]') as { name: string; interface: string }[];
+      assert.deepEqual(networks.map((n) => [n.name, n.interface]), [['sriov-net', r.want]]);
+      assert.ok(pod.spec?.volumes?.some((v) => v.name === 'network-info-annotation' && v.downwardAPI?.items?.[0]?.fieldRef?.fieldPath === "metadata.annotations['kubevirt.io/network-info']"), 'the network-info downward-API volume');
+    });
+  }
 });
 
 describe('hotplug attachment pod (reference §b.9)', () => {

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
-import { JOBS, MIGRATIONS, PODS, PVCS, VMIS } from '../../../shared/api/resources.ts';
+import { JOBS, MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
@@ -30,11 +30,14 @@ let server: ApiServer;
 let kube: KubeClient;
 let state: SqliteStateStore;
 let deps: MigrationDeps;
+/** The virt-api calls the controller made (`verb target ns/name body`). */
+let virtApiCalls: string[] = [];
 
 beforeEach(async () => {
   server = await startApiServer({ port: 0 });
   kube = createKubeClient(server.kubeConfig('test'));
   state = openSqliteState();
+  virtApiCalls = [];
   const config = clusterConfigFromKubeVirt(undefined);
   deps = {
     kube: createKubeClient(server.kubeConfig(CONTROLLER)),
@@ -42,6 +45,7 @@ beforeEach(async () => {
     leases: state.leases,
     clusterConfig: async () => config,
     policySource: NO_POLICIES,
+    virtApi: { put: async (target, ns, name, verb, body) => { virtApiCalls.push(`${verb} ${target} ${ns}/${name} ${JSON.stringify(body)}`); } },
     now: () => Date.now(),
     log: { info: () => undefined, warn: () => undefined },
   };
@@ -71,6 +75,8 @@ interface VmiOpts {
   /** A persistent TPM on backend claim `src`. */
   backend?: boolean;
   migrationState?: Record<string, unknown>;
+  /** An SR-IOV interface `vf` on Multus network `sriov-net`. */
+  sriov?: boolean;
 }
 
 async function vmi(name: string, o: VmiOpts = {}): Promise<VirtualMachineInstance> {
@@ -84,7 +90,11 @@ async function vmi(name: string, o: VmiOpts = {}): Promise<VirtualMachineInstanc
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name, namespace: NS },
-    spec: { domain: { devices: { disks, ...(o.backend ? { tpm: { persistent: true } } : {}) }, resources: { requests: { memory: '128Mi' } } }, volumes },
+    spec: {
+      domain: { devices: { disks, ...(o.backend ? { tpm: { persistent: true } } : {}), ...(o.sriov ? { interfaces: [{ name: 'vf', sriov: {} }] } : {}) }, resources: { requests: { memory: '128Mi' } } },
+      volumes,
+      ...(o.sriov ? { networks: [{ name: 'vf', multus: { networkName: 'sriov-net' } }] } : {}),
+    },
   } as VirtualMachineInstance);
   const volumeStatus = [
     ...(o.backend ? [{ name: 'persistent-state-for-this-vm', target: '', persistentVolumeClaimInfo: { claimName: 'src' } }] : []),
@@ -237,6 +247,27 @@ describe('a VMI with a hotplugged volume: the target attachment pod', () => {
   });
 });
 
+describe('an SR-IOV VMI: network-info on the target pod (KubeVirt updateTargetPodNetworkInfo)', () => {
+  const netStatus = (address: string) => JSON.stringify([{ name: `${NS}/sriov-net`, interface: 'net1', mac: '02:00:00:00:00:01', 'device-info': { type: 'pci', version: '1.1.0', pci: { 'pci-address': address } } }]);
+
+  test("annotated from the target's own VF before the hand-off", async () => {
+    // arrange: Multus reports a VF on each pod
+    const v = await vmi('sr', { sriov: true });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await kube.patch(PODS, NS, 'virt-launcher-src', { type: 'merge', body: { metadata: { annotations: { 'k8s.v1.cni.cncf.io/network-status': netStatus('0000:01:00.2') } } } });
+    const m = await migration('sr-mig', 'sr', 'Scheduled');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    await kube.patch(PODS, NS, 'virt-launcher-tgt', { type: 'merge', body: { metadata: { annotations: { 'k8s.v1.cni.cncf.io/network-status': netStatus('0000:3b:02.5') } } } });
+    server.audit.clear();
+    // act
+    await run('sr-mig');
+    // assert
+    assert.deepEqual(actions().slice(0, 3), ['patch pods virt-launcher-tgt', 'patch virtualmachineinstances sr', 'event SuccessfulHandOver'], 'the annotation first, then the hand-off');
+    const info = (await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations?.['kubevirt.io/network-info'];
+    assert.deepEqual(JSON.parse(info ?? '{}'), { interfaces: [{ network: 'vf', deviceInfo: { type: 'pci', version: '1.1.0', pci: { 'pci-address': '0000:3b:02.5' } }, mac: '02:00:00:00:00:01' }] });
+  });
+});
+
 describe('a backend-storage migration interrupted: the recovery Job', () => {
   /** A VMI with a persistent TPM handed off and Running on its migration, whose target pod is gone. */
   async function interrupted(opts: { shared?: boolean } = {}): Promise<VirtualMachineInstanceMigration> {
@@ -342,5 +373,174 @@ describe('a backend-storage migration interrupted: the recovery Job', () => {
     assert.equal((await getMigration('tpm-mig')).status?.phase, 'Failed');
     assert.equal(await kube.get(JOBS, NS, 'recover-tpm-mig'), undefined);
     assert.ok(!actions().some((a) => a.includes('jobs')));
+  });
+});
+
+/** A running VMI with no disks to pin (so its target pod renders from any source pod), with `status` and `spec` merged. */
+async function plainVmi(name: string, status: Record<string, unknown> = {}, spec: Record<string, unknown> = {}, annotations?: Record<string, string>): Promise<VirtualMachineInstance> {
+  const created = await kube.create(VMIS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, namespace: NS, ...(annotations && { annotations }) }, spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } }, ...spec } } as VirtualMachineInstance);
+  await kube.patch(VMIS, NS, name, { type: 'merge', body: { status: { phase: 'Running', nodeName: 'node-a', selinuxContext: 'none', runtimeUser: 107, ...status } } });
+  return created;
+}
+const conditionsOf = async (name: string) => ((await getMigration(name)).status?.conditions ?? []).map((c) => [c.type, c.status, c.reason ?? '', c.message ?? ''].join(' | ').replace(/ \| $/, '').replace(/ \| $/, ''));
+const targetPods = async (m: VirtualMachineInstanceMigration) => (await kube.list(PODS, NS, { labelSelector: `kubevirt.io/migrationJobUID=${m.metadata?.uid}` })).items;
+
+describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtilityVolumes, exceeded quota)', () => {
+  // The VMIs carry a backup status but no CBT state: CBT's backend storage is another test's matter.
+  test('a running backup: no target pod, BlockedByBackup "Waiting for backup … to complete"; once it completed the target pod is created and the condition goes', async () => {
+    // arrange
+    const v = await plainVmi('bk', { changedBlockTracking: { backupStatus: { backupName: 'nightly' } } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    const m = await migration('bk-mig', 'bk', 'Pending');
+    // act
+    await run('bk-mig');
+    // assert
+    assert.equal((await targetPods(m)).length, 0);
+    assert.equal((await getMigration('bk-mig')).status?.phase, 'Pending');
+    assert.deepEqual(await conditionsOf('bk-mig'), ['BlockedByBackup | True | BackupInProgress | Waiting for backup nightly to complete']);
+    assert.deepEqual(virtApiCalls, [], 'an ordinary migration waits, it does not abort');
+
+    // arrange: virt-handler reports the backup completed
+    await kube.patch(VMIS, NS, 'bk', { type: 'merge', body: { status: { changedBlockTracking: { backupStatus: { backupName: 'nightly', completed: true } } } } });
+    // act
+    await run('bk-mig');
+    // assert
+    assert.equal((await targetPods(m)).length, 1, `the target pod now: ${actions().join(', ')} ${events().join(', ')}`);
+    assert.deepEqual(await conditionsOf('bk-mig'), []);
+  });
+
+  test('a system-critical migration aborts the backup through virt-api, once, and says so', async () => {
+    // arrange
+    const v = await plainVmi('bkc', { changedBlockTracking: { backupStatus: { backupName: 'nightly', startTimestamp: T0 } } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    const m = await migration('bkc-mig', 'bkc', 'Pending');
+    await kube.patch(MIGRATIONS, NS, 'bkc-mig', { type: 'merge', body: { spec: { priority: 'system-critical' } } });
+    // act
+    await run('bkc-mig');
+    await run('bkc-mig');
+    // assert
+    assert.deepEqual(virtApiCalls, [`backup virtualmachineinstances ${NS}/bkc {"backupName":"nightly","cmd":"Abort","backupStartTime":"${T0}"}`]);
+    assert.ok(events().includes('Normal BackupAbortedForMigration: Aborting backup nightly for system-critical migration'), events().join('\n'));
+    assert.deepEqual(await conditionsOf('bkc-mig'), ['BlockedByBackup | True | BackupInProgress | Aborting backup nightly for system-critical migration']);
+    assert.equal((await targetPods(m)).length, 0);
+  });
+
+  test('utility volumes: no target pod, a Warning each pass, BlockedByUtilityVolumes once; past the timeout Failed with KubeVirt\'s message', async () => {
+    // arrange
+    const v = await plainVmi('uv', {}, { utilityVolumes: [{ name: 'bk-target', persistentVolumeClaim: { claimName: 'bk-target' } }] });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    const m = await migration('uv-mig', 'uv', 'Pending');
+    server.audit.clear();
+    // act
+    await run('uv-mig');
+    // assert
+    assert.equal((await targetPods(m)).length, 0);
+    assert.equal((await getMigration('uv-mig')).status?.phase, 'Pending');
+    assert.match(events().find((e) => e.includes('UtilityVolumeMigrationPending')) ?? '', new RegExp(`^Warning UtilityVolumeMigrationPending: Migration waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Will timeout in 1[45]\\d seconds\\.$`));
+    const [cond] = (await getMigration('uv-mig')).status?.conditions ?? [];
+    assert.deepEqual([cond?.type, cond?.status, cond?.reason], ['BlockedByUtilityVolumes', 'True', 'UtilityVolumesPresent']);
+    assert.match(cond?.message ?? '', /^Migration is waiting for utility volumes to detach\. Will timeout in \d+ seconds\.$/);
+
+    // arrange: a timeout of 0 s on the migration
+    await kube.patch(MIGRATIONS, NS, 'uv-mig', { type: 'merge', body: { metadata: { annotations: { 'kubevirt.io/migrationUtilityVolumesTimeoutSeconds': '0' } } } });
+    // act
+    await run('uv-mig');
+    // assert
+    assert.equal((await getMigration('uv-mig')).status?.phase, 'Failed');
+    assert.match(events().at(-1) ?? '', new RegExp(`^Warning FailedMigration: Migration timeout waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Utility volumes still present after \\d+ seconds\\.$`));
+  });
+
+  test('a target pod refused by a ResourceQuota: RejectedByResourceQuota, Pending; created later, the condition goes with Pending', async () => {
+    // arrange: kube-apiserver's ResourceQuota admission (the emulator has none) refuses the first create
+    const v = await plainVmi('rq');
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    const m = await migration('rq-mig', 'rq', 'Pending');
+    let refuse = true;
+    const real = deps.kube;
+    const quotaMessage = 'pods "virt-launcher-rq-x" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1';
+    deps = { ...deps, kube: { ...real, create: (async (res: never, obj: never) => {
+      if (refuse && (obj as V1Pod).kind === 'Pod') throw new Error(quotaMessage);
+      return real.create(res, obj);
+    }) as KubeClient['create'] } };
+    // act
+    await run('rq-mig');
+    // assert
+    assert.equal((await getMigration('rq-mig')).status?.phase, 'Pending');
+    assert.deepEqual(await conditionsOf('rq-mig'), ['RejectedByResourceQuota | True']);
+    assert.ok(events().includes(`Warning FailedCreate: Error creating pod: ${quotaMessage}`), events().join('\n'));
+    assert.deepEqual(await state.leases.holders('migrations/cluster', Date.now()), [], 'the slot given back');
+
+    // arrange: the quota raised
+    refuse = false;
+    // act
+    await run('rq-mig');
+    // assert
+    assert.equal((await targetPods(m)).length, 1);
+    assert.equal((await getMigration('rq-mig')).status?.phase, 'Scheduling');
+    assert.deepEqual(await conditionsOf('rq-mig'), []);
+  });
+});
+
+describe('the runtime user before the target pod (KubeVirt setupVMIRuntimeUser)', () => {
+  const rows: { name: string; root: boolean; user: number; annotations?: Record<string, string>; wantUser: number; wantAnnotation: string | undefined }[] = [
+    { name: 'root VMI, non-root cluster → 107 and kubevirt.io/nonroot', root: false, user: 0, wantUser: 107, wantAnnotation: 'true' },
+    { name: 'non-root VMI, non-root cluster, no annotation yet → the annotation only', root: false, user: 107, wantUser: 107, wantAnnotation: 'true' },
+    { name: 'non-root VMI, Root gate on → 0, the annotation removed', root: true, user: 107, annotations: { 'kubevirt.io/nonroot': 'true' }, wantUser: 0, wantAnnotation: undefined },
+  ];
+  for (const r of rows) {
+    test(r.name, async () => {
+      // arrange
+      const config = clusterConfigFromKubeVirt(r.root ? { spec: { configuration: { developerConfiguration: { featureGates: ['Root'] } } } } as never : undefined);
+      deps = { ...deps, clusterConfig: async () => config };
+      const v = await plainVmi('ru', { runtimeUser: r.user }, {}, r.annotations);
+      await launcher(v, 'virt-launcher-src', 'node-a');
+      const m = await migration('ru-mig', 'ru', 'Pending');
+      // act
+      await run('ru-mig');
+      // assert
+      const after = await kube.get(VMIS, NS, 'ru');
+      assert.deepEqual([after?.status?.runtimeUser, after?.metadata?.annotations?.['kubevirt.io/nonroot']], [r.wantUser, r.wantAnnotation]);
+      const [target] = await targetPods(m);
+      const compute = target?.spec?.containers.find((c) => c.name === 'compute');
+      assert.equal(compute?.securityContext?.runAsUser ?? target?.spec?.securityContext?.runAsUser ?? 0, r.wantUser, 'the target pod rendered for the new user');
+    });
+  }
+});
+
+describe('an unschedulable host-model target (KubeVirt alertIfHostModelIsUnschedulable)', () => {
+  const MODEL = 'cpu-model-migration.node.kubevirt.io/Skylake';
+  async function unschedulableTarget(): Promise<void> {
+    const v = await plainVmi('hm', {}, { domain: { cpu: { model: 'host-model' }, devices: {}, resources: { requests: { memory: '128Mi' } } } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    const m = await migration('hm-mig', 'hm', 'Scheduling');
+    const target = await launcher(v, 'virt-launcher-tgt', '', m, false);
+    await kube.patch(PODS, NS, target.metadata!.name!, { type: 'json', ops: [{ op: 'remove', path: '/spec/nodeName' }, { op: 'add', path: '/spec/nodeSelector', value: { [MODEL]: 'true', 'kubevirt.io/schedulable': 'true' } }] }).catch(() => undefined);
+    await kube.patch(PODS, NS, target.metadata!.name!, { type: 'merge', body: { status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }] } } }, { subresource: 'status' });
+  }
+  const node = (name: string, labels: Record<string, string>) => kube.create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
+
+  test('no other node with its CPU model → Warning NoSuitableNodesForHostModelMigration on the VMI, with the required labels', async () => {
+    // arrange: the source node has the model, the other one not
+    await node('node-a', { [MODEL]: 'true' });
+    await node('node-b', {});
+    await unschedulableTarget();
+    server.audit.clear();
+    // act
+    await run('hm-mig');
+    // assert
+    assert.ok(events().includes(`Warning NoSuitableNodesForHostModelMigration: Migration cannot proceed since no node is suitable to run the required CPU model / required features: map[${MODEL}:true]`), events().join('\n'));
+    assert.ok(events().some((e) => e.startsWith('Warning migrationTargetPodUnschedulable')), 'the migration\'s own warning still');
+  });
+
+  test('another node with it → no such warning', async () => {
+    // arrange
+    await node('node-a', { [MODEL]: 'true' });
+    await node('node-b', { [MODEL]: 'true' });
+    await unschedulableTarget();
+    server.audit.clear();
+    // act
+    await run('hm-mig');
+    // assert
+    assert.ok(!events().some((e) => e.includes('NoSuitableNodesForHostModelMigration')), events().join('\n'));
   });
 });

@@ -9,7 +9,8 @@ import { CoreV1Api, CustomObjectsApi, setHeaderOptions } from '@kubernetes/clien
 import { CREATED_BY_LABEL, MIGRATION_FINALIZER, MIGRATION_JOB_UID_LABEL } from '../../../shared/api/well-known.ts';
 import { CLUSTER_COUNTER } from '../../../functions/migration/limits.ts';
 import { finalMigration, MIGRATION_IDENTITY, migrationManifest, NS, runningVmis, startCluster, vmiManifest, waitFor, type Cluster } from './support.ts';
-import { MIGRATIONS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
+import { MIGRATIONS, NODES, PODS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
+import { REAL } from '../../support/lanes.ts';
 
 let c: Cluster;
 
@@ -105,4 +106,27 @@ test('a VMI deleted mid-migration: target pod gone, migration failed and deleted
   const statuses = c.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstancemigrations', name: 'mig-b-1' }).map((e) => (e.object.status as { phase?: string } | undefined)?.phase);
   assert.ok(statuses.includes('Failed'), `the migration was recorded Failed before it went: ${statuses.join(',')}`);
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
+});
+
+test('a target pod refused by a ResourceQuota: RejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator has no ResourceQuota admission (kube-apiserver\'s is the real lane\'s)' }, async () => {
+  // arrange: a quota of exactly the namespace's live pods
+  await runningVmis(c, [vmiManifest('mig-q')]);
+  const live = (await c.kube.list(PODS, NS)).items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+  await c.kube.create(RESOURCE_QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'mig-quota', namespace: NS }, spec: { hard: { pods: String(live) } } });
+  await waitFor('the quota controller\'s first count', async () => ((await c.kube.get(RESOURCE_QUOTAS, NS, 'mig-quota'))?.status?.hard ? true : undefined));
+  try {
+    // act
+    await c.kube.create(MIGRATIONS, migrationManifest('mig-q-1', 'mig-q'));
+    // assert
+    await waitFor('RejectedByResourceQuota', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.conditions?.some((x) => x.type === 'RejectedByResourceQuota' && x.status === 'True') ? true : undefined));
+    assert.equal((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.phase, 'Pending');
+    // act: room for one more pod (the relay wakes the migration on the quota's change)
+    await c.kube.patch(RESOURCE_QUOTAS, NS, 'mig-quota', { type: 'merge', body: { spec: { hard: { pods: String(live + 1) } } } });
+    // assert
+    const done = await finalMigration(c, 'mig-q-1');
+    assert.equal(done.status?.phase, 'Succeeded');
+    assert.equal(done.status?.conditions?.find((x) => x.type === 'RejectedByResourceQuota'), undefined, 'the condition went once past Pending');
+  } finally {
+    await c.kube.delete(RESOURCE_QUOTAS, NS, 'mig-quota');
+  }
 });

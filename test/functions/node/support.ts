@@ -5,7 +5,8 @@
  */
 import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
-import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import type { KubeVirt, VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { DAEMON_SETS, NODES, PODS, VMIS } from '../../../shared/api/resources.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
@@ -21,13 +22,15 @@ export interface Harness {
   advance(ms: number): void;
 }
 
-export function harness(server: ApiServer): Harness {
+/** `kubevirt` is the KubeVirt CR the cluster config is read from (none: the defaults). */
+export function harness(server: ApiServer, kubevirt?: KubeVirt): Harness {
   let now = NOW;
   const state = openSqliteState();
   const deps: NodeDeps = {
     kube: createKubeClient(server.kubeConfig(CONTROLLER), { now: () => new Date(now) }),
     leases: state.leases,
     now: () => now,
+    clusterConfig: async () => clusterConfigFromKubeVirt(kubevirt),
     log: { info: () => undefined, warn: () => undefined },
   };
   return { deps, kube: createKubeClient(server.kubeConfig('test')), advance: (ms) => (now += ms) };

@@ -232,6 +232,24 @@ describe('mapEvent', () => {
     assert.deepEqual(woken, [], 'a failed migration is still re-enqueued on config changes');
   });
 
+  test('a ResourceQuota changed or deleted wakes the migrations of its namespace it refused; its creation, the others and other namespaces not', () => {
+    // arrange
+    const idx = coreWakes();
+    const rejected = { ...migration('q', 'a', 'Pending'), status: { phase: 'Pending', conditions: [{ type: 'RejectedByResourceQuota', status: 'True' }] } };
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', rejected, idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', migration('other', 'b', 'Pending'), idx);
+    mapEvent('VirtualMachineInstanceMigration', 'ADDED', { ...rejected, metadata: { ...rejected.metadata, name: 'elsewhere', namespace: 'ns2', uid: 'e-uid' } }, idx);
+    const quota = { metadata: { name: 'compute', namespace: 'ns', uid: 'rq-uid', resourceVersion: '20' } };
+    const migrationKeys = (t: KeyTarget[]) => t.filter((x) => x.controller === 'migration').map((x) => x.key);
+    // act + assert
+    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'ADDED', quota, idx)), []);
+    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'MODIFIED', quota, idx, quota)), ['ns/q']);
+    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'DELETED', quota, idx)), ['ns/q']);
+    // once the condition is gone (the target pod created), nothing
+    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', migration('q', 'a', 'Scheduling'), idx);
+    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'MODIFIED', quota, idx, quota)), []);
+  });
+
   test('an object without metadata maps without throwing', () => {
     // arrange
     const idx = coreWakes();

@@ -32,7 +32,7 @@ test('Always → Running through the VMI function and the simulated node; Halted
   const state = openSqliteState();
   const log = { info: () => undefined, warn: () => undefined };
   const vmDeps: VmDeps = { kube, expectations: state.expectations, now: Date.now, log };
-  const vmiDeps: VmiDeps = { kube, expectations: state.expectations, now: Date.now, log, clusterConfig: async () => clusterConfigFromKubeVirt() };
+  const vmiDeps: VmiDeps = { kube, expectations: state.expectations, leases: state.leases, now: Date.now, log, clusterConfig: async () => clusterConfigFromKubeVirt() };
   await kube.create(VMS, vmManifest('flow-1', { runStrategy: 'Always' }));
   const seen: string[] = [];
   // Both controllers, as the queue would call them; bounded so a stuck flow fails instead of hanging.

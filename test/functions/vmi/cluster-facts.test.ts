@@ -20,6 +20,8 @@ import { silentLogger } from '../../../shared/metrics/log.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { vmiManifest } from '../../e2e/support.ts';
 
+const stateOf = (st: ReturnType<typeof openSqliteState>) => ({ expectations: st.expectations, leases: st.leases });
+
 let server: ApiServer;
 let kube: KubeClient;
 before(async () => {
@@ -32,7 +34,7 @@ after(async () => {
 
 function deps(kv?: KubeVirt): VmiDeps {
   const config = clusterConfigFromKubeVirt(kv);
-  return { kube: createKubeClient(server.kubeConfig('vmi-controller')), expectations: openSqliteState().expectations, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  return { kube: createKubeClient(server.kubeConfig('vmi-controller')), ...stateOf(openSqliteState()), clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
 }
 
 async function namespace(name: string, labels?: Record<string, string>): Promise<void> {

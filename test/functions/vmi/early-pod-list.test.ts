@@ -23,6 +23,8 @@ import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { NS, vmiManifest } from '../../e2e/support.ts';
 
+const stateOf = (st: ReturnType<typeof openSqliteState>) => ({ expectations: st.expectations, leases: st.leases });
+
 let server: ApiServer;
 before(async () => {
   server = await startApiServer({ port: 0 });
@@ -53,7 +55,7 @@ function traced(kube: KubeClient, rewriteList?: (l: ListResult<unknown>) => List
 
 function depsWith(kube: KubeClient): VmiDeps {
   const config = clusterConfigFromKubeVirt(undefined);
-  return { kube, expectations: openSqliteState().expectations, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  return { kube, ...stateOf(openSqliteState()), clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
 }
 
 const user = () => createKubeClient(server.kubeConfig('test'));

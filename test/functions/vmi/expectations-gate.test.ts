@@ -47,7 +47,7 @@ function setUp(): { deps: VmiDeps; calls: string[]; kube: KubeClient } {
   const state = openSqliteState();
   const { expectations, calls } = counted(state.expectations);
   const config = clusterConfigFromKubeVirt(undefined);
-  const deps: VmiDeps = { kube: createKubeClient(server.kubeConfig('vmi-controller')), expectations, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  const deps: VmiDeps = { kube: createKubeClient(server.kubeConfig('vmi-controller')), expectations, leases: state.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
   return { deps, calls, kube: createKubeClient(server.kubeConfig('test')) };
 }
 

@@ -36,7 +36,7 @@ test('a bridge NIC plugged into a running VMI and unplugged again, through the V
   // arrange
   const kube = createKubeClient(sandbox.apiServer.kubeConfig('test'));
   const state = openSqliteState();
-  const deps: VmiDeps = { kube: createKubeClient(sandbox.apiServer.kubeConfig('vmi-controller')), expectations: state.expectations, now: Date.now, log: { info: () => undefined, warn: () => undefined }, clusterConfig: async () => clusterConfigFromKubeVirt() };
+  const deps: VmiDeps = { kube: createKubeClient(sandbox.apiServer.kubeConfig('vmi-controller')), expectations: state.expectations, leases: state.leases, now: Date.now, log: { info: () => undefined, warn: () => undefined }, clusterConfig: async () => clusterConfigFromKubeVirt() };
   const base = vmiManifest('nic-vmi');
   base.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {} }];
   base.spec.networks = [{ name: 'default', pod: {} }];

@@ -55,9 +55,11 @@ describe('infra/kubernetes: manifests', () => {
     for (const r of rules) assert.deepEqual([...r.verbs].sort(), ['get', 'list', 'watch'], `relay must never write: ${JSON.stringify(r)}`);
     const granted = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
     assert.deepEqual(granted, [
+      '/namespaces',
       '/nodes',
       '/persistentvolumeclaims',
       '/pods',
+      '/resourcequotas',
       '/services',
       'apps/controllerrevisions',
       'backup.kubevirt.io/virtualmachinebackups',
@@ -94,6 +96,7 @@ describe('infra/kubernetes: manifests', () => {
       '/configmaps get',
       '/events create',
       '/namespaces get',
+      '/nodes list',
       '/persistentvolumeclaims create,delete,get,list',
       '/pods create,delete,list,patch',
       '/pods/status patch',
@@ -102,12 +105,13 @@ describe('infra/kubernetes: manifests', () => {
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstancemigrations list',
-      'kubevirt.io/virtualmachineinstances get,patch,update',
+      'kubevirt.io/virtualmachineinstances get,list,patch,update',
       'kubevirt.io/virtualmachines get',
       'storage.k8s.io/storageclasses list',
     ],
     vm: [
       '/events create',
+      '/namespaces get',
       '/persistentvolumeclaims get,patch',
       'apps/controllerrevisions create,delete,get',
       'cdi.kubevirt.io/datasources get',
@@ -124,9 +128,9 @@ describe('infra/kubernetes: manifests', () => {
     migration: [
       '/events create',
       '/namespaces get',
-      '/nodes get',
+      '/nodes get,list',
       '/persistentvolumeclaims create,delete,get,list,patch',
-      '/pods create,delete,list',
+      '/pods create,delete,list,patch',
       'batch/jobs create,delete,get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
@@ -135,6 +139,7 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachineinstances get,patch',
       'migrations.kubevirt.io/migrationpolicies list',
       'storage.k8s.io/storageclasses list',
+      'subresources.kubevirt.io/virtualmachineinstances/backup update',
     ],
     pool: [
       '/events create',
@@ -157,6 +162,7 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes get,list,patch',
       '/pods list',
       'apps/daemonsets list',
+      'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstances list,patch',
     ],
     evacuation: [

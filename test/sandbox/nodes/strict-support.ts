@@ -13,11 +13,12 @@ import type { Condition, Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
 export const NS = 'default';
 export const KVM = 'devices.kubevirt.io/kvm';
+export const VHOST_VSOCK = 'devices.kubevirt.io/vhost-vsock';
 
-/** node01: kvm unknown (no plugin) and no hostname label; node02: kvm registered, no healthy device; node03/04: as shipped. */
 /** A class of the sandbox driver whose volumes must be attached to a node (Multi-Attach applies). */
 export const ATTACHABLE_CLASS = 'sandbox-csi-attachable';
 
+/** node01: kvm unknown (no plugin) and no hostname label; node02: kvm registered, no healthy device; node03: vhost-vsock too (the VSOCK gate); node04: as shipped. */
 export async function startStrictSandbox(): Promise<{ sb: Sandbox; api: ReturnType<typeof clients> }> {
   const sb = await startSandbox({
     nodes: 4,
@@ -25,6 +26,8 @@ export async function startStrictSandbox(): Promise<{ sb: Sandbox; api: ReturnTy
     nodeShapes: {
       node01: { resources: { [KVM]: null }, labels: { 'kubernetes.io/hostname': null } },
       node02: { unhealthyDevices: [KVM] },
+      // virt-handler registers vhost-vsock only with the VSOCK feature gate: here on node03 alone.
+      node03: { resources: { [VHOST_VSOCK]: '1k' } },
     },
     // On the real lane kube-controller-manager binds the claims the provisioner makes volumes for.
     storage: { provisionMs: 50, bindVolumes: !REAL },

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { boundClaim, cond, eventWith, eventsOf, handOff, KVM, launcherFor, makeVmi, NS, runningPod, startStrictSandbox, vmiNow, vmiWhere, type Sandbox } from './strict-support.ts';
+import { boundClaim, cond, eventWith, eventsOf, handOff, KVM, launcherFor, makeVmi, NS, runningPod, startStrictSandbox, VHOST_VSOCK, vmiNow, vmiWhere, type Sandbox } from './strict-support.ts';
 import { MERGE, VMIS, type clients } from './helpers.ts';
 import type { Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
@@ -117,6 +117,38 @@ describe('strict virt-handler (reference-node-side §1, §5)', () => {
     const storage = cond(v.status?.conditions, 'StorageLiveMigratable')!;
     assert.deepEqual([storage.status, storage.reason, storage.message], ['False', 'NotMigratable', `InterfaceNotLiveMigratable: ${msg}`]);
   });
+
+  // §5.8–10: what the running VMI's devices make of LiveMigratable / StorageLiveMigratable.
+  const GPU = { name: 'g', deviceName: 'nvidia.com/GA102' };
+  const migratabilityRows: { scenario: string; name: string; domain: Record<string, unknown>; rwxLun?: true; limits?: Record<string, string>; live: [string, string?, string?]; storage?: [string, string?, string?] }[] = [
+    { scenario: '8', name: 'reenlightenment', domain: { features: { hyperv: { reenlightenment: { enabled: true } } } }, live: ['False', 'NoTSCFrequencyNotLiveMigratable', 'HyperV Reenlightenment VMIs cannot migrate when TSC Frequency is not exposed on the cluster: guest timers might be inconsistent'] },
+    { scenario: '9', name: 'reservation', domain: { devices: { ...masquerade, disks: [{ name: 'disk', lun: { reservation: true } }] } }, rwxLun: true, live: ['True'], storage: ['False', 'NotMigratable', 'PersistentReservationNotLiveMigratable: VMI uses SCSI persistent reservation'] },
+    { scenario: '10', name: 'hostdev', domain: { devices: { ...masquerade, hostDevices: [{ name: 'h', deviceName: 'example.org/nic' }] } }, live: ['False', 'HostDeviceNotLiveMigratable', 'VMI specifies non-migratable generic PCI host device'] },
+    { scenario: '10', name: 'two-gpus', domain: { devices: { ...masquerade, gpus: [GPU, { ...GPU, name: 'g2' }] } }, live: ['False', 'HostDeviceNotLiveMigratable', 'VMI specifies too many GPUs'] },
+    { scenario: '10', name: 'dedicated-vsock', domain: { cpu: { dedicatedCpuPlacement: true }, devices: { ...masquerade, autoattachVSOCK: true } }, limits: { [KVM]: '1', 'devices.kubevirt.io/tun': '1', 'devices.kubevirt.io/vhost-net': '1', [VHOST_VSOCK]: '1' }, live: ['True'] },
+  ];
+  for (const r of migratabilityRows) {
+    test(`§5.${r.scenario}: ${r.name} → LiveMigratable ${r.live.join(' ')}${r.storage ? `; StorageLiveMigratable ${r.storage.join(' ')}` : ''}`, async () => {
+      // arrange
+      const claim = `${r.name}-disk`;
+      if (r.rwxLun) await boundClaim(api.core, claim, 'Filesystem', 'ReadWriteMany');
+      const volumes = r.rwxLun ? [{ name: 'disk', persistentVolumeClaim: { claimName: claim } }] : [{ name: 'cd', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo' } }];
+      const domain = { ...r.domain, devices: { ...masquerade, ...(r.domain['devices'] as object | undefined) } };
+      const vmi = await makeVmi(api, r.name, { domain, networks: podNetwork, volumes }, { runtimeUser: 107 });
+      const disk = r.rwxLun ? { volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: claim } }], mounts: [{ name: 'disk', mountPath: '/var/run/kubevirt-private/vmi-disks/disk' }] } : {};
+      const pod = await runningPod(api.core, launcherFor(vmi, { ...disk, ...(r.limits && { limits: r.limits }) }));
+      // act
+      await handOff(api, r.name, pod, r.rwxLun ? { volumeStatus: [{ name: 'disk', target: '', persistentVolumeClaimInfo: claimInfo(claim, 'ReadWriteMany') }] } : {});
+      // assert
+      const v = await vmiWhere(api, r.name, 'Running', (x) => x.status?.phase === 'Running');
+      const live = cond(v.status?.conditions, 'LiveMigratable');
+      assert.deepEqual([live?.status, live?.reason, live?.message].slice(0, r.live.length), r.live, 'LiveMigratable');
+      if (r.storage) {
+        const storage = cond(v.status?.conditions, 'StorageLiveMigratable');
+        assert.deepEqual([storage?.status, storage?.reason, storage?.message], r.storage, 'StorageLiveMigratable');
+      }
+    });
+  }
 
   test('§5.11: a Scheduled VMI whose activePods names no pod on the node → Failed, Warning Stopped', async () => {
     // arrange
