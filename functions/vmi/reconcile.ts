@@ -23,7 +23,7 @@ import { namespaceLimits } from './namespace-limits.ts';
 import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
-import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from './pod-annotations.ts';
+import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from '../../shared/network/pod-annotations.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
 import { decideSync, guaranteeProblem, isFinal, isUnprocessed, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';

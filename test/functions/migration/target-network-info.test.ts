@@ -1,7 +1,7 @@
 /**
  * SR-IOV network info on the migration target pod (functions/migration/target-network-info.ts,
  * KubeVirt's `updateTargetPodNetworkInfo`): the target pod gets `kubevirt.io/network-info` as the
- * VMI controller renders it for the source pod (functions/vmi/pod-annotations.ts), built from the
+ * VMI controller renders it for the source pod (shared/network/pod-annotations.ts), built from the
  * target's own Multus network status — the VF allocated on the target node.
  */
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { NETWORK_STATUS_ANNOTATION } from '../../../shared/network/network-status.ts';
-import { activePodAnnotations } from '../../../functions/vmi/pod-annotations.ts';
+import { activePodAnnotations } from '../../../shared/network/pod-annotations.ts';
 import { syncTargetPodNetworkInfo } from '../../../functions/migration/target-network-info.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
 

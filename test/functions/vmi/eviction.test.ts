@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { evictionInProgressOps } from '../../../functions/vmi/pod-annotations.ts';
+import { evictionInProgressOps } from '../../../shared/network/pod-annotations.ts';
 import { computeVmi } from '../../../functions/vmi/update-status.ts';
 import { planVmiWrite } from '../../../functions/vmi/write-status.ts';
 

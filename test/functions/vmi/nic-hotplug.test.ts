@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Interface, Network, VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../shared/api/index.ts';
-import { activePodAnnotations, multusAnnotationUpdate, networkInfoAnnotation, podAnnotationOps } from '../../../functions/vmi/pod-annotations.ts';
+import { activePodAnnotations, multusAnnotationUpdate, networkInfoAnnotation, podAnnotationOps } from '../../../shared/network/pod-annotations.ts';
 import { migrationRequiredRequeueSeconds, networkMigrationRequirement, syncMigrationRequired } from '../../../functions/vmi/migration-required.ts';
 import { hashedPodInterfaceName } from '../../../shared/template/render-metadata.ts';
 

@@ -20,14 +20,14 @@
  * `status.evacuationNodeName` is set, removed (after a `test` of its value) once it is not.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Interface, VirtualMachineInstance } from '../../shared/api/index.ts';
-import { EVICTION_IN_PROGRESS_ANNOTATION, MULTUS_NETWORKS_ANNOTATION, NETWORK_INFO_ANNOTATION, REQUEST_EVICT_ONLY_ANNOTATION } from '../../shared/api/well-known.ts';
-import type { NetworkBindingPlugin } from '../../shared/config/cluster-config.ts';
-import { escapeJsonPointer, type JsonPatchOperation } from '../../shared/kube/client.ts';
-import { multusNetworksAnnotation } from '../../shared/network/multus-annotation.ts';
-import { nameSchemeFromStatuses } from '../../shared/network/name-scheme.ts';
-import { networkStatusesByPodInterface, networkStatusesFromPod } from '../../shared/network/network-status.ts';
-import { INTERFACE_STATE_ABSENT } from '../../shared/api/well-known.ts';
+import type { Interface, VirtualMachineInstance } from '../api/index.ts';
+import { EVICTION_IN_PROGRESS_ANNOTATION, MULTUS_NETWORKS_ANNOTATION, NETWORK_INFO_ANNOTATION, REQUEST_EVICT_ONLY_ANNOTATION } from '../api/well-known.ts';
+import type { NetworkBindingPlugin } from '../config/cluster-config.ts';
+import { escapeJsonPointer, type JsonPatchOperation } from '../kube/client.ts';
+import { multusNetworksAnnotation } from './multus-annotation.ts';
+import { nameSchemeFromStatuses } from './name-scheme.ts';
+import { networkStatusesByPodInterface, networkStatusesFromPod } from './network-status.ts';
+import { INTERFACE_STATE_ABSENT } from '../api/well-known.ts';
 
 const ABSENT = INTERFACE_STATE_ABSENT;
 
