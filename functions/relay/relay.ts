@@ -30,6 +30,10 @@ export interface RelayOptions {
   readonly resources?: ResourceWatch[];
   readonly batchSize?: number;
   readonly now?: () => number;
+  /** Whether we hold virt-controller's Lease, for KubeVirt's leading gauge (docs/cutover.md); absent: no cutover. */
+  readonly holdsLease?: () => boolean | undefined;
+  /** Sees every watched object's event (shadow mode's judge keeps their recent versions). */
+  readonly observe?: (kind: WatchedKind, type: EventType, obj: WatchedObject) => void;
 }
 
 export class Relay {
@@ -44,7 +48,7 @@ export class Relay {
   constructor(opts: RelayOptions) {
     this.#opts = opts;
     this.metrics = opts.metrics ?? new MetricsRegistry();
-    this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready);
+    this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready, opts.holdsLease);
     const routes = opts.routes ?? [...WAKES, this.kubevirtMetrics!.route];
     const env = { now: opts.now ?? Date.now };
     this.#mappers = routes.map((r) => r.mapper(env));
@@ -104,6 +108,14 @@ export class Relay {
     return this.#reflectors.reduce((n, r) => n + r.size, 0);
   }
 
+  /**
+   * Lists everything again and re-sends every object's keys: after the cutover makes us the
+   * writer, every key is reconciled once by us, whatever happened while we were fenced.
+   */
+  resync(): void {
+    for (const r of this.#reflectors) r.relist();
+  }
+
   /** Drops every watch now (tests, chaos). Reflectors re-watch from where they were. */
   dropWatches(): void {
     for (const r of this.#reflectors) r.restartWatch();
@@ -111,6 +123,7 @@ export class Relay {
 
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
     this.metrics.inc('relay_events_total', 'Watch events seen', { kind, type });
+    this.#opts.observe?.(kind, type, obj);
     const targets: KeyTarget[] = [];
     for (const map of this.#mappers) {
       try {

@@ -22,6 +22,9 @@ import { errorText, reasonOf } from '../errors.ts';
 import type { Outcome, Reconcile, ReconcileContext } from './outcome.ts';
 import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
+import { FencedError, fencedKubeClient, shadowKubeClient, type ShadowWrite } from '../kube/guarded-writes.ts';
+import type { WriteMode } from '../cutover/gate.ts';
+import { runShadowed } from '../cutover/shadow-state.ts';
 import { isWorkerCrash } from './worker-crash.ts';
 
 export interface ControllerSpec<D> {
@@ -44,6 +47,18 @@ export interface InstrumentOptions {
   readonly queue?: Pick<KeyQueue, 'send'>;
   /** The API server's URL, the `host` of KubeVirt's REST client metrics (`none` without it). */
   readonly apiServer?: string;
+  /** The cutover's fence and shadow mode (docs/cutover.md); without it every write is sent. */
+  readonly cutover?: CutoverHooks;
+}
+
+/** What a reconcile needs of the cutover: may it write, and where a shadow write goes. */
+export interface CutoverHooks {
+  /** Asked before each reconcile and each write (a cached read of virt-controller's Lease). */
+  mode(): Promise<WriteMode>;
+  /** The controller's client with `dryRun: true`, for shadow writes. */
+  readonly dryRun: KubeClient;
+  /** Takes each shadow write of a reconcile. */
+  record(controller: string, key: string, w: ShadowWrite): void;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -69,9 +84,20 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
     let result: { outcome: Outcome } | { error: unknown } | undefined;
     try {
-      const outcome = isSweepKey(rk.message.key)
-        ? await runSweep(controller, rk.message, { kube: countingKubeClient(kube, counter), queue: opts.queue, log: opts.log })
-        : await spec.reconcile(rk.message.key, spec.deps(countingKubeClient(kube, counter)), context(cause, rk.attempt));
+      const mode = opts.cutover ? await opts.cutover.mode() : 'write';
+      if (mode === 'fenced') {
+        // Another controller holds virt-controller's Lease: this key is its to act on. When the
+        // Lease becomes ours the relay re-sends every key (a relist), so nothing is lost.
+        opts.metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
+        result = { outcome: { kind: 'done' } };
+        return result.outcome;
+      }
+      const guarded = guardedClient(kube, mode, controller, rk.message.key, opts.cutover);
+      const run = () =>
+        isSweepKey(rk.message.key)
+          ? runSweep(controller, rk.message, { kube: countingKubeClient(guarded, counter), queue: opts.queue, log: opts.log })
+          : spec.reconcile(rk.message.key, spec.deps(countingKubeClient(guarded, counter)), context(cause, rk.attempt));
+      const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller);
       result = { outcome };
       opts.log.info('reconciled', { ...fields, outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -95,6 +121,24 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       }
     }
   };
+}
+
+/** The reconcile's client: writes fenced by the Lease, or dry-run and recorded in shadow mode. */
+function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller, key: string, cutover: CutoverHooks | undefined): KubeClient {
+  if (!cutover) return kube;
+  if (mode === 'shadow') return shadowKubeClient(kube, cutover.dryRun, (w) => cutover.record(controller, key, w));
+  return fencedKubeClient(kube, async () => (await cutover.mode()) === 'write');
+}
+
+/** A reconcile stopped by the fence mid-way (the Lease was lost) ends: the new holder acts on the key. */
+async function fencedToDone(reconcile: Promise<Outcome>, metrics: MetricsRegistry, controller: Controller): Promise<Outcome> {
+  try {
+    return await reconcile;
+  } catch (err) {
+    if (!(err instanceof FencedError)) throw err;
+    metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
+    return { kind: 'done' };
+  }
 }
 
 /** KubeVirt's "VMI synced": the VMI controller's successful update or patch of a VMI (its status included). */

@@ -1,0 +1,61 @@
+/**
+ * What shadow mode does not count as a divergence (docs/cutover.md, "Normalisations"): values
+ * that differ between two correct controllers by construction. Each rule is one entry of
+ * {@link NORMALISATIONS}, applied to both sides before they are compared.
+ */
+
+/** The rules, as the runbook lists them. */
+export const NORMALISATIONS = [
+  { id: 'times', what: 'RFC 3339 timestamps, and fields named *Timestamp / *Time (probe, transition, creation times): when a controller acted, not what it decided' },
+  { id: 'random-suffixes', what: 'the 5-character random suffix the API server appends to a generateName (pods, VMIs of a replica set, the kube-api-access-xxxxx volume): replaced by <rand>' },
+  { id: 'uids', what: 'UIDs as values and as map keys (a VMI\'s status.activePods is keyed by its pod\'s UID): replaced by <uid>' },
+  { id: 'server-fields', what: 'metadata.resourceVersion, uid, generation, managedFields, selfLink: the API server\'s bookkeeping' },
+  { id: 'own-annotations', what: 'annotations under virt-reconciler.io/: ours, and no virt-controller writes them' },
+  { id: 'events', what: 'Events are recorded and counted, never compared: recorders aggregate and rate-limit them differently' },
+] as const;
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// k8s.io/apimachinery's utilrand alphabet (no vowels, no look-alikes), 5 characters after a dash.
+const RANDOM_SUFFIX = /-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+const SERVER_FIELDS = new Set(['resourceVersion', 'uid', 'generation', 'managedFields', 'selfLink', 'creationTimestamp', 'deletionTimestamp']);
+const OWN_ANNOTATION = 'virt-reconciler.io/';
+
+function normaliseString(s: string): string {
+  if (RFC3339.test(s)) return '<time>';
+  if (UUID.test(s)) return '<uid>';
+  return s.replace(RANDOM_SUFFIX, '-<rand>');
+}
+
+function isTimeField(key: string): boolean {
+  return /(Timestamp|Time)$/.test(key) && key !== 'terminationGracePeriodSeconds';
+}
+
+/** The value with every rule applied (a new value; `parentKey` is the key it sits under). */
+export function normalise(value: unknown, parentKey = ''): unknown {
+  if (typeof value === 'string') return normaliseString(value);
+  if (value instanceof Date) return '<time>';
+  if (Array.isArray(value)) return value.map((v) => normalise(v));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (SERVER_FIELDS.has(k) || isTimeField(k)) continue;
+    if (parentKey === 'annotations' && k.startsWith(OWN_ANNOTATION)) continue;
+    out[normaliseString(k)] = normalise(v, k);
+  }
+  return out;
+}
+
+/** Deep equality of JSON values. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => jsonEqual(x, bb[i]));
+  }
+  const ka = Object.keys(a as object).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b as object).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
