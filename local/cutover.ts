@@ -37,6 +37,12 @@ export interface CutoverOptions {
   readonly shadowWindowMs?: number;
   /** How long one read of the Lease is used by the fence (default 1 s). */
   readonly leaseCacheMs?: number;
+  /**
+   * Act as a standby virt-controller does: take the Lease whenever it is free or expired (not
+   * only at start). The tests' stand-in for KubeVirt's virt-controller runs so; `up` does not, so
+   * that a `handback` is not undone by our own runtime.
+   */
+  readonly candidate?: boolean;
 }
 
 interface Parts {
@@ -77,6 +83,7 @@ export class LocalCutover {
     });
     this.keeper = new LeaseKeeper({
       lease: this.lease,
+      candidate: options.candidate === true,
       log: parts.log,
       onWritable: () => {
         this.gate.invalidate();

@@ -150,6 +150,8 @@ export function diffDecision(e: Expectation, live: unknown): FieldDiff[] {
 }
 
 function diffValue(ours: unknown, live: unknown, path: string[], subset: boolean, lists: 'whole' | 'contain'): FieldDiff[] {
+  // A map the live object lacks altogether: name each field it misses, not the map.
+  if (isObj(ours) && live === undefined && Object.keys(ours).length > 0) live = {};
   if (isObj(ours) && isObj(live)) {
     const keys = subset ? Object.keys(ours) : [...new Set([...Object.keys(ours), ...Object.keys(live)])];
     return keys.flatMap((k) => diffValue(ours[k], live[k], [...path, k], subset, lists));

@@ -9,11 +9,13 @@
 import type { Logger } from '../metrics/log.ts';
 import { errorText } from '../errors.ts';
 import { writeModeOf } from './gate.ts';
-import type { LeaseClient } from './lease.ts';
+import { isHeldLive, type LeaseClient } from './lease.ts';
 
 export interface LeaseKeeperOptions {
   readonly lease: LeaseClient;
   readonly log: Logger;
+  /** Take the Lease whenever it is free or expired, as a standby candidate does (default false). */
+  readonly candidate?: boolean;
   /** Called once each time we become the writer. */
   readonly onWritable?: () => void;
   /** Called after each read with whether we hold the Lease (not handing back). */
@@ -67,7 +69,8 @@ export class LeaseKeeper {
     const { lease, log } = this.#opts;
     const now = (this.#opts.now ?? Date.now)();
     try {
-      const { view } = await lease.read();
+      let { view } = await lease.read();
+      if (this.#opts.candidate && view.holder !== lease.identity && !isHeldLive(view, now) && (await lease.acquire()).acquired) view = (await lease.read()).view;
       const ours = view.holder === lease.identity;
       const renewed = ours ? await lease.renew() : false;
       this.#setHolding(renewed && !view.handingBack);

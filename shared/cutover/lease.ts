@@ -125,6 +125,14 @@ export class LeaseClient {
    * {@link TAKEOVER_MARGIN_MS}. A racing writer makes this answer "not acquired" (Conflict).
    */
   async acquire(opts: { force?: boolean } = {}): Promise<AcquireResult> {
+    // A takeover races the holder's renewals (every retry period): read again and retry a few times.
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.#acquireOnce(opts);
+      if (r.acquired || !opts.force || attempt >= 4) return r;
+    }
+  }
+
+  async #acquireOnce(opts: { force?: boolean }): Promise<AcquireResult> {
     const now = this.#now();
     const { lease, view } = await this.read();
     const ours = view.holder === this.identity;
@@ -165,7 +173,11 @@ export class LeaseClient {
   }
 
   /** Marks the Lease as being handed back: functions stop writing at their next read of it. */
-  async markHandingBack(): Promise<boolean> {
+  markHandingBack(): Promise<boolean> {
+    return retryOnConflict(() => this.#markHandingBack());
+  }
+
+  async #markHandingBack(): Promise<boolean> {
     const { lease, view } = await this.read();
     if (!lease || view.holder !== this.identity) return false;
     await this.#kube.update(LEASES, { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [HANDING_BACK]: 'true' } } });
@@ -176,7 +188,11 @@ export class LeaseClient {
    * Releases the Lease as client-go's leader elector does on a clean stop (no holder, 1 s
    * duration): a standby candidate takes it at its next retry.
    */
-  async release(): Promise<boolean> {
+  release(): Promise<boolean> {
+    return retryOnConflict(() => this.#release());
+  }
+
+  async #release(): Promise<boolean> {
     const { lease, view } = await this.read();
     if (!lease || view.holder !== this.identity) return false;
     const now = microTime(this.#now());
@@ -185,6 +201,17 @@ export class LeaseClient {
     delete annotations[WRITABLE_AFTER];
     await this.#kube.update(LEASES, { ...lease, metadata: { ...lease.metadata, annotations }, spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: view.transitions } });
     return true;
+  }
+}
+
+/** Our own keeper renews the Lease meanwhile: a Conflict is read again and retried. */
+async function retryOnConflict<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isRace(err) || attempt >= 5) throw err;
+    }
   }
 }
 
