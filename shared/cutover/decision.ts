@@ -163,5 +163,10 @@ function diffValue(ours: unknown, live: unknown, path: string[], subset: boolean
     }
     if (ours.length === live.length) return ours.flatMap((o, i) => diffValue(o, live[i], [...path, String(i)], false, lists));
   }
-  return jsonEqual(ours, live) ? [] : [{ path: path.join('.'), ours, live }];
+  return jsonEqual(ours, live) || (isEmpty(ours) && isEmpty(live)) ? [] : [{ path: path.join('.'), ours, live }];
+}
+
+/** An empty list or map is absent on the wire (omitempty): `finalizers: []` written, none read back. */
+function isEmpty(v: unknown): boolean {
+  return v === undefined || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.keys(v).length === 0);
 }

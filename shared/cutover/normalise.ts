@@ -11,6 +11,7 @@ export const NORMALISATIONS = [
   { id: 'uids', what: 'UIDs as values and as map keys (a VMI\'s status.activePods is keyed by its pod\'s UID): replaced by <uid>' },
   { id: 'server-fields', what: 'metadata.resourceVersion, uid, generation, managedFields, selfLink: the API server\'s bookkeeping' },
   { id: 'own-annotations', what: 'annotations under virt-reconciler.io/: ours, and no virt-controller writes them' },
+  { id: 'empty', what: 'an empty list or map and an absent field are the same (omitempty on the wire): a finalizers list written as [] reads back as absent' },
   { id: 'events', what: 'Events are recorded and counted, never compared: recorders aggregate and rate-limit them differently' },
 ] as const;
 

@@ -34,6 +34,12 @@ function realWritesOf(identity: string): string[] {
   return audit.query({ identity }).map((e) => `${e.verb} ${e.resource} ${e.name}`);
 }
 
+/** Those of `names` not yet Scheduled or later (one list). */
+async function notHandedOff(names: readonly string[]): Promise<string[]> {
+  const phase = new Map((await s.kube.list(VMIS, NS)).items.map((v) => [v.metadata!.name!, v.status?.phase ?? '']));
+  return names.filter((n) => !HANDED_OFF.has(phase.get(n) ?? '')).map((n) => `${n} (${phase.get(n) || 'no phase'})`);
+}
+
 async function settleShadow(rt: LocalRuntime): Promise<void> {
   await sleep(WINDOW_MS + 500);
   await rt.cutover!.recorder!.judge();
@@ -93,12 +99,12 @@ describe('cutover', () => {
       await settleShadow(shadow);
       // assert
       const divergences = shadow.cutover!.divergences.list();
-      const seen = [...new Set(divergences.map((d) => `${d.key} ${d.write.split(' ')[0]} ${d.object.split(' ')[0]}: ${d.fields.map((f) => `${f.path}=${String(f.ours)}`).join(' ')}`))].sort();
+      const seen = [...new Set(divergences.map((d) => `${d.key} ${d.write.split(' ')[0]} ${d.object.split(' ')[0]}: ${d.fields.map((f) => `${f.path}=${String(f.ours)}`).sort().join(' ')}`))].sort();
       // Our launcher pods would carry our image (the compute container, the container-disk binary
       // init container, the image volume); every running VMI's live pod has the other image, so we
       // would label each VMI as running an outdated launcher (KubeVirt's workload-updater signal).
       const running = (await s.kube.list(VMIS, NS)).items.map((v) => v.metadata!.name!);
-      const pod = `spec.containers.0.image=${image} spec.initContainers.0.image=${image} spec.volumes.7.image.reference=${image}`;
+      const pod = [`spec.containers.0.image=${image}`, `spec.initContainers.0.image=${image}`, `spec.volumes.7.image.reference=${image}`].sort().join(' ');
       const label = 'metadata.labels.kubevirt.io/outdatedLauncherImage=';
       const expected = [
         ...['img-a', 'img-b'].map((n) => `${NS}/${n} create Pod: ${pod}`),
@@ -130,14 +136,14 @@ describe('cutover', () => {
       assert.ok(taken.acquired && taken.previous === LIVE_HOLDER, `takeover: ${JSON.stringify(taken)}`);
       await until('we are the writer', () => ours.cutover!.keeper.writable, { tries: 2000 });
       await creates;
-      await until('every burst VMI handed off (by us)', async () => (await Promise.all(names.map((n) => s.kube.get(VMIS, NS, n)))).every((v) => HANDED_OFF.has(v?.status?.phase ?? '')), { tries: 6000, problems });
+      await until('every burst VMI handed off (by us)', async () => (await notHandedOff(names)).length === 0, { tries: 6000, problems: [...problems, `not handed off: ${(await notHandedOff(names)).join(', ')}`, `lease: ${JSON.stringify((await ours.cutover!.lease.read()).view)}`] });
       await ours.cutover!.lease.markHandingBack();
       await until('our in-flight keys settled', async () => (await Promise.all(ours.pools.map((p) => p.busy))).every((b) => b === 0), { tries: 1000 });
       await sleep(1200); // one fence cache period: no reconcile of ours writes past this point
       assert.ok(await ours.cutover!.lease.release(), 'handback releases the Lease');
       await until('the live controller leads again', () => s.rt.cutover!.keeper.writable, { tries: 2000 });
       for (const n of ['after-a', 'after-b']) await s.kube.create(VMIS, vmiManifest(n));
-      await until('VMIs created after the handback handed off', async () => (await Promise.all(['after-a', 'after-b'].map((n) => s.kube.get(VMIS, NS, n)))).every((v) => HANDED_OFF.has(v?.status?.phase ?? '')), { tries: 6000, problems: s.problems });
+      await until('VMIs created after the handback handed off', async () => (await notHandedOff(['after-a', 'after-b'])).length === 0, { tries: 6000, problems: s.problems });
       // assert
       const all = [...names, 'after-a', 'after-b'];
       // A migrated VMI also has its migration's target pod (labelled with the migration): one each.
