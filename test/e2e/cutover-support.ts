@@ -19,8 +19,8 @@ export const OURS = 'reconciler';
 export const LIVE_HOLDER = 'live-virt-controller';
 export const OUR_HOLDER = 'virt-reconciler';
 
-/** Leader timings short enough for CI: the same protocol, 4 s lease, 3 s renew deadline, 1 s retry. */
-export const FAST_TIMINGS = { leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 1 } as const;
+/** Leader timings short enough for CI and long enough for a loaded machine: the same protocol, 8 s lease, 6 s renew deadline, 1 s retry. */
+export const FAST_TIMINGS = { leaseDurationSeconds: 8, renewDeadlineSeconds: 6, retryPeriodSeconds: 1 } as const;
 
 function keepingLogger(into: string[]): Logger {
   const keep = (level: string) => (message: string, fields?: Record<string, unknown>) => {
