@@ -12,6 +12,7 @@ export const NORMALISATIONS = [
   { id: 'server-fields', what: 'metadata.resourceVersion, uid, generation, managedFields, selfLink: the API server\'s bookkeeping' },
   { id: 'own-annotations', what: 'annotations under virt-reconciler.io/: ours, and no virt-controller writes them' },
   { id: 'empty', what: 'an empty list or map and an absent field are the same (omitempty on the wire): a finalizers list written as [] reads back as absent' },
+  { id: 'stale-reads', what: 'after a dry run answered Conflict or AlreadyExists (the live controller wrote the object after our read), the rest of that reconcile is not judged: it decided from a stale view, and for real it would have retried' },
   { id: 'events', what: 'Events are recorded and counted, never compared: recorders aggregate and rate-limit them differently' },
 ] as const;
 

@@ -25,6 +25,7 @@ import { traceEntryOf } from './trace-entry.ts';
 import { FencedError, fencedKubeClient, shadowKubeClient, type ShadowWrite } from '../kube/guarded-writes.ts';
 import type { WriteMode } from '../cutover/gate.ts';
 import { runShadowed } from '../cutover/shadow-state.ts';
+import { AlreadyExistsError, KubeTransientError } from '../kube/errors.ts';
 import { isWorkerCrash } from './worker-crash.ts';
 
 export interface ControllerSpec<D> {
@@ -126,8 +127,21 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
 /** The reconcile's client: writes fenced by the Lease, or dry-run and recorded in shadow mode. */
 function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller, key: string, cutover: CutoverHooks | undefined): KubeClient {
   if (!cutover) return kube;
-  if (mode === 'shadow') return shadowKubeClient(kube, cutover.dryRun, (w) => cutover.record(controller, key, w));
+  if (mode === 'shadow') {
+    // A dry run answered Conflict or AlreadyExists: the live controller wrote after our read, so
+    // what this reconcile decides from then on comes from a stale view; it is not judged.
+    let stale = false;
+    return shadowKubeClient(kube, cutover.dryRun, (w) => {
+      if (stale) return;
+      if ('error' in w.answer && isRaceError(w.answer.error)) stale = true;
+      else cutover.record(controller, key, w);
+    });
+  }
   return fencedKubeClient(kube, async () => (await cutover.mode()) === 'write');
+}
+
+function isRaceError(err: unknown): boolean {
+  return err instanceof AlreadyExistsError || (err instanceof KubeTransientError && err.reason === 'Conflict');
 }
 
 /** A reconcile stopped by the fence mid-way (the Lease was lost) ends: the new holder acts on the key. */
