@@ -5,7 +5,7 @@
  */
 import { createKubeClient } from '../shared/kube/client-node.ts';
 import { DEFAULT_KUBEVIRT_NAMESPACE, LeaseClient } from '../shared/cutover/lease.ts';
-import { openOpsBackend } from './ops-backend.ts';
+import { clusterConfig } from './ops-backend.ts';
 
 /** Our holder identity unless `--identity` or $VR_LEASE_IDENTITY says otherwise. */
 export const DEFAULT_IDENTITY = 'virt-reconciler';
@@ -36,10 +36,7 @@ export function identityOf(flags: LeaseFlags, env: NodeJS.ProcessEnv = process.e
 
 /** A Lease client for the cluster the flags name. */
 export function leaseClientFor(flags: LeaseFlags): LeaseClient {
-  const backend = openOpsBackend({ db: flags.db, kubeconfig: flags.kubeconfig });
-  const kc = backend.kubeConfig();
-  void backend.close();
-  return new LeaseClient(createKubeClient(kc), { identity: identityOf(flags), ...(flags.namespace ? { namespace: flags.namespace } : {}) });
+  return new LeaseClient(createKubeClient(clusterConfig({ db: flags.db, kubeconfig: flags.kubeconfig })), { identity: identityOf(flags), ...(flags.namespace ? { namespace: flags.namespace } : {}) });
 }
 
 /** "12 s ago", "in 3 s". */

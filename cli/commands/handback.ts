@@ -19,6 +19,32 @@ virt-controller.
 ${LEASE_HELP}
   --settle-timeout S    give up waiting for in-flight keys after S seconds (default 60; the Lease is released anyway)`;
 
+/** Waits for the embedded queue's keys in flight to settle (none to wait for without one: AWS, or no local runtime). */
+async function settle(db: string | undefined, timeout: number): Promise<void> {
+  let queue: ReturnType<typeof openQueueBackend>;
+  try {
+    queue = openQueueBackend({ db });
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    process.stdout.write(`no embedded queue (${err.message}): in-flight writes are fenced from now on\n`);
+    return;
+  }
+  try {
+    const until = Date.now() + timeout * 1000;
+    for (;;) {
+      const inFlight = (await Promise.all(CONTROLLERS.map((c) => queue.queue.depth(c)))).reduce((n, d) => n + d.inFlight, 0);
+      if (inFlight === 0) return;
+      if (Date.now() > until) {
+        process.stdout.write(`${inFlight} keys still in flight after ${timeout} s: releasing anyway (their writes are fenced)\n`);
+        return;
+      }
+      await sleep(250);
+    }
+  } finally {
+    await queue.close();
+  }
+}
+
 export const command: Command = {
   async run(argv) {
     const { values } = parseFlags(argv, { ...LEASE_FLAGS, 'settle-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' } });
@@ -31,21 +57,7 @@ export const command: Command = {
     if (!(await lease.markHandingBack())) throw new CliError(`the Lease is not ours (${lease.identity}): nothing to hand back ('virt-reconciler status')`, 1);
     // Every function reads the Lease at most one fence period later: no reconcile starts writing after this.
     await sleep(DEFAULT_LEASE_CACHE_MS + 500);
-    const queue = openQueueBackend({ db: values.db });
-    try {
-      const until = Date.now() + timeout * 1000;
-      for (;;) {
-        const inFlight = (await Promise.all(CONTROLLERS.map((c) => queue.queue.depth(c)))).reduce((n, d) => n + d.inFlight, 0);
-        if (inFlight === 0) break;
-        if (Date.now() > until) {
-          process.stdout.write(`${inFlight} keys still in flight after ${timeout} s: releasing anyway (their writes are fenced)\n`);
-          break;
-        }
-        await sleep(250);
-      }
-    } finally {
-      await queue.close();
-    }
+    await settle(values.db, timeout);
     await lease.release();
     process.stdout.write(`released virt-controller's Lease (${lease.namespace}): a standby virt-controller takes it at its next retry\n`);
     return 0;
