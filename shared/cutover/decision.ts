@@ -166,7 +166,7 @@ function diffValue(ours: unknown, live: unknown, path: string[], subset: boolean
   return jsonEqual(ours, live) || (isEmpty(ours) && isEmpty(live)) ? [] : [{ path: path.join('.'), ours, live }];
 }
 
-/** An empty list or map is absent on the wire (omitempty): `finalizers: []` written, none read back. */
+/** Go's omitempty: an empty list or map, false and 0 are absent on the wire (`finalizers: []` written, none read back). */
 function isEmpty(v: unknown): boolean {
-  return v === undefined || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.keys(v).length === 0);
+  return v === undefined || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.keys(v).length === 0);
 }

@@ -11,7 +11,9 @@ export const NORMALISATIONS = [
   { id: 'uids', what: 'UIDs as values and as map keys (a VMI\'s status.activePods is keyed by its pod\'s UID): replaced by <uid>' },
   { id: 'server-fields', what: 'metadata.resourceVersion, uid, generation, managedFields, selfLink: the API server\'s bookkeeping' },
   { id: 'own-annotations', what: 'annotations under virt-reconciler.io/: ours, and no virt-controller writes them' },
-  { id: 'empty', what: 'an empty list or map and an absent field are the same (omitempty on the wire): a finalizers list written as [] reads back as absent' },
+  { id: 'qemu-timeout', what: "the launcher's `--qemu-timeout` argument: 240 s plus a jitter KubeVirt draws at random per pod (ours is derived from the VMI), so two controllers never agree on it" },
+  { id: 'quantities', what: 'a quantity written in another unit is the same amount (295168Ki = 302252032, 0Mi = 0, 1000m = 1)' },
+  { id: 'empty', what: 'an empty list or map, false, 0 and an absent field are the same (Go\'s omitempty on the wire): a finalizers list written as [] reads back as absent, KubeVirt omits readyReplicas: 0 and disableTLS: false' },
   { id: 'stale-reads', what: 'after a dry run answered Conflict or AlreadyExists (the live controller wrote the object after our read), the rest of that reconcile is not judged: it decided from a stale view, and for real it would have retried' },
   { id: 'events', what: 'Events are recorded and counted, never compared: recorders aggregate and rate-limit them differently' },
 ] as const;
@@ -23,9 +25,14 @@ const RANDOM_SUFFIX = /-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
 const SERVER_FIELDS = new Set(['resourceVersion', 'uid', 'generation', 'managedFields', 'selfLink', 'creationTimestamp', 'deletionTimestamp']);
 const OWN_ANNOTATION = 'virt-reconciler.io/';
 
+const QUANTITY = /^([+-]?\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)$/;
+const SUFFIX: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
 function normaliseString(s: string): string {
   if (RFC3339.test(s)) return '<time>';
   if (UUID.test(s)) return '<uid>';
+  const q = QUANTITY.exec(s);
+  if (q) return String(Number(q[1]) * SUFFIX[q[2]!]!);
   return s.replace(RANDOM_SUFFIX, '-<rand>');
 }
 
@@ -37,7 +44,7 @@ function isTimeField(key: string): boolean {
 export function normalise(value: unknown, parentKey = ''): unknown {
   if (typeof value === 'string') return normaliseString(value);
   if (value instanceof Date) return '<time>';
-  if (Array.isArray(value)) return value.map((v) => normalise(v));
+  if (Array.isArray(value)) return value.map((v, i) => (value[i - 1] === '--qemu-timeout' ? '<jitter>' : normalise(v)));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
