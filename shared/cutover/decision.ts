@@ -163,10 +163,14 @@ function diffValue(ours: unknown, live: unknown, path: string[], subset: boolean
     }
     if (ours.length === live.length) return ours.flatMap((o, i) => diffValue(o, live[i], [...path, String(i)], false, lists));
   }
-  return jsonEqual(ours, live) || (isEmpty(ours) && isEmpty(live)) ? [] : [{ path: path.join('.'), ours, live }];
+  return jsonEqual(ours, live) || (isEmpty(ours, path) && isEmpty(live, path)) ? [] : [{ path: path.join('.'), ours, live }];
 }
 
-/** Go's omitempty: an empty list or map, false and 0 are absent on the wire (`finalizers: []` written, none read back). */
-function isEmpty(v: unknown): boolean {
+/**
+ * Go's omitempty: an empty list or map, false, 0 and "" are absent on the wire (`finalizers: []`
+ * written, none read back) — except a label's or an annotation's value, where "" is a value.
+ */
+function isEmpty(v: unknown, path: readonly string[]): boolean {
+  if (v === '') return !path.includes('labels') && !path.includes('annotations');
   return v === undefined || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.keys(v).length === 0);
 }

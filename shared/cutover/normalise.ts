@@ -13,8 +13,10 @@ export const NORMALISATIONS = [
   { id: 'own-annotations', what: 'annotations under virt-reconciler.io/: ours, and no virt-controller writes them' },
   { id: 'qemu-timeout', what: "the launcher's `--qemu-timeout` argument: 240 s plus a jitter KubeVirt draws at random per pod (ours is derived from the VMI), so two controllers never agree on it" },
   { id: 'quantities', what: 'a quantity written in another unit is the same amount (295168Ki = 302252032, 0Mi = 0, 1000m = 1)' },
-  { id: 'empty', what: 'an empty list or map, false, 0 and an absent field are the same (Go\'s omitempty on the wire): a finalizers list written as [] reads back as absent, KubeVirt omits readyReplicas: 0 and disableTLS: false' },
+  { id: 'empty', what: 'an empty list or map, false, 0, "" and an absent field are the same (Go\'s omitempty on the wire): a finalizers list written as [] reads back as absent, KubeVirt omits readyReplicas: 0, disableTLS: false and a condition\'s empty reason; a label\'s or annotation\'s "" is a value' },
   { id: 'stale-reads', what: 'after a dry run answered Conflict or AlreadyExists (the live controller wrote the object after our read), the rest of that reconcile is not judged: it decided from a stale view, and for real it would have retried' },
+  { id: 'superseded', what: 'a decision followed, before it is judged, by a later decision of ours on the same object and fields is judged by the later one: intermediate statuses computed from an object seen at another instant than the live controller saw it' },
+  { id: 'condition-order', what: 'lists of conditions (objects with a type) are compared in type order: KubeVirt and we append them in different orders' },
   { id: 'events', what: 'Events are recorded and counted, never compared: recorders aggregate and rate-limit them differently' },
 ] as const;
 
@@ -44,7 +46,12 @@ function isTimeField(key: string): boolean {
 export function normalise(value: unknown, parentKey = ''): unknown {
   if (typeof value === 'string') return normaliseString(value);
   if (value instanceof Date) return '<time>';
-  if (Array.isArray(value)) return value.map((v, i) => (value[i - 1] === '--qemu-timeout' ? '<jitter>' : normalise(v)));
+  if (Array.isArray(value)) {
+    const out = value.map((v, i) => (value[i - 1] === '--qemu-timeout' ? '<jitter>' : normalise(v)));
+    // Conditions are keyed by type: their order is not a decision.
+    const typed = out.length > 1 && out.every((c) => typeof c === 'object' && c !== null && typeof (c as { type?: unknown }).type === 'string');
+    return typed ? out.sort((a, b) => String((a as { type: string }).type).localeCompare(String((b as { type: string }).type))) : out;
+  }
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {

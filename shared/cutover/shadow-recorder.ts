@@ -65,8 +65,8 @@ export class ShadowRecorder {
   readonly #names = new Map<string, Set<string>>();
   #timer: NodeJS.Timeout | undefined;
   #judging: Promise<void> | undefined;
-  /** Decisions recorded, agreed, diverged. */
-  readonly counts = { decisions: 0, agreed: 0, diverged: 0 };
+  /** Decisions recorded, agreed, diverged, and superseded by a later one of ours. */
+  readonly counts = { decisions: 0, agreed: 0, diverged: 0, superseded: 0 };
 
   constructor(opts: ShadowRecorderOptions) {
     this.#opts = opts;
@@ -83,6 +83,17 @@ export class ShadowRecorder {
     this.#opts.metrics?.inc('shadow_writes_total', 'Dry-run writes made in shadow mode', { controller });
     if (!decision) return;
     this.counts.decisions++;
+    // An earlier decision of ours on the same object and field set, not judged yet, is an
+    // intermediate step (a status computed from a VMI seen at another instant than the live
+    // controller saw it): the later one stands for both.
+    const same = (p: Pending) => p.controller === controller && p.key === key && p.decision.write === decision.write && decision.target.name !== undefined && p.decision.target.name === decision.target.name && p.decision.target.kind === decision.target.kind && sameFields(p.decision, decision);
+    for (let i = this.#pending.length - 1; i >= 0; i--) {
+      if (same(this.#pending[i]!)) {
+        this.#pending.splice(i, 1);
+        this.counts.superseded++;
+        this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { controller, verdict: 'superseded' });
+      }
+    }
     this.#pending.push({ at: this.#now(), controller, key, decision });
   }
 
@@ -191,4 +202,10 @@ export class ShadowRecorder {
 function spanOf(list: readonly Seen[], from: number, to: number): unknown[] {
   const before = list.filter((s) => s.at < from).at(-1);
   return [...(before ? [before] : []), ...list.filter((s) => s.at >= from && s.at <= to)].map((s) => s.obj);
+}
+
+/** The same top-level parts written (a status patch and a metadata patch of one object are different decisions). */
+function sameFields(a: Decision, b: Decision): boolean {
+  const keys = (d: Decision) => (d.expectation.kind === 'gone' ? 'gone' : Object.keys(d.expectation.expect).sort().join(','));
+  return keys(a) === keys(b);
 }

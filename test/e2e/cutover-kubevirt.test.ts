@@ -85,15 +85,17 @@ describe("cutover against KubeVirt's virt-controller", { skip: 'skipped' in setu
     try {
       await until('our relay synced', () => ours.relay.ready, { tries: 3000 });
       const names = Array.from({ length: BURST }, (_, i) => `kv-burst-${i}`);
-      // act
+      // act: KubeVirt keeps acting until its renew deadline (10 s) and we write 17 s after the
+      // takeover: the burst spans ~30 s so that both create launcher pods during it.
+      const pace = Math.max(150, Math.ceil(30_000 / BURST));
       const creates = (async () => {
         for (const [i, n] of names.entries()) {
           await s.kube.create(VMIS, vmiManifest(n));
           if (i % 6 === 5) await s.kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: `kv-burst-mig-${i}`, namespace: NS }, spec: { vmiName: names[i - 3] } } as never);
-          await sleep(150);
+          await sleep(pace);
         }
       })();
-      await sleep(BURST * 50);
+      await sleep(3000);
       const taken = await ours.cutover!.lease.acquire({ force: true });
       assert.ok(taken.acquired, `takeover: ${JSON.stringify(taken)}`);
       await until('we are the writer (KubeVirt\'s lease duration + 2 s after the takeover)', () => ours.cutover!.keeper.writable, { tries: 4000 });
