@@ -159,11 +159,13 @@ export class ShadowRecorder {
     // the objects of that name prefix; a delete agrees with any deletion seen.
     let agreed = seen.some(consider);
     if (!agreed) {
-      let live: unknown[] = [];
+      let live: unknown[];
       try {
         live = await this.#opts.read(target);
       } catch {
-        live = [];
+        // An unanswered read is no evidence either way: judge it again at the next pass.
+        this.#pending.push(p);
+        return;
       }
       agreed = live.length === 0 ? consider(undefined) : live.some(consider);
     }

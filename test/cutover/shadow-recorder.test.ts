@@ -71,3 +71,19 @@ test('a decision younger than the window waits', async () => {
   // assert
   assert.deepEqual([r.pending, r.counts.agreed], [1, 0]);
 });
+
+test('a read that fails is no verdict: the decision is judged again', async () => {
+  // arrange
+  let fail = true;
+  let now = 0;
+  const r = new ShadowRecorder({ sink: { add: () => assert.fail('no divergence') }, read: async () => { if (fail) throw new Error('ECONNRESET'); return [vmi('Running')]; }, windowMs: 1000, now: () => now });
+  r.record('vmi', 'default/a', patch('Running'));
+  now += 1000;
+  // act
+  await r.judge();
+  const after1 = r.pending;
+  fail = false;
+  await r.judge();
+  // assert
+  assert.deepEqual([after1, r.pending, r.counts.agreed], [1, 0, 1]);
+});

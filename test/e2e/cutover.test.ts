@@ -20,7 +20,8 @@ import { inCommitOrder, peaksFromAudit } from '../support/migration-peaks.ts';
 import { createMixed, FAST_TIMINGS, LIVE_HOLDER, migrateAndSnapshot, MIXED, OURS, ourRuntime } from './cutover-support.ts';
 import { HANDED_OFF, NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
-const WINDOW_MS = 3000;
+// Wide enough for a live controller slowed by a loaded machine to act after our decision.
+const WINDOW_MS = 6000;
 const BURST = Number(process.env.CUTOVER_BURST_VMIS ?? 24);
 
 let s: Slice;
