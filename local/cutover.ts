@@ -35,6 +35,8 @@ export interface CutoverOptions {
   readonly timings?: LeaderTimings;
   /** How far apart our decision and the live controller's may be (default 10 s). */
   readonly shadowWindowMs?: number;
+  /** How long a live controller running late may take to show our decision (default 6 × the window). */
+  readonly shadowLateMs?: number;
   /** How long one read of the Lease is used by the fence (default 1 s). */
   readonly leaseCacheMs?: number;
   /**
@@ -96,7 +98,7 @@ export class LocalCutover {
       this.#shadowState = openSqliteState();
       this.expectations = switchedExpectations(parts.state.expectations, this.#shadowState.expectations);
       this.leases = switchedLeases(parts.state.leases, this.#shadowState.leases);
-      this.recorder = new ShadowRecorder({ sink: this.divergences, read: (t) => this.#read(t), metrics: parts.metrics, ...(options.shadowWindowMs !== undefined ? { windowMs: options.shadowWindowMs } : {}) });
+      this.recorder = new ShadowRecorder({ sink: this.divergences, read: (t) => this.#read(t), metrics: parts.metrics, ...(options.shadowWindowMs !== undefined ? { windowMs: options.shadowWindowMs } : {}), ...(options.shadowLateMs !== undefined ? { lateMs: options.shadowLateMs } : {}) });
     } else {
       this.recorder = undefined;
       this.expectations = undefined;

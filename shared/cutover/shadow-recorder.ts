@@ -37,6 +37,12 @@ export interface ShadowRecorderOptions {
   readonly metrics?: MetricsRegistry;
   /** How far apart our decision and the live controller's may be. Default 10 s. */
   readonly windowMs?: number;
+  /**
+   * How long after our decision a live controller running late (a loaded API server, a long
+   * queue) may still show it: a decision that does not agree at `windowMs` is looked at again
+   * until then, and only then is it a divergence. Default 6 × `windowMs`.
+   */
+  readonly lateMs?: number;
   /** Wall clock. */
   readonly now?: () => number;
 }
@@ -59,6 +65,7 @@ const DEFAULT_WINDOW_MS = 10_000;
 /** See the module comment. */
 export class ShadowRecorder {
   readonly windowMs: number;
+  readonly lateMs: number;
   readonly #opts: ShadowRecorderOptions;
   readonly #pending: Pending[] = [];
   readonly #history = new Map<string, Seen[]>();
@@ -71,6 +78,7 @@ export class ShadowRecorder {
   constructor(opts: ShadowRecorderOptions) {
     this.#opts = opts;
     this.windowMs = opts.windowMs ?? DEFAULT_WINDOW_MS;
+    this.lateMs = Math.max(this.windowMs, opts.lateMs ?? 6 * this.windowMs);
   }
 
   #now(): number {
@@ -129,13 +137,13 @@ export class ShadowRecorder {
     await this.judge(all);
   }
 
-  /** Judges every decision older than the window (`all`: every decision). */
+  /** Judges every decision older than the window (`all`: every decision, finally: no more waiting for a late live controller). */
   judge(all = false): Promise<void> {
     const run = async (): Promise<void> => {
       const now = this.#now();
       const due = this.#pending.filter((p) => all || p.at + this.windowMs <= now);
       for (const p of due) this.#pending.splice(this.#pending.indexOf(p), 1);
-      for (const p of due) await this.#judgeOne(p);
+      for (const p of due) await this.#judgeOne(p, all);
       this.#prune(now);
     };
     const next = (this.#judging ?? Promise.resolve()).then(run, run);
@@ -143,10 +151,11 @@ export class ShadowRecorder {
     return next;
   }
 
-  async #judgeOne(p: Pending): Promise<void> {
+  async #judgeOne(p: Pending, final: boolean): Promise<void> {
     const { target, expectation } = p.decision;
+    const now = this.#now();
     const from = p.at - this.windowMs;
-    const to = p.at + this.windowMs;
+    const to = Math.min(Math.max(p.at + this.windowMs, now), p.at + this.lateMs);
     const ids = this.#candidates(target);
     const seen = ids.flatMap((id) => spanOf(this.#history.get(id) ?? [], from, to));
     let best: FieldDiff[] | undefined;
@@ -168,6 +177,11 @@ export class ShadowRecorder {
         return;
       }
       agreed = live.length === 0 ? consider(undefined) : live.some(consider);
+    }
+    if (!agreed && !final && now < p.at + this.lateMs) {
+      // Not shown yet: the live controller may be running late. Look again at the next pass.
+      this.#pending.push(p);
+      return;
     }
     const labels = { controller: p.controller };
     if (agreed) {

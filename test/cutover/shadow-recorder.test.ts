@@ -16,7 +16,7 @@ function recorder(live: unknown[] = []) {
   let now = 1_000_000;
   const found: Divergence[] = [];
   const reads: string[] = [];
-  const r = new ShadowRecorder({ sink: { add: (d) => found.push(d) }, read: async (t) => (reads.push(`${t.kind}/${t.name}`), live), windowMs: 1000, now: () => now });
+  const r = new ShadowRecorder({ sink: { add: (d) => found.push(d) }, read: async (t) => (reads.push(`${t.kind}/${t.name}`), live), windowMs: 1000, lateMs: 2000, now: () => now });
   return { r, found, reads, tick: (ms: number) => (now += ms) };
 }
 
@@ -35,15 +35,19 @@ test('a decision the watch showed within the window agrees, without a read', asy
   assert.deepEqual([r.counts, found, reads], [{ decisions: 1, agreed: 1, diverged: 0, superseded: 0 }, [], []]);
 });
 
-test('a decision the watch never showed is read once, and stored as a divergence with its fields', async () => {
+test('a decision the watch never showed is read, waited for while the live controller may be late, then stored as a divergence with its fields', async () => {
   // arrange
   const { r, found, reads, tick } = recorder([vmi('Running')]);
   r.record('vmi', 'default/a', patch('Failed'));
   tick(1000);
   // act
   await r.judge();
+  const early = [r.pending, found.length];
+  tick(1000);
+  await r.judge();
   // assert
-  assert.deepEqual(reads, ['VirtualMachineInstance/a']);
+  assert.deepEqual(early, [1, 0], 'not a divergence before lateMs');
+  assert.deepEqual(reads, ['VirtualMachineInstance/a', 'VirtualMachineInstance/a']);
   assert.equal(r.counts.diverged, 1);
   assert.deepEqual(found.map((d) => [d.controller, d.key, d.write, d.object, d.fields]), [['vmi', 'default/a', 'patch virtualmachineinstances', 'VirtualMachineInstance default/a', [{ path: 'status.phase', ours: 'Failed', live: 'Running' }]]]);
 });
