@@ -81,6 +81,8 @@ describe('cutover', () => {
       assert.ok(recorder.counts.decisions > 10, `the shadow decided ${recorder.counts.decisions} writes: it proved nothing`);
       assert.deepEqual(divergences.map((d) => `${d.controller} ${d.key} ${d.write} ${d.object}: ${JSON.stringify(d.fields)}`), []);
       assert.deepEqual(realWritesOf(OURS), [], 'nothing of ours reached the API server without dryRun');
+      const audit = s.sandbox.apiServer.audit as { writeRequests?: (identity: string) => { dryRun: boolean }[] };
+      if (audit.writeRequests) assert.ok(audit.writeRequests(OURS).filter((w) => w.dryRun).length > 10, 'the audit log shows our dry runs: the proof looked at the right requests');
       const rs = await s.kube.get(VMI_REPLICA_SETS, NS, MIXED.rs);
       assert.equal(rs?.status?.readyReplicas, 2);
     } finally {
