@@ -22,6 +22,7 @@ import { HANDED_OFF, NS, startSlice, until, vmiManifest, type Slice } from './su
 
 const setup = kubevirtSetup();
 const WINDOW_MS = 5000;
+const LATE_MS = 20_000;
 const LAUNCHER_IMAGE = 'quay.io/kubevirt/virt-launcher:v1.9.0';
 const BURST = Number(process.env.CUTOVER_BURST_VMIS ?? 24);
 
@@ -51,7 +52,7 @@ describe("cutover against KubeVirt's virt-controller", { skip: 'skipped' in setu
 
   test('shadow beside it on the mixed workload: its divergences, listed', async () => {
     // arrange
-    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS }, { launcherImage: LAUNCHER_IMAGE });
+    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS }, { launcherImage: LAUNCHER_IMAGE });
     shadow.start();
     try {
       await until('our relay synced', () => shadow.relay.ready, { tries: 3000 });
@@ -63,10 +64,9 @@ describe("cutover against KubeVirt's virt-controller", { skip: 'skipped' in setu
       }, { tries: 9000 });
       await migrateAndSnapshot(s.kube);
       await until('the migration succeeds', async () => (await s.kube.get(MIGRATIONS, NS, MIXED.migration))?.status?.phase === 'Succeeded', { tries: 9000 });
-      await sleep(10_000); // the snapshot, and the window
-      await shadow.cutover!.recorder!.judge();
-      await sleep(WINDOW_MS + 500);
-      await shadow.cutover!.recorder!.judge();
+      await sleep(10_000); // the snapshot, and the decisions of the last reconciles
+      const r = shadow.cutover!.recorder!;
+      await until('every shadow decision judged', async () => (await r.judge(), r.pending === 0), { tries: 6000 });
       // assert
       const recorder = shadow.cutover!.recorder!;
       const divergences = shadow.cutover!.divergences.list();
