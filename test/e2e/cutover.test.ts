@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalRuntime } from '../../local/runtime.ts';
 import { MIGRATIONS, PODS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { AlreadyExistsError, KubeTransientError } from '../../shared/kube/errors.ts';
 import { inCommitOrder, peaksFromAudit } from '../support/migration-peaks.ts';
 import { createMixed, FAST_TIMINGS, LIVE_HOLDER, migrateAndSnapshot, MIXED, OURS, ourRuntime } from './cutover-support.ts';
 import { HANDED_OFF, NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
@@ -34,6 +35,20 @@ function realWritesOf(identity: string): string[] {
   if (audit.writeRequests) return audit.writeRequests(identity).filter((w) => !w.dryRun).map((w) => `${w.verb} ${w.resource}`);
   // The emulator's audit log holds committed writes only: a dry run never is one.
   return audit.query({ identity }).map((e) => `${e.verb} ${e.resource} ${e.name}`);
+}
+
+/** The test's own create, again after a dropped connection (a loaded machine); AlreadyExists means the first one landed. */
+async function createSurely(create: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await create();
+      return;
+    } catch (err) {
+      if (err instanceof AlreadyExistsError && attempt > 0) return;
+      if (!(err instanceof KubeTransientError) || attempt >= 5) throw err;
+      await sleep(200);
+    }
+  }
 }
 
 /** Those of `names` not yet Scheduled or later (one list). */
@@ -130,8 +145,8 @@ describe('cutover', () => {
       // act: the burst, the takeover a third of the way in, the handback two thirds in
       const creates = (async () => {
         for (const [i, n] of names.entries()) {
-          await s.kube.create(VMIS, vmiManifest(n));
-          if (i % 6 === 5) await s.kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: `burst-mig-${i}`, namespace: NS }, spec: { vmiName: names[i - 3] } } as never);
+          await createSurely(() => s.kube.create(VMIS, vmiManifest(n)));
+          if (i % 6 === 5) await createSurely(() => s.kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: `burst-mig-${i}`, namespace: NS }, spec: { vmiName: names[i - 3] } } as never));
           await sleep(150);
         }
       })();
