@@ -13,6 +13,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   dlq: { summary: 'dlq list: dead-lettered keys with reason, attempts, first and last failure', load: async () => (await import('./commands/dlq.ts')).command },
   trace: { summary: 'trace <vm|vmi|migration|replicaset|pool>/<ns>/<name> or node/<name>: event → message → reconcile → writes for the object and its children', load: async () => (await import('./commands/trace.ts')).command },
   diagnose: { summary: 'diagnose <vmi|vm|migration|replicaset|pool|snapshot>/<ns>/<name> or node/<name>: why it is stuck, verdict first, then the evidence (exit 1 = problem)', load: async () => (await import('./commands/diagnose.ts')).command },
+  status: { summary: "who holds virt-controller's Lease and since when; whether we write", load: async () => (await import('./commands/status.ts')).command },
+  takeover: { summary: "take virt-controller's Lease from the live virt-controller (docs/cutover.md)", load: async () => (await import('./commands/takeover.ts')).command },
+  handback: { summary: "stop writing, let in-flight keys settle, release virt-controller's Lease", load: async () => (await import('./commands/handback.ts')).command },
+  divergences: { summary: 'shadow mode: writes we would have made that the live virt-controller did not (--controller C, --json)', load: async () => (await import('./commands/divergences.ts')).command },
   replay: { summary: 'put dead-lettered keys back on their queue (--key ns/name or --all)', load: async () => (await import('./commands/replay.ts')).command },
 };
 

@@ -71,7 +71,8 @@ export function openOpsBackend(flags: OpsFlags, env: NodeJS.ProcessEnv = process
   };
 }
 
-function clusterConfig(flags: OpsFlags, env: NodeJS.ProcessEnv): KubeConfig {
+/** The cluster the flags name: --kubeconfig, $KUBECONFIG, ~/.kube/config, else the sandbox of `up` beside the database. */
+export function clusterConfig(flags: Pick<OpsFlags, 'kubeconfig' | 'db' | 'aws'>, env: NodeJS.ProcessEnv = process.env): KubeConfig {
   const sandbox = join(dirname(resolve(flags.db ?? DEFAULT_DB)), SANDBOX_KUBECONFIG);
   const home = join(env.HOME ?? '', '.kube', 'config');
   // The sandbox of a local `up` is the cluster only when nothing else is configured, as in `up`.

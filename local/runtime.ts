@@ -25,6 +25,7 @@ import { controllerInfo, perController } from '../shared/controllers.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { SweepTimers } from './sweeps.ts';
 import { WorkerPool } from './workers.ts';
+import { LocalCutover, type CutoverOptions } from './cutover.ts';
 
 /** The runtime's parts that talk to the cluster, each of which may have its own identity. */
 export type RuntimePart = 'relay' | Controller;
@@ -69,6 +70,14 @@ export interface LocalRuntimeOptions {
    * the CR between cases and must not wait out the cache.
    */
   readonly clusterConfigTtlMs?: number;
+  /**
+   * The cutover (docs/cutover.md): hold virt-controller's Lease to write (`lead`), or write every
+   * decision as a dry run and compare it with the live controller's (`shadow`). Without it every
+   * write is sent and no Lease is read (the tests' single runtime).
+   */
+  readonly cutover?: CutoverOptions;
+  /** Render launcher pods with this image, whatever the KubeVirt CR says (virt-controller's `--launcher-image`). */
+  readonly launcherImage?: string;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -99,6 +108,8 @@ export class LocalRuntime {
   readonly #opts: LocalRuntimeOptions;
   #sweeper: NodeJS.Timeout | undefined;
   readonly #checkpointer: Checkpointer | undefined;
+  /** The Lease, its fence and shadow mode's judge, when `opts.cutover` is given. */
+  readonly cutover: LocalCutover | undefined;
 
   constructor(opts: LocalRuntimeOptions) {
     this.#opts = opts;
@@ -116,14 +127,18 @@ export class LocalRuntime {
     // role), so each controller gets its own client and reads the cluster configuration itself.
     const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
     const ttl = opts.clusterConfigTtlMs;
-    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl);
+    const overrides = opts.launcherImage ? { launcherImage: opts.launcherImage } : {};
+    const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl, Date.now, overrides);
     const now = opts.now ?? Date.now;
+    this.cutover = opts.cutover
+      ? new LocalCutover(opts.cutover, { db: this.#db, state: this.state, log: opts.log, metrics: this.metrics, relayKube: opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor('relay')) : this.kube, kubeConfigFor: (c) => opts.kubeConfigFor?.(c) ?? opts.kubeConfig })
+      : undefined;
     const specs = DEFINITIONS.map((def) =>
       bindController(def, {
         kube: kubes[def.name],
-        expectations: this.state.expectations,
-        leases: this.state.leases,
-        clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[def.name], ttl),
+        expectations: this.cutover?.expectations ?? this.state.expectations,
+        leases: this.cutover?.leases ?? this.state.leases,
+        clusterConfig: sharedConfig ?? cachedClusterConfig(kubes[def.name], ttl, Date.now, overrides),
         log: opts.log,
         now,
         clockSpeed: opts.clockSpeed,
@@ -139,7 +154,7 @@ export class LocalRuntime {
           controller: spec.controller,
           concurrency: workers[spec.controller],
           queue: this.queue,
-          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue, apiServer: opts.kubeConfig.getCurrentCluster()?.server ?? '', fences: this.state.expectations }),
+          handle: instrumented(spec, { kube: kubes[spec.controller], metrics: this.metrics, log: opts.log, now, retry: opts.retry ?? DEFAULT_RETRY, queue: this.queue, apiServer: opts.kubeConfig.getCurrentCluster()?.server ?? '', fences: this.state.expectations, ...(this.cutover ? { cutover: this.cutover.hooks(spec.controller) } : {}) }),
           metrics: this.metrics,
           log: opts.log,
           batchSize: opts.batchSize ?? 1,
@@ -148,11 +163,21 @@ export class LocalRuntime {
         }),
     );
     this.sweeps = new SweepTimers({ queue: this.queue, log: opts.log, now, clockSpeed: opts.clockSpeed });
-    this.relay = new Relay({ kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig, queue: this.queue, log: opts.log, metrics: this.metrics, now });
+    const cutover = this.cutover;
+    this.relay = new Relay({
+      kubeConfig: opts.kubeConfigFor?.('relay') ?? opts.kubeConfig,
+      queue: this.queue,
+      log: opts.log,
+      metrics: this.metrics,
+      now,
+      ...(cutover ? { holdsLease: () => cutover.keeper.writable, ...(cutover.recorder ? { observe: cutover.recorder.observe.bind(cutover.recorder) } : {}) } : {}),
+    });
+    cutover?.onWritable(() => this.relay.resync());
   }
 
   start(): void {
     this.relay.start();
+    this.cutover?.start();
     for (const p of this.pools) p.start();
     if (this.#opts.sweeps !== false) this.sweeps.start();
     // Expired expectations and idle failure counts are swept now and then.
@@ -166,6 +191,8 @@ export class LocalRuntime {
     this.sweeps.stop();
     await this.relay.stop();
     await Promise.all(this.pools.map((p) => p.stop()));
+    // Every key settled: the Lease, if ours, is released for a standby to take at once.
+    await this.cutover?.stop();
     await this.queue.close();
     await this.state.close();
     this.#db.close();

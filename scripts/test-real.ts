@@ -46,6 +46,7 @@ export const REAL_LANE_SUITES = [
   'test/e2e/restore.test.ts',
   'test/e2e/backup.test.ts',
   'test/e2e/clone.test.ts',
+  'test/e2e/cutover.test.ts',
   'test/functions/migration/sandbox-flow.test.ts',
   'test/functions/migration/timeouts-gc.test.ts',
   'test/functions/migration/parallel-limits.test.ts',

@@ -19,6 +19,9 @@ import { InvalidInputError } from '../../shared/errors.ts';
 import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
 import { SANDBOX_KUBECONFIG } from '../ops-backend.ts';
 import { clusterMigrations } from '../../ops/trace/collect.ts';
+import type { LocalCutover } from '../../local/cutover.ts';
+import { NotFoundError } from '../../shared/kube/errors.ts';
+import { identityOf } from '../lease-flags.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -48,9 +51,29 @@ Runs the relay and the controllers in one process over an embedded SQLite queue 
   --dashboard-port P    web dashboard on http://127.0.0.1:P/ (default ${DEFAULT_DASHBOARD_PORT}; 0 = any free port)
   --no-dashboard        do not start the web dashboard
   --prometheus URL      a Prometheus that scrapes this runtime's /metrics with KubeVirt's rules
-                        (infra/monitoring/kubevirt-rules.yaml): the dashboard shows its alerts`;
+                        (infra/monitoring/kubevirt-rules.yaml): the dashboard shows its alerts
+  --shadow              beside a live virt-controller: every write is a dry run (dryRun=All), compared
+                        with what the live one did ('virt-reconciler divergences'; docs/cutover.md)
+  --kubevirt-namespace NS  where virt-controller's Lease is (default kubevirt)
+  --identity NAME       our holder identity in the Lease (default $VR_LEASE_IDENTITY, else virt-reconciler)
+
+Without --shadow, up takes virt-controller's Lease when it is free and writes only while it holds
+it; when a live virt-controller holds it, up says so and exits (use --shadow, then 'takeover').`;
 
 const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
+
+/** Takes virt-controller's Lease when free; the one-line refusal when a live holder has it. */
+async function leadOrExplain(cutover: LocalCutover): Promise<string | undefined> {
+  try {
+    const r = await cutover.acquire();
+    if (r.acquired) return undefined;
+    const since = r.renewedAt ? `, renewed ${Math.round((Date.now() - r.renewedAt) / 1000)} s ago` : '';
+    return `virt-controller's Lease is held by ${r.holder}${since}: a live virt-controller runs here; run 'virt-reconciler up --shadow' beside it, then 'virt-reconciler takeover' (docs/cutover.md)`;
+  } catch (err) {
+    if (err instanceof NotFoundError) return `no namespace '${cutover.lease.namespace}' for virt-controller's Lease: pass --kubevirt-namespace (KubeVirt's namespace)`;
+    return `could not take virt-controller's Lease: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
 
 export const command: Command = {
   async run(argv) {
@@ -69,6 +92,9 @@ export const command: Command = {
       'dashboard-port': { type: 'string' },
       'no-dashboard': { type: 'boolean' },
       prometheus: { type: 'string' },
+      shadow: { type: 'boolean' },
+      'kubevirt-namespace': { type: 'string' },
+      identity: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
     if (values.help) {
@@ -138,8 +164,19 @@ export const command: Command = {
         else process.stderr.write(l + '\n');
       },
     });
-    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize });
+    const mode = values.shadow ? 'shadow' : 'lead';
+    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize, cutover: { mode, identity: identityOf({ identity: values.identity }), ...(values['kubevirt-namespace'] ? { namespace: values['kubevirt-namespace'] } : {}) } });
+    const cutover = rt.cutover!;
+    if (mode === 'lead') {
+      const refusal = await leadOrExplain(cutover);
+      if (refusal) {
+        await rt.stop();
+        await sandbox?.stop();
+        throw new CliError(refusal, 1);
+      }
+    }
     rt.start();
+    process.stdout.write(mode === 'shadow' ? `shadow mode: every write is a dry run; 'virt-reconciler divergences' lists what the live virt-controller did differently\n` : `virt-controller's Lease (${cutover.lease.namespace}): held by us (${cutover.lease.identity})\n`);
     process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
 
     let exampleVmis: string[] = [];
@@ -175,7 +212,8 @@ export const command: Command = {
     let dashboard: Dashboard | undefined;
     if (!values['no-dashboard']) {
       const trace = { traces: rt.state.traces, migrationsOf: clusterMigrations(rt.kube) };
-      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port, trace, ...(prometheus ? { prometheus } : {}) });
+      const divergences = mode === 'shadow' ? { divergences: () => cutover.divergences.list() } : {};
+      const open = (port: number) => startDashboard({ source: rt, vmiPhases: phaseCounts, recentErrors, port, trace, ...divergences, ...(prometheus ? { prometheus } : {}) });
       try {
         dashboard = await open(dashboardPort);
       } catch (err) {

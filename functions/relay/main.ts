@@ -11,6 +11,8 @@
  *   HOST                              listen address (default 0.0.0.0 in a pod, else 127.0.0.1)
  *   PORT                              /healthz, /readyz, /metrics (default 8080)
  *   METRICS_PORT                      the same endpoints again for Prometheus (default 9090; = PORT for one listener)
+ *   VR_MODE, VR_LEASE_IDENTITY, KUBEVIRT_NAMESPACE  the cutover (shared/cutover/env.ts, docs/cutover.md):
+ *                                     the relay holds and renews virt-controller's Lease
  *   KUBECONFIG, AWS_REGION, AWS_ENDPOINT_URL_SQS …  read by the libraries as usual
  * The local runtime (`virt-reconciler up`) embeds the same Relay; this entry is only the Deployment's.
  */
@@ -22,6 +24,10 @@ import { queueUrlsFromEnv, SqsKeyQueue, type SqsQueueUrls } from '../../shared/q
 import { Relay } from './relay.ts';
 import { startRelayServer, type RelayServer } from './server.ts';
 import { errorText } from '../../shared/errors.ts';
+import { createKubeClient } from '../../shared/kube/client-node.ts';
+import { cutoverEnv } from '../../shared/cutover/env.ts';
+import { LeaseKeeper } from '../../shared/cutover/keeper.ts';
+import { LeaseClient } from '../../shared/cutover/lease.ts';
 
 const env = process.env;
 const log = jsonLogger({ component: 'relay' });
@@ -49,7 +55,20 @@ async function main(): Promise<void> {
   // servers often spell with a name that does not resolve; on AWS neither is set.
   const client = new SQSClient(env.AWS_ENDPOINT_URL_SQS ? { useQueueUrlAsEndpoint: false } : {});
   const queue = new SqsKeyQueue({ client, prefix: env.QUEUE_PREFIX || 'virt-reconciler', urls: sendUrls() });
-  const relay = new Relay({ kubeConfig: cluster.kubeConfig, queue, log, ...(env.CLUSTER_ID ? { clusterId: env.CLUSTER_ID } : {}) });
+  const cut = cutoverEnv(env);
+  const lease = cut ? new LeaseClient(createKubeClient(cluster.kubeConfig), { identity: cut.identity, namespace: cut.namespace }) : undefined;
+  let keeper: LeaseKeeper | undefined;
+  const relay = new Relay({ kubeConfig: cluster.kubeConfig, queue, log, ...(env.CLUSTER_ID ? { clusterId: env.CLUSTER_ID } : {}), ...(lease ? { holdsLease: () => keeper?.writable ?? false } : {}) });
+  if (cut && lease) {
+    keeper = new LeaseKeeper({ lease, log, onWritable: () => relay.resync() });
+    if (cut.mode === 'normal') {
+      // As `up`: the Lease when it is free; beside a live virt-controller, one line and no writes
+      // (the functions are fenced) until `virt-reconciler takeover`.
+      const r = await lease.acquire().catch((err: unknown) => ({ acquired: false as const, holder: `(unreadable: ${errorText(err)})`, renewedAt: undefined }));
+      if (!r.acquired) log.error(`virt-controller's Lease is held by ${r.holder}: a live virt-controller runs here; the functions write nothing. Deploy with mode shadow beside it, then run 'virt-reconciler takeover' (docs/cutover.md)`, { namespace: lease.namespace });
+    }
+    keeper.start();
+  }
   const host = env.HOST || (env.KUBERNETES_SERVICE_HOST ? '0.0.0.0' : '127.0.0.1');
   const ports = [...new Set([port('PORT', 8080), port('METRICS_PORT', 9090)])];
   const servers: RelayServer[] = [];
@@ -62,6 +81,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('stopping: flushing the outbox', { signal, pending: relay.pending });
+    // Several relay replicas may renew: none releases the Lease on its own stop (a rollout would
+    // hand it to a standby virt-controller); `virt-reconciler handback` does.
+    await keeper?.stop();
     await relay.stop();
     await Promise.all(servers.map((s) => s.close()));
     await queue.close();

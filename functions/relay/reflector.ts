@@ -64,6 +64,7 @@ export class Reflector {
   #wake: (() => void) | undefined;
   #synced = false;
   #loop: Promise<void> | undefined;
+  #relistRequested = false;
 
   constructor(kc: KubeConfig, res: ResourceWatch, handle: ReflectorHandler, opts: ReflectorOptions) {
     this.#res = res;
@@ -105,6 +106,12 @@ export class Reflector {
     this.#abort?.abort();
   }
 
+  /** Drops the current watch and lists everything again (every object is delivered as RELIST). */
+  relist(): void {
+    this.#relistRequested = true;
+    this.#abort?.abort();
+  }
+
   async #run(): Promise<void> {
     let failures = 0;
     while (this.#running) {
@@ -123,6 +130,10 @@ export class Reflector {
       // Watch from the list's version until the history is gone or the watch keeps failing.
       let watchFailures = 0;
       while (this.#running) {
+        if (this.#relistRequested) {
+          this.#relistRequested = false;
+          break;
+        }
         try {
           rv = await this.#watchOnce(rv);
           watchFailures = 0;

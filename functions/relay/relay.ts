@@ -42,6 +42,10 @@ export interface RelayOptions {
    * say (functions/relay/view-store.ts `consistent`); default VIEW_SETTLE_MS.
    */
   readonly viewSettleMs?: number;
+  /** Whether we hold virt-controller's Lease, for KubeVirt's leading gauge (docs/cutover.md); absent: no cutover. */
+  readonly holdsLease?: () => boolean | undefined;
+  /** Sees every watched object's event (shadow mode's judge keeps their recent versions). */
+  readonly observe?: (kind: WatchedKind, type: EventType, obj: WatchedObject) => void;
 }
 
 /** A controller's wakes as the relay takes them (tests may give a bare route). */
@@ -62,7 +66,7 @@ export class Relay {
   constructor(opts: RelayOptions) {
     this.#opts = opts;
     this.metrics = opts.metrics ?? new MetricsRegistry();
-    this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready);
+    this.kubevirtMetrics = opts.routes ? undefined : new KubevirtMetrics(this.metrics, () => this.ready, opts.holdsLease);
     const routes: readonly Route[] = opts.routes ?? [...WAKES, this.kubevirtMetrics!.route];
     const env = { now: opts.now ?? Date.now };
     this.#mappers = routes.map((r) => r.mapper(env));
@@ -129,6 +133,14 @@ export class Relay {
     return this.#reflectors.reduce((n, r) => n + r.size, 0);
   }
 
+  /**
+   * Lists everything again and re-sends every object's keys: after the cutover makes us the
+   * writer, every key is reconciled once by us, whatever happened while we were fenced.
+   */
+  resync(): void {
+    for (const r of this.#reflectors) r.relist();
+  }
+
   /** Drops every watch now (tests, chaos). Reflectors re-watch from where they were. */
   dropWatches(): void {
     for (const r of this.#reflectors) r.restartWatch();
@@ -160,6 +172,7 @@ export class Relay {
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
     this.metrics.inc('relay_events_total', 'Watch events seen', { kind, type });
     this.#store?.apply(kind, type, obj);
+    this.#opts.observe?.(kind, type, obj);
     const targets: KeyTarget[] = [];
     for (const map of this.#mappers) {
       try {

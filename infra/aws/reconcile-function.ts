@@ -70,6 +70,10 @@ export class ReconcileFunction extends Construct {
           : {}),
         // Keys of a batch reconciled at once (shared/runtime/reconcile-batch.ts; the plan's in-flight count).
         [BATCH_CONCURRENCY_ENV]: String(settings.batchConcurrency),
+        // The cutover's fence and shadow mode (shared/cutover/env.ts, docs/cutover.md).
+        VR_MODE: settings.mode,
+        VR_LEASE_IDENTITY: settings.leaseIdentity,
+        KUBEVIRT_NAMESPACE: settings.kubevirtNamespace,
         POWERTOOLS_SERVICE_NAME: `virt-reconciler-${controller}`,
         POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',

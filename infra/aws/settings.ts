@@ -58,6 +58,14 @@ export interface ReconcilerSettings {
   /** SNS topic ARN for alarm actions (optional). */
   readonly alarmTopicArn?: string;
   readonly logRetentionDays: number;
+  /**
+   * The cutover (docs/cutover.md): `normal` — the functions write while virt-controller's Lease is
+   * ours; `shadow` — every write a dry run while it is not. Must match the chart's `mode`.
+   */
+  readonly mode: 'normal' | 'shadow';
+  /** Our holder identity in the Lease, and KubeVirt's namespace where it is. */
+  readonly leaseIdentity: string;
+  readonly kubevirtNamespace: string;
 }
 
 /**
@@ -177,6 +185,8 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
     CONTROLLERS.map((c) => [c, num(`${c}MaxConcurrency`, plan.maxConcurrency[c], MIN_SQS_MAX_CONCURRENCY, 1000)]),
   ) as Record<Controller, number>;
   const alarmTopicArn = str('alarmTopicArn');
+  const mode = str('mode') ?? 'normal';
+  if (mode !== 'normal' && mode !== 'shadow') throw new Error(`context mode: expected normal or shadow, got ${JSON.stringify(mode)}`);
   return {
     prefix,
     ...(cluster !== undefined ? { cluster } : {}),
@@ -193,6 +203,9 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
     metricsNamespace: str('metricsNamespace') ?? DEFAULT_METRICS_NAMESPACE,
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
     logRetentionDays: num('logRetentionDays', 30, 1, 3653),
+    mode,
+    leaseIdentity: str('leaseIdentity') ?? 'virt-reconciler',
+    kubevirtNamespace: str('kubevirtNamespace') ?? 'kubevirt',
   };
 }
 

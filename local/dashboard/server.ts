@@ -42,6 +42,8 @@ export interface DashboardOptions {
   readonly trace?: Omit<TraceSources, 'now'>;
   /** A Prometheus evaluating KubeVirt's rules over this runtime's /metrics (`up --prometheus URL`): the alerts panel reads it. */
   readonly prometheus?: string;
+  /** Shadow mode's divergences (`up --shadow`, docs/cutover.md); without it the panel says shadow mode is off. */
+  readonly divergences?: () => readonly unknown[];
 }
 
 export interface Dashboard {
@@ -103,6 +105,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     },
     'GET /api/dlq': async () => json(await opts.source.queue.listDeadLetters()),
     'GET /api/alerts': async () => json(await alertsPanel(opts.prometheus)),
+    'GET /api/divergences': async () => json(opts.divergences ? { shadow: true, divergences: opts.divergences() } : { shadow: false, divergences: [] }),
     'GET /api/trace': async (req) => {
       if (!opts.trace) throw new HttpError(404, 'traces are not available here');
       return json(await collectTrace(traceTarget(req), { ...opts.trace, now: now() }));

@@ -21,7 +21,19 @@ interface AuditEvent {
   responseStatus?: { code?: number };
   responseObject?: KubeObject & { kind?: string };
   requestReceivedTimestamp?: string;
+  requestURI?: string;
   stageTimestamp?: string;
+}
+
+/** One write request as the audit log has it. */
+export interface WriteRequest {
+  readonly identity: string;
+  readonly verb: string;
+  /** `pods`, `virtualmachineinstances/status`… */
+  readonly resource: string;
+  readonly code: number;
+  /** Sent with `dryRun=All`. */
+  readonly dryRun: boolean;
 }
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
@@ -35,6 +47,7 @@ export class AuditFile {
   #offset = 0;
   #partial = '';
   #entries: AuditEntry[] = [];
+  #writeRequests: WriteRequest[] = [];
   readonly #listeners = new Set<(e: AuditEntry) => void>();
   #poller: NodeJS.Timeout | undefined;
   /** Oldest entries are dropped beyond this many (as the emulator's AuditLog). */
@@ -91,7 +104,12 @@ export class AuditFile {
     const resource = ref.subresource ? `${ref.resource}/${ref.subresource}` : ref.resource;
     this.counters.record(identity, verb, ref.apiGroup ?? '', resource, ref.namespace ?? '');
     const code = ev.responseStatus?.code ?? 0;
-    if (!WRITE_VERBS.has(verb) || code < 200 || code >= 300) return;
+    if (!WRITE_VERBS.has(verb)) return;
+    // A dry run (shadow mode, docs/cutover.md) is a write request, never a committed write.
+    const dryRun = /[?&]dryRun=All(&|$)/.test(ev.requestURI ?? '');
+    this.#writeRequests.push({ identity, verb, resource, code, dryRun });
+    if (this.#writeRequests.length > this.limit) this.#writeRequests.shift();
+    if (dryRun || code < 200 || code >= 300) return;
     const obj = ev.responseObject && ev.responseObject.kind !== 'Status' ? ev.responseObject : undefined;
     const entry: AuditEntry = {
       time: this.#simulatedTime(ev.stageTimestamp),
@@ -115,6 +133,12 @@ export class AuditFile {
   #simulatedTime(stamp: string | undefined): number {
     const real = stamp ? Date.parse(stamp) : Date.now();
     return this.#clock.nowMs() - (Date.now() - real) * this.#clock.speed;
+  }
+
+  /** Every write request `identity` made (answered or refused, dry runs included), oldest first. */
+  writeRequests(identity: string): WriteRequest[] {
+    this.sync();
+    return this.#writeRequests.filter((w) => w.identity === identity);
   }
 
   /** Writes matching `q`, oldest first (as AuditLog.query). */

@@ -16,13 +16,14 @@ export type * from './kubevirt.gen.ts';
 export type { DataVolume, DataVolumeCondition, DataVolumePhase, DataVolumeStatus } from './data-volume.ts';
 export type { MigrationPhase, VirtualMachineInstancePhase, VirtualMachinePrintableStatus } from './phases.ts';
 export { MIGRATION_FINAL_PHASES, VMI_FINAL_PHASES } from './phases.ts';
-export type { Resource, ResourceCoordinates, Subresource } from './resources.ts';
+export type { CoordinationLease, Resource, ResourceCoordinates, Subresource } from './resources.ts';
 export {
   CDI_GROUP,
   CONFIG_MAPS,
   CONTROLLER_REVISIONS,
   DAEMON_SETS,
   JOBS,
+  LEASES,
   DATA_VOLUMES,
   defineResource,
   EVENTS,

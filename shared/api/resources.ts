@@ -253,6 +253,26 @@ export const JOBS = defineResource<V1Job>({ group: 'batch', version: 'v1', plura
 /** `policy/v1` PodDisruptionBudget: the disruption-budget controller deletes those an older KubeVirt left. */
 export const PDBS = defineResource<V1PodDisruptionBudget>({ group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, subresources: ['status'] });
 
+/**
+ * `coordination.k8s.io/v1` Lease: virt-controller's leader election lock (`virt-controller` in
+ * KubeVirt's namespace), which the cutover holds instead of it (shared/cutover/, docs/cutover.md).
+ */
+export const LEASES = defineResource<CoordinationLease>({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true });
+
+/** A Lease as the API server answers it (raw JSON: MicroTime fields are RFC 3339 strings with microseconds). */
+export interface CoordinationLease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string; annotations?: Record<string, string> };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
 export const SERVICES = defineResource<V1Service>({ group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, subresources: ['status'] });
 
 /** `export.kubevirt.io` (VirtualMachineExport) */

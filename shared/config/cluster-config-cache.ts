@@ -16,7 +16,8 @@ export interface ClusterConfigRead {
   readonly fresh?: boolean;
 }
 
-export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now): (read?: ClusterConfigRead) => Promise<ClusterConfig> {
+/** `overrides` win over the CR (virt-controller's `--launcher-image` flag). */
+export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now, overrides: { launcherImage?: string } = {}): (read?: ClusterConfigRead) => Promise<ClusterConfig> {
   let value: ClusterConfig | undefined;
   let readAt = 0;
   let inflight: Promise<ClusterConfig> | undefined;
@@ -27,11 +28,11 @@ export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000
     inflight ??= (async () => {
       try {
         const list = await kube.list(KUBEVIRTS, undefined);
-        value = clusterConfigFromKubeVirt(list.items[0]);
+        value = clusterConfigFromKubeVirt(list.items[0], overrides);
         readAt = now();
       } catch (err) {
         // Keep using the last good config; with none yet, the defaults are what KubeVirt uses.
-        value ??= clusterConfigFromKubeVirt(undefined);
+        value ??= clusterConfigFromKubeVirt(undefined, overrides);
         if (!value) throw err;
       } finally {
         inflight = undefined;

@@ -24,6 +24,11 @@ export interface KubeClientOptions {
   readonly reportingInstance?: string;
   /** Clock for event timestamps; the edge is the only place that reads the wall clock. */
   readonly now?: () => Date;
+  /**
+   * Send every write with `dryRun=All` (shadow mode, docs/cutover.md): the API server admits,
+   * validates, defaults and answers as for a real write, and persists nothing. Reads are unchanged.
+   */
+  readonly dryRun?: boolean;
 }
 
 /** Default Event source component, as KubeVirt's virt-controller reports it. */
@@ -270,11 +275,13 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
   const now = options.now ?? (() => new Date());
   const component = options.component ?? DEFAULT_EVENT_COMPONENT;
   const req = (o: Operation): ApiRequest => apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource);
-  const run = (o: Operation): Promise<unknown> => call(req(o), () => transport.send(o));
+  // One place for dry runs: every write operation passes through `op` below, reads never carry it.
+  const send = options.dryRun ? (o: Operation) => transport.send(dryRunOf(o)) : (o: Operation) => transport.send(o);
+  const run = (o: Operation): Promise<unknown> => call(req(o), () => send(o));
   return {
     get: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: ReadOptions) => {
       const o = op('get', res, { namespace: checkScope(res, namespace), name, query: readParams(opts) });
-      const got = await getOrUndefined(req(o), () => transport.send(o));
+      const got = await getOrUndefined(req(o), () => send(o));
       return got === undefined ? undefined : (reviverFor(res)(got) as T);
     },
     list: async <T>(res: Resource<T>, namespace: string | undefined, opts?: ListOptions) => {
@@ -301,12 +308,12 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
     delete: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: DeleteOptions) => {
       const body = deleteBody(opts);
       const o = op('delete', res, { namespace: checkScope(res, namespace), name, query: deleteParams(opts), ...(body ? { body } : {}) });
-      return deleted(req(o), () => transport.send(o));
+      return deleted(req(o), () => send(o));
     },
     getScale: async (res: Resource, namespace: string | undefined, name: string, opts?: ReadOptions) => {
       checkSubresource(res, 'scale');
       const o = op('get', res, { namespace: checkScope(res, namespace), name, subresource: 'scale', query: readParams(opts) });
-      return (await getOrUndefined(req(o), () => transport.send(o))) as Scale | undefined;
+      return (await getOrUndefined(req(o), () => send(o))) as Scale | undefined;
     },
     updateScale: async (res: Resource, namespace: string | undefined, name: string, replicas: number) => {
       checkSubresource(res, 'scale');
@@ -325,6 +332,17 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
       await run(op('create', PODS, { namespace, name: podName, subresource: 'eviction', body }));
     },
   };
+}
+
+/**
+ * The operation as a dry run: `dryRun=All` in the query of a write; a DELETE that has a body gets
+ * it in the body too (kube-apiserver then reads DeleteOptions from the body alone, see deleteParams).
+ */
+export function dryRunOf(o: Operation): Operation {
+  if (o.verb === 'get' || o.verb === 'list') return o;
+  const body = o.verb === 'delete' && o.body !== undefined ? { body: { ...(o.body as object), dryRun: ['All'] } } : {};
+  const eviction = o.subresource === 'eviction' && o.body !== undefined ? { body: { ...(o.body as { deleteOptions?: object }), deleteOptions: { ...(o.body as { deleteOptions?: object }).deleteOptions, dryRun: ['All'] } } } : {};
+  return { ...o, query: { ...o.query, dryRun: 'All' }, ...body, ...eviction };
 }
 
 interface RawList<T> {

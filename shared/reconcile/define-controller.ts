@@ -117,12 +117,23 @@ export interface ControllerDefinition<D = unknown> {
   readonly deps: (ctx: ControllerContext) => (kube: KubeClient) => D;
 }
 
-/** Declares a controller; refuses wakes that answer for another controller. */
+/**
+ * The rule every controller has besides its own: the cutover's fence reads virt-controller's Lease
+ * before a reconcile writes (docs/cutover.md).
+ */
+export const LEASE_FENCE_RULE: PolicyRule = Object.freeze({
+  apiGroups: ['coordination.k8s.io'],
+  resources: ['leases'],
+  verbs: ['get'],
+  why: "The cutover's fence: virt-controller's Lease is read (once a second per process) to know whether this function may write (docs/cutover.md).",
+});
+
+/** Declares a controller; refuses wakes that answer for another controller. Its rules get {@link LEASE_FENCE_RULE}. */
 export function defineController<D>(def: ControllerDefinition<D>): ControllerDefinition<D> {
   if (def.wakes.controller !== def.name) {
     throw new Error(`controller ${def.name}: its wakes answer for ${def.wakes.controller}`);
   }
-  return Object.freeze(def);
+  return Object.freeze({ ...def, rbac: [...def.rbac, LEASE_FENCE_RULE] });
 }
 
 /** Declares a controller's wakes (functions/<name>/wakes.ts). */

@@ -25,6 +25,10 @@ import { traceEntryOf } from './trace-entry.ts';
 import { viewKubeClient, type ViewTally } from './view-client.ts';
 import { readFence, recordFence, type WriteFence } from './write-fence.ts';
 import type { Expectations } from '../state/port.ts';
+import { FencedError, fencedKubeClient, shadowKubeClient, type ShadowWrite } from '../kube/guarded-writes.ts';
+import type { WriteMode } from '../cutover/gate.ts';
+import { runShadowed } from '../cutover/shadow-state.ts';
+import { AlreadyExistsError, KubeTransientError } from '../kube/errors.ts';
 import { isWorkerCrash } from './worker-crash.ts';
 
 export interface ControllerSpec<D> {
@@ -51,6 +55,18 @@ export interface InstrumentOptions {
   readonly apiServer?: string;
   /** Where a viewed controller's write fences live (the state table's expectations); without it views are not used. */
   readonly fences?: Pick<Expectations, 'get' | 'expectDeletions'>;
+  /** The cutover's fence and shadow mode (docs/cutover.md); without it every write is sent. */
+  readonly cutover?: CutoverHooks;
+}
+
+/** What a reconcile needs of the cutover: may it write, and where a shadow write goes. */
+export interface CutoverHooks {
+  /** Asked before each reconcile and each write (a cached read of virt-controller's Lease). */
+  mode(): Promise<WriteMode>;
+  /** The controller's client with `dryRun: true`, for shadow writes. */
+  readonly dryRun: KubeClient;
+  /** Takes each shadow write of a reconcile. */
+  record(controller: string, key: string, w: ShadowWrite): void;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -75,22 +91,34 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     const work = workqueueReconcile(opts.metrics, controller, started - rk.enqueuedAt, now);
     const fields = { controller, key: rk.message.key, uid: cause.uid, resourceVersion: cause.resourceVersion, attempt: rk.attempt, cause: `${cause.kind}/${cause.event}` };
     let result: { outcome: Outcome } | { error: unknown } | undefined;
-    const counted = countingKubeClient(restKube, counter);
     // The message's view answers the reads of a first attempt only (a retry follows a failure that
     // may have come from acting on it, and reads anew), checked against the key's write fence.
     const tally: ViewTally = { hits: 0, misses: 0 };
-    const fences = spec.viewed && !isSweepKey(rk.message.key) ? opts.fences : undefined;
+    let fences = spec.viewed && !isSweepKey(rk.message.key) ? opts.fences : undefined;
     const fenceKey = `${controller}/${rk.message.key}`;
     let fence: WriteFence | undefined;
     try {
+      const mode = opts.cutover ? await opts.cutover.mode() : 'write';
+      if (mode === 'fenced') {
+        // Another controller holds virt-controller's Lease: this key is its to act on. When the
+        // Lease becomes ours the relay re-sends every key (a relist), so nothing is lost.
+        opts.metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
+        result = { outcome: { kind: 'done' } };
+        return result.outcome;
+      }
+      // Shadow writes are dry runs: they move no object, so they fence nothing.
+      if (mode === 'shadow') fences = undefined;
+      const counted = countingKubeClient(guardedClient(restKube, mode, controller, rk.message.key, opts.cutover), counter);
       let kube = counted;
       if (fences && rk.message.view && rk.attempt <= 1) {
         fence = await readFence(fences, fenceKey);
         kube = viewKubeClient(counted, rk.message.view, fence, tally);
       }
-      const outcome = isSweepKey(rk.message.key)
-        ? await runSweep(controller, rk.message, { kube: counted, queue: opts.queue, log: opts.log })
-        : await spec.reconcile(rk.message.key, spec.deps(kube), context(cause, rk.attempt));
+      const run = () =>
+        isSweepKey(rk.message.key)
+          ? runSweep(controller, rk.message, { kube: counted, queue: opts.queue, log: opts.log })
+          : spec.reconcile(rk.message.key, spec.deps(kube), context(cause, rk.attempt));
+      const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller);
       result = { outcome };
       opts.log.info('reconciled', { ...fields, ...(tally.hits > 0 ? { viewReads: tally.hits } : {}), outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -123,6 +151,37 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       }
     }
   };
+}
+
+/** The reconcile's client: writes fenced by the Lease, or dry-run and recorded in shadow mode. */
+function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller, key: string, cutover: CutoverHooks | undefined): KubeClient {
+  if (!cutover) return kube;
+  if (mode === 'shadow') {
+    // A dry run answered Conflict or AlreadyExists: the live controller wrote after our read, so
+    // what this reconcile decides from then on comes from a stale view; it is not judged.
+    let stale = false;
+    return shadowKubeClient(kube, cutover.dryRun, (w) => {
+      if (stale) return;
+      if ('error' in w.answer && isRaceError(w.answer.error)) stale = true;
+      else cutover.record(controller, key, w);
+    });
+  }
+  return fencedKubeClient(kube, async () => (await cutover.mode()) === 'write');
+}
+
+function isRaceError(err: unknown): boolean {
+  return err instanceof AlreadyExistsError || (err instanceof KubeTransientError && err.reason === 'Conflict');
+}
+
+/** A reconcile stopped by the fence mid-way (the Lease was lost) ends: the new holder acts on the key. */
+async function fencedToDone(reconcile: Promise<Outcome>, metrics: MetricsRegistry, controller: Controller): Promise<Outcome> {
+  try {
+    return await reconcile;
+  } catch (err) {
+    if (!(err instanceof FencedError)) throw err;
+    metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
+    return { kind: 'done' };
+  }
 }
 
 /** KubeVirt's "VMI synced": the VMI controller's successful update or patch of a VMI (its status included). */

@@ -23,6 +23,11 @@ import { openDynamoDbState } from '../state/dynamodb-state.ts';
 import type { StateStore } from '../state/port.ts';
 import { cachedClusterConfig, type ClusterConfigRead } from '../config/cluster-config-cache.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
+import type { CutoverHooks } from '../reconcile/instrument.ts';
+import { cutoverEnv } from '../cutover/env.ts';
+import { CutoverGate } from '../cutover/gate.ts';
+import { LeaseClient } from '../cutover/lease.ts';
+import { decisionOf } from '../cutover/decision.ts';
 
 export interface LambdaEnv {
   readonly queue: KeyQueue;
@@ -33,6 +38,8 @@ export interface LambdaEnv {
   readonly metrics: MetricsRegistry;
   /** The API server's URL (the `host` of KubeVirt's REST client metrics). */
   readonly apiServer?: string;
+  /** The cutover's fence and shadow mode when VR_MODE is set (docs/cutover.md). */
+  readonly cutover?: CutoverHooks;
 }
 
 let env: LambdaEnv | undefined;
@@ -64,5 +71,26 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
     metrics: new MetricsRegistry(),
     apiServer: connection.server,
   };
+  const cut = cutoverEnv(vars);
+  if (cut) {
+    const lease = new LeaseClient(kube, { identity: cut.identity, namespace: cut.namespace });
+    const gate = new CutoverGate({ identity: cut.identity, shadow: cut.mode === 'shadow', readLease: async () => (await lease.read()).lease });
+    const log = env.log;
+    const metrics = env.metrics;
+    env = {
+      ...env,
+      cutover: {
+        mode: () => gate.mode(),
+        dryRun: createHttpKubeClient(connection, { dryRun: true, reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service }),
+        // On AWS the decisions are logged, one line each; judging them against the live
+        // controller runs where the watch is (the local runtime; docs/cutover.md, known limits).
+        record: (controller, key, w) => {
+          metrics.inc('shadow_writes_total', 'Dry-run writes made in shadow mode', { controller });
+          const d = decisionOf(w);
+          if (d) log.info('shadow decision', { controller, key, write: d.write, object: `${d.target.kind} ${d.target.namespace ?? ''}/${d.target.name ?? `${d.target.generateName ?? ''}*`}` });
+        },
+      },
+    };
+  }
   return env;
 }

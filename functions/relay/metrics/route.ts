@@ -40,8 +40,8 @@ export class KubevirtMetrics {
   readonly route: RelayRoute;
   #running = false;
 
-  /** `synced`: whether the relay's watches have all listed once. */
-  constructor(registry: MetricsRegistry, synced: () => boolean) {
+  /** `synced`: whether the relay's watches have all listed once; `holdsLease`: whether we hold virt-controller's Lease (undefined: no cutover runs). */
+  constructor(registry: MetricsRegistry, synced: () => boolean, holdsLease: () => boolean | undefined = () => undefined) {
     this.collector = new KubevirtCollector(registry);
     this.route = {
       watches: METRICS_WATCHES,
@@ -50,7 +50,7 @@ export class KubevirtMetrics {
         return [];
       },
     };
-    registry.addCollector(componentCollector(() => ({ running: this.#running, synced: synced() })));
+    registry.addCollector(componentCollector(() => ({ running: this.#running, synced: synced(), holdsLease: holdsLease() })));
     registry.addCollector(this.collector);
   }
 

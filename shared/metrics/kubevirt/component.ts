@@ -13,15 +13,20 @@ export interface ComponentState {
   readonly running: boolean;
   /** Every watched resource has been listed once: keys flow to the controllers. */
   readonly synced: boolean;
+  /**
+   * Whether we hold virt-controller's Lease and may write (docs/cutover.md); undefined where no
+   * cutover runs (tests of the relay alone): then running and synced is leading.
+   */
+  readonly holdsLease?: boolean | undefined;
 }
 
 /**
- * Whether this process counts as the leading virt-controller. Today: it runs and its watches have
- * synced, so keys reach the controllers. Holding virt-controller's Lease (the cutover, issue 34)
- * replaces this one function.
+ * Whether this process counts as the leading virt-controller: it runs, its watches have synced (keys
+ * reach the controllers), and it holds virt-controller's Lease — as KubeVirt's leader sets the
+ * gauge when it starts leading. In shadow mode, or fenced beside a live virt-controller, it is 0.
  */
 export function isLeading(s: ComponentState): boolean {
-  return s.running && s.synced;
+  return s.running && s.synced && s.holdsLease !== false;
 }
 
 /** Whether this process is ready to take the lead: it runs (KubeVirt sets it before leader election). */

@@ -113,8 +113,8 @@ describe('the Helm chart with the upstream Helm CLI', { skip: noHelm }, () => {
 
   // Each value, what it renders: a table of flags and checks on the objects.
   const cases: { name: string; flags: string[]; check: (objects: Obj[]) => void }[] = [
-    { name: 'mode=shadow reaches the relay as VR_MODE (the cutover feature, issue 34)', flags: ['--set', 'mode=shadow'], check: (o) => assert.equal(relayEnv(o).VR_MODE, 'shadow') },
-    { name: 'mode=takeover too', flags: ['--set', 'mode=takeover'], check: (o) => assert.equal(relayEnv(o).VR_MODE, 'takeover') },
+    { name: 'mode=shadow reaches the relay as VR_MODE (the cutover, docs/cutover.md)', flags: ['--set', 'mode=shadow'], check: (o) => assert.equal(relayEnv(o).VR_MODE, 'shadow') },
+    { name: 'the Lease identity and KubeVirt namespace reach the relay', flags: ['--set', 'leaseIdentity=vr-prod', '--set', 'kubevirtNamespace=kubevirt-system'], check: (o) => assert.deepEqual([relayEnv(o).VR_LEASE_IDENTITY, relayEnv(o).KUBEVIRT_NAMESPACE], ['vr-prod', 'kubevirt-system']) },
     { name: 'clusterId reaches the relay as CLUSTER_ID', flags: ['--set', 'clusterId=prod-eu-1'], check: (o) => assert.equal(relayEnv(o).CLUSTER_ID, 'prod-eu-1') },
     {
       name: 'queue URLs per controller, the region',
@@ -180,7 +180,7 @@ describe('the Helm chart with the upstream Helm CLI', { skip: noHelm }, () => {
 
   // Bad values: Helm's error names the value and what it may be; nothing is rendered.
   const refused: { name: string; flags: string[]; message: RegExp }[] = [
-    { name: 'a mode that does not exist', flags: ['--set', 'mode=cutover'], message: /at '\/mode': value must be one of 'normal', 'shadow', 'takeover'/ },
+    { name: 'a mode that does not exist', flags: ['--set', 'mode=cutover'], message: /at '\/mode': value must be one of 'normal', 'shadow'/ },
     { name: 'a queue URL for a controller that does not exist', flags: ['--set', 'queues.urls.vmis=https://q'], message: /queues\.urls\.vmis: no such controller/ },
     { name: 'local queues without their endpoint', flags: ['--set', 'queues.mode=local'], message: /queues\.endpoint: queues\.mode is local/ },
     { name: 'a queue mode that does not exist', flags: ['--set', 'queues.mode=kafka'], message: /at '\/queues\/mode': value must be one of 'aws', 'local'/ },

@@ -50,8 +50,11 @@ describe('infra/kubernetes: manifests', () => {
     }
   });
 
-  test('relay RBAC: get/list/watch only, on exactly the watched resources', () => {
-    const rules = find('ClusterRole', 'virt-reconciler-relay').rules as Rule[];
+  test('relay RBAC: get/list/watch only, on exactly the watched resources; and virt-controller\'s Lease, which it holds for the cutover', () => {
+    const all = find('ClusterRole', 'virt-reconciler-relay').rules as Rule[];
+    const lease = all.filter((r) => r.apiGroups.includes('coordination.k8s.io'));
+    assert.deepEqual(lease.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: [...r.verbs].sort() })), [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] }], 'the Lease: taken, renewed, released (docs/cutover.md)');
+    const rules = all.filter((r) => !lease.includes(r));
     for (const r of rules) assert.deepEqual([...r.verbs].sort(), ['get', 'list', 'watch'], `relay must never write: ${JSON.stringify(r)}`);
     const granted = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
     assert.deepEqual(granted, [
@@ -277,7 +280,8 @@ describe('infra/kubernetes: manifests', () => {
         for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) granted.set(`${g}/${res}`, (granted.get(`${g}/${res}`) ?? new Set()).add(v));
       }
       const got = [...granted].map(([k, v]) => `${k} ${[...v].sort().join(',')}`).sort();
-      assert.deepEqual(got, expected);
+      // Every controller reads virt-controller's Lease: the cutover's fence (docs/cutover.md).
+      assert.deepEqual(got, [...expected, 'coordination.k8s.io/leases get'].sort());
       const binding = find('ClusterRoleBinding', controllerRole(controller)) as unknown as { roleRef: { name: string }; subjects: Array<{ kind: string; name: string }> };
       assert.equal(binding.roleRef.name, controllerRole(controller));
       assert.deepEqual(binding.subjects.map((s) => `${s.kind}:${s.name}`), [`User:${controllerUser(controller)}`], 'the user the EKS access entry maps the Lambda role to');
