@@ -15,26 +15,26 @@ import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
-import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../local/workers.ts';
-import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
-import { REAL } from '../support/lanes.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
-import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
+import { createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom } from './injectors.ts';
+import { startChaosRelay } from './relay-chaos.ts';
+import { identityOf, startLaneFaults } from './rig.ts';
+import { openChaosStore, type ChaosBackend } from './store.ts';
 import { PODS } from '../../shared/api/resources.ts';
 import { testSpec } from '../support/controller-context.ts';
 
-export const RELAY_IDENTITY = 'virt-reconciler-relay';
 /**
  * On the real control plane (VR_CONTROL_PLANE=real) the relay and the VMI controller run under
- * their own identities and RBAC roles, and the server-side faults (watch drops, 410, injected
- * 429/500/409) are not injected: kube-apiserver has no such hooks. The runtime-side chaos (worker
- * kills, duplicate deliveries, a slow queue, poison, malformed messages) runs on both lanes.
+ * their own identities and RBAC roles, and the server's faults are the real one's (restarts, etcd
+ * compaction, APF's 429: real-faults.ts) instead of the emulator's hooks. The runtime-side chaos
+ * (worker kills, duplicate deliveries, a slow queue, poison, malformed messages) and the relay's
+ * (network stalls and resets, kills) run on both lanes.
  */
-const relayIdentity = REAL ? PART_IDENTITY.relay : RELAY_IDENTITY;
-const controllerIdentity = REAL ? PART_IDENTITY.vmi : CONTROLLER_IDENTITY;
+const relayIdentity = identityOf('relay');
+const controllerIdentity = identityOf('vmi');
 
 export interface ChaosOptions {
   readonly vmis: number;
@@ -49,6 +49,8 @@ export interface ChaosOptions {
    * reconcile outlasts the queue's lease while its worker is alive and well.
    */
   readonly apiDelayMs?: number;
+  /** The queue and table: embedded SQLite (default) or SQS and DynamoDB (fauxqs, DynamoDB Local). */
+  readonly backend?: ChaosBackend;
 }
 
 export interface ChaosReport {
@@ -89,9 +91,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const sandbox = await sandboxFor(opts.vmis + 1, { podStartupMs: 300, vmiBootMs: 300 });
   const cluster = inProcessCluster(sandbox);
   const tracker = new VmiTracker(cluster);
-  const store = openChaosStore(random);
-  const { queue, state, slow } = store;
+  const store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
+  const { queue, state, slow, leaseMs } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
+  // The API server's refusals the controllers met, by status.
+  const seen: Record<string, number> = {};
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
   const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity));
@@ -100,14 +104,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const spec = testSpec(vmiController, { kube, expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
-  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet });
+  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned, seen), metrics, log: quiet });
   const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0, stalls: 0 };
   // Event-loop stalls long enough to keep a worker's heartbeat (every quarter lease) from renewing
   // in time: then a live worker looks dead, as it would to any lease-based queue.
   let tick = performance.now();
   const stallWatch = setInterval(() => {
     const now = performance.now();
-    if (now - tick >= CHAOS_VISIBILITY_MS * 0.75) deliveries.stalls++;
+    if (now - tick >= leaseMs * 0.75) deliveries.stalls++;
     tick = now;
   }, 50);
   const reconciling = new Map<string, number>();
@@ -130,14 +134,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         reconciling.set(key, reconciling.get(key)! - 1);
         const ms = performance.now() - t;
         deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
-        if (ms > CHAOS_VISIBILITY_MS) deliveries.longerThanLease++;
+        if (ms > leaseMs) deliveries.longerThanLease++;
       }
     },
   });
   const sender = new DuplicatingSender(slow, random);
-  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
-  // The real lane has no fault injection: the run there checks the product's identities and RBAC.
-  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, metrics });
+  const faultLoop = startLaneFaults(sandbox, random, relay);
   const { injected } = faultLoop;
   injected.malformed = 0;
 
@@ -156,6 +159,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
     await faultLoop.stop();
     killer.armed = false;
+    if (store.aws) store.aws.armed = false;
     const dlqReady = async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((d) => d.key === `default/${POISON_VMI}`);
     for (let i = 0; i < 100 && !(await dlqReady()); i++) await new Promise((r) => setTimeout(r, 100));
     const deadLetters = await queue.listDeadLetters();
@@ -183,7 +187,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       seconds: Math.round((performance.now() - t0) / 100) / 10,
       lost,
       duplicatePods: [...dup],
-      injected: { ...injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+      injected: { ...injected, ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
       deadLetters,
       replay,
       poisonRecovered,
