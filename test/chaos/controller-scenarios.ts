@@ -257,7 +257,11 @@ const backup: Scenario = {
     await user.create(VM_BACKUP_TRACKERS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackupTracker', metadata: { name: 'chaos-tracker', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: BACKUP_VM } } });
     await user.create(VM_BACKUPS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackup', metadata: { name: 'chaos-backup', namespace: NS }, spec: { source: { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackupTracker', name: 'chaos-tracker' }, pvcName: 'chaos-backup-target' } });
     const complete = async () => (await user.get(VM_BACKUPS, NS, 'chaos-backup'))?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') === true;
-    await reach(out, 'the backup Complete', complete, 180_000);
+    if (!(await reach(out, 'the backup Complete', complete, 180_000))) {
+      const b = await user.get(VM_BACKUPS, NS, 'chaos-backup');
+      const v = await user.get(VMIS, NS, BACKUP_VM);
+      out.push(`backup conditions ${JSON.stringify(b?.status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`))}; VMI volumes ${JSON.stringify(v?.status?.volumeStatus?.map((x) => `${x.name} ${x.phase}`))}, backupStatus ${JSON.stringify(v?.status?.changedBlockTracking)}`);
+    }
     await reach(out, 'the VMI without its backup volume', async () => {
       const v = (await user.get(VMIS, NS, BACKUP_VM)) as { spec: { utilityVolumes?: unknown[] } } | undefined;
       return (v?.spec.utilityVolumes ?? []).length === 0;
