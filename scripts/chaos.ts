@@ -15,6 +15,8 @@
  *   --only vmi,drain,pool    just these parts (vmi, replicaset, drain, or a scenario's name)
  *   --soak 60m               the soak instead (test/chaos/soak.ts): mixed churn with faults for
  *                            the duration, memory and queue depth sampled each minute, slopes
+ *   --lambda                 with --backend aws: the VMI run's keys consumed by Lambda-shaped
+ *                            invocations (batches, killed at their deadline or by a crash)
  *   --json FILE              also append each part's report to FILE (JSON lines)
  *
  * Needs nothing beyond `npm ci` on the emulator lane; the real lane builds the control plane on
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     soak: { type: 'string' },
     json: { type: 'string' },
+    lambda: { type: 'boolean', default: false },
   },
 });
 const fail = (why: string): never => {
@@ -40,6 +43,7 @@ const fail = (why: string): never => {
 };
 if (values.lane !== 'emulator' && values.lane !== 'real') fail(`--lane must be emulator or real, not ${JSON.stringify(values.lane)}`);
 if (values.backend !== 'sqlite' && values.backend !== 'aws') fail(`--backend must be sqlite or aws, not ${JSON.stringify(values.backend)}`);
+if (values.lambda && values.backend !== 'aws') fail('--lambda needs --backend aws (Lambda-shaped invocations consume SQS)');
 const backend = values.backend as 'sqlite' | 'aws';
 // The lane is read when the suites' modules load: set it before importing them.
 process.env.VR_CONTROL_PLANE = values.lane;
@@ -88,7 +92,7 @@ const PARTS: Part[] = [
     async run(seed) {
       const vmis = Number(process.env.CHAOS_VMIS ?? 200);
       out(`chaos: ${vmis} VMIs`);
-      const r = await runChaos({ vmis, ...common(seed) });
+      const r = await runChaos({ vmis, ...common(seed), ...(values.lambda ? { consumer: 'lambda' as const } : {}) });
       const v = chaosViolations(r);
       record({ part: 'vmi', seed: r.seed, seconds: r.seconds, keys: r.vmis, injected: r.injected, violations: v });
       out(`seed ${r.seed}, ${r.seconds} s; injected: ${listed(r.injected)}\nScheduled: ${r.vmis - r.lost.length}/${r.vmis}; duplicate launcher pods: ${r.duplicatePods.length}; DLQ: ${r.deadLetters.map((d) => `${d.key || '(malformed)'} [${d.reason}]`).join(', ')}`);

@@ -129,5 +129,5 @@ export class AwsFaults {
 /** True when a ChangeMessageVisibilityBatch request extends visibility (rather than handing back with 0). */
 function isExtension(args: unknown): boolean {
   const input = (args as { input?: { Entries?: { VisibilityTimeout?: number }[] } }).input;
-  return (input?.Entries ?? []).every((e) => (e.VisibilityTimeout ?? 0) > 1);
+  return (input?.Entries ?? []).every((e) => (e.VisibilityTimeout ?? 0) > 0);
 }

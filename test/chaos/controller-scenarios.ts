@@ -1,76 +1,21 @@
 /**
  * Every controller under chaos (rig.ts): what a user does with each — a pool rolled out, VMs
- * started and stopped, a snapshot restored, a VM cloned, a claim exported, a backup taken, volumes
- * hotplugged, a VM's CPU live-updated — driven while workers die, messages repeat, the API
+ * started and stopped, a VM's CPU live-updated, a node failing, an older KubeVirt's PDBs removed,
+ * and the storage controllers' (storage-scenarios.ts) — driven while workers die, messages repeat, the API
  * server and the relay fail (on either lane) and the backend throttles (on AWS). Each scenario
  * checks its invariant at every audit-log instant (audit-invariants.ts), that it reached its end,
  * and that nothing was dead-lettered.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import type { VirtualMachine, VirtualMachinePool } from '../../shared/api/index.ts';
-import { KUBEVIRTS, MIGRATIONS, PODS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_CLONES, VM_EXPORTS, VM_POOLS, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
-import type { KubeClient } from '../../shared/kube/client.ts';
-import type { Controller } from '../../shared/queue/message.ts';
-import type { SandboxOptions } from '../../sandbox/sandbox.ts';
+import { KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, VM_POOLS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { vmisWithTwoUnfinished } from '../support/migration-peaks.ts';
-import { REAL } from '../support/lanes.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
-import { creates, createdMoreThanOnce, launcherOf, overLimit, worstUnavailable } from './audit-invariants.ts';
-import type { Rig } from './rig.ts';
+import { creates, launcherOf, overLimit, worstUnavailable } from './audit-invariants.ts';
+import { NS, reach, type Scenario } from './scenario-support.ts';
+import { backup, clone, exportScenario, hotplug, snapshotRestore } from './storage-scenarios.ts';
 
-const NS = 'default';
-
-/** What a scenario hands back: what it checked, and what broke. */
-export interface ScenarioResult {
-  readonly checked: string;
-  readonly violations: string[];
-}
-
-export interface Scenario {
-  readonly name: string;
-  /** The controllers it needs running. */
-  readonly controllers: readonly Controller[];
-  readonly sandbox?: SandboxOptions;
-  /** Runs before the workers start (cluster configuration the controllers read once). */
-  readonly prepare?: (user: KubeClient) => Promise<void>;
-  readonly run: (rig: Rig, say: (line: string) => void) => Promise<ScenarioResult>;
-}
-
-/** Polls `cond` every 100 ms until it holds or `ms` pass. */
-async function within(ms: number, cond: () => Promise<boolean>): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  while (performance.now() < deadline) {
-    if (await cond().catch(() => false)) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
-/** Waits, recording `what` as a violation when it never holds. */
-async function reach(out: string[], what: string, cond: () => Promise<boolean>, ms = 120_000): Promise<boolean> {
-  const ok = await within(ms, cond);
-  if (!ok) out.push(`never reached: ${what}`);
-  return ok;
-}
-
-const claim = (name: string): V1PersistentVolumeClaim => ({
-  apiVersion: 'v1',
-  kind: 'PersistentVolumeClaim',
-  metadata: { name, namespace: NS },
-  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS },
-});
-
-/** A VM on a container disk and claim `<name>-data`. */
-async function vmWithClaim(user: KubeClient, name: string, runStrategy: string): Promise<void> {
-  await user.create(PVCS, claim(`${name}-data`));
-  const vm = vmManifest(name, { runStrategy } as Partial<VirtualMachine['spec']>);
-  const t = vm.spec.template.spec!;
-  t.domain.devices.disks = [...(t.domain.devices.disks ?? []), { name: 'data', disk: { bus: 'virtio' } }];
-  t.volumes = [...(t.volumes ?? []), { name: 'data', persistentVolumeClaim: { claimName: `${name}-data` } }];
-  await user.create(VMS, vm);
-}
+export type { Scenario, ScenarioResult } from './scenario-support.ts';
 
 const IMAGE_2 = 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.1';
 
@@ -147,177 +92,6 @@ const runStrategies: Scenario = {
   },
 };
 
-const snapshotRestore: Scenario = {
-  name: 'snapshot-restore',
-  controllers: ['snapshot', 'restore', 'vm', 'vmi'],
-  sandbox: { storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 } },
-  async run(rig, say) {
-    const out: string[] = [];
-    const { user } = rig;
-    await vmWithClaim(user, 'chaos-snap-vm', 'Halted');
-    await reach(out, 'the claim Bound', async () => (await user.get(PVCS, NS, 'chaos-snap-vm-data'))?.status?.phase === 'Bound');
-    await user.create(VM_SNAPSHOTS, { apiVersion: 'snapshot.kubevirt.io/v1beta1', kind: 'VirtualMachineSnapshot', metadata: { name: 'chaos-snap', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-snap-vm' } } });
-    if (!(await reach(out, 'the snapshot readyToUse', async () => (await user.get(VM_SNAPSHOTS, NS, 'chaos-snap'))?.status?.readyToUse === true))) return { checked: 'snapshot', violations: out };
-    say('snapshot ready; restoring under chaos');
-    await user.create(VM_RESTORES, { apiVersion: 'snapshot.kubevirt.io/v1beta1', kind: 'VirtualMachineRestore', metadata: { name: 'chaos-restore', namespace: NS }, spec: { target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-snap-vm' }, virtualMachineSnapshotName: 'chaos-snap' } });
-    await reach(out, 'the restore complete', async () => (await user.get(VM_RESTORES, NS, 'chaos-restore'))?.status?.complete === true, 180_000);
-    await reach(out, 'the VM unlocked', async () => (await user.get(VMS, NS, 'chaos-snap-vm'))?.status?.restoreInProgress === undefined);
-    const audit = rig.sandbox.apiServer.audit.query();
-    const contents = creates(audit, 'virtualmachinesnapshotcontents');
-    const snapshots = creates(audit, 'volumesnapshots');
-    const restored = creates(audit, 'persistentvolumeclaims', (n) => n.startsWith('restore-'));
-    if (contents !== 1) out.push(`${contents} snapshot contents created, not 1`);
-    if (snapshots !== 1) out.push(`${snapshots} VolumeSnapshots created for one volume, not 1`);
-    if (restored !== 1) out.push(`${restored} restored claims created for one volume, not 1`);
-    out.push(...createdMoreThanOnce(audit, 'virtualmachinesnapshots').map((x) => `snapshot created again: ${x}`));
-    // No orphan: every VolumeSnapshot belongs to the one content, every restore- claim is the VM's.
-    const vm = await user.get(VMS, NS, 'chaos-snap-vm');
-    const used = new Set((vm?.spec.template.spec?.volumes ?? []).map((v) => v.persistentVolumeClaim?.claimName));
-    const orphans = (await user.list(PVCS, NS)).items.filter((c) => c.metadata?.name?.startsWith('restore-') && !used.has(c.metadata.name));
-    if (orphans.length) out.push(`orphaned restore claims: ${orphans.map((c) => c.metadata?.name).join(', ')}`);
-    if ((await user.list(VM_SNAPSHOT_CONTENTS, NS)).items.length !== 1) out.push('not exactly one snapshot content at the end');
-    return { checked: 'snapshot → restore of a 1-volume VM: one content, one VolumeSnapshot, one restored claim, restore complete once, no orphan', violations: out };
-  },
-};
-
-const clone: Scenario = {
-  name: 'clone',
-  controllers: ['clone', 'snapshot', 'restore', 'vm', 'vmi'],
-  sandbox: { storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 } },
-  async run(rig) {
-    const out: string[] = [];
-    const { user } = rig;
-    await vmWithClaim(user, 'chaos-clone-src', 'Halted');
-    await reach(out, 'the source claim Bound', async () => (await user.get(PVCS, NS, 'chaos-clone-src-data'))?.status?.phase === 'Bound');
-    const c = await user.create(VM_CLONES, {
-      apiVersion: 'clone.kubevirt.io/v1beta1',
-      kind: 'VirtualMachineClone',
-      metadata: { name: 'chaos-clone', namespace: NS },
-      spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-clone-src' }, target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-clone-dst' } },
-    });
-    const uid = c.metadata?.uid ?? '';
-    await reach(out, 'the clone Succeeded', async () => (await user.get(VM_CLONES, NS, 'chaos-clone'))?.status?.phase === 'Succeeded', 180_000);
-    await reach(out, 'the temporary snapshot and restore gone', async () => (await user.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)) === undefined && (await user.get(VM_RESTORES, NS, `tmp-restore-${uid}`)) === undefined);
-    const audit = rig.sandbox.apiServer.audit.query();
-    const targets = creates(audit, 'virtualmachines', (n) => n === 'chaos-clone-dst');
-    if (targets !== 1) out.push(`the target VM was created ${targets} times`);
-    for (const [resource, name] of [['virtualmachinesnapshots', `tmp-snapshot-${uid}`], ['virtualmachinerestores', `tmp-restore-${uid}`]] as const) {
-      const n = creates(audit, resource, (x) => x === name);
-      if (n !== 1) out.push(`${name} created ${n} times`);
-    }
-    const left = (await user.list(VM_SNAPSHOT_CONTENTS, NS)).items.length;
-    if (left !== 0) out.push(`${left} snapshot contents left behind by the clone`);
-    return { checked: 'a VM cloned: one target VM, one temporary snapshot and restore (each created once, both gone), the clone Succeeded', violations: out };
-  },
-};
-
-const exportScenario: Scenario = {
-  name: 'export',
-  controllers: ['export', 'vm', 'vmi'],
-  sandbox: { storage: { bindVolumes: !REAL, provisionMs: 50, snapshotCreateMs: 50, snapshotReadyMs: 50 } },
-  async run(rig) {
-    const out: string[] = [];
-    const { user } = rig;
-    await user.create(PVCS, { ...claim('chaos-export-disk'), metadata: { name: 'chaos-export-disk', namespace: NS, annotations: { 'cdi.kubevirt.io/storage.contentType': 'kubevirt' } }, spec: { ...claim('x').spec, storageClassName: 'sandbox-csi' } });
-    await reach(out, 'the claim Bound', async () => (await user.get(PVCS, NS, 'chaos-export-disk'))?.status?.phase === 'Bound');
-    await user.create(VM_EXPORTS, { apiVersion: 'export.kubevirt.io/v1', kind: 'VirtualMachineExport', metadata: { name: 'chaos-export', namespace: NS }, spec: { source: { apiGroup: '', kind: 'PersistentVolumeClaim', name: 'chaos-export-disk' } } });
-    await reach(out, 'the export Ready', async () => (await user.get(VM_EXPORTS, NS, 'chaos-export'))?.status?.phase === 'Ready', 180_000);
-    const audit = rig.sandbox.apiServer.audit.query();
-    const pods = creates(audit, 'pods', (n) => n === 'virt-export-chaos-export');
-    if (pods !== 1) out.push(`the exporter pod was created ${pods} times`);
-    out.push(...overLimit(audit, 'pods', (o) => (o.metadata?.name?.startsWith('virt-export-') ? 'chaos-export' : undefined)).map((x) => `two exporter pods: ${x}`));
-    return { checked: 'a claim exported: one exporter pod at every instant, created once, the export Ready', violations: out };
-  },
-};
-
-const BACKUP_VM = 'chaos-backup-vm';
-const backup: Scenario = {
-  name: 'backup',
-  controllers: ['backup', 'vm', 'vmi'],
-  sandbox: { storage: { bindVolumes: !REAL, provisionMs: 50, backupStepMs: 300 } },
-  async prepare(user) {
-    await user.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { featureGates: ['IncrementalBackup'] }, changedBlockTrackingLabelSelectors: { virtualMachineLabelSelector: { matchLabels: { backup: 'yes' } } } } } } });
-  },
-  async run(rig) {
-    const out: string[] = [];
-    const { user } = rig;
-    const csi = (name: string) => ({ ...claim(name), spec: { ...claim(name).spec, storageClassName: 'sandbox-csi' } });
-    await user.create(PVCS, csi(`${BACKUP_VM}-disk`));
-    await user.create(PVCS, csi('chaos-backup-target'));
-    const vm = vmManifest(BACKUP_VM, { runStrategy: 'Always' });
-    vm.metadata = { ...vm.metadata, labels: { backup: 'yes' } };
-    vm.spec.template.spec!.domain.devices.disks = [{ name: 'disk', disk: { bus: 'virtio' } }];
-    vm.spec.template.spec!.volumes = [{ name: 'disk', persistentVolumeClaim: { claimName: `${BACKUP_VM}-disk` } }];
-    await user.create(VMS, vm);
-    const cbt = async () => {
-      const v = await user.get(VMIS, NS, BACKUP_VM);
-      return v?.status?.phase === 'Running' && v.status.changedBlockTracking?.state === 'Enabled';
-    };
-    if (!(await reach(out, 'the VMI Running with CBT', cbt, 180_000))) return { checked: 'backup', violations: out };
-    await user.create(VM_BACKUP_TRACKERS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackupTracker', metadata: { name: 'chaos-tracker', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: BACKUP_VM } } });
-    await user.create(VM_BACKUPS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackup', metadata: { name: 'chaos-backup', namespace: NS }, spec: { source: { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackupTracker', name: 'chaos-tracker' }, pvcName: 'chaos-backup-target' } });
-    const complete = async () => (await user.get(VM_BACKUPS, NS, 'chaos-backup'))?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') === true;
-    if (!(await reach(out, 'the backup Complete', complete, 180_000))) {
-      const b = await user.get(VM_BACKUPS, NS, 'chaos-backup');
-      const v = await user.get(VMIS, NS, BACKUP_VM);
-      out.push(`backup conditions ${JSON.stringify(b?.status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`))}; VMI volumes ${JSON.stringify(v?.status?.volumeStatus?.map((x) => `${x.name} ${x.phase}`))}, backupStatus ${JSON.stringify(v?.status?.changedBlockTracking)}`);
-    }
-    await reach(out, 'the VMI without its backup volume', async () => {
-      const v = (await user.get(VMIS, NS, BACKUP_VM)) as { spec: { utilityVolumes?: unknown[] } } | undefined;
-      return (v?.spec.utilityVolumes ?? []).length === 0;
-    });
-    const audit = rig.sandbox.apiServer.audit.query();
-    // The target is attached once: one write adds the utility volume.
-    let attached = 0;
-    let had = false;
-    for (const e of audit.filter((x) => x.resource === 'virtualmachineinstances' && x.name === BACKUP_VM)) {
-      const has = ((e.object as { spec?: { utilityVolumes?: unknown[] } }).spec?.utilityVolumes ?? []).length > 0;
-      if (has && !had) attached++;
-      had = has;
-    }
-    if (attached !== 1) out.push(`the backup target was attached ${attached} times`);
-    const vmis = creates(audit, 'virtualmachineinstances', (n) => n === BACKUP_VM);
-    if (vmis !== 1) out.push(`${vmis} VMIs created for one VM start`);
-    return { checked: 'a backup through its tracker: Complete, its target attached once and released, one VMI', violations: out };
-  },
-};
-
-const HP = 'chaos-hp';
-const hotplug: Scenario = {
-  name: 'hotplug',
-  controllers: ['vmi'],
-  sandbox: { storage: { provisionMs: 100 }, timings: { vmiHotplugMs: 50 } },
-  async run(rig, say) {
-    const out: string[] = [];
-    const { user } = rig;
-    for (const c of ['chaos-hp-a', 'chaos-hp-b']) await user.create(PVCS, claim(c));
-    await user.create(VMIS, vmiManifest(HP));
-    if (!(await reach(out, 'the VMI Running', async () => (await user.get(VMIS, NS, HP))?.status?.phase === 'Running'))) return { checked: 'hotplug', violations: out };
-    const ready = (names: string[]) => async () => {
-      const st = ((await user.get(VMIS, NS, HP))?.status?.volumeStatus ?? []).filter((s) => s.hotplugVolume !== undefined);
-      return st.length === names.length && st.every((s) => s.phase === 'Ready' && names.includes(s.name));
-    };
-    for (const [i, vol] of ['disk-a', 'disk-b'].entries()) {
-      await user.patch(VMIS, NS, HP, {
-        type: 'json',
-        ops: [
-          { op: 'add', path: '/spec/volumes/-', value: { name: vol, persistentVolumeClaim: { claimName: `chaos-hp-${vol.slice(-1)}`, hotpluggable: true } } },
-          { op: 'add', path: '/spec/domain/devices/disks/-', value: { name: vol, disk: { bus: 'scsi' } } },
-        ],
-      });
-      await reach(out, `${i + 1} volume(s) Ready`, ready(['disk-a', 'disk-b'].slice(0, i + 1)), 180_000);
-      say(`hotplug: ${vol} Ready`);
-    }
-    const audit = rig.sandbox.apiServer.audit.query();
-    // One attachment pod per set of volumes at every instant (a new set replaces the pod).
-    const claimsOf = (o: unknown) => ((o as { spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } }).spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim?.claimName ? [v.persistentVolumeClaim.claimName] : [])).sort().join(',');
-    out.push(...overLimit(audit, 'pods', (o) => (o.metadata?.labels?.['kubevirt.io'] === 'hotplug-disk' ? claimsOf(o) : undefined)).map((x) => `two attachment pods: ${x}`));
-    const live = (await user.list(PODS, NS, { labelSelector: 'kubevirt.io=hotplug-disk' })).items.filter((p) => !p.metadata?.deletionTimestamp);
-    if (live.length !== 1) out.push(`${live.length} live attachment pods at the end, not 1`);
-    return { checked: 'two volumes hotplugged one after the other: one attachment pod per volume set at every instant, one at the end', violations: out };
-  },
-};
-
 const LIVE = 'chaos-live';
 const liveUpdate: Scenario = {
   name: 'live-update',
@@ -355,5 +129,63 @@ const liveUpdate: Scenario = {
   },
 };
 
+const nodeFailure: Scenario = {
+  name: 'node-failure',
+  controllers: ['node', 'vmi'],
+  // Five sandbox minutes of heartbeat timeout pass in fifteen real seconds.
+  sandbox: { speed: 20, nodes: 3 },
+  async run(rig) {
+    const out: string[] = [];
+    const { user, sandbox } = rig;
+    const [node01] = sandbox.nodeNames as [string];
+    for (const n of ['chaos-hb-crashed', 'chaos-hb-alive']) await user.create(VMIS, vmiManifest(n, { nodeSelector: { 'kubernetes.io/hostname': node01 } }));
+    const on = async (n: string) => (await user.get(VMIS, NS, n))?.status?.phase === 'Running';
+    if (!(await reach(out, 'both VMIs Running on node01', async () => (await on('chaos-hb-crashed')) && (await on('chaos-hb-alive'))))) return { checked: 'node failure', violations: out };
+    sandbox.virtHandlers.stopHandler(node01);
+    const vmi = await user.get(VMIS, NS, 'chaos-hb-crashed');
+    const [pod] = (await user.list(PODS, NS, { labelSelector: `kubevirt.io/created-by=${vmi?.metadata?.uid ?? ''}` })).items;
+    await user.patch(PODS, NS, pod?.metadata?.name ?? '', { type: 'merge', body: { status: { phase: 'Failed', containerStatuses: [{ name: 'compute', image: 'virt-launcher', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'Error' } } }] } } }, { subresource: 'status' });
+    await reach(out, 'the VMI without a launcher Failed NodeUnresponsive', async () => {
+      const v = await user.get(VMIS, NS, 'chaos-hb-crashed');
+      return v?.status?.phase === 'Failed' && v.status.reason === 'NodeUnresponsive';
+    }, 180_000);
+    await reach(out, 'node01 unschedulable', async () => (await user.get(NODES, undefined, node01))?.metadata?.labels?.['kubevirt.io/schedulable'] === 'false');
+    if (!(await on('chaos-hb-alive'))) out.push('the VMI whose launcher still runs was failed too');
+    const audit = rig.sandbox.apiServer.audit.query();
+    const aliveFailed = audit.some((e) => e.resource === 'virtualmachineinstances' && e.name === 'chaos-hb-alive' && (e.object as { status?: { phase?: string } }).status?.phase === 'Failed');
+    if (aliveFailed) out.push('chaos-hb-alive was written Failed at some instant');
+    return { checked: "a node's virt-handler stopped: the VMI without a launcher Failed NodeUnresponsive, the node unschedulable, the live one never failed", violations: out };
+  },
+};
+
+const disruptionBudget: Scenario = {
+  name: 'disruption-budget',
+  controllers: ['disruption-budget', 'vmi'],
+  async run(rig) {
+    const out: string[] = [];
+    const { user } = rig;
+    await user.create(VMIS, vmiManifest('chaos-pdb'));
+    if (!(await reach(out, 'the VMI Running', async () => (await user.get(VMIS, NS, 'chaos-pdb'))?.status?.phase === 'Running'))) return { checked: 'disruption budget', violations: out };
+    const vmi = (await user.get(VMIS, NS, 'chaos-pdb'))!;
+    const selector = { matchLabels: { 'kubevirt.io/created-by': vmi.metadata?.uid ?? '' } };
+    const owner = [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'chaos-pdb', uid: vmi.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }];
+    await user.create(PDBS, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'chaos-users-budget', namespace: NS }, spec: { minAvailable: 1, selector } });
+    const legacy: string[] = [];
+    for (const prefix of ['kubevirt-disruption-budget-', 'kubevirt-disruption-budget-', 'kubevirt-migration-pdb-']) {
+      const p = await user.create(PDBS, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { generateName: prefix, namespace: NS, ownerReferences: owner }, spec: { minAvailable: 1, selector } });
+      legacy.push(p.metadata?.name ?? '');
+    }
+    await reach(out, 'the legacy PDBs gone', async () => {
+      const names = new Set((await user.list(PDBS, NS)).items.map((p) => p.metadata?.name));
+      return legacy.every((n) => !names.has(n));
+    });
+    await sleep(2000);
+    const audit = rig.sandbox.apiServer.audit.query();
+    if (audit.some((e) => e.resource === 'poddisruptionbudgets' && e.name === 'chaos-users-budget' && e.verb === 'delete')) out.push("the user's PDB was deleted");
+    if (!(await user.get(PDBS, NS, 'chaos-users-budget'))) out.push("the user's PDB is gone");
+    return { checked: "an older KubeVirt's 3 PDBs of a VMI deleted, the user's PDB over the same pods never touched", violations: out };
+  },
+};
+
 /** Every scenario, by name. */
-export const SCENARIOS: readonly Scenario[] = [pool, runStrategies, snapshotRestore, clone, exportScenario, backup, hotplug, liveUpdate];
+export const SCENARIOS: readonly Scenario[] = [pool, runStrategies, snapshotRestore, clone, exportScenario, backup, hotplug, liveUpdate, nodeFailure, disruptionBudget];

@@ -6,9 +6,10 @@
  *   restarted server's watch cache starts at the current revision (older watches get 410);
  * - etcd compacted to its current revision (etcd's gRPC gateway, `/v3/kv/compaction`), so
  *   re-watches from older resourceVersions are answered 410 Gone and the relay relists;
- * - API Priority and Fairness turned low for the controllers: a PriorityLevelConfiguration of one
- *   concurrency share that rejects (never queues) and a FlowSchema sending the controllers' users
- *   to it, so concurrent requests are answered 429 — then removed again;
+ * - API Priority and Fairness turned low for the controllers: a PriorityLevelConfiguration of no
+ *   concurrency share (nothing lent, nothing borrowed) that rejects rather than queues, and a
+ *   FlowSchema sending the controllers' users to it, so their requests are answered 429 — then
+ *   removed again (a few seconds later, at the loop's next APF pick);
  * plus, on both lanes, the relay's network stalled or reset and the relay killed (relay-chaos.ts).
  */
 import { readFile } from 'node:fs/promises';
@@ -59,14 +60,14 @@ export async function compactEtcd(etcd: string): Promise<number> {
   return revision;
 }
 
-/** The APF objects that starve `users`: one share, reject when busy. */
+/** The APF objects that starve `users`: no seat, reject rather than queue. */
 function apfObjects(users: readonly string[]): object[] {
   return [
     {
       apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
       kind: 'PriorityLevelConfiguration',
       metadata: { name: APF_NAME },
-      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
+      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
     },
     {
       apiVersion: 'flowcontrol.apiserver.k8s.io/v1',

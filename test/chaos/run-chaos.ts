@@ -12,7 +12,8 @@ import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
+import type { DeadLetter, ReceivedKey, ReplayReport } from '../../shared/queue/port.ts';
+import type { Outcome } from '../../shared/reconcile/outcome.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
@@ -20,7 +21,9 @@ import { WorkerPool } from '../../local/workers.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
 import { createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom } from './injectors.ts';
+import { invocationKube, LambdaInvoker } from './lambda-invoker.ts';
 import { startChaosRelay } from './relay-chaos.ts';
+import type { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { identityOf, startLaneFaults } from './rig.ts';
 import { openChaosStore, type ChaosBackend } from './store.ts';
 import { PODS } from '../../shared/api/resources.ts';
@@ -51,6 +54,11 @@ export interface ChaosOptions {
   readonly apiDelayMs?: number;
   /** The queue and table: embedded SQLite (default) or SQS and DynamoDB (fauxqs, DynamoDB Local). */
   readonly backend?: ChaosBackend;
+  /**
+   * Who consumes the queue: the local runtime's workers (default), or Lambda-shaped invocations
+   * (aws backend only: batches from the SQS trigger, killed at their deadline; lambda-invoker.ts).
+   */
+  readonly consumer?: 'workers' | 'lambda';
 }
 
 export interface ChaosReport {
@@ -104,7 +112,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const spec = testSpec(vmiController, { kube, expectations: chaosExpectations(state.expectations, killer), clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
-  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned, seen), metrics, log: quiet });
+  const lambda = opts.consumer === 'lambda';
+  if (lambda && !store.sqs) throw new Error('the lambda consumer needs the aws backend');
+  const handle = instrumented(spec, { kube: lambda ? invocationKube(chaosKube(slowKube, killer, poisoned, seen)) : chaosKube(slowKube, killer, poisoned, seen), metrics, log: quiet });
   const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0, stalls: 0 };
   // Event-loop stalls long enough to keep a worker's heartbeat (every quarter lease) from renewing
   // in time: then a live worker looks dead, as it would to any lease-based queue.
@@ -115,29 +125,26 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     tick = now;
   }, 50);
   const reconciling = new Map<string, number>();
-  const pool = new WorkerPool({
-    controller: 'vmi',
-    concurrency: 10,
-    queue: slow,
-    metrics,
-    log: quiet,
-    handle: async (rk) => {
-      if (rk.attempt > deliveries.maxAttempt) Object.assign(deliveries, { maxAttempt: rk.attempt, maxAttemptKey: rk.message.key });
-      const key = rk.message.key;
-      // A second delivery of a key while a live worker still reconciles it: that worker lost its lease.
-      if ((reconciling.get(key) ?? 0) > 0) deliveries.overlapping++;
-      reconciling.set(key, (reconciling.get(key) ?? 0) + 1);
-      const t = performance.now();
-      try {
-        return await handle(rk);
-      } finally {
-        reconciling.set(key, reconciling.get(key)! - 1);
-        const ms = performance.now() - t;
-        deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
-        if (ms > leaseMs) deliveries.longerThanLease++;
-      }
-    },
-  });
+  const tracked = async (rk: ReceivedKey): Promise<Outcome> => {
+    if (rk.attempt > deliveries.maxAttempt) Object.assign(deliveries, { maxAttempt: rk.attempt, maxAttemptKey: rk.message.key });
+    const key = rk.message.key;
+    // A second delivery of a key while a live worker still reconciles it: that worker lost its lease.
+    if ((reconciling.get(key) ?? 0) > 0) deliveries.overlapping++;
+    reconciling.set(key, (reconciling.get(key) ?? 0) + 1);
+    const t = performance.now();
+    try {
+      return await handle(rk);
+    } finally {
+      reconciling.set(key, reconciling.get(key)! - 1);
+      const ms = performance.now() - t;
+      deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
+      if (ms > leaseMs) deliveries.longerThanLease++;
+    }
+  };
+  // The consumer: the local runtime's workers, or Lambda-shaped invocations over SQS.
+  const pool = lambda
+    ? new LambdaInvoker({ client: store.sqs!.client, prefix: store.sqs!.prefix, controller: 'vmi', queue: store.queue as SqsKeyQueue, reconcile: tracked, concurrency: 4, random })
+    : new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, metrics, log: quiet, handle: tracked });
   const sender = new DuplicatingSender(slow, random);
   const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, metrics });
   const faultLoop = startLaneFaults(sandbox, random, relay);
@@ -187,7 +194,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       seconds: Math.round((performance.now() - t0) / 100) / 10,
       lost,
       duplicatePods: [...dup],
-      injected: { ...injected, ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+      injected: { ...injected, ...(pool instanceof LambdaInvoker ? pool.counts : {}), ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
       deadLetters,
       replay,
       poisonRecovered,

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
 import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Controller } from '../../shared/queue/message.ts';
 import type { KeyQueue, RetryPolicy } from '../../shared/queue/port.ts';
 import { ensureTable, openDynamoDbState } from '../../shared/state/dynamodb-state.ts';
@@ -45,6 +46,8 @@ export interface ChaosStore {
   readonly leaseMs: number;
   /** The SDK faults (aws only): arm/disarm, bursts, counts. */
   readonly aws?: AwsFaults;
+  /** The SQS client (faults attached) and the queues' name prefix (aws only), for Lambda-shaped consumers. */
+  readonly sqs?: { readonly client: SQSClient; readonly prefix: string };
   /** What the backend injected (empty on SQLite). */
   injected(): Record<string, number>;
   close(): Promise<void>;
@@ -101,7 +104,8 @@ async function openAwsStore(random: () => number, opts: ChaosStoreOptions): Prom
     const tableName = `chaos-${randomUUID().slice(0, 8)}`;
     // The table and the queues are made before the faults are attached: set-up is not under test.
     await ensureTable(dynamoClient, tableName);
-    const queue = new SqsKeyQueue({ client: sqsClient, prefix: `chaos-${randomUUID().slice(0, 8)}`, retry: RETRY, visibilityTimeoutSeconds: SQS_VISIBILITY_SECONDS });
+    const prefix = `chaos-${randomUUID().slice(0, 8)}`;
+    const queue = new SqsKeyQueue({ client: sqsClient, prefix, retry: RETRY, visibilityTimeoutSeconds: SQS_VISIBILITY_SECONDS });
     await queue.ensureQueues();
     faults.attach(sqsClient, 'sqs');
     faults.attach(dynamoClient, 'dynamodb');
@@ -113,6 +117,7 @@ async function openAwsStore(random: () => number, opts: ChaosStoreOptions): Prom
       slow: slowQueue(queue, random, 20),
       leaseMs: SQS_VISIBILITY_SECONDS * 1000,
       aws: faults,
+      sqs: { client: sqsClient, prefix },
       injected: () => ({ ...faults.counts }),
       async close() {
         faults.armed = false;
