@@ -210,3 +210,29 @@ export function startFaultLoop(sandbox: Sandbox, random: () => number, identitie
     },
   };
 }
+
+/**
+ * The user's client in a chaos run: it retries, as kubectl and a person do, while the API server
+ * restarts or refuses (a network error, 429, 5xx), for up to a minute. A create whose answer was
+ * lost and that then finds its object (409) counts as done. The faults are the product's to
+ * survive, not the harness's.
+ */
+export function patientUser(inner: KubeClient): KubeClient {
+  return decorateKubeClient(inner, async (method, args, call) => {
+    const deadline = Date.now() + 60_000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        const status = (err as { status?: number }).status;
+        if (method === 'create' && status === 409 && attempt > 0) {
+          const obj = args[1] as { metadata?: { namespace?: string; name?: string } };
+          if (obj.metadata?.name) return inner.get(args[0] as never, obj.metadata.namespace, obj.metadata.name);
+        }
+        const retriable = status === undefined || status === 429 || status >= 500;
+        if (!retriable || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  });
+}

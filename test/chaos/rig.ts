@@ -27,7 +27,7 @@ import { bindController } from '../../shared/reconcile/define-controller.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { REAL } from '../support/lanes.ts';
 import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom, startFaultLoop, type FaultLoop } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom, startFaultLoop, type FaultLoop } from './injectors.ts';
 import { startRealFaultLoop } from './real-faults.ts';
 import { startChaosRelay, type ChaosRelay } from './relay-chaos.ts';
 import { openChaosStore, type ChaosBackend, type ChaosStore } from './store.ts';
@@ -169,7 +169,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
       relay,
       metrics,
       poisoned,
-      user: createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)),
+      user: patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY))),
       async start() {
         relay.start();
         for (const p of pools) p.start();

@@ -40,7 +40,7 @@ import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { vmiManifest } from '../e2e/support.ts';
 import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom } from './injectors.ts';
 import { startChaosRelay } from './relay-chaos.ts';
 import { identityOf, startLaneFaults } from './rig.ts';
 import { openChaosStore, type ChaosBackend } from './store.ts';
@@ -201,7 +201,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   );
   const sender = new DuplicatingSender(slow, random);
   const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
-  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
+  const user = patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)));
   const faultLoop = startLaneFaults(sandbox, random, relay);
   const names = Array.from({ length: opts.vmis ?? 8 }, (_, i) => `drain-chaos-${i + 1}`);
   const [node01, ...others] = sandbox.nodeNames as [string, ...string[]];

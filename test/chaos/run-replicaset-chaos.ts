@@ -21,7 +21,7 @@ import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { replicaSetController } from '../../functions/replicaset/controller.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { sandboxFor, USER_IDENTITY, vmiManifest } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom } from './injectors.ts';
 import { startChaosRelay } from './relay-chaos.ts';
 import { identityOf, startLaneFaults } from './rig.ts';
 import { openChaosStore, type ChaosBackend } from './store.ts';
@@ -85,7 +85,7 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   ];
   const sender = new DuplicatingSender(slow, random);
   const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
-  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
+  const user = patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)));
   const faultLoop = startLaneFaults(sandbox, random, relay);
   const unreached: string[] = [];
 
