@@ -225,6 +225,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   let deadLetters: readonly DeadLetter[] = [];
   let replay: ReplayReport | undefined;
   let poisonRecovered = false;
+  let ok = false;
   try {
     relay.start();
     for (const p of pools) p.start();
@@ -275,11 +276,17 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     poisoned.clear();
     replay = await queue.replay({ controller: 'vmi' });
     poisonRecovered = await within(phaseMs, async () => (await user.get(VMIS, NS, POISON_VMI))?.status?.phase === 'Running');
+    ok = true;
   } finally {
     await faultLoop.stop();
     sender.stop();
     await relay.stop();
     await Promise.all(pools.map((p) => p.stop()));
+    // A run that threw leaves no server behind (the real control plane outlives this process).
+    if (!ok) {
+      await store.close();
+      await sandbox.stop();
+    }
   }
   const deadAfterReplay = await queue.listDeadLetters();
   await store.close();

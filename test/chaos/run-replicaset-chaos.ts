@@ -88,6 +88,7 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   const user = patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)));
   const faultLoop = startLaneFaults(sandbox, random, relay);
   const unreached: string[] = [];
+  let ok = false;
 
   try {
     relay.start();
@@ -114,12 +115,15 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
       const replaced = await reachExactly(user, replicas, opts.stepTimeoutMs ?? 120_000, () => {});
       if (!replaced.startsWith('reached')) unreached.push(`${replicas} after the hand deletes: ${replaced}`);
     }
+    ok = true;
   } finally {
     await faultLoop.stop();
     sender.stop();
     await relay.stop();
     await Promise.all(pools.map((p) => p.stop()));
     await store.close();
+    // A run that threw leaves no server behind (the real control plane outlives this process).
+    if (!ok) await sandbox.stop();
   }
   const audit = checkAudit(sandbox.apiServer.audit);
   await sandbox.stop();
