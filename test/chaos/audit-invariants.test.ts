@@ -15,12 +15,14 @@ function entry(resource: string, verb: string, name: string, object: Record<stri
 const launcher = (name: string, vmiUid: string, extra: Record<string, unknown> = {}) => entry('pods', 'create', name, { metadata: { name, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': vmiUid } }, ...extra });
 const vmi = (name: string, phase: string, ready: boolean) => entry('virtualmachineinstances', 'update', name, { status: { phase, conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } });
 
-test('overLimit: a second live launcher pod for one VMI is reported; one replacing a deleted one is not', () => {
+test('overLimit: a second live launcher pod for one VMI is reported; one replacing a deleted one, or a migration target beside its source, is not', () => {
   // arrange
   const clean = [launcher('virt-launcher-a-1', 'uid-a'), entry('pods', 'delete', 'virt-launcher-a-1', {}), launcher('virt-launcher-a-2', 'uid-a'), launcher('virt-launcher-b-1', 'uid-b')];
   const twice = [launcher('virt-launcher-c-1', 'uid-c'), launcher('virt-launcher-c-2', 'uid-c')];
+  // A migration's target pod runs beside its source: one of each is fine.
+  const migrating = [launcher('virt-launcher-d-1', 'uid-d'), entry('pods', 'create', 'virt-launcher-d-2', { metadata: { name: 'virt-launcher-d-2', labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': 'uid-d', 'kubevirt.io/migrationJobUID': 'm-1' } } })];
   // act
-  const ok = overLimit(clean, 'pods', launcherOf);
+  const ok = overLimit([...clean, ...migrating], 'pods', launcherOf);
   const bad = overLimit(twice, 'pods', launcherOf);
   // assert
   assert.deepEqual(ok, []);

@@ -5,6 +5,7 @@
  * entries, so each can be shown to catch what it is for (audit-invariants.test.ts).
  */
 import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
+import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { inCommitOrder } from '../support/migration-peaks.ts';
 
 type Obj = { metadata?: { name?: string; uid?: string; deletionTimestamp?: string; labels?: Record<string, string>; ownerReferences?: { uid?: string; controller?: boolean }[] } };
@@ -76,5 +77,13 @@ export function worstUnavailable(entries: readonly AuditEntry[], names: readonly
   return { worst, instants };
 }
 
-/** Launcher pods: grouped by the VMI they run (its uid, the created-by label). */
-export const launcherOf = (o: Obj): string | undefined => (o.metadata?.labels?.['kubevirt.io'] === 'virt-launcher' ? o.metadata.labels['kubevirt.io/created-by'] : undefined);
+/**
+ * Launcher pods: grouped by the VMI they run (its uid, the created-by label) and the migration
+ * whose target they are (a source and its target run side by side during a migration: one each).
+ */
+export const launcherOf = (o: Obj): string | undefined => {
+  const labels = o.metadata?.labels;
+  if (labels?.['kubevirt.io'] !== 'virt-launcher') return undefined;
+  const migration = labels[MIGRATION_JOB_UID_LABEL];
+  return `${labels['kubevirt.io/created-by'] ?? '?'}${migration ? ` (target of migration ${migration})` : ''}`;
+};
