@@ -9,7 +9,7 @@
  * - API Priority and Fairness turned low for the controllers: a PriorityLevelConfiguration of no
  *   concurrency share (nothing lent, nothing borrowed) that rejects rather than queues, and a
  *   FlowSchema sending the controllers' users to it, so their requests are answered 429 — then
- *   removed again (a few seconds later, at the loop's next APF pick);
+ *   removed again 1–3 s later;
  * plus, on both lanes, the relay's network stalled or reset and the relay killed (relay-chaos.ts).
  */
 import { readFile } from 'node:fs/promises';
@@ -91,7 +91,7 @@ function apfObjects(users: readonly string[]): object[] {
 /**
  * Every 0.5–2 s one fault: the relay's network stalled for up to 3 s (25 %) or reset (20 %),
  * etcd compacted and the relay's connections reset so it re-watches from a compacted revision
- * (15 %), APF starvation of the controllers switched on or off (20 %), the relay killed and
+ * (15 %), APF starvation of the controllers for 1–3 s (20 %), the relay killed and
  * restarted (10 %), kube-apiserver restarted (10 %; at most one every 20 s, and only
  * `apiServerRestarts` in all).
  */
@@ -126,8 +126,12 @@ export function startRealFaultLoop(server: RealApiServer, random: () => number, 
           hooks.relay.reset();
           injected.etcdCompactions!++;
         } else if (pick < 0.8) {
-          await setApf(!apf);
-          if (apf) injected.apfOn!++;
+          // A burst of 1–3 s: long enough for every controller in flight to be refused, short of
+          // an outage (the queue's retries, not APF, would then be under test).
+          await setApf(true);
+          injected.apfOn!++;
+          await new Promise((r) => setTimeout(r, 1000 + random() * 2000));
+          await setApf(false);
         } else if (pick < 0.9) {
           await hooks.relay.kill();
         } else if (Date.now() - lastRestart > 20_000 && injected.apiServerRestarts! < (hooks.apiServerRestarts ?? 3)) {

@@ -4,7 +4,7 @@
  * - `aws`: SQS FIFO queues in fauxqs and the state table in DynamoDB Local, through the real AWS
  *   SDK clients and our SQS/DynamoDB adapters, with faults injected as SDK middleware
  *   (aws-faults.ts: throttling, 5xx, timeouts, lost lease extensions).
- * Both with short leases, so an abandoned key comes back quickly, and retries capped at 1 s.
+ * Both with short leases, so an abandoned key comes back quickly, and retries capped at 4 s.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,7 +31,12 @@ export type ChaosBackend = 'sqlite' | 'aws';
 export const CHAOS_VISIBILITY_MS = 1500;
 /** On SQS, whose visibility counts whole seconds. */
 const SQS_VISIBILITY_SECONDS = 2;
-const RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 };
+/**
+ * Production's attempts (16) with a shorter ceiling: a failing key retries within seconds, and
+ * its 16 attempts span ~35 s — more than a kube-apiserver restart on a loaded machine, so an
+ * outage that production's policy (minutes) rides out does not dead-letter here either.
+ */
+const RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 4000, maxAttempts: 16 };
 
 /** A queue that also takes raw bodies (how a malformed message can arrive); both backends have it. */
 export type ChaosQueue = KeyQueue & { sendRaw(controller: Controller, body: string): Promise<void> };
