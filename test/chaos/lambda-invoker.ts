@@ -100,7 +100,11 @@ export class LambdaInvoker {
   async #lane(): Promise<void> {
     const o = this.#o;
     const queueName = queueNames(o.prefix, o.controller).queue;
-    const queueUrl = (await o.client.send(new GetQueueUrlCommand({ QueueName: queueName }))).QueueUrl ?? '';
+    let queueUrl = '';
+    // The trigger's own set-up retries through the injected faults.
+    while (!queueUrl && this.#running) {
+      queueUrl = await o.client.send(new GetQueueUrlCommand({ QueueName: queueName })).then((r) => r.QueueUrl ?? '', () => '');
+    }
     const timeoutMs = o.timeoutMs ?? 6000;
     while (this.#running) {
       let messages;

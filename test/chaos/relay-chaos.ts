@@ -91,7 +91,6 @@ export async function startChaosRelay(opts: { kubeConfig: KubeConfig; queue: Pic
     },
     relists: () => opts.metrics.total('relay_watch_restarts_total', { why: 'relist' }),
     async stop() {
-      alive.value = true;
       await relay.stop();
       await proxy.close();
     },
