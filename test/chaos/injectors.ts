@@ -229,7 +229,9 @@ export function patientUser(inner: KubeClient): KubeClient {
           const obj = args[1] as { metadata?: { namespace?: string; name?: string } };
           if (obj.metadata?.name) return inner.get(args[0] as never, obj.metadata.namespace, obj.metadata.name);
         }
-        const retriable = status === undefined || status === 429 || status >= 500;
+        // An eviction's 429 is an answer (virt-api refused and marked the VMI; kubectl drain
+        // counts it and evicts again), not a refusal to wait out.
+        const retriable = status === undefined || (status === 429 && method !== 'evict') || status >= 500;
         if (!retriable || Date.now() > deadline) throw err;
         await new Promise((r) => setTimeout(r, 500));
       }
