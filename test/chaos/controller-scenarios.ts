@@ -161,6 +161,7 @@ const nodeFailure: Scenario = {
 const disruptionBudget: Scenario = {
   name: 'disruption-budget',
   controllers: ['disruption-budget', 'vmi'],
+  killRate: 0.1,
   async run(rig) {
     const out: string[] = [];
     const { user } = rig;

@@ -40,7 +40,7 @@ export async function runControllerChaos(scenario: Scenario, opts: ControllerCha
   const rig = await startRig({
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     backend: opts.backend ?? 'sqlite',
-    ...(opts.killRate !== undefined ? { killRate: opts.killRate } : {}),
+    ...((opts.killRate ?? scenario.killRate) !== undefined ? { killRate: opts.killRate ?? scenario.killRate } : {}),
     controllers: scenario.controllers,
     ...(scenario.sandbox ? { sandbox: scenario.sandbox } : {}),
   });

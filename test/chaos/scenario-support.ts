@@ -26,6 +26,8 @@ export interface Scenario {
   /** The controllers it needs running. */
   readonly controllers: readonly Controller[];
   readonly sandbox?: SandboxOptions;
+  /** Probability per call that a worker dies, when the run does not set one: higher for a scenario of few calls, so that it kills some. */
+  readonly killRate?: number;
   /** Runs before the workers start (cluster configuration the controllers read once). */
   readonly prepare?: (user: KubeClient) => Promise<void>;
   readonly run: (rig: Rig, say: (line: string) => void) => Promise<ScenarioResult>;
