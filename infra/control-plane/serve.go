@@ -33,6 +33,9 @@ type readyInfo struct {
 	// Pprof: each process's /debug/pprof base URL by component ("serve" is this process, with
 	// etcd), when --pprof-addr was given.
 	Pprof map[string]string `json:"pprof,omitempty"`
+	// Etcd: the embedded etcd's client URL (plain HTTP on loopback; its gRPC gateway answers
+	// /v3/kv/range and /v3/kv/compaction, which the chaos suite uses to compact the history).
+	Etcd string `json:"etcd"`
 }
 
 func serve(args []string) error {
@@ -159,6 +162,24 @@ func serve(args []string) error {
 	if err := children.start(ctx, self, "kube-apiserver", apiArgs, filepath.Join(*dir, "kube-apiserver.log")); err != nil {
 		return err
 	}
+	// SIGUSR1: kube-apiserver is killed and started again on the same port, etcd and everything
+	// else kept, as a crashed API server is restarted by its kubelet (the chaos suite's
+	// "API server restarted mid-burst"; docs/reliability.md).
+	restarts := make(chan os.Signal, 1)
+	signal.Notify(restarts, syscall.SIGUSR1)
+	defer signal.Stop(restarts)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-restarts:
+				if err := children.restart(ctx, "kube-apiserver"); err != nil {
+					logf("restarting kube-apiserver: %v", err)
+				}
+			}
+		}
+	}()
 	admin, err := newClients(server, pki.caFile, creds.tokens["admin"])
 	if err != nil {
 		return err
@@ -232,7 +253,7 @@ func serve(args []string) error {
 	info := readyInfo{
 		Server: server, CAFile: pki.caFile, Tokens: creds.tokens, Users: creds.users,
 		AuditLog: auditLog, Version: versionString(admin), Pid: os.Getpid(), Kubeconfigs: creds.kubeconfigs,
-		Pprof: pprofURLs,
+		Pprof: pprofURLs, Etcd: etcdURL,
 	}
 	data, _ := json.MarshalIndent(info, "", "  ")
 	tmp := *readyFile + ".tmp"
@@ -308,11 +329,48 @@ type childSet struct {
 	cmds   []*exec.Cmd
 	exited chan error
 	once   sync.Once
+	// How each component was started, for restart; and the commands killed on purpose, whose
+	// exit is no reason to stop.
+	how    map[string]childStart
+	killed map[*exec.Cmd]bool
+}
+
+type childStart struct {
+	self, logPath string
+	args          []string
+	cmd           *exec.Cmd
+}
+
+// restart kills a running component (SIGKILL: a crash, not a shutdown) and starts it again with
+// the same arguments, appending to its log.
+func (c *childSet) restart(ctx context.Context, component string) error {
+	c.mu.Lock()
+	how, ok := c.how[component]
+	if ok {
+		c.killed[how.cmd] = true
+	}
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s was never started", component)
+	}
+	_ = how.cmd.Process.Kill()
+	for how.cmd.ProcessState == nil {
+		if err := how.cmd.Process.Signal(syscall.Signal(0)); err != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	logf("%s killed (pid %d); starting it again", component, how.cmd.Process.Pid)
+	return c.start(ctx, how.self, component, how.args, how.logPath)
 }
 
 func (c *childSet) start(ctx context.Context, self, component string, args []string, logPath string) error {
-	c.once.Do(func() { c.exited = make(chan error, 8) })
-	logFile, err := os.Create(logPath)
+	c.once.Do(func() {
+		c.exited = make(chan error, 8)
+		c.how = map[string]childStart{}
+		c.killed = map[*exec.Cmd]bool{}
+	})
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -327,12 +385,16 @@ func (c *childSet) start(ctx context.Context, self, component string, args []str
 	}
 	c.mu.Lock()
 	c.cmds = append(c.cmds, cmd)
+	c.how[component] = childStart{self: self, logPath: logPath, args: args, cmd: cmd}
 	c.mu.Unlock()
 	logf("%s started (pid %d, log %s)", component, cmd.Process.Pid, logPath)
 	go func() {
 		err := cmd.Wait()
 		logFile.Close()
-		if ctx.Err() == nil {
+		c.mu.Lock()
+		onPurpose := c.killed[cmd]
+		c.mu.Unlock()
+		if ctx.Err() == nil && !onPurpose {
 			c.exited <- fmt.Errorf("%s exited (%v); see %s", component, err, logPath)
 		}
 	}()

@@ -3,13 +3,7 @@
  * a worker that dies at any call of a reconcile (before or after the request is made), a slow
  * queue, a relay whose every message is delivered up to 5 times, and poisoned keys.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
-import { SqliteKeyQueue } from '../../shared/queue/sqlite-queue.ts';
-import { openSqliteState, type SqliteStateStore } from '../../shared/state/sqlite-state.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { VMIS } from '../../shared/api/resources.ts';
 import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
@@ -70,15 +64,24 @@ function killable<T extends object>(target: T, methods: readonly string[], kille
 }
 
 /**
- * The VMI controller's Kubernetes client under chaos: any call may kill the worker, and a VMI
- * whose name is in `poisoned` fails permanently (a reconcile that can never succeed).
+ * A controller's Kubernetes client under chaos: any call may kill the worker, and a VMI whose
+ * name is in `poisoned` fails permanently (a reconcile that can never succeed). With `seen`, the
+ * API server's refusals the controller met are counted by status (`seen429`, `seen500`…: on the
+ * real lane the only proof that APF or a restart reached the controllers).
  */
-export function chaosKube(inner: KubeClient, killer: Killer, poisoned: ReadonlySet<string>): KubeClient {
-  return decorateKubeClient(inner, (method, args, call) => {
+export function chaosKube(inner: KubeClient, killer: Killer, poisoned: ReadonlySet<string>, seen?: Record<string, number>): KubeClient {
+  return decorateKubeClient(inner, async (method, args, call) => {
     if (method === 'get' && args[0] === VMIS && poisoned.has(args[2] as string)) {
       throw new InvalidInputError('metadata.name', `${String(args[2])} is poisoned by the chaos suite`, 'PoisonKey');
     }
-    return killer.around(`kube.${method}`, call);
+    try {
+      return await killer.around(`kube.${method}`, call);
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (seen && status !== undefined && status >= 409) seen[`seen${status}`] = (seen[`seen${status}`] ?? 0) + 1;
+      else if (seen && status === undefined && !(err instanceof WorkerCrash) && !(err instanceof InvalidInputError)) seen.seenNetworkErrors = (seen.seenNetworkErrors ?? 0) + 1;
+      throw err;
+    }
   });
 }
 
@@ -219,34 +222,30 @@ export function startFaultLoop(sandbox: Sandbox, random: () => number, identitie
   };
 }
 
-/** The embedded queue and table of a chaos run, on disk, and the slowed view of the queue. */
-export interface ChaosStore {
-  readonly queue: SqliteKeyQueue;
-  readonly state: SqliteStateStore;
-  /** The queue, every operation 0–20 ms slower. */
-  readonly slow: KeyQueue;
-  close(): Promise<void>;
-}
-
-/** The chaos queue's visibility timeout: a killed worker's key comes back this soon. */
-export const CHAOS_VISIBILITY_MS = 1500;
-
-/** Opens a chaos run's queue and table: short leases so abandoned keys come back quickly; retries capped at 1 s. */
-export function openChaosStore(random: () => number): ChaosStore {
-  const dir = mkdtempSync(join(tmpdir(), 'chaos-'));
-  const db = new DatabaseSync(join(dir, 'chaos.db'));
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
-  const queue = new SqliteKeyQueue({ db, visibilityTimeoutMs: CHAOS_VISIBILITY_MS, retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16 } });
-  const state = openSqliteState({ db });
-  return {
-    queue,
-    state,
-    slow: slowQueue(queue, random, 20),
-    async close() {
-      await queue.close();
-      await state.close();
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/**
+ * The user's client in a chaos run: it retries, as kubectl and a person do, while the API server
+ * restarts or refuses (a network error, 429, 5xx), for up to a minute. A create whose answer was
+ * lost and that then finds its object (409) counts as done. The faults are the product's to
+ * survive, not the harness's.
+ */
+export function patientUser(inner: KubeClient): KubeClient {
+  return decorateKubeClient(inner, async (method, args, call) => {
+    const deadline = Date.now() + 60_000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        const status = (err as { status?: number }).status;
+        if (method === 'create' && status === 409 && attempt > 0) {
+          const obj = args[1] as { metadata?: { namespace?: string; name?: string } };
+          if (obj.metadata?.name) return inner.get(args[0] as never, obj.metadata.namespace, obj.metadata.name);
+        }
+        // An eviction's 429 is an answer (virt-api refused and marked the VMI; kubectl drain
+        // counts it and evicts again), not a refusal to wait out.
+        const retriable = status === undefined || (status === 429 && method !== 'evict') || status >= 500;
+        if (!retriable || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  });
 }

@@ -12,30 +12,33 @@ import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
-import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
+import type { DeadLetter, ReceivedKey, ReplayReport } from '../../shared/queue/port.ts';
+import type { Outcome } from '../../shared/reconcile/outcome.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
-import { Relay } from '../../functions/relay/relay.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
 import { WorkerPool } from '../../local/workers.ts';
-import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
-import { REAL } from '../support/lanes.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
-import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
-import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
+import { createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, seededRandom, withoutViewsOf } from './injectors.ts';
+import { invocationKube, LambdaInvoker } from './lambda-invoker.ts';
+import { startChaosRelay } from './relay-chaos.ts';
+import type { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import { identityOf, startLaneFaults } from './rig.ts';
+import { openChaosStore, type ChaosBackend } from './store.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { testSpec } from '../support/controller-context.ts';
 
-export const RELAY_IDENTITY = 'virt-reconciler-relay';
 /**
  * On the real control plane (VR_CONTROL_PLANE=real) the relay and the VMI controller run under
- * their own identities and RBAC roles, and the server-side faults (watch drops, 410, injected
- * 429/500/409) are not injected: kube-apiserver has no such hooks. The runtime-side chaos (worker
- * kills, duplicate deliveries, a slow queue, poison, malformed messages) runs on both lanes.
+ * their own identities and RBAC roles, and the server's faults are the real one's (restarts, etcd
+ * compaction, APF's 429: real-faults.ts) instead of the emulator's hooks. The runtime-side chaos
+ * (worker kills, duplicate deliveries, a slow queue, poison, malformed messages) and the relay's
+ * (network stalls and resets, kills) run on both lanes.
  */
-const relayIdentity = REAL ? PART_IDENTITY.relay : RELAY_IDENTITY;
-const controllerIdentity = REAL ? PART_IDENTITY.vmi : CONTROLLER_IDENTITY;
+const relayIdentity = identityOf('relay');
+const controllerIdentity = identityOf('vmi');
 
 export interface ChaosOptions {
   readonly vmis: number;
@@ -50,6 +53,13 @@ export interface ChaosOptions {
    * reconcile outlasts the queue's lease while its worker is alive and well.
    */
   readonly apiDelayMs?: number;
+  /** The queue and table: embedded SQLite (default) or SQS and DynamoDB (fauxqs, DynamoDB Local). */
+  readonly backend?: ChaosBackend;
+  /**
+   * Who consumes the queue: the local runtime's workers (default), or Lambda-shaped invocations
+   * (aws backend only: batches from the SQS trigger, killed at their deadline; lambda-invoker.ts).
+   */
+  readonly consumer?: 'workers' | 'lambda';
 }
 
 export interface ChaosReport {
@@ -92,9 +102,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const sandbox = await sandboxFor(opts.vmis + 1, { podStartupMs: 300, vmiBootMs: 300 });
   const cluster = inProcessCluster(sandbox);
   const tracker = new VmiTracker(cluster);
-  const store = openChaosStore(random);
-  const { queue, state, slow } = store;
+  const store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
+  const { queue, state, slow, leaseMs } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
+  // The API server's refusals the controllers met, by status.
+  const seen: Record<string, number> = {};
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
   const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity));
@@ -104,45 +116,43 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const spec = testSpec(vmiController, { kube, expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
   const delay = opts.apiDelayMs ?? 0;
   const slowKube = delay > 0 ? decorateKubeClient(kube, (_method, _args, call) => new Promise((r) => setTimeout(r, delay)).then(call)) : kube;
+  const lambda = opts.consumer === 'lambda';
+  if (lambda && !store.sqs) throw new Error('the lambda consumer needs the aws backend');
   // The messages' views and the write fences, as the runtimes use them (killed around their table writes too).
-  const handle = instrumented(spec, { kube: chaosKube(slowKube, killer, poisoned), metrics, log: quiet, fences: expectations });
+  const handle = instrumented(spec, { kube: lambda ? invocationKube(chaosKube(slowKube, killer, poisoned, seen)) : chaosKube(slowKube, killer, poisoned, seen), metrics, log: quiet, fences: expectations });
   const deliveries = { maxAttempt: 0, maxAttemptKey: '', longerThanLease: 0, longestMs: 0, overlapping: 0, stalls: 0 };
   // Event-loop stalls long enough to keep a worker's heartbeat (every quarter lease) from renewing
   // in time: then a live worker looks dead, as it would to any lease-based queue.
   let tick = performance.now();
   const stallWatch = setInterval(() => {
     const now = performance.now();
-    if (now - tick >= CHAOS_VISIBILITY_MS * 0.75) deliveries.stalls++;
+    if (now - tick >= leaseMs * 0.75) deliveries.stalls++;
     tick = now;
   }, 50);
   const reconciling = new Map<string, number>();
-  const pool = new WorkerPool({
-    controller: 'vmi',
-    concurrency: 10,
-    queue: slow,
-    metrics,
-    log: quiet,
-    handle: async (rk) => {
-      if (rk.attempt > deliveries.maxAttempt) Object.assign(deliveries, { maxAttempt: rk.attempt, maxAttemptKey: rk.message.key });
-      const key = rk.message.key;
-      // A second delivery of a key while a live worker still reconciles it: that worker lost its lease.
-      if ((reconciling.get(key) ?? 0) > 0) deliveries.overlapping++;
-      reconciling.set(key, (reconciling.get(key) ?? 0) + 1);
-      const t = performance.now();
-      try {
-        return await handle(rk);
-      } finally {
-        reconciling.set(key, reconciling.get(key)! - 1);
-        const ms = performance.now() - t;
-        deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
-        if (ms > CHAOS_VISIBILITY_MS) deliveries.longerThanLease++;
-      }
-    },
-  });
+  const tracked = async (rk: ReceivedKey): Promise<Outcome> => {
+    if (rk.attempt > deliveries.maxAttempt) Object.assign(deliveries, { maxAttempt: rk.attempt, maxAttemptKey: rk.message.key });
+    const key = rk.message.key;
+    // A second delivery of a key while a live worker still reconciles it: that worker lost its lease.
+    if ((reconciling.get(key) ?? 0) > 0) deliveries.overlapping++;
+    reconciling.set(key, (reconciling.get(key) ?? 0) + 1);
+    const t = performance.now();
+    try {
+      return await handle(rk);
+    } finally {
+      reconciling.set(key, reconciling.get(key)! - 1);
+      const ms = performance.now() - t;
+      deliveries.longestMs = Math.max(deliveries.longestMs, Math.round(ms));
+      if (ms > leaseMs) deliveries.longerThanLease++;
+    }
+  };
+  // The consumer: the local runtime's workers, or Lambda-shaped invocations over SQS.
+  const pool = lambda
+    ? new LambdaInvoker({ client: store.sqs!.client, prefix: store.sqs!.prefix, controller: 'vmi', queue: store.queue as SqsKeyQueue, reconcile: tracked, concurrency: 4, random })
+    : new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, metrics, log: quiet, handle: tracked });
   const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
-  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, log: quiet, metrics });
-  // The real lane has no fault injection: the run there checks the product's identities and RBAC.
-  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(relayIdentity), queue: sender, metrics });
+  const faultLoop = startLaneFaults(sandbox, random, relay);
   const { injected } = faultLoop;
   injected.malformed = 0;
 
@@ -162,6 +172,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
     await faultLoop.stop();
     killer.armed = false;
+    if (store.aws) store.aws.armed = false;
     const dlqReady = async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((d) => d.key === `default/${POISON_VMI}`);
     for (let i = 0; i < 100 && !(await dlqReady()); i++) await new Promise((r) => setTimeout(r, 100));
     const deadLetters = await queue.listDeadLetters();
@@ -190,7 +201,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       lost,
       lostState,
       duplicatePods: [...dup],
-      injected: { ...injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+      injected: { ...injected, ...(pool instanceof LambdaInvoker ? pool.counts : {}), ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
       deadLetters,
       replay,
       poisonRecovered,

@@ -22,13 +22,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkerPool } from '../../local/workers.ts';
-import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
 import { startSandbox, type Sandbox } from '../../sandbox/sandbox.ts';
 import { DEFINITIONS } from '../../functions/registry.ts';
 import { bindController } from '../../shared/reconcile/define-controller.ts';
 import { NO_VIRT_API } from '../../shared/kube/virt-api.ts';
-import { Relay } from '../../functions/relay/relay.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
@@ -39,12 +37,13 @@ import type { Controller } from '../../shared/queue/message.ts';
 import type { DeadLetter, ReplayReport } from '../../shared/queue/port.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
-import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
+import { USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { vmiManifest } from '../e2e/support.ts';
-import { REAL } from '../support/lanes.ts';
 import { peaksFromAudit, vmisWithTwoUnfinished, type Peaks } from '../support/migration-peaks.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
-import { RELAY_IDENTITY } from './run-chaos.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom, withoutViewsOf } from './injectors.ts';
+import { startChaosRelay } from './relay-chaos.ts';
+import { identityOf, startLaneFaults } from './rig.ts';
+import { openChaosStore, type ChaosBackend } from './store.ts';
 
 export interface DrainChaosOptions {
   /** LiveMigrate VMIs on the drained node. Default 8. */
@@ -67,6 +66,8 @@ export interface DrainChaosOptions {
   readonly log?: Logger;
   /** Receives the API server's audit log at the end (to study a run afterwards). */
   readonly onAudit?: (entries: readonly AuditEntry[]) => void;
+  /** The queue and table: embedded SQLite (default) or SQS and DynamoDB. */
+  readonly backend?: ChaosBackend;
 }
 
 export interface DrainChaosReport {
@@ -106,7 +107,6 @@ const NEW_LAUNCHER = `quay.io/kubevirt/virt-launcher:${NEW_TAG}`;
 /** The controllers a drain and an upgrade go through. */
 const PARTS: readonly Controller[] = ['vmi', 'migration', 'evacuation', 'workload-updater'];
 const quiet: Logger = { info() {}, warn() {}, error() {}, with: () => quiet };
-const identityOf = (c: Controller) => (REAL ? PART_IDENTITY[c] : CONTROLLER_IDENTITY);
 
 /** Polls `cond` every 100 ms until it holds or `ms` pass; true when it held. */
 async function within(ms: number, cond: () => Promise<boolean>, progress?: () => void): Promise<boolean> {
@@ -162,9 +162,11 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   const limits = opts.limits ?? { cluster: 5, perNode: 2 };
   const t0 = performance.now();
   const sandbox: Sandbox = await startSandbox({ nodes: 3, speed, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, kubevirtDeployMs: 10_000 } });
-  const store = openChaosStore(random);
+  const store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
   const { queue, state, slow } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
+  // The API server's refusals the controllers met, by status.
+  const seen: Record<string, number> = {};
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
   const kubes = Object.fromEntries(PARTS.map((c) => [c, createKubeClient(sandbox.apiServer.kubeConfig(identityOf(c)))])) as Record<Controller, KubeClient>;
@@ -192,15 +194,15 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
         controller: spec.controller,
         concurrency: spec.controller === 'workload-updater' ? 1 : spec.controller === 'vmi' ? 10 : 3,
         queue: slow,
-        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned), metrics, log: opts.log ?? quiet, now, fences: expectations }),
+        handle: instrumented(spec, { kube: chaosKube(kubes[spec.controller], killer, poisoned, seen), metrics, log: opts.log ?? quiet, now, fences: expectations }),
         metrics,
         log: quiet,
       }),
   );
   const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
-  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(REAL ? PART_IDENTITY.relay : RELAY_IDENTITY), queue: sender, log: quiet, metrics });
-  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
-  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
+  const user = patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)));
+  const faultLoop = startLaneFaults(sandbox, random, relay);
   const names = Array.from({ length: opts.vmis ?? 8 }, (_, i) => `drain-chaos-${i + 1}`);
   const [node01, ...others] = sandbox.nodeNames as [string, ...string[]];
   const unfinished: string[] = [];
@@ -223,6 +225,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   let deadLetters: readonly DeadLetter[] = [];
   let replay: ReplayReport | undefined;
   let poisonRecovered = false;
+  let ok = false;
   try {
     relay.start();
     for (const p of pools) p.start();
@@ -267,16 +270,23 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     // 4. calm, then the DLQ: the poison is there; lifted and replayed, it runs
     await faultLoop.stop();
     killer.armed = false;
+    if (store.aws) store.aws.armed = false;
     await within(10_000, async () => (await queue.listDeadLetters({ controller: 'vmi' })).some((l) => l.key === `${NS}/${POISON_VMI}`));
     deadLetters = await queue.listDeadLetters();
     poisoned.clear();
     replay = await queue.replay({ controller: 'vmi' });
     poisonRecovered = await within(phaseMs, async () => (await user.get(VMIS, NS, POISON_VMI))?.status?.phase === 'Running');
+    ok = true;
   } finally {
     await faultLoop.stop();
     sender.stop();
     await relay.stop();
     await Promise.all(pools.map((p) => p.stop()));
+    // A run that threw leaves no server behind (the real control plane outlives this process).
+    if (!ok) {
+      await store.close();
+      await sandbox.stop();
+    }
   }
   const deadAfterReplay = await queue.listDeadLetters();
   await store.close();
@@ -306,7 +316,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     replay,
     poisonRecovered,
     deadAfterReplay,
-    injected: { ...faultLoop.injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+    injected: { ...faultLoop.injected, ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
   };
   await sandbox.stop();
   return report;

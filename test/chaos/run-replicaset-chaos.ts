@@ -18,13 +18,13 @@ import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
-import { Relay } from '../../functions/relay/relay.ts';
 import { replicaSetController } from '../../functions/replicaset/controller.ts';
 import { vmiController } from '../../functions/vmi/controller.ts';
-import { CONTROLLER_IDENTITY, sandboxFor, USER_IDENTITY, vmiManifest } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop } from './injectors.ts';
-import { RELAY_IDENTITY } from './run-chaos.ts';
-import { REAL } from '../support/lanes.ts';
+import { sandboxFor, USER_IDENTITY, vmiManifest } from '../bench/support/vmi-run.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom } from './injectors.ts';
+import { startChaosRelay } from './relay-chaos.ts';
+import { identityOf, startLaneFaults } from './rig.ts';
+import { openChaosStore, type ChaosBackend } from './store.ts';
 import { testSpec } from '../support/controller-context.ts';
 
 export interface ReplicaSetChaosOptions {
@@ -38,6 +38,8 @@ export interface ReplicaSetChaosOptions {
   /** Per step, ms. */
   readonly stepTimeoutMs?: number;
   readonly progress?: (line: string) => void;
+  /** The queue and table: embedded SQLite (default) or SQS and DynamoDB. */
+  readonly backend?: ChaosBackend;
 }
 
 export interface ReplicaSetChaosReport {
@@ -64,26 +66,29 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   const say = opts.progress ?? (() => {});
   const t0 = performance.now();
   const sandbox = await sandboxFor(Math.max(...opts.steps) * 2, { podStartupMs: 300, vmiBootMs: 300 });
-  const store = openChaosStore(random);
+  const store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
   const { state, slow } = store;
   const killer = new Killer(random, opts.killRate ?? 0.03);
+  // The API server's refusals the controllers met, by status.
+  const seen: Record<string, number> = {};
   const metrics = new MetricsRegistry();
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig(CONTROLLER_IDENTITY));
-  const chaotic = chaosKube(kube, killer, new Set());
+  // Each controller under its own identity (its own RBAC role and APF flow on the real lane).
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('replicaset')));
+  const vmiKube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('vmi')));
   const expectations = chaosExpectations(state.expectations, killer);
   // Expectations a read cannot settle are taken over after this long: more than a lease.
   const rsSpec = testSpec(replicaSetController, { kube, expectations, log: quiet, takeoverMs: 4000 });
-  const vmiSpec = testSpec(vmiController, { kube, expectations, clusterConfig: cachedClusterConfig(kube), log: quiet, takeoverMs: 4000 });
+  const vmiSpec = testSpec(vmiController, { kube: vmiKube, expectations, clusterConfig: cachedClusterConfig(vmiKube), log: quiet, takeoverMs: 4000 });
   const pools = [
-    new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaotic, metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
-    new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaotic, metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
+    new WorkerPool({ controller: 'replicaset', concurrency: 3, queue: slow, handle: instrumented(rsSpec, { kube: chaosKube(kube, killer, new Set(), seen), metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
+    new WorkerPool({ controller: 'vmi', concurrency: 10, queue: slow, handle: instrumented(vmiSpec, { kube: chaosKube(vmiKube, killer, new Set(), seen), metrics, log: quiet, fences: expectations }), metrics, log: quiet }),
   ];
   const sender = new DuplicatingSender(slow, random);
-  const relay = new Relay({ kubeConfig: sandbox.apiServer.kubeConfig(RELAY_IDENTITY), queue: sender, log: quiet, metrics });
-  const user = createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY));
-  // The real lane has no server-side fault injection; worker kills and duplicates still happen.
-  const faultLoop = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY }, !REAL);
+  const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
+  const user = patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY)));
+  const faultLoop = startLaneFaults(sandbox, random, relay);
   const unreached: string[] = [];
+  let ok = false;
 
   try {
     relay.start();
@@ -110,12 +115,15 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
       const replaced = await reachExactly(user, replicas, opts.stepTimeoutMs ?? 120_000, () => {});
       if (!replaced.startsWith('reached')) unreached.push(`${replicas} after the hand deletes: ${replaced}`);
     }
+    ok = true;
   } finally {
     await faultLoop.stop();
     sender.stop();
     await relay.stop();
     await Promise.all(pools.map((p) => p.stop()));
     await store.close();
+    // A run that threw leaves no server behind (the real control plane outlives this process).
+    if (!ok) await sandbox.stop();
   }
   const audit = checkAudit(sandbox.apiServer.audit);
   await sandbox.stop();
@@ -125,7 +133,7 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
     steps: opts.steps,
     unreached,
     ...audit,
-    injected: { ...faultLoop.injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
+    injected: { ...faultLoop.injected, ...relay.injected, ...store.injected(), relayLists: relay.relists(), ...seen, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
   };
 }
 

@@ -16,6 +16,8 @@ import type { BackupDeps } from '../../../functions/backup/deps.ts';
 import { reconcileBackup } from '../../../functions/backup/reconcile.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 import { vmManifest } from '../../e2e/support.ts';
+import { decorateKubeClient } from '../../../shared/kube/call-counter.ts';
+import { WorkerCrash } from '../../../shared/reconcile/worker-crash.ts';
 
 const CONTROLLER = 'backup-controller';
 const NS = 'default';
@@ -256,6 +258,35 @@ describe('backup: start, progress, completion', () => {
       assert.deepEqual(conds(await getBackup(name)).filter((c) => c.startsWith('Failed')), ['Failed=True Failed: Backup has failed: stopped by the test']);
     }
   });
+
+  // The chaos suite's backup scenario, seed 3 (docs/reliability.md): a pass that died after
+  // clearing backupStatus and before writing Complete left the next pass to fail it SourceLost.
+  const dying = [
+    { name: 'dies writing the outcome', at: 'the backup status write', id: 'die-status', dies: (method: string, args: readonly unknown[]) => args[0] === VM_BACKUPS && (method === 'update' || method === 'patch') },
+    { name: 'dies clearing backupStatus', at: 'the VMI patch removing backupStatus', id: 'die-clear', dies: (method: string, args: readonly unknown[]) => args[0] === VMIS && method === 'patch' && JSON.stringify(args[3]).includes('"remove"') && JSON.stringify(args[3]).includes('backupStatus') },
+  ];
+  for (const c of dying) {
+    test(`a completing pass that ${c.name}: the next pass ends it Complete, backupStatus cleared (chaos seed 3)`, async () => {
+      // arrange: completed by virt-handler, the utility volume already detached
+      await started(c.id, `${c.id}-vm`);
+      await progress(`${c.id}-vm`, { volumes: [{ volumeName: 'disk' }], checkpointName: c.id, quiesceStatus: 'Succeeded', completed: true });
+      await run(c.id);
+      await patchVmi(`${c.id}-vm`, { status: { volumeStatus: [] } });
+      let died = 0;
+      const healthy = deps.kube;
+      deps = { ...deps, kube: decorateKubeClient(healthy as KubeClient, (method, args, call) => (died === 0 && c.dies(method, args) ? Promise.reject(new WorkerCrash(`worker killed before ${c.at}`)).finally(() => died++) : call())) };
+      // act: the pass dies; a fresh one (another worker) runs the key again
+      const dead = await run(c.id);
+      deps = { ...deps, kube: healthy };
+      const next = await run(c.id);
+      // assert
+      assert.equal(died, 1, `the pass reached ${c.at}`);
+      assert.match(dead, /worker killed/);
+      assert.equal(next, 'done');
+      assert.deepEqual(conds(await getBackup(c.id)).filter((x) => !x.startsWith('Quiesced')), ['Progressing=False Completed: Successfully completed VirtualMachineBackup', 'Complete=True Completed: Successfully completed VirtualMachineBackup'], 'Complete, not SourceLost');
+      assert.equal((await getVmi(`${c.id}-vm`)).status?.changedBlockTracking?.backupStatus, undefined, 'backupStatus cleared');
+    });
+  }
 
   test('a completion message is a warning; the VMI leaving Running fails it SourceUnhealthy', async () => {
     // arrange

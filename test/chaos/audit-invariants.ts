@@ -1,0 +1,89 @@
+/**
+ * The chaos scenarios' invariants, replayed from the API server's audit log in commit order (on
+ * either lane: the emulator's log, or kube-apiserver's own; both carry the object after each write
+ * of pods and kubevirt.io objects, and the name of every other write). Pure functions of the
+ * entries, so each can be shown to catch what it is for (audit-invariants.test.ts).
+ */
+import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
+import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { inCommitOrder } from '../support/migration-peaks.ts';
+
+type Obj = { metadata?: { name?: string; uid?: string; deletionTimestamp?: string; labels?: Record<string, string>; ownerReferences?: { uid?: string; controller?: boolean }[] } };
+
+/** True when the entry leaves the object alive (not deleted, not terminating). */
+export function isLive(e: AuditEntry): boolean {
+  return e.type !== 'DELETED' && !(e.object as Obj | undefined)?.metadata?.deletionTimestamp;
+}
+
+/** Names of `resource` created more than once (created, deleted, created again: done twice). */
+export function createdMoreThanOnce(entries: readonly AuditEntry[], resource: string, names: (name: string) => boolean = () => true): string[] {
+  const n = new Map<string, number>();
+  for (const e of entries) if (e.resource === resource && !e.subresource && e.verb === 'create' && names(e.name)) n.set(e.name, (n.get(e.name) ?? 0) + 1);
+  return [...n].filter(([, c]) => c > 1).map(([name, c]) => `${name} ×${c}`);
+}
+
+/** How many objects of `resource` whose name passes `names` were created. */
+export function creates(entries: readonly AuditEntry[], resource: string, names: (name: string) => boolean = () => true): number {
+  return entries.filter((e) => e.resource === resource && !e.subresource && e.verb === 'create' && names(e.name)).length;
+}
+
+/**
+ * Replays `resource` and reports every instant where more than `limit` live objects share a group
+ * (`groupOf` of the object; undefined leaves it out): "one launcher pod per VMI", "one attachment
+ * pod per volume set", "one exporter pod per export".
+ */
+export function overLimit(entries: readonly AuditEntry[], resource: string, groupOf: (o: Obj) => string | undefined, limit = 1): string[] {
+  const group = new Map<string, string>();
+  const live = new Map<string, Set<string>>();
+  const out: string[] = [];
+  for (const e of inCommitOrder(entries)) {
+    if (e.resource !== resource || e.subresource) continue;
+    const g = group.get(e.name) ?? groupOf(e.object as Obj);
+    if (g === undefined) continue;
+    group.set(e.name, g);
+    const set = live.get(g) ?? new Set<string>();
+    live.set(g, set);
+    if (isLive(e)) set.add(e.name);
+    else set.delete(e.name);
+    if (set.size > limit) out.push(`${[...set].join(' + ')} live at once for ${g} (rv ${e.resourceVersion}, ${e.verb} by ${e.identity})`);
+  }
+  return out;
+}
+
+type Vmi = Obj & { status?: { phase?: string; conditions?: { type: string; status: string }[] } };
+
+/** Running and Ready, not terminating: what a pool counts as available. */
+export function vmiAvailable(v: Vmi | undefined): boolean {
+  return v !== undefined && !v.metadata?.deletionTimestamp && v.status?.phase === 'Running' && v.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/**
+ * Replays the VMI writes from `from` on (entries before it set the initial state): the most of
+ * `names` unavailable at one instant, and how many instants were replayed.
+ */
+export function worstUnavailable(entries: readonly AuditEntry[], names: readonly string[], from: number): { worst: number; instants: number } {
+  const vmis = new Map<string, Vmi>();
+  let worst = 0;
+  let instants = 0;
+  const since = new Set(entries.slice(from));
+  const ordered = inCommitOrder(entries.filter((e) => e.resource === 'virtualmachineinstances' && !e.subresource && names.includes(e.name)));
+  for (const e of ordered) {
+    if (e.type === 'DELETED') vmis.delete(e.name);
+    else vmis.set(e.name, e.object as Vmi);
+    if (!since.has(e)) continue;
+    instants++;
+    worst = Math.max(worst, names.filter((n) => !vmiAvailable(vmis.get(n))).length);
+  }
+  return { worst, instants };
+}
+
+/**
+ * Launcher pods: grouped by the VMI they run (its uid, the created-by label) and the migration
+ * whose target they are (a source and its target run side by side during a migration: one each).
+ */
+export const launcherOf = (o: Obj): string | undefined => {
+  const labels = o.metadata?.labels;
+  if (labels?.['kubevirt.io'] !== 'virt-launcher') return undefined;
+  const migration = labels[MIGRATION_JOB_UID_LABEL];
+  return `${labels['kubevirt.io/created-by'] ?? '?'}${migration ? ` (target of migration ${migration})` : ''}`;
+};

@@ -1,0 +1,202 @@
+/**
+ * The soak (`npm run chaos -- --soak 60m`; not in CI): every controller on a chaos rig (rig.ts),
+ * faults on the whole time, and a steady churn — one user action every `actionMs`: VMIs created
+ * and deleted, VMs created, stopped, started and deleted, a replica set and a pool scaled, VMIs
+ * migrated, a node's launcher pods evicted (a drain) and the node uncordoned again, VMs
+ * snapshotted and the snapshots deleted — plus one poisoned VMI. Every minute the process's memory
+ * and the queues' depth are sampled; at the end their slopes (least squares, per hour, after a
+ * two-minute warm-up) are
+ * reported, the faults stop, the cluster must converge, the DLQ must hold the poison only, and the
+ * audit log must show one launcher pod per VMI at every instant and the replica set never above
+ * its spec.replicas.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { VirtualMachine, VirtualMachineInstanceReplicaSet, VirtualMachinePool } from '../../shared/api/index.ts';
+import { MIGRATIONS, NODES, PODS, VM_POOLS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLERS } from '../../shared/queue/message.ts';
+import type { DeadLetter } from '../../shared/queue/port.ts';
+import { vmiManifest, vmManifest } from '../e2e/support.ts';
+import { launcherOf, overLimit } from './audit-invariants.ts';
+import { startRig } from './rig.ts';
+import { checkAudit } from './run-replicaset-chaos.ts';
+import type { ChaosBackend } from './store.ts';
+
+export interface SoakOptions {
+  readonly minutes: number;
+  readonly seed?: number;
+  readonly backend?: ChaosBackend;
+  /** One user action every this many ms. Default 1500. */
+  readonly actionMs?: number;
+  readonly progress?: (line: string) => void;
+}
+
+export interface SoakSample {
+  readonly minute: number;
+  readonly heapMb: number;
+  readonly rssMb: number;
+  readonly queued: number;
+}
+
+export interface SoakReport {
+  readonly seed: number;
+  readonly backend: ChaosBackend;
+  readonly minutes: number;
+  readonly actions: Record<string, number>;
+  readonly injected: Record<string, number>;
+  readonly samples: readonly SoakSample[];
+  /** Least-squares slopes per hour. */
+  readonly slopes: { heapMbPerHour: number; rssMbPerHour: number; queuedPerHour: number };
+  readonly deadLetters: readonly DeadLetter[];
+  readonly violations: string[];
+}
+
+const NS = 'default';
+const POISON = 'soak-poison';
+
+/** The least-squares slope of y over x. */
+export function slope(points: readonly { x: number; y: number }[]): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((a, p) => a + p.x, 0) / n;
+  const my = points.reduce((a, p) => a + p.y, 0) / n;
+  const num = points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0);
+  const den = points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
+
+export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
+  const say = opts.progress ?? (() => {});
+  const rig = await startRig({ ...(opts.seed !== undefined ? { seed: opts.seed } : {}), backend: opts.backend ?? 'sqlite', killRate: 0.02, apiServerRestarts: Math.max(2, Math.round(opts.minutes / 10)), sandbox: { nodes: 3, storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 } } });
+  const { user, random } = rig;
+  const pick = <T>(xs: readonly T[]): T | undefined => xs[Math.floor(random() * xs.length)];
+  const actions: Record<string, number> = {};
+  const did = (a: string) => (actions[a] = (actions[a] ?? 0) + 1);
+  const samples: SoakSample[] = [];
+  const violations: string[] = [];
+  let seq = 0;
+  const ours = async (prefix: string) => (await user.list(VMIS, NS)).items.filter((v) => v.metadata?.name?.startsWith(prefix) && !v.metadata.deletionTimestamp);
+  const vms = async () => (await user.list(VMS, NS)).items.filter((v) => v.metadata?.name?.startsWith('soak-vm-') && !v.metadata.deletionTimestamp);
+  const churn: Record<string, () => Promise<void>> = {
+    async createVmi() {
+      if ((await ours('soak-vmi-')).length < 15) await user.create(VMIS, vmiManifest(`soak-vmi-${++seq}`, { evictionStrategy: 'LiveMigrate' }));
+    },
+    async deleteVmi() {
+      const v = pick(await ours('soak-vmi-'));
+      if (v) await user.delete(VMIS, NS, v.metadata?.name ?? '');
+    },
+    async createVm() {
+      if ((await vms()).length < 8) await user.create(VMS, vmManifest(`soak-vm-${++seq}`, { runStrategy: 'Always' } as Partial<VirtualMachine['spec']>));
+    },
+    async toggleVm() {
+      const vm = pick(await vms());
+      if (vm) await user.patch(VMS, NS, vm.metadata?.name ?? '', { type: 'merge', body: { spec: { runStrategy: vm.spec.runStrategy === 'Halted' ? 'Always' : 'Halted' } } });
+    },
+    async deleteVm() {
+      const vm = pick(await vms());
+      if (vm) await user.delete(VMS, NS, vm.metadata?.name ?? '');
+    },
+    async scaleRs() {
+      await user.updateScale(VMI_REPLICA_SETS, NS, 'soak-rs', Math.floor(random() * 7));
+    },
+    async scalePool() {
+      await user.patch(VM_POOLS, NS, 'soak-pool', { type: 'merge', body: { spec: { replicas: 1 + Math.floor(random() * 3) } } });
+    },
+    async migrate() {
+      const v = pick((await ours('soak-vmi-')).filter((x) => x.status?.phase === 'Running'));
+      if (v) await user.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { generateName: 'soak-mig-', namespace: NS }, spec: { vmiName: v.metadata?.name ?? '' } });
+    },
+    async drain() {
+      const node = pick(rig.sandbox.nodeNames);
+      if (!node) return;
+      await user.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable: true } } });
+      const pods = (await user.list(PODS, NS, { fieldSelector: `spec.nodeName=${node}`, labelSelector: 'kubevirt.io=virt-launcher' })).items;
+      for (const p of pods) await user.evict(NS, p.metadata?.name ?? '').catch(() => undefined);
+      // Back in service a little later, whatever the drain achieved.
+      setTimeout(() => void user.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable: false } } }).catch(() => undefined), 15_000).unref();
+    },
+    async snapshot() {
+      const vm = pick(await vms());
+      const snaps = (await user.list(VM_SNAPSHOTS, NS)).items;
+      if (snaps.length >= 4) await user.delete(VM_SNAPSHOTS, NS, snaps[0]?.metadata?.name ?? '');
+      else if (vm) await user.create(VM_SNAPSHOTS, { apiVersion: 'snapshot.kubevirt.io/v1beta1', kind: 'VirtualMachineSnapshot', metadata: { generateName: 'soak-snap-', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vm.metadata?.name ?? '' } } });
+    },
+  };
+  const names = Object.keys(churn);
+  const sample = async (minute: number) => {
+    const depths = await Promise.all(CONTROLLERS.map((c) => rig.store.queue.depth(c)));
+    const queued = depths.reduce((a, d) => a + d.visible + d.inFlight, 0);
+    const m = process.memoryUsage();
+    samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued });
+    say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
+  };
+  try {
+    const labels = { soak: 'rs' };
+    const spec = vmiManifest('template', { evictionStrategy: 'LiveMigrate' }).spec;
+    await user.create(VMI_REPLICA_SETS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceReplicaSet', metadata: { name: 'soak-rs', namespace: NS }, spec: { replicas: 3, selector: { matchLabels: labels }, template: { metadata: { labels }, spec } } } as VirtualMachineInstanceReplicaSet);
+    await user.create(VM_POOLS, {
+      apiVersion: 'pool.kubevirt.io/v1beta1',
+      kind: 'VirtualMachinePool',
+      metadata: { name: 'soak-pool', namespace: NS },
+      spec: { replicas: 2, selector: { matchLabels: { pool: 'soak' } }, virtualMachineTemplate: { metadata: { labels: { pool: 'soak' } }, spec: { runStrategy: 'Always', template: { metadata: { labels: { pool: 'soak' } }, spec } } } },
+    } as VirtualMachinePool);
+    rig.poisoned.add(POISON);
+    await user.create(VMIS, vmiManifest(POISON));
+    await rig.start();
+    const t0 = performance.now();
+    const end = t0 + opts.minutes * 60_000;
+    let nextSample = t0;
+    while (performance.now() < end) {
+      if (performance.now() >= nextSample) {
+        await sample(Math.round((performance.now() - t0) / 60_000));
+        // Behind (a slow action on a loaded machine): the next sample a minute from now, not a burst of them.
+        nextSample = Math.max(nextSample + 60_000, performance.now() + 30_000);
+      }
+      const a = pick(names)!;
+      // A refused action (409, a VM already gone) is the user's race, not the product's.
+      await churn[a]!().then(() => did(a), () => did(`${a} refused`));
+      await sleep(opts.actionMs ?? 1500);
+    }
+    await sample(opts.minutes);
+    say('soak: faults off; waiting for the cluster to converge');
+    await rig.calm();
+    rig.poisoned.clear();
+    const converged = async () => {
+      const rs = await user.get(VMI_REPLICA_SETS, NS, 'soak-rs');
+      const live = (await ours('soak-rs')).length;
+      const vmsUp = await vms();
+      const running = await Promise.all(vmsUp.filter((v) => v.spec.runStrategy === 'Always').map(async (v) => (await user.get(VMIS, NS, v.metadata?.name ?? ''))?.status?.phase === 'Running'));
+      return rs?.status?.replicas === rs?.spec?.replicas && live === rs?.spec?.replicas && running.every(Boolean);
+    };
+    const deadline = performance.now() + 180_000;
+    while (!(await converged()) && performance.now() < deadline) await sleep(1000);
+    if (!(await converged())) violations.push('the cluster did not converge within 3 minutes of calm (replica set, running VMs)');
+  } catch (err) {
+    await rig.stop();
+    throw err;
+  }
+  const deadLetters = await rig.store.queue.listDeadLetters();
+  const unexpected = deadLetters.filter((d) => d.key !== `${NS}/${POISON}`);
+  if (unexpected.length) violations.push(`dead-lettered beyond the poison: ${unexpected.map((d) => `${d.controller} ${d.key} (${d.reason}: ${d.message})`).join('; ')}`);
+  if (!deadLetters.some((d) => d.key === `${NS}/${POISON}`)) violations.push('the poison is not in the DLQ');
+  const audit = rig.sandbox.apiServer.audit.query();
+  violations.push(...overLimit(audit, 'pods', launcherOf).slice(0, 5).map((x) => `two launcher pods for one VMI: ${x}`));
+  const rs = checkAudit(rig.sandbox.apiServer.audit, 'soak-rs');
+  violations.push(...rs.overshoots.slice(0, 5).map((x) => `replica set above spec.replicas: ${x}`));
+  const injected = rig.injected();
+  await rig.stop();
+  // The first two minutes are the warm-up (the sandbox, caches and pools filling): left out of
+  // the slopes when there is more than that to fit.
+  const steady = samples.length > 5 ? samples.filter((s) => s.minute >= 2) : samples;
+  const perHour = (f: (s: SoakSample) => number) => Math.round(slope(steady.map((s) => ({ x: s.minute / 60, y: f(s) }))) * 10) / 10;
+  return {
+    seed: rig.seed,
+    backend: rig.store.backend,
+    minutes: opts.minutes,
+    actions,
+    injected,
+    samples,
+    slopes: { heapMbPerHour: perHour((s) => s.heapMb), rssMbPerHour: perHour((s) => s.rssMb), queuedPerHour: perHour((s) => s.queued) },
+    deadLetters,
+    violations,
+  };
+}
