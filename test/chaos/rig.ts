@@ -27,7 +27,7 @@ import { bindController } from '../../shared/reconcile/define-controller.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { REAL } from '../support/lanes.ts';
 import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
-import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom, startFaultLoop, type FaultLoop } from './injectors.ts';
+import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom, startFaultLoop, withoutViewsOf, type FaultLoop } from './injectors.ts';
 import { startRealFaultLoop } from './real-faults.ts';
 import { startChaosRelay, type ChaosRelay } from './relay-chaos.ts';
 import { openChaosStore, type ChaosBackend, type ChaosStore } from './store.ts';
@@ -117,8 +117,8 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
     const { state, slow } = store;
     const killer = new Killer(random, opts.killRate ?? 0.03);
-  // The API server's refusals the controllers met, by status.
-  const seen: Record<string, number> = {};
+    // The API server's refusals the controllers met, by status.
+    const seen: Record<string, number> = {};
     const poisoned = new Set<string>();
     const metrics = new MetricsRegistry();
     const expectations = chaosExpectations(state.expectations, killer);
@@ -145,12 +145,14 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
         controller: def.name,
         concurrency: def.name === 'vmi' ? 10 : def.name === 'workload-updater' ? 1 : 3,
         queue: slow,
-        handle: instrumented(spec, { kube: chaosKube(kube, killer, poisoned, seen), metrics, log: opts.log ?? quiet, now }),
+        // The messages' views and the write fences, as the local runtime uses them (killed around their table writes too).
+        handle: instrumented(spec, { kube: chaosKube(kube, killer, poisoned, seen), metrics, log: opts.log ?? quiet, now, fences: expectations }),
         metrics,
         log: quiet,
       });
     });
-    const sender = new DuplicatingSender(slow, random);
+    // A poisoned VMI's key goes without its view: its reads must reach the poisoned client.
+    const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
     const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
     let faults: FaultLoop | undefined;
     const calm = async () => {
