@@ -6,6 +6,11 @@
  * - `write`: the Lease is ours, not being handed back, the old leader's renew deadline has passed
  *   ({@link WRITABLE_AFTER}), and our own last renewal is younger than our renew deadline (a relay
  *   that stopped renewing stops the functions too, before any candidate may take the Lease over);
+ * - `overdue`: the Lease names us (not handed back, the takeover wait over) and has not lapsed, but
+ *   our last renewal is older than our renew deadline (a relay late to renew: a loaded machine, a
+ *   slow API server). Nothing is written, and the key stays ours: it is retried shortly, never
+ *   dropped — no other controller acts on it meanwhile, and our keeper sees no change of holder
+ *   that would make it re-send every key (client-go's leader would exit and list everything anew);
  * - `shadow`: not writable, and the deployment runs in shadow mode: every write is a dry run;
  * - `fenced`: not writable, not shadowing: nothing is written at all.
  *
@@ -15,7 +20,7 @@
 import { KUBEVIRT_LEADER_TIMINGS, viewOf, type LeaderTimings, type LeaseView } from './lease.ts';
 import type { CoordinationLease } from '../api/resources.ts';
 
-export type WriteMode = 'write' | 'shadow' | 'fenced';
+export type WriteMode = 'write' | 'overdue' | 'shadow' | 'fenced';
 
 /** How long one read of the Lease is used. */
 export const DEFAULT_LEASE_CACHE_MS = 1000;
@@ -39,6 +44,8 @@ export function writeModeOf(view: LeaseView, identity: string, shadow: boolean, 
   const waited = view.writableAfter === undefined || now >= view.writableAfter;
   const renewed = view.renewedAt !== undefined && now < view.renewedAt + timings.renewDeadlineSeconds * 1000;
   if (ours && waited && renewed) return 'write';
+  // Late, not lost: until the Lease lapses no candidate may take it, so the keys wait for our renewal.
+  if (ours && waited && view.renewedAt !== undefined && now < view.renewedAt + view.durationMs) return 'overdue';
   return shadow ? 'shadow' : 'fenced';
 }
 

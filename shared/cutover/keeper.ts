@@ -27,6 +27,8 @@ export class LeaseKeeper {
   readonly #opts: LeaseKeeperOptions;
   #timer: NodeJS.Timeout | undefined;
   #writable = false;
+  /** When our last renewal succeeded (epoch ms). */
+  #renewedAt: number | undefined;
   #holding: boolean | undefined;
   #ticking: Promise<void> | undefined;
   #wakeAt: NodeJS.Timeout | undefined;
@@ -73,6 +75,11 @@ export class LeaseKeeper {
       if (this.#opts.candidate && view.holder !== lease.identity && !isHeldLive(view, now) && (await lease.acquire()).acquired) view = (await lease.read()).view;
       const ours = view.holder === lease.identity;
       const renewed = ours ? await lease.renew() : false;
+      // Renewed after the Lease had lapsed (a stalled process): the functions dropped keys as
+      // fenced meanwhile, so this counts as becoming the writer anew and every key is re-sent —
+      // as client-go's leader, having lost its Lease, exits and lists everything when it leads again.
+      if (renewed && this.#renewedAt !== undefined && now - this.#renewedAt >= lease.timings.leaseDurationSeconds * 1000) this.#writable = false;
+      if (renewed) this.#renewedAt = now;
       this.#setHolding(renewed && !view.handingBack);
       const writable = renewed && writeModeOf({ ...view, renewedAt: now }, lease.identity, false, now, lease.timings) === 'write';
       if (writable && !this.#writable) {

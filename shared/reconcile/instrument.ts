@@ -19,14 +19,14 @@ import { isSweepKey, type Cause, type Controller } from '../queue/message.ts';
 import { DEFAULT_RETRY, type KeyQueue, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceBuffer, TraceEntry, Traces } from '../state/traces.ts';
 import { errorText, reasonOf } from '../errors.ts';
-import type { Outcome, Reconcile, ReconcileContext } from './outcome.ts';
+import { requeueAfter, type Outcome, type Reconcile, type ReconcileContext } from './outcome.ts';
 import { runSweep } from './sweep.ts';
 import { traceEntryOf } from './trace-entry.ts';
 import { viewKubeClient, type ViewTally } from './view-client.ts';
 import { readFence, recordFence, type WriteFence } from './write-fence.ts';
 import type { Expectations } from '../state/port.ts';
 import { FencedError, fencedKubeClient, shadowKubeClient, type ShadowWrite } from '../kube/guarded-writes.ts';
-import type { WriteMode } from '../cutover/gate.ts';
+import { DEFAULT_LEASE_CACHE_MS, type WriteMode } from '../cutover/gate.ts';
 import { runShadowed } from '../cutover/shadow-state.ts';
 import { AlreadyExistsError, KubeTransientError } from '../kube/errors.ts';
 import { isWorkerCrash } from './worker-crash.ts';
@@ -99,6 +99,11 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
     let fence: WriteFence | undefined;
     try {
       const mode = opts.cutover ? await opts.cutover.mode() : 'write';
+      if (mode === 'overdue') {
+        // Our own renewal is late: the key is still ours, so it waits for the renewal instead of being dropped.
+        result = { outcome: overdue(opts.metrics, controller) };
+        return result.outcome;
+      }
       if (mode === 'fenced') {
         // Another controller holds virt-controller's Lease: this key is its to act on. When the
         // Lease becomes ours the relay re-sends every key (a relist), so nothing is lost.
@@ -118,7 +123,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
         isSweepKey(rk.message.key)
           ? runSweep(controller, rk.message, { kube: counted, queue: opts.queue, log: opts.log })
           : spec.reconcile(rk.message.key, spec.deps(kube), context(cause, rk.attempt));
-      const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller);
+      const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller, opts.cutover);
       result = { outcome };
       opts.log.info('reconciled', { ...fields, ...(tally.hits > 0 ? { viewReads: tally.hits } : {}), outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -173,15 +178,27 @@ function isRaceError(err: unknown): boolean {
   return err instanceof AlreadyExistsError || (err instanceof KubeTransientError && err.reason === 'Conflict');
 }
 
-/** A reconcile stopped by the fence mid-way (the Lease was lost) ends: the new holder acts on the key. */
-async function fencedToDone(reconcile: Promise<Outcome>, metrics: MetricsRegistry, controller: Controller): Promise<Outcome> {
+/**
+ * A reconcile stopped by the fence mid-way ends: when the Lease was lost the new holder acts on
+ * the key; when only our renewal is late the key comes back once it is renewed.
+ */
+async function fencedToDone(reconcile: Promise<Outcome>, metrics: MetricsRegistry, controller: Controller, cutover: CutoverHooks | undefined): Promise<Outcome> {
   try {
     return await reconcile;
   } catch (err) {
     if (!(err instanceof FencedError)) throw err;
+    if ((await cutover?.mode()) === 'overdue') return overdue(metrics, controller);
     metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
     return { kind: 'done' };
   }
+}
+
+/** How soon a key met while our Lease renewal is overdue is tried again: the fence's cache period. */
+const OVERDUE_RETRY_SECONDS = DEFAULT_LEASE_CACHE_MS / 1000;
+
+function overdue(metrics: MetricsRegistry, controller: Controller): Outcome {
+  metrics.inc('overdue_reconciles_total', "Reconciles put off: virt-controller's Lease is ours but our renewal is past our renew deadline", { controller });
+  return requeueAfter(OVERDUE_RETRY_SECONDS, "virt-controller's Lease renewal overdue");
 }
 
 /** KubeVirt's "VMI synced": the VMI controller's successful update or patch of a VMI (its status included). */

@@ -68,7 +68,9 @@ const lease = (holder: string, renewedAgoMs: number, annotations: Record<string,
 
 const MODES: { name: string; view: ReturnType<typeof viewOf>; shadow: boolean; mode: string }[] = [
   { name: 'ours, renewed 1 s ago', view: lease('us', 1000), shadow: false, mode: 'write' },
-  { name: 'ours, renewed 11 s ago: past our renew deadline', view: lease('us', 11_000), shadow: false, mode: 'fenced' },
+  { name: 'ours, renewed 11 s ago: past our renew deadline, not lapsed (the keys wait)', view: lease('us', 11_000), shadow: false, mode: 'overdue' },
+  { name: 'ours, renewed 11 s ago, shadow deployment: the keys wait, no dry run', view: lease('us', 11_000), shadow: true, mode: 'overdue' },
+  { name: 'ours, renewed 16 s ago: lapsed (a candidate may hold it any moment)', view: lease('us', 16_000), shadow: false, mode: 'fenced' },
   { name: 'ours, old leader not yet stopped', view: lease('us', 0, { [WRITABLE_AFTER]: String(NOW + 5000) }), shadow: false, mode: 'fenced' },
   { name: 'ours, being handed back, shadow deployment', view: lease('us', 0, { [HANDING_BACK]: 'true' }), shadow: true, mode: 'shadow' },
   { name: "someone else's", view: lease('kubevirt', 0), shadow: false, mode: 'fenced' },

@@ -1,0 +1,114 @@
+/**
+ * The cutover's fence in the reconcile path and the keeper (docs/cutover.md): a key met while
+ * another controller holds virt-controller's Lease is dropped (that controller acts on it, and we
+ * re-send every key when the Lease becomes ours); a key met while the Lease is ours but our own
+ * renewal is overdue is put off, never dropped — nothing else would ever bring it back. A keeper
+ * that renews after the Lease had lapsed re-sends every key, as it does on becoming the writer.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { PODS } from '../../shared/api/resources.ts';
+import type { WriteMode } from '../../shared/cutover/gate.ts';
+import { LeaseKeeper } from '../../shared/cutover/keeper.ts';
+import { viewOf, type LeaseClient } from '../../shared/cutover/lease.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
+import { silentLogger } from '../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../shared/metrics/registry.ts';
+import type { ReceivedKey } from '../../shared/queue/port.ts';
+import { instrumented, type ControllerSpec, type CutoverHooks } from '../../shared/reconcile/instrument.ts';
+import { done, type Outcome } from '../../shared/reconcile/outcome.ts';
+
+const received: ReceivedKey = {
+  message: { v: 1, controller: 'vmi', key: 'default/a', cause: { kind: 'VirtualMachineInstance', namespace: 'default', name: 'a', uid: 'u1', resourceVersion: '7', event: 'MODIFIED', seenAt: 0 } },
+  receipt: 'r1',
+  attempt: 1,
+  enqueuedAt: 0,
+  coalesced: 1,
+};
+
+interface Case {
+  readonly name: string;
+  /** The fence's answer before the reconcile, then at its write (and after). */
+  readonly modes: readonly WriteMode[];
+  readonly outcome: Outcome['kind'];
+  readonly reconciled: boolean;
+  readonly written: boolean;
+  readonly metric: 'fenced_reconciles_total' | 'overdue_reconciles_total' | undefined;
+}
+
+const CASES: readonly Case[] = [
+  { name: 'ours and renewed: the write is sent', modes: ['write'], outcome: 'done', reconciled: true, written: true, metric: undefined },
+  { name: "another controller's Lease: the key is dropped unreconciled", modes: ['fenced'], outcome: 'done', reconciled: false, written: false, metric: 'fenced_reconciles_total' },
+  { name: 'ours, renewal overdue: the key is put off unreconciled', modes: ['overdue'], outcome: 'requeue', reconciled: false, written: false, metric: 'overdue_reconciles_total' },
+  { name: 'lost mid-reconcile: the write is not sent, the key is dropped', modes: ['write', 'fenced'], outcome: 'done', reconciled: true, written: false, metric: 'fenced_reconciles_total' },
+  { name: 'renewal overdue mid-reconcile: the write is not sent, the key is put off', modes: ['write', 'overdue'], outcome: 'requeue', reconciled: true, written: false, metric: 'overdue_reconciles_total' },
+];
+
+describe('the fence in the reconcile path', () => {
+  for (const c of CASES) {
+    test(c.name, async () => {
+      // arrange
+      const writes: string[] = [];
+      const kube = { create: async (_r: unknown, obj: { metadata?: { name?: string } }) => (writes.push(`create ${obj.metadata?.name}`), obj) } as unknown as KubeClient;
+      let asked = 0;
+      const cutover: CutoverHooks = {
+        mode: async () => c.modes[Math.min(asked++, c.modes.length - 1)]!,
+        dryRun: kube,
+        record: () => assert.fail('nothing is dry-run here'),
+      };
+      let reconciled = false;
+      const spec: ControllerSpec<KubeClient> = {
+        controller: 'vmi',
+        deps: (k) => k,
+        reconcile: async (_key, k) => {
+          reconciled = true;
+          await k.create(PODS, { metadata: { name: 'virt-launcher-a-x', namespace: 'default' } });
+          return done;
+        },
+      };
+      const metrics = new MetricsRegistry();
+      // act
+      const outcome = await instrumented(spec, { kube, metrics, log: silentLogger, cutover })(received);
+      // assert
+      assert.equal(outcome.kind, c.outcome, JSON.stringify(outcome));
+      if (outcome.kind === 'requeue') assert.ok(outcome.afterSeconds > 0 && outcome.afterSeconds <= 2, `retried soon, not ${outcome.afterSeconds} s later`);
+      assert.equal(reconciled, c.reconciled, 'whether the reconcile ran');
+      assert.deepEqual(writes, c.written ? ['create virt-launcher-a-x'] : [], 'what reached the API server');
+      for (const m of ['fenced_reconciles_total', 'overdue_reconciles_total'] as const) assert.equal(metrics.total(m), m === c.metric ? 1 : 0, m);
+    });
+  }
+});
+
+const TIMINGS = { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 };
+
+/** A Lease that names us and takes every renewal. */
+function ourLease(): LeaseClient {
+  const view = viewOf({ metadata: {}, spec: { holderIdentity: 'us', leaseDurationSeconds: TIMINGS.leaseDurationSeconds, renewTime: new Date().toISOString() } });
+  return { identity: 'us', namespace: 'kubevirt', timings: TIMINGS, read: async () => ({ lease: undefined, view }), renew: async () => true } as unknown as LeaseClient;
+}
+
+const GAPS: readonly { name: string; gapMs: number; resends: number }[] = [
+  { name: 'renewals every retry period: re-sent once, on becoming the writer', gapMs: 2000, resends: 1 },
+  { name: 'one renewal 12 s late (past the renew deadline, the Lease still ours): the keys waited, no re-send', gapMs: 12_000, resends: 1 },
+  { name: 'one renewal 16 s late (the Lease lapsed): every key re-sent again', gapMs: 16_000, resends: 2 },
+];
+
+describe('the keeper', () => {
+  for (const g of GAPS) {
+    test(g.name, async () => {
+      // arrange
+      let now = 1_000_000;
+      let resends = 0;
+      const keeper = new LeaseKeeper({ lease: ourLease(), log: silentLogger, now: () => now, onWritable: () => resends++ });
+      // act
+      await keeper.tick();
+      now += 2000;
+      await keeper.tick();
+      now += g.gapMs;
+      await keeper.tick();
+      // assert
+      assert.equal(keeper.writable, true);
+      assert.equal(resends, g.resends, 'times every key was re-sent');
+    });
+  }
+});
