@@ -179,15 +179,18 @@ function isRaceError(err: unknown): boolean {
 }
 
 /**
- * A reconcile stopped by the fence mid-way ends: when the Lease was lost the new holder acts on
- * the key; when only our renewal is late the key comes back once it is renewed.
+ * A reconcile stopped by the fence mid-way ends: when the Lease was lost (or is being handed back)
+ * the new holder acts on the key; when it is still ours — our renewal was late — the key comes
+ * back in a second.
  */
 async function fencedToDone(reconcile: Promise<Outcome>, metrics: MetricsRegistry, controller: Controller, cutover: CutoverHooks | undefined): Promise<Outcome> {
   try {
     return await reconcile;
   } catch (err) {
     if (!(err instanceof FencedError)) throw err;
-    if ((await cutover?.mode()) === 'overdue') return overdue(metrics, controller);
+    // Ours still (overdue, or renewed again since the write was refused): the key is finished later.
+    const now = await cutover?.mode();
+    if (now === 'overdue' || now === 'write') return overdue(metrics, controller);
     metrics.inc('fenced_reconciles_total', 'Reconciles skipped: virt-controller\'s Lease is held by another controller', { controller });
     return { kind: 'done' };
   }

@@ -42,6 +42,8 @@ const CASES: readonly Case[] = [
   { name: 'ours, renewal overdue: the key is put off unreconciled', modes: ['overdue'], outcome: 'requeue', reconciled: false, written: false, metric: 'overdue_reconciles_total' },
   { name: 'lost mid-reconcile: the write is not sent, the key is dropped', modes: ['write', 'fenced'], outcome: 'done', reconciled: true, written: false, metric: 'fenced_reconciles_total' },
   { name: 'renewal overdue mid-reconcile: the write is not sent, the key is put off', modes: ['write', 'overdue'], outcome: 'requeue', reconciled: true, written: false, metric: 'overdue_reconciles_total' },
+  { name: 'overdue at the write, renewed again by the time the refusal is looked at: still put off', modes: ['write', 'overdue', 'write'], outcome: 'requeue', reconciled: true, written: false, metric: 'overdue_reconciles_total' },
+  { name: 'handed back mid-reconcile (shadow deployment): the key is dropped for the next holder', modes: ['write', 'shadow'], outcome: 'done', reconciled: true, written: false, metric: 'fenced_reconciles_total' },
 ];
 
 describe('the fence in the reconcile path', () => {
