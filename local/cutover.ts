@@ -114,6 +114,7 @@ export class LocalCutover {
       mode: () => this.gate.mode(),
       dryRun: dry,
       record: (c, key, w) => this.recorder?.record(c, key, w),
+      settled: (c, key, startedAt) => this.recorder?.settled(c, key, startedAt),
     };
   }
 

@@ -13,7 +13,7 @@ import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { PDBS, VMIS } from '../../shared/api/index.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
-import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { done, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import { expectationsGate, type Gate } from '../../shared/reconcile/expectations-gate.ts';
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from './deps.ts';
 import { legacyPdbsToDelete } from './legacy-pdbs.ts';
@@ -27,7 +27,7 @@ export async function reconcileDisruptionBudget(key: string, deps: DisruptionBud
   const doomed = legacyPdbsToDelete(pdbs, namespace, name);
   if (doomed.length === 0) return done;
   const gate = await expectationsGate(pdbGate(key, namespace, deps), pdbs, deps);
-  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'PDB deletion not yet observed');
+  if (gate.kind === 'wait') return waitAfter(gate.seconds, 'PDB deletion not yet observed');
   // The VMI is only the events' subject; a stub (no UID) when it is gone.
   const vmi = (await deps.kube.get(VMIS, namespace, name)) ?? { metadata: { namespace, name } };
   // act

@@ -12,7 +12,7 @@ import { isFinalMigration } from '../../shared/api/vmi-eviction.ts';
 import { APP_LABEL, NODE_NAME_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
-import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { done, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import { answeredCreations, expectationsGate } from '../../shared/reconcile/expectations-gate.ts';
 import { selectCandidates, vmisToConsider } from './candidates.ts';
 import { EVACUATION_EXPECTATIONS, type EvacuationDeps } from './deps.ts';
@@ -27,7 +27,7 @@ export async function reconcileEvacuation(nodeName: string, deps: EvacuationDeps
   }
   // expectations gate
   const gate = await expectationsGate(answeredCreations(EVACUATION_EXPECTATIONS, nodeName, 'evacuation migration'), undefined, deps);
-  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'evacuation expectations pending');
+  if (gate.kind === 'wait') return waitAfter(gate.seconds, 'evacuation expectations pending');
   const config = await deps.clusterConfig();
   // KubeVirt's VMI cache index by status.nodeName; the kubevirt.io/nodeName label is written with
   // it (hand-off, migration), so the list is narrowed by the label and checked on the field.

@@ -9,7 +9,7 @@ import { errorText, InvalidInputError, TransientError } from '../../shared/error
 import type { ListResult } from '../../shared/kube/client.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
-import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import type { ExpectationSeen } from '../../shared/state/port.ts';
 import { expectationsGate, lowerFromPods, type GateResult } from '../../shared/reconcile/expectations-gate.ts';
 import { renderLauncherPod } from '../../shared/template/render-launcher-pod.ts';
@@ -71,7 +71,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   let seen: ExpectationSeen = null;
   if (decision.kind !== 'none') {
     const gate = await podGate(podsKey, observed, deps);
-    if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'pod expectations not yet satisfied');
+    if (gate.kind === 'wait') return waitAfter(gate.seconds, 'pod expectations not yet satisfied');
     seen = gate.decidedUnder;
     if (gate.fresh) {
       observed = gate.observed;
@@ -85,7 +85,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   }
   if (decision.kind === 'create-pod') {
     const backend = await ensureBackendStorage(key, observed, deps, rv);
-    if (backend.kind === 'wait') return requeueAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
+    if (backend.kind === 'wait') return waitAfter(backend.seconds, 'backend-storage PVC expectation not yet satisfied');
     if (backend.kind === 'error') syncError = backend.error;
     else {
       if (backend.pvc) observed = { ...observed, backendPvc: backend.pvc };

@@ -11,7 +11,7 @@ import { KUBEVIRTS, MIGRATIONS, PODS, VMIS, type KubeVirt, type VirtualMachineIn
 import { isFinalMigration } from '../../shared/api/vmi-eviction.ts';
 import { APP_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
-import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
+import { done, requeueAfter, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
 import { answeredCreations, expectationsGate } from '../../shared/reconcile/expectations-gate.ts';
 import { clusterConfigFromKubeVirt } from '../../shared/config/cluster-config.ts';
@@ -42,7 +42,7 @@ export async function reconcileWorkloadUpdate(key: string, deps: WorkloadUpdater
   // As the evacuation controller's: the create's answer is the observation, so an unsatisfied
   // record is a pass that died mid-way; the key waits for the record to expire (or be taken over).
   const gate = await expectationsGate(answeredCreations(WORKLOAD_UPDATE_EXPECTATIONS, key, 'workload-update migration'), undefined, deps);
-  if (gate.kind === 'wait') return requeueAfter(gate.seconds, 'workload update expectations pending');
+  if (gate.kind === 'wait') return waitAfter(gate.seconds, 'workload update expectations pending');
   // Mid-upgrade: nothing, not even the status (the CR's own update event brings us back).
   if (!isRolloutComplete(kv)) return done;
   const config = await deps.clusterConfig();

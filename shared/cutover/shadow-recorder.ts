@@ -52,6 +52,8 @@ interface Pending {
   readonly controller: string;
   readonly key: string;
   readonly decision: Decision;
+  /** A later reconcile of the key left the object as it was ({@link ShadowRecorder.settled}). */
+  settled?: boolean;
 }
 
 interface Seen {
@@ -103,6 +105,25 @@ export class ShadowRecorder {
       }
     }
     this.#pending.push({ at: this.#now(), controller, key, decision });
+  }
+
+  /**
+   * A shadow reconcile of `key` that began at `startedAt` ran to its end without meeting a race
+   * (no Conflict, no AlreadyExists) and without waiting on its expectations. Having read the
+   * objects as the live controller has left them by now, it wrote what it would change; an update
+   * or patch of ours still pending from an earlier reconcile of the key that it did not repeat is
+   * an intermediate step — decided from another instant's inputs (one of two VMIs ready, a target
+   * pod not yet running) that the live controller never looked at, and our controller now leaves
+   * the object as the live one made it. Such a decision is still judged at its window — agreeing
+   * if the live object showed it — but one the live object never showed is superseded by that
+   * later (empty) decision, as by a later written one, instead of waiting for a late live
+   * controller. Creates and deletes are never settled so: a pod the live controller created is
+   * there whatever pod we would have made.
+   */
+  settled(controller: string, key: string, startedAt: number): void {
+    for (const p of this.#pending) {
+      if (p.controller === controller && p.key === key && p.at < startedAt && isObjectUpdate(p.decision)) p.settled = true;
+    }
   }
 
   /** One watch event's object (the relay's). */
@@ -178,6 +199,11 @@ export class ShadowRecorder {
       }
       agreed = live.length === 0 ? consider(undefined) : live.some(consider);
     }
+    if (!agreed && p.settled) {
+      this.counts.superseded++;
+      this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { controller: p.controller, verdict: 'superseded' });
+      return;
+    }
     if (!agreed && !final && now < p.at + this.lateMs) {
       // Not shown yet: the live controller may be running late. Look again at the next pass.
       this.#pending.push(p);
@@ -218,6 +244,12 @@ export class ShadowRecorder {
 function spanOf(list: readonly Seen[], from: number, to: number): unknown[] {
   const before = list.filter((s) => s.at < from).at(-1);
   return [...(before ? [before] : []), ...list.filter((s) => s.at >= from && s.at <= to)].map((s) => s.obj);
+}
+
+/** An update or patch of a named object (not a create, a delete or an eviction). */
+function isObjectUpdate(d: Decision): boolean {
+  const verb = d.write.split(' ')[0];
+  return d.expectation.kind === 'fields' && d.target.name !== undefined && (verb === 'update' || verb === 'patch');
 }
 
 /** The same top-level parts written (a status patch and a metadata patch of one object are different decisions). */

@@ -67,6 +67,8 @@ export interface CutoverHooks {
   readonly dryRun: KubeClient;
   /** Takes each shadow write of a reconcile. */
   record(controller: string, key: string, w: ShadowWrite): void;
+  /** A shadow reconcile begun at `startedAt` (epoch ms, wall clock) decided all it would write (shared/cutover/shadow-recorder.ts `settled`). */
+  settled?(controller: string, key: string, startedAt: number): void;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -113,7 +115,8 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       }
       // Shadow writes are dry runs: they move no object, so they fence nothing.
       if (mode === 'shadow') fences = undefined;
-      const counted = countingKubeClient(guardedClient(restKube, mode, controller, rk.message.key, opts.cutover), counter);
+      const race = { met: false };
+      const counted = countingKubeClient(guardedClient(restKube, mode, controller, rk.message.key, opts.cutover, race), counter);
       let kube = counted;
       if (fences && rk.message.view && rk.attempt <= 1) {
         fence = await readFence(fences, fenceKey);
@@ -123,7 +126,11 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
         isSweepKey(rk.message.key)
           ? runSweep(controller, rk.message, { kube: counted, queue: opts.queue, log: opts.log })
           : spec.reconcile(rk.message.key, spec.deps(kube), context(cause, rk.attempt));
+      const shadowFrom = Date.now();
       const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller, opts.cutover);
+      // A shadow pass that ran its course decided all it would write; one that met a race or
+      // waits on its expectations decided nothing about what it left unwritten.
+      if (mode === 'shadow' && !race.met && !(outcome.kind === 'requeue' && outcome.waiting)) opts.cutover?.settled?.(controller, rk.message.key, shadowFrom);
       result = { outcome };
       opts.log.info('reconciled', { ...fields, ...(tally.hits > 0 ? { viewReads: tally.hits } : {}), outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -159,15 +166,14 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
 }
 
 /** The reconcile's client: writes fenced by the Lease, or dry-run and recorded in shadow mode. */
-function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller, key: string, cutover: CutoverHooks | undefined): KubeClient {
+function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller, key: string, cutover: CutoverHooks | undefined, race: { met: boolean }): KubeClient {
   if (!cutover) return kube;
   if (mode === 'shadow') {
     // A dry run answered Conflict or AlreadyExists: the live controller wrote after our read, so
     // what this reconcile decides from then on comes from a stale view; it is not judged.
-    let stale = false;
     return shadowKubeClient(kube, cutover.dryRun, (w) => {
-      if (stale) return;
-      if ('error' in w.answer && isRaceError(w.answer.error)) stale = true;
+      if (race.met) return;
+      if ('error' in w.answer && isRaceError(w.answer.error)) race.met = true;
       else cutover.record(controller, key, w);
     });
   }

@@ -7,13 +7,28 @@
  */
 export type Outcome =
   | { readonly kind: 'done' }
-  | { readonly kind: 'requeue'; readonly afterSeconds: number; readonly why: string }
+  | {
+      readonly kind: 'requeue';
+      readonly afterSeconds: number;
+      readonly why: string;
+      /** The pass decided nothing: it waits for its expectations to be seen ({@link waitAfter}). */
+      readonly waiting?: true;
+    }
   | { readonly kind: 'terminal'; readonly reason: string; readonly message: string };
 
 export const done: Outcome = Object.freeze({ kind: 'done' });
 
 export function requeueAfter(afterSeconds: number, why: string): Outcome {
   return { kind: 'requeue', afterSeconds, why };
+}
+
+/**
+ * A requeue of a pass that stopped before deciding anything, waiting for its expectations (its own
+ * or another worker's writes) to be seen. Shadow mode's judge must not take such a pass's silence
+ * for content with the objects as they stand (shared/cutover/shadow-recorder.ts `settled`).
+ */
+export function waitAfter(afterSeconds: number, why: string): Outcome {
+  return { kind: 'requeue', afterSeconds, why, waiting: true };
 }
 
 export function terminal(reason: string, message: string): Outcome {

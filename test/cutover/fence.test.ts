@@ -4,6 +4,8 @@
  * re-send every key when the Lease becomes ours); a key met while the Lease is ours but our own
  * renewal is overdue is put off, never dropped — nothing else would ever bring it back. A keeper
  * that renews after the Lease had lapsed re-sends every key, as it does on becoming the writer.
+ * A shadow reconcile that ran its course tells the judge so (what it left unwritten it would leave);
+ * one that met a race or waits on its expectations does not.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -16,7 +18,8 @@ import { silentLogger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { ReceivedKey } from '../../shared/queue/port.ts';
 import { instrumented, type ControllerSpec, type CutoverHooks } from '../../shared/reconcile/instrument.ts';
-import { done, type Outcome } from '../../shared/reconcile/outcome.ts';
+import { done, waitAfter, type Outcome } from '../../shared/reconcile/outcome.ts';
+import { KubeTransientError } from '../../shared/kube/errors.ts';
 
 const received: ReceivedKey = {
   message: { v: 1, controller: 'vmi', key: 'default/a', cause: { kind: 'VirtualMachineInstance', namespace: 'default', name: 'a', uid: 'u1', resourceVersion: '7', event: 'MODIFIED', seenAt: 0 } },
@@ -77,6 +80,46 @@ describe('the fence in the reconcile path', () => {
       assert.equal(reconciled, c.reconciled, 'whether the reconcile ran');
       assert.deepEqual(writes, c.written ? ['create virt-launcher-a-x'] : [], 'what reached the API server');
       for (const m of ['fenced_reconciles_total', 'overdue_reconciles_total'] as const) assert.equal(metrics.total(m), m === c.metric ? 1 : 0, m);
+    });
+  }
+});
+
+const SHADOW_PASSES: readonly { name: string; dryRunAnswer: 'ok' | 'Conflict'; outcome: Outcome | 'throws'; settled: number }[] = [
+  { name: 'a pass that ran its course', dryRunAnswer: 'ok', outcome: done, settled: 1 },
+  { name: 'a pass that requeues after deciding (a timeout to watch)', dryRunAnswer: 'ok', outcome: { kind: 'requeue', afterSeconds: 5, why: 'MigrationRequired pending' }, settled: 1 },
+  { name: 'a pass waiting on its expectations', dryRunAnswer: 'ok', outcome: waitAfter(1, 'pod expectations not yet satisfied'), settled: 0 },
+  { name: 'a pass whose dry run met a Conflict (it read before the live controller wrote)', dryRunAnswer: 'Conflict', outcome: done, settled: 0 },
+  { name: 'a pass that failed', dryRunAnswer: 'ok', outcome: 'throws', settled: 0 },
+];
+
+describe('shadow reconciles and the judge', () => {
+  for (const c of SHADOW_PASSES) {
+    test(`${c.name}: settled ${c.settled}×`, async () => {
+      // arrange
+      const live = { create: async () => assert.fail('a shadow write never goes to the live client') } as unknown as KubeClient;
+      const dryRun = {
+        create: async (_r: unknown, obj: unknown) => {
+          if (c.dryRunAnswer === 'Conflict') throw new KubeTransientError('Conflict', { verb: 'create', resource: 'pods' }, 'the object has been modified');
+          return obj;
+        },
+      } as unknown as KubeClient;
+      const settled: string[] = [];
+      const recorded: string[] = [];
+      const cutover: CutoverHooks = { mode: async () => 'shadow', dryRun, record: (_c, _k, w) => recorded.push(w.verb), settled: (ctrl, key) => settled.push(`${ctrl} ${key}`) };
+      const spec: ControllerSpec<KubeClient> = {
+        controller: 'vmi',
+        deps: (k) => k,
+        reconcile: async (_key, k) => {
+          await k.create(PODS, { metadata: { name: 'virt-launcher-a-x', namespace: 'default' } }).catch(() => undefined);
+          if (c.outcome === 'throws') throw new Error('ECONNRESET');
+          return c.outcome;
+        },
+      };
+      // act
+      await instrumented(spec, { kube: live, metrics: new MetricsRegistry(), log: silentLogger, cutover })(received).catch(() => undefined);
+      // assert
+      assert.deepEqual(recorded, c.dryRunAnswer === 'ok' ? ['create'] : [], 'decisions recorded');
+      assert.deepEqual(settled, Array(c.settled).fill('vmi default/a'));
     });
   }
 });

@@ -1,11 +1,12 @@
 /**
  * Shadow mode's judge over time (docs/cutover.md): a decision agrees with any version the watch
  * showed within the window, falls back to a read when the watch showed none, is superseded by a
- * later decision on the same object part, and a divergence is stored with its differing fields.
+ * later decision on the same object part or by a later reconcile of the key that leaves the object
+ * as it is, and a divergence is stored with its differing fields.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VMIS } from '../../shared/api/resources.ts';
+import { PODS, VMIS } from '../../shared/api/resources.ts';
 import type { ShadowWrite } from '../../shared/kube/guarded-writes.ts';
 import { ShadowRecorder, type Divergence } from '../../shared/cutover/shadow-recorder.ts';
 
@@ -91,3 +92,29 @@ test('a read that fails is no verdict: the decision is judged again', async () =
   // assert
   assert.deepEqual([after1, r.pending, r.counts.agreed], [1, 0, 1]);
 });
+
+const create: ShadowWrite = { verb: 'create', method: 'create', resource: PODS, subresource: undefined, namespace: 'default', name: undefined, generateName: 'virt-launcher-a-', body: {}, answer: { result: { metadata: { name: 'virt-launcher-a-bcdfg' }, spec: { nodeName: 'ours' } } } };
+
+const SETTLED: { name: string; write: ShadowWrite; key: string; begunMs: number; agreed: number; superseded: number; diverged: number }[] = [
+  { name: 'a later reconcile of the key that leaves the object as the live controller made it settles an intermediate update', write: patch('Scheduled'), key: 'default/a', begunMs: 100, agreed: 0, superseded: 1, diverged: 0 },
+  { name: 'a settled decision the live object showed still counts as agreed', write: patch('Running'), key: 'default/a', begunMs: 100, agreed: 1, superseded: 0, diverged: 0 },
+  { name: 'a reconcile begun before the decision settles nothing', write: patch('Scheduled'), key: 'default/a', begunMs: -1, agreed: 0, superseded: 0, diverged: 1 },
+  { name: "another key's reconcile settles nothing", write: patch('Scheduled'), key: 'default/b', begunMs: 100, agreed: 0, superseded: 0, diverged: 1 },
+  { name: 'a create is never settled (the live controller made its own object)', write: create, key: 'default/a', begunMs: 100, agreed: 0, superseded: 0, diverged: 1 },
+];
+
+for (const c of SETTLED) {
+  test(`settled: ${c.name}`, async () => {
+    // arrange
+    const { r, found, tick } = recorder([vmi('Running')]);
+    const at = tick(0);
+    r.record('vmi', 'default/a', c.write);
+    tick(200);
+    // act
+    r.settled('vmi', c.key, at + c.begunMs);
+    tick(2000);
+    await r.judge();
+    // assert
+    assert.deepEqual([r.counts.agreed, r.counts.superseded, r.counts.diverged, found.length, r.pending], [c.agreed, c.superseded, c.diverged, c.diverged, 0]);
+  });
+}
