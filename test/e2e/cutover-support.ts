@@ -7,6 +7,7 @@
 import type { LocalRuntime } from '../../local/runtime.ts';
 import { LocalRuntime as Runtime } from '../../local/runtime.ts';
 import type { CutoverOptions } from '../../local/cutover.ts';
+import { KUBEVIRT_LEADER_TIMINGS } from '../../shared/cutover/lease.ts';
 import type { Sandbox } from '../../sandbox/sandbox.ts';
 import { MIGRATIONS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
@@ -19,8 +20,12 @@ export const OURS = 'reconciler';
 export const LIVE_HOLDER = 'live-virt-controller';
 export const OUR_HOLDER = 'virt-reconciler';
 
-/** Leader timings short enough for CI and long enough for a loaded machine: the same protocol, 8 s lease, 6 s renew deadline, 1 s retry. */
-export const FAST_TIMINGS = { leaseDurationSeconds: 8, renewDeadlineSeconds: 6, retryPeriodSeconds: 1 } as const;
+/**
+ * Leader timings: KubeVirt's own (15 s lease, 10 s renew deadline, 2 s retry). Shorter ones (8/6/1)
+ * lapsed on a loaded machine, where one Lease request of a test process took up to 30 s: the live
+ * stand-in took the Lease back mid-takeover. A takeover now waits 17 s for the old leader's deadline.
+ */
+export const LEADER_TIMINGS = KUBEVIRT_LEADER_TIMINGS;
 
 function keepingLogger(into: string[]): Logger {
   const keep = (level: string) => (message: string, fields?: Record<string, unknown>) => {

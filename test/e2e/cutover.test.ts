@@ -18,7 +18,7 @@ import { MIGRATIONS, PODS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS } from '../../sh
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { AlreadyExistsError, KubeTransientError } from '../../shared/kube/errors.ts';
 import { inCommitOrder, peaksFromAudit } from '../support/migration-peaks.ts';
-import { createMixed, FAST_TIMINGS, LIVE_HOLDER, migrateAndSnapshot, MIXED, OURS, ourRuntime } from './cutover-support.ts';
+import { createMixed, LEADER_TIMINGS, LIVE_HOLDER, migrateAndSnapshot, MIXED, OURS, ourRuntime } from './cutover-support.ts';
 import { HANDED_OFF, NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
 const WINDOW_MS = 3000;
@@ -51,6 +51,18 @@ async function createSurely(create: () => Promise<unknown>): Promise<void> {
   }
 }
 
+/** The test's own read, again after a dropped connection (a loaded machine's API server resets some). */
+async function readSurely<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof KubeTransientError) || attempt >= 5) throw err;
+      await sleep(200);
+    }
+  }
+}
+
 /** Those of `names` not yet Scheduled or later (one list). */
 async function notHandedOff(names: readonly string[]): Promise<string[]> {
   const phase = new Map((await s.kube.list(VMIS, NS)).items.map((v) => [v.metadata!.name!, v.status?.phase ?? '']));
@@ -65,7 +77,7 @@ async function settleShadow(rt: LocalRuntime): Promise<void> {
 }
 
 before(async () => {
-  s = await startSlice({ storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 }, start: false, runtime: { cutover: { mode: 'lead', identity: LIVE_HOLDER, timings: FAST_TIMINGS, candidate: true } } });
+  s = await startSlice({ storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 }, start: false, runtime: { cutover: { mode: 'lead', identity: LIVE_HOLDER, timings: LEADER_TIMINGS, candidate: true } } });
   const got = await s.rt.cutover!.acquire();
   assert.ok(got.acquired, 'the live controller takes the free Lease');
   s.rt.start();
@@ -77,7 +89,7 @@ after(async () => {
 describe('cutover', () => {
   test('shadow beside the live controller on a mixed workload: zero divergences, and no write of ours without dryRun', async () => {
     // arrange
-    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: FAST_TIMINGS });
+    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: LEADER_TIMINGS });
     shadow.start();
     try {
       // act
@@ -92,13 +104,13 @@ describe('cutover', () => {
       // assert
       const recorder = shadow.cutover!.recorder!;
       const divergences = shadow.cutover!.divergences.list();
-      process.stdout.write(`# shadow: ${JSON.stringify(recorder.counts)}\n`);
+      process.stdout.write(`# shadow: ${JSON.stringify(recorder.counts)}; the live controller's keys put off while its renewal was overdue: ${s.rt.metrics.total('overdue_reconciles_total')}\n`);
       assert.ok(recorder.counts.decisions > 10, `the shadow decided ${recorder.counts.decisions} writes: it proved nothing`);
       assert.deepEqual(divergences.map((d) => `${d.controller} ${d.key} ${d.write} ${d.object}: ${JSON.stringify(d.fields)}`), []);
       assert.deepEqual(realWritesOf(OURS), [], 'nothing of ours reached the API server without dryRun');
       const audit = s.sandbox.apiServer.audit as { writeRequests?: (identity: string) => { dryRun: boolean }[] };
       if (audit.writeRequests) assert.ok(audit.writeRequests(OURS).filter((w) => w.dryRun).length > 10, 'the audit log shows our dry runs: the proof looked at the right requests');
-      const rs = await s.kube.get(VMI_REPLICA_SETS, NS, MIXED.rs);
+      const rs = await readSurely(() => s.kube.get(VMI_REPLICA_SETS, NS, MIXED.rs));
       assert.equal(rs?.status?.readyReplicas, 2);
     } finally {
       await shadow.stop();
@@ -108,7 +120,7 @@ describe('cutover', () => {
   test('shadow with another launcher image: exactly the launcher pods diverge on their images, and every VMI on its outdated-launcher label', async () => {
     // arrange
     const image = 'registry.example/virt-launcher:shadow-test';
-    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: FAST_TIMINGS }, { launcherImage: image });
+    const shadow = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: LEADER_TIMINGS }, { launcherImage: image });
     shadow.start();
     try {
       await until('the shadow relay synced', () => shadow.relay.ready, { tries: 3000 });
@@ -118,16 +130,20 @@ describe('cutover', () => {
       await settleShadow(shadow);
       // assert
       const divergences = shadow.cutover!.divergences.list();
-      const seen = [...new Set(divergences.map((d) => `${d.key} ${d.write.split(' ')[0]} ${d.object.split(' ')[0]}: ${d.fields.map((f) => `${f.path}=${String(f.ours)}`).sort().join(' ')}`))].sort();
+      // Whether a VMI's label diverges in an update as well as in a patch is timing: the shadow's
+      // pass updates a VMI it finds still Pending beside the live pod, patches one the live
+      // controller has already moved on. Which write carried it is not the point; that it did is.
+      const verbOf = (d: (typeof divergences)[number]) => (d.object.startsWith('VirtualMachineInstance ') ? 'writes' : d.write.split(' ')[0]);
+      const seen = [...new Set(divergences.map((d) => `${d.key} ${verbOf(d)} ${d.object.split(' ')[0]}: ${d.fields.map((f) => `${f.path}=${String(f.ours)}`).sort().join(' ')}`))].sort();
       // Our launcher pods would carry our image (the compute container, the container-disk binary
       // init container, the image volume); every running VMI's live pod has the other image, so we
       // would label each VMI as running an outdated launcher (KubeVirt's workload-updater signal).
-      const running = (await s.kube.list(VMIS, NS)).items.map((v) => v.metadata!.name!);
+      const running = (await readSurely(() => s.kube.list(VMIS, NS))).items.map((v) => v.metadata!.name!);
       const pod = [`spec.containers.0.image=${image}`, `spec.initContainers.0.image=${image}`, `spec.volumes.7.image.reference=${image}`].sort().join(' ');
       const label = 'metadata.labels.kubevirt.io/outdatedLauncherImage=';
       const expected = [
         ...['img-a', 'img-b'].map((n) => `${NS}/${n} create Pod: ${pod}`),
-        ...running.flatMap((n) => [`${NS}/${n} patch VirtualMachineInstance: ${label}`, ...(n.startsWith('img-') ? [`${NS}/${n} update VirtualMachineInstance: ${label}`] : [])]),
+        ...running.map((n) => `${NS}/${n} writes VirtualMachineInstance: ${label}`),
       ];
       assert.deepEqual(seen, [...new Set(expected)].sort(), JSON.stringify(divergences, null, 1).slice(0, 3000));
     } finally {
@@ -137,7 +153,7 @@ describe('cutover', () => {
 
   test(`takeover and handback during a burst of ${BURST} VMI creates and migrations: one launcher pod per VMI, migration limits held at every audit instant`, async () => {
     // arrange
-    const ours = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: FAST_TIMINGS });
+    const ours = ourRuntime(s.sandbox, problems, { mode: 'shadow', shadowWindowMs: WINDOW_MS, shadowLateMs: LATE_MS, timings: LEADER_TIMINGS });
     ours.start();
     try {
       await until('our relay synced', () => ours.relay.ready, { tries: 3000 });
@@ -153,9 +169,9 @@ describe('cutover', () => {
       await sleep(BURST * 50);
       const taken = await ours.cutover!.lease.acquire({ force: true });
       assert.ok(taken.acquired && taken.previous === LIVE_HOLDER, `takeover: ${JSON.stringify(taken)}`);
-      await until('we are the writer', () => ours.cutover!.keeper.writable, { tries: 2000 });
+      await until('we are the writer (the old holder\'s 15 s lease + 2 s after the takeover)', () => ours.cutover!.keeper.writable, { tries: 6000, withinMs: 60_000 });
       await creates;
-      await until('every burst VMI handed off (by us)', async () => (await notHandedOff(names)).length === 0, { tries: 6000, problems: [...problems, `not handed off: ${(await notHandedOff(names)).join(', ')}`, `lease: ${JSON.stringify((await ours.cutover!.lease.read()).view)}`] });
+      await until('every burst VMI handed off (by us)', async () => (await notHandedOff(names)).length === 0, { tries: 6000, withinMs: 120_000, problems: async () => [...problems, `not handed off: ${(await notHandedOff(names)).join(', ')}`, `lease: ${JSON.stringify((await ours.cutover!.lease.read()).view)}`] });
       await ours.cutover!.lease.markHandingBack();
       await until('our in-flight keys settled', async () => (await Promise.all(ours.pools.map((p) => p.busy))).every((b) => b === 0), { tries: 1000 });
       await sleep(1200); // one fence cache period: no reconcile of ours writes past this point
@@ -166,7 +182,7 @@ describe('cutover', () => {
       // assert
       const all = [...names, 'after-a', 'after-b'];
       // A migrated VMI also has its migration's target pod (labelled with the migration): one each.
-      const podsOf = async (n: string) => (await s.kube.list(PODS, NS, { labelSelector: `kubevirt.io/created-by=${(await s.kube.get(VMIS, NS, n))!.metadata!.uid!}` })).items;
+      const podsOf = (n: string) => readSurely(async () => (await s.kube.list(PODS, NS, { labelSelector: `kubevirt.io/created-by=${(await s.kube.get(VMIS, NS, n))!.metadata!.uid!}` })).items);
       const pods = await Promise.all(all.map(async (n) => [n, await podsOf(n)] as const));
       const count = (ps: readonly { metadata?: { labels?: Record<string, string> } }[], target: boolean) => ps.filter((p) => (p.metadata?.labels?.[MIGRATION_JOB_UID_LABEL] !== undefined) === target).length;
       assert.deepEqual(pods.filter(([, p]) => count(p, false) !== 1).map(([n, p]) => `${n}: ${count(p, false)} launcher pods`), []);

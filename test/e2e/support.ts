@@ -15,6 +15,7 @@ import { startSandbox, type Sandbox, type SandboxOptions, type SandboxTimings } 
 import type { VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { KubeTransientError } from '../../shared/kube/errors.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
@@ -136,13 +137,27 @@ export function vmManifest(name: string, spec: Partial<VirtualMachine['spec']> =
   };
 }
 
-/** Polls (10 ms, bounded) until `cond` holds; fails with `what` and the runtime's problems. */
-export async function until(what: string, cond: () => boolean | Promise<boolean>, opts: { tries?: number; problems?: readonly string[] } = {}): Promise<void> {
-  for (let i = 0; i < (opts.tries ?? 3000); i++) {
-    if (await cond()) return;
+/**
+ * Polls (10 ms, bounded by `tries`, and by `withinMs` of wall time when given — on a loaded machine
+ * each try may take far longer than 10 ms) until `cond` holds; fails with `what` and the runtime's
+ * problems (a function: what they are when the wait gives up). A read of `cond` that fails
+ * transiently (a connection reset by a loaded API server) is no verdict: it is tried again, and
+ * named in the failure if the wait gives up.
+ */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, opts: { tries?: number; withinMs?: number; problems?: readonly string[] | (() => Promise<readonly string[]>) } = {}): Promise<void> {
+  const deadline = opts.withinMs !== undefined ? Date.now() + opts.withinMs : Infinity;
+  let failed: unknown;
+  for (let i = 0; i < (opts.tries ?? 3000) && Date.now() < deadline; i++) {
+    try {
+      if (await cond()) return;
+    } catch (err) {
+      if (!(err instanceof KubeTransientError)) throw err;
+      failed = err;
+    }
     await sleep(10);
   }
-  assert.fail(`timed out waiting for: ${what}${opts.problems?.length ? `\nruntime problems:\n${opts.problems.slice(-10).join('\n')}` : ''}`);
+  const problems = [...((typeof opts.problems === 'function' ? await opts.problems().catch((e: unknown) => [`(problems not read: ${String(e)})`]) : opts.problems) ?? []), ...(failed ? [`last failed read: ${String(failed)}`] : [])];
+  assert.fail(`timed out waiting for: ${what}${problems.length ? `\nruntime problems:\n${problems.slice(-10).join('\n')}` : ''}`);
 }
 
 export const HANDED_OFF = new Set(['Scheduled', 'Running', 'Succeeded']);
