@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '../shared/kube/client-node.ts';
 import { createVirtApiClient, type VirtApiClient } from '../shared/kube/virt-api.ts';
+import { guardedVirtApi } from '../shared/kube/guarded-writes.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import { MetricsRegistry } from '../shared/metrics/registry.ts';
@@ -143,7 +144,7 @@ export class LocalRuntime {
         now,
         clockSpeed: opts.clockSpeed,
         takeoverMs: opts.createTakeoverMs,
-        virtApi: virtApiFor(opts.kubeConfigFor?.(def.name) ?? opts.kubeConfig, opts.virtApiUrl),
+        virtApi: guardedVirtApi(virtApiFor(opts.kubeConfigFor?.(def.name) ?? opts.kubeConfig, opts.virtApiUrl), this.cutover ? () => this.cutover!.gate.mode() : undefined),
         metrics: this.metrics,
       }),
     );

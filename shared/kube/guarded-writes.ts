@@ -1,18 +1,24 @@
 /**
  * Write wrappers for the cutover (docs/cutover.md), beside api-write.ts: every write of every
- * controller goes through the per-reconcile client, so these two decorators are the only places
- * that decide what reaches the API server.
+ * controller goes through the per-reconcile client, and every virt-api subresource call through
+ * the controller's virt-api client, so these decorators are the only places that decide what
+ * reaches the API server and virt-api.
  *
  * - {@link fencedKubeClient}: each write first asks the cutover gate (a cached read of
  *   virt-controller's Lease); a write the gate does not allow is never sent ({@link FencedError}).
  * - {@link shadowKubeClient}: each write goes to a dry-run client (`dryRun=All`, see
  *   requests.ts) and is handed, with the API server's answer, to a recorder that compares it
  *   with what the live virt-controller does.
+ * - {@link guardedVirtApi}: virt-api's subresource PUTs (freeze, unfreeze, backup, stop) have no
+ *   dry run: a shadow reconcile's are not sent, a fenced one's are refused.
  */
 import { EVENTS, PODS, type Resource } from '../api/resources.ts';
+import type { WriteMode } from '../cutover/gate.ts';
+import { isShadowed } from '../cutover/shadow-state.ts';
 import { decorateKubeClient } from './call-counter.ts';
 import type { KubeClient } from './client.ts';
 import type { Verb } from './errors.ts';
+import type { VirtApiClient } from './virt-api.ts';
 
 /** A write refused because this process may not write now (the Lease is someone else's). */
 export class FencedError extends Error {
@@ -31,6 +37,24 @@ export function fencedKubeClient(inner: KubeClient, writable: () => Promise<bool
     if (!(await writable())) throw new FencedError(`${method} ${describeTarget(method, args)}`);
     return call();
   });
+}
+
+/**
+ * `inner` under the cutover's fence (`mode`: the gate's answer; undefined: no cutover, every call
+ * is sent). A call made inside a shadow reconcile is not sent — virt-api's subresources take no
+ * dry run, and a shadow must not freeze a guest, abort a backup or stop a VM — and the reconcile
+ * goes on as if virt-api had accepted it; outside one, a call the gate does not allow is refused
+ * with {@link FencedError}.
+ */
+export function guardedVirtApi(inner: VirtApiClient, mode: (() => Promise<WriteMode>) | undefined): VirtApiClient {
+  if (!mode) return inner;
+  return {
+    async put(target, namespace, name, verb, body) {
+      if (isShadowed()) return;
+      if ((await mode()) !== 'write') throw new FencedError(`put ${target}/${verb} ${namespace}/${name}`);
+      return inner.put(target, namespace, name, verb, body);
+    },
+  };
 }
 
 /** One dry-run write: what was asked, and what the API server answered (or the error). */

@@ -8,6 +8,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectionFromEnv } from '../kube/connection.ts';
 import { createVirtApiClient, virtApiConnection, type VirtApiClient } from '../kube/virt-api.ts';
+import { guardedVirtApi } from '../kube/guarded-writes.ts';
 import { bindController, type ControllerContext, type ControllerDefinition } from '../reconcile/define-controller.ts';
 import type { ControllerSpec } from '../reconcile/instrument.ts';
 import { lambdaEnv, type LambdaEnv } from './lambda-env.ts';
@@ -36,7 +37,10 @@ export function lambdaContext(env: LambdaEnv, vars: NodeJS.ProcessEnv = process.
     now: Date.now,
     metrics: env.metrics,
     // Only the storage controllers call virt-api: the client is made on their first call.
-    virtApi: lazyVirtApi(() => createVirtApiClient(virtApiConnection(connectionFromEnv(vars), vars))),
+    virtApi: guardedVirtApi(
+      lazyVirtApi(() => createVirtApiClient(virtApiConnection(connectionFromEnv(vars), vars))),
+      env.cutover ? () => env.cutover!.mode() : undefined,
+    ),
   };
 }
 

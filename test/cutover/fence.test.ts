@@ -5,7 +5,8 @@
  * renewal is overdue is put off, never dropped — nothing else would ever bring it back. A keeper
  * that renews after the Lease had lapsed re-sends every key, as it does on becoming the writer.
  * A shadow reconcile that ran its course tells the judge so (what it left unwritten it would leave);
- * one that met a race or waits on its expectations does not.
+ * one that met a race or waits on its expectations does not. virt-api's subresource calls (no dry
+ * run there) are never sent from a shadow reconcile, nor while fenced.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -20,6 +21,9 @@ import type { ReceivedKey } from '../../shared/queue/port.ts';
 import { instrumented, type ControllerSpec, type CutoverHooks } from '../../shared/reconcile/instrument.ts';
 import { done, waitAfter, type Outcome } from '../../shared/reconcile/outcome.ts';
 import { KubeTransientError } from '../../shared/kube/errors.ts';
+import { FencedError, guardedVirtApi } from '../../shared/kube/guarded-writes.ts';
+import type { VirtApiClient } from '../../shared/kube/virt-api.ts';
+import { runShadowed } from '../../shared/cutover/shadow-state.ts';
 
 const received: ReceivedKey = {
   message: { v: 1, controller: 'vmi', key: 'default/a', cause: { kind: 'VirtualMachineInstance', namespace: 'default', name: 'a', uid: 'u1', resourceVersion: '7', event: 'MODIFIED', seenAt: 0 } },
@@ -120,6 +124,33 @@ describe('shadow reconciles and the judge', () => {
       // assert
       assert.deepEqual(recorded, c.dryRunAnswer === 'ok' ? ['create'] : [], 'decisions recorded');
       assert.deepEqual(settled, Array(c.settled).fill('vmi default/a'));
+    });
+  }
+});
+
+const VIRT_API: readonly { name: string; mode: WriteMode | undefined; shadowPass: boolean; sent: boolean; refused: boolean }[] = [
+  { name: 'no cutover: sent', mode: undefined, shadowPass: false, sent: true, refused: false },
+  { name: 'ours to write: sent', mode: 'write', shadowPass: false, sent: true, refused: false },
+  { name: 'a shadow reconcile: not sent, answered as accepted', mode: 'shadow', shadowPass: true, sent: false, refused: false },
+  { name: 'a shadow reconcile after the Lease became ours mid-pass: still not sent', mode: 'write', shadowPass: true, sent: false, refused: false },
+  { name: "another controller's Lease: refused", mode: 'fenced', shadowPass: false, sent: false, refused: true },
+  { name: 'our renewal overdue: refused (the key is put off)', mode: 'overdue', shadowPass: false, sent: false, refused: true },
+];
+
+describe("virt-api's subresource calls under the cutover", () => {
+  for (const c of VIRT_API) {
+    test(c.name, async () => {
+      // arrange
+      const sent: string[] = [];
+      const inner: VirtApiClient = { put: async (target, ns, name, verb) => void sent.push(`${target}/${ns}/${name}/${verb}`) };
+      const client = guardedVirtApi(inner, c.mode ? async () => c.mode! : undefined);
+      const call = () => client.put('virtualmachineinstances', 'default', 'a', 'freeze', { unfreezeTimeoutSeconds: 300 });
+      // act
+      const answer = await (c.shadowPass ? runShadowed(call) : call()).then(() => 'accepted', (e: unknown) => e);
+      // assert
+      assert.deepEqual(sent, c.sent ? ['virtualmachineinstances/default/a/freeze'] : []);
+      if (c.refused) assert.ok(answer instanceof FencedError, String(answer));
+      else assert.equal(answer, 'accepted');
     });
   }
 });
