@@ -26,7 +26,7 @@ import { startChaosRelay } from './relay-chaos.ts';
 import type { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { identityOf, startLaneFaults } from './rig.ts';
 import { openChaosStore, type ChaosBackend } from './store.ts';
-import { PODS, VMIS } from '../../shared/api/resources.ts';
+import { NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { testSpec } from '../support/controller-context.ts';
 
@@ -167,7 +167,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const scheduled = () => names.filter((n) => tracker.vmis.get(n)?.scheduledAt !== undefined).length;
     await waitUntil(() => scheduled() >= names.length, opts.timeoutMs ?? 300_000, () => say(`${scheduled()}/${names.length} Scheduled, ${killer.crashes} worker kills, ${sender.duplicates} duplicate deliveries`));
     const lost = names.filter((n) => tracker.vmis.get(n)?.scheduledAt === undefined);
-    const lostState = await Promise.all(lost.slice(0, 5).map((n) => describeVmi(kube, n)));
+    const lostState = lost.length > 0 ? [...(await Promise.all(lost.slice(0, 5).map((n) => describeVmi(kube, n)))), await describeNodes(kube)] : [];
 
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
     await faultLoop.stop();
@@ -220,6 +220,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+/** One line on the nodes a lost VMI's pod could have gone to: readiness and taints. */
+async function describeNodes(kube: KubeClient): Promise<string> {
+  const nodes = await kube.list(NODES, undefined).catch((e: Error) => e);
+  if (nodes instanceof Error) return `nodes: ${nodes.message}`;
+  return `nodes: ${nodes.items.map((n) => `${n.metadata?.name} Ready=${n.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? '-'}${n.spec?.unschedulable ? ' cordoned' : ''} taints=[${(n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',')}]`).join('; ')}`;
+}
+
 /** One line on a VMI that did not get where it should: its phase, conditions and launcher pods. */
 async function describeVmi(kube: KubeClient, name: string): Promise<string> {
   const vmi = await kube.get(VMIS, 'default', name).catch((e: Error) => ({ error: e.message }));
@@ -228,7 +235,9 @@ async function describeVmi(kube: KubeClient, name: string): Promise<string> {
   if ('error' in vmi) return `${name}: ${vmi.error}`;
   const mine = pods.items.filter((p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid);
   const conds = (vmi.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
-  const podLine = mine.map((p) => `${p.metadata?.name} ${p.status?.phase}${p.metadata?.deletionTimestamp ? ' deleting' : ''} node=${p.spec?.nodeName ?? '-'}`).join('; ');
+  // An unbound pod says why: the scheduler's message (no node fits, the nodes it saw tainted…).
+  const unbound = (p: (typeof mine)[number]) => p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message;
+  const podLine = mine.map((p) => `${p.metadata?.name} ${p.status?.phase}${p.metadata?.deletionTimestamp ? ' deleting' : ''} node=${p.spec?.nodeName ?? '-'}${unbound(p) ? ` (${unbound(p)})` : ''}`).join('; ');
   return `${name}: phase=${vmi.status?.phase ?? '-'} rv=${vmi.metadata?.resourceVersion} finalizers=${(vmi.metadata?.finalizers ?? []).join(',')} conditions=[${conds}] node=${vmi.status?.nodeName ?? '-'} pods=[${podLine || 'none'}]`;
 }
 
