@@ -73,8 +73,11 @@ export class Relay {
       batchSize: opts.batchSize ?? 100,
       decorate: (m) => this.#withView(m),
       onSent: (msgs) => {
-        for (const m of msgs) this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
-        for (const m of msgs) workqueueAdds(this.metrics, m.controller);
+        for (const m of msgs) {
+          this.metrics.inc('workqueue_adds_total', 'Keys sent to a controller queue', { name: m.controller });
+          // KubeVirt's own name for the same count (kubevirt_workqueue_adds_total, its queue names).
+          workqueueAdds(this.metrics, m.controller);
+        }
       },
       onSendError: () => this.metrics.inc('relay_send_errors_total', 'Failed batch sends (retried)'),
     });
@@ -145,14 +148,13 @@ export class Relay {
       this.metrics.inc('relay_views_behind_total', 'Keys sent without their view because one of its watches lagged behind its newest object', { name: m.controller });
       return m;
     }
-    const reads = answers;
-    const bytes = JSON.stringify(reads).length;
+    const bytes = JSON.stringify(answers).length;
     if (bytes > VIEW_MAX_BYTES) {
       this.metrics.inc('relay_views_too_large_total', 'Keys sent without their view because it would not fit a message', { name: m.controller });
       return m;
     }
     this.metrics.observe('relay_view_bytes', 'Size of the views the relay attached to keys', { name: m.controller }, bytes, [1024, 4096, 8192, 16384, 32768, 49152]);
-    return { ...m, view: { reads } };
+    return { ...m, view: { reads: answers } };
   }
 
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {
