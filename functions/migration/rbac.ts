@@ -16,7 +16,9 @@ export const migrationRbac: readonly PolicyRule[] = [
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'create', 'delete'], why: "An interrupted backend-storage migration: the recover-<migration> Job that checks the source claim's meta/migrated marker, read, created, and deleted to retry." },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'] },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['storageprofiles'], verbs: ['list'] },
-  { apiGroups: [''], resources: ['nodes', 'namespaces'], verbs: ['get'], why: 'The source node (its host-model CPU labels) and the namespace (MigrationPolicy selectors).' },
+  { apiGroups: [''], resources: ['nodes', 'namespaces'], verbs: ['get'], why: 'The source node (its host-model CPU labels) and the namespace (MigrationPolicy selectors; its labels for automatic limits).' },
+  { apiGroups: [''], resources: ['resourcequotas'], verbs: ['list'], why: "The target pod's automatic CPU and memory limits: the namespace's quotas, as for the launcher pod." },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's ConfigMap: the target pod is not rendered while it is missing, as KubeVirt's template service refuses." },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -26,6 +26,7 @@ import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
+import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { computeMigration, planWrites } from './update-status.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
@@ -246,12 +247,18 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${why}`);
     return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${why}` } };
   };
+  // The template service renders the target as it renders any launcher pod: a hook sidecar's
+  // missing ConfigMap refuses the render; the namespace's quotas (and, when they matter, its
+  // labels) decide automatic CPU and memory limits, as they did for the source pod.
+  const missing = await missingSidecarConfigMap(deps.kube, vmi, current);
+  if (missing) return cannot(`failed to render launch manifest: ${missing}`);
+  const namespace = await namespaceLimits(deps.kube, vmi, current);
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, { backendPvc: persistentStatePvcs?.target, pvcs: renderClaimInfo(claims), namespace });
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);

@@ -122,11 +122,13 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/virtualmachines/status patch',
     ],
     migration: [
+      '/configmaps get',
       '/events create',
       '/namespaces get',
       '/nodes get',
       '/persistentvolumeclaims create,delete,get,list,patch',
       '/pods create,delete,list',
+      '/resourcequotas list',
       'batch/jobs create,delete,get',
       'cdi.kubevirt.io/storageprofiles list',
       'kubevirt.io/kubevirts list',
