@@ -64,6 +64,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   // sync
   let wait: { seconds: number; why: string } | undefined;
   let persistentStatePvcs: PersistentStatePvcs | undefined;
+  let rejectedByQuota = false;
   if (gate.kind === 'wait') wait = { seconds: gate.seconds, why: 'target pod expectations not yet satisfied' };
   else {
     const action = decideSync(observed, deps.now());
@@ -71,6 +72,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     observed = acted.observed;
     wait = acted.wait;
     persistentStatePvcs = acted.persistentStatePvcs;
+    rejectedByQuota = acted.rejectedByQuota === true;
   }
 
   // status
@@ -100,7 +102,7 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
     const refused = await acquireSlots(deps.leases, { holder, sourceNode, limits: limitsOf(config.migrations), now: deps.now(), ttlMs: leaseTtl(deps) });
     if (refused) deps.log.warn('could not renew a migration lease after it expired', { key, limit: refused });
   }
-  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs });
+  const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs, rejectedByQuota });
   // backend storage: the migration's own target PVC handed over to the VMI, or cleaned up
   for (const step of await followUpBackend(desired, observed.vmi, result.phase, deps)) deps.log.info(step, { key });
   // A final migration gives its leases back after its final phase is written (so no observer
@@ -147,6 +149,8 @@ interface Acted {
   readonly wait?: { seconds: number; why: string };
   /** The backend PVCs the target pod was created with (recorded in the migration's status). */
   readonly persistentStatePvcs?: PersistentStatePvcs;
+  /** The target pod's creation was refused for exceeding the namespace's quota. */
+  readonly rejectedByQuota?: boolean;
 }
 
 async function act(key: string, action: SyncAction, o: Observed, deps: MigrationDeps): Promise<Acted> {
@@ -271,7 +275,15 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     created = await deps.kube.create(PODS, pod);
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
-    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${errorText(err)}`);
+    const message = errorText(err);
+    await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${message}`);
+    // Refused by the namespace's ResourceQuota: KubeVirt marks the migration
+    // (`migrationRejectedByResourceQuota`) and looks again when a quota of the namespace changes
+    // (wakes.ts); no pod, so the slot goes back meanwhile.
+    if (message.includes('exceeded quota')) {
+      await releaseSlots(deps.leases, key, sourceNode);
+      return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: 'target pod exceeded quota' }, rejectedByQuota: true };
+    }
     throw err;
   }
   await event(deps, migration, KIND_MIGRATION, 'Normal', 'SuccessfulCreate', `Created migration target pod ${created.metadata?.namespace ?? ''}/${created.metadata?.name ?? ''}`);

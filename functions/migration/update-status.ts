@@ -15,6 +15,8 @@ import { isFinal, type PhaseResult } from './phases.ts';
 
 export const VMI_NAME_LABEL = 'kubevirt.io/vmi-name';
 export const ABORT_REQUESTED_CONDITION = 'migrationAbortRequested';
+/** Set when the target pod was refused for exceeding a quota; a quota change wakes such migrations (wakes.ts). */
+export const REJECTED_BY_QUOTA_CONDITION = 'migrationRejectedByResourceQuota';
 
 export interface StatusInput {
   readonly migration: VirtualMachineInstanceMigration;
@@ -25,6 +27,8 @@ export interface StatusInput {
   readonly now: string;
   /** The backend PVCs the target pod was created with this pass (backend-storage.ts). */
   readonly persistentStatePvcs?: PersistentStatePvcs | undefined;
+  /** This pass's target pod was refused for exceeding the namespace's quota. */
+  readonly rejectedByQuota?: boolean | undefined;
 }
 
 /** The migration as it should be after this pass. Never mutates its input. */
@@ -60,6 +64,13 @@ export function computeMigration(input: StatusInput): VirtualMachineInstanceMigr
       status.migrationState = { ...status.migrationState, failed: true, failureReason: result.failure };
     }
   }
+  // KubeVirt adds the quota condition once, while Pending, and drops it in Scheduling.
+  const hasQuotaCondition = status.conditions?.some((c) => c.type === REJECTED_BY_QUOTA_CONDITION) === true;
+  if (input.rejectedByQuota && result.phase === 'Pending' && !hasQuotaCondition) {
+    status.conditions = [...(status.conditions ?? []), { type: REJECTED_BY_QUOTA_CONDITION, status: 'True', lastProbeTime: now }];
+  }
+  const scheduling = input.migration.status?.phase === 'Scheduling' || result.steps.includes('Scheduling');
+  if (scheduling && hasQuotaCondition) status.conditions = status.conditions?.filter((c) => c.type !== REJECTED_BY_QUOTA_CONDITION);
   if (result.abortRequested) status.conditions = withCondition(status.conditions, { type: ABORT_REQUESTED_CONDITION, status: 'True', lastProbeTime: null, lastTransitionTime: now });
 
   const finalizers = meta.finalizers ?? [];

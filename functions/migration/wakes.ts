@@ -2,16 +2,19 @@
  * What wakes the migration controller's keys (reference.md §d.1): the migration's own events;
  * its VMI's (every migration of that VMI); its target pods (by the migration-UID label) and its
  * VMI's pods; a change of the KubeVirt CR (limits and timeouts come from there: every unfinished
- * migration looks again); and, when a migration gives its parallel-limit slot back, the waiting
- * migrations that can use it (wake-waiting.ts).
+ * migration looks again); when a migration gives its parallel-limit slot back, the waiting
+ * migrations that can use it (wake-waiting.ts); and a ResourceQuota changed or deleted in a
+ * namespace: its migrations whose target pod the quota refused (`migrationRejectedByResourceQuota`),
+ * as KubeVirt's quota handlers do.
  */
-import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
+import { KUBEVIRTS, MIGRATIONS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
 import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
 import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
 import { PodOwners } from '../../shared/relay/pod-owners.ts';
 import { LAUNCHER_PODS, type EventMapper, type EventType, type KeyTarget, type WatchedObject } from '../../shared/relay/route.ts';
+import { REJECTED_BY_QUOTA_CONDITION } from './update-status.ts';
 import { pickWaitingToWake } from './wake-waiting.ts';
 
 const FINAL_MIGRATION = new Set(['Succeeded', 'Failed']);
@@ -37,6 +40,13 @@ class MigrationIndexes {
   /** VMI key → `status.nodeName` (a waiting migration's source node). */
   readonly vmiNodes = new Map<string, string>();
   readonly pods = new PodOwners();
+  /** namespace → keys of its migrations carrying `migrationRejectedByResourceQuota`. */
+  readonly quotaRejected = new Map<string, Set<string>>();
+}
+
+function hasQuotaRejection(obj: WatchedObject): boolean {
+  const conditions = obj.status?.conditions;
+  return Array.isArray(conditions) && conditions.some((c) => (c as { type?: unknown }).type === REJECTED_BY_QUOTA_CONDITION);
 }
 
 export function migrationMapper(): EventMapper {
@@ -57,6 +67,9 @@ export function migrationMapper(): EventMapper {
         const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
         const uid = obj.metadata?.uid;
         const phase = typeof obj.status?.phase === 'string' ? obj.status.phase : '';
+        const rejected = idx.quotaRejected.get(ns) ?? new Set<string>();
+        if (!deleted && hasQuotaRejection(obj)) idx.quotaRejected.set(ns, rejected.add(key));
+        else if (rejected.delete(key) && rejected.size === 0) idx.quotaRejected.delete(ns);
         if (deleted) {
           idx.vmiMigrations.delete(key);
           if (uid) idx.migrationByUid.delete(uid);
@@ -80,6 +93,9 @@ export function migrationMapper(): EventMapper {
         if (migrationKey) return [wake(migrationKey)];
         return vmiKey ? idx.vmiMigrations.get(vmiKey).map(wake) : [];
       }
+      case 'ResourceQuota':
+        // KubeVirt handles a quota's update and deletion only: a new quota frees nothing.
+        return type === 'ADDED' ? [] : [...(idx.quotaRejected.get(ns) ?? [])].map(wake);
       case 'KubeVirt':
         // Migration limits and timeouts come from here: every unfinished migration looks again.
         return [...idx.activeMigrations].map(wake);
@@ -121,4 +137,4 @@ function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: Migr
 }
 
 /** What wakes the migration controller's keys. */
-export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }], mapper: migrationMapper });
+export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }, { res: RESOURCE_QUOTAS }], mapper: migrationMapper });

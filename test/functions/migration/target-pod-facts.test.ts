@@ -5,7 +5,8 @@
  * ConfigMap. The oracle cannot render target pods, so the judge is our launcher pod for the same
  * VMI and facts (itself judged by KubeVirt's code in the corpus): one reconcile pass of the
  * migration controller against the emulator API server, its target pod's compute container
- * compared with the launcher pod's.
+ * compared with the launcher pod's. And a target pod the namespace's quota refuses (item 2): the
+ * migration's `migrationRejectedByResourceQuota` condition, set and cleared as KubeVirt does.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +16,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 import { CONFIG_MAPS, EVENTS, MIGRATIONS, NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
+import type { KubeClient, KubeObject, Resource } from '../../../shared/kube/client.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { renderFactsFromObjects, type ClusterObject } from '../../../shared/template/cluster-facts.ts';
 import { renderLauncherPod } from '../../../shared/template/render-launcher-pod.ts';
@@ -163,5 +164,43 @@ describe('the migration target pod is rendered with the launcher pod\'s cluster 
     assert.equal((await kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 0, 'no target pod while the ConfigMap is missing');
     const events = (await kube.list(EVENTS, ns)).items as { reason?: string; message?: string }[];
     assert.ok(events.some((e) => e.reason === 'FailedCreate' && e.message?.includes('configmaps "hook-script" not found')), `FailedCreate naming the ConfigMap; got ${JSON.stringify(events.map((e) => e.message))}`);
+  });
+});
+
+describe('a target pod refused by the namespace\'s quota (KubeVirt\'s migrationRejectedByResourceQuota)', () => {
+  test('the refusal marks the migration while Pending; the pod made on a later pass clears it in Scheduling', async () => {
+    // arrange: the emulator has no quota admission (a real API server refuses the pod): its
+    // refusal is played by the client, with the message the real one gives
+    const ns = 'target-quota-refused';
+    const config = clusterConfigFromKubeVirt(undefined);
+    await createObjects(ns, [pvc('shared', 'Filesystem', ['ReadWriteMany'])]);
+    await runningVmi(ns, [{ name: 'shared', persistentVolumeClaim: { claimName: 'shared' } }]);
+    await pendingMigration(ns);
+    const d = deps(config);
+    const refusing: MigrationDeps = {
+      ...d,
+      kube: {
+        ...d.kube,
+        create: async <T extends KubeObject>(res: Resource<T>, obj: T): Promise<T> => {
+          if (res === (PODS as unknown)) throw new Error('pods "virt-launcher-vm-x" is forbidden: exceeded quota: q, requested: limits.memory=1Gi, used: limits.memory=0, limited: limits.memory=512Mi');
+          return d.kube.create(res, obj);
+        },
+      },
+    };
+    // act
+    const outcome = await reconcileMigration(`${ns}/mig`, refusing);
+    // assert
+    const refused = (await kube.get(MIGRATIONS, ns, 'mig'))!;
+    assert.equal(refused.status?.phase, 'Pending');
+    assert.deepEqual(refused.status?.conditions?.map((c) => [c.type, c.status, typeof c.lastProbeTime]), [['migrationRejectedByResourceQuota', 'True', 'string']], 'marked once, with its probe time');
+    assert.equal(outcome.kind, 'requeue', 'looked at again (and on a quota change: functions/migration/wakes.ts)');
+
+    // act: the quota allows it now
+    await reconcileMigration(`${ns}/mig`, d);
+    // assert
+    const scheduled = (await kube.get(MIGRATIONS, ns, 'mig'))!;
+    assert.equal((await kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 1, 'the target pod');
+    assert.equal(scheduled.status?.phase, 'Scheduling');
+    assert.deepEqual(scheduled.status?.conditions ?? [], [], 'the condition goes in Scheduling');
   });
 });

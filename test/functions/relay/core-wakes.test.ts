@@ -43,9 +43,11 @@ function vm(name: string, extra: { claims?: string[]; dvTemplates?: string[] } =
   };
 }
 
-function migration(name: string, vmiName: string, phase = 'Running'): WatchedObject {
-  return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '12' }, spec: { vmiName }, status: { phase } };
+function migration(name: string, vmiName: string, phase = 'Running', conditions?: { type: string }[], ns = 'ns'): WatchedObject {
+  return { metadata: { name, namespace: ns, uid: `${name}-uid`, resourceVersion: '12' }, spec: { vmiName }, status: { phase, ...(conditions ? { conditions } : {}) } };
 }
+const REJECTED = [{ type: 'migrationRejectedByResourceQuota' }];
+const quota = (ns = 'ns'): WatchedObject => ({ metadata: { name: 'q', namespace: ns, uid: 'q-uid', resourceVersion: '16' }, spec: { hard: { 'limits.memory': '1Gi' } } });
 
 function pod(name: string, meta: Partial<NonNullable<WatchedObject['metadata']>> = {}): WatchedObject {
   return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '13', labels: { 'kubevirt.io': 'virt-launcher' }, ...meta } };
@@ -185,6 +187,32 @@ const CASES: readonly Case[] = [
     name: 'KubeVirt first listed (nothing known before) → no VMI storm',
     before: [['VirtualMachineInstance', 'ADDED', vmi('a')]],
     event: ['KubeVirt', 'RELIST', kubevirt({ 'kubevirt.io/skip-backup-hooks': 'true' })],
+    want: [],
+  },
+  {
+    name: 'ResourceQuota changed → the namespace\'s migrations its quota refused, no other (KubeVirt\'s updateResourceQuota)',
+    before: [
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('waiting', 'b', 'Pending')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('elsewhere', 'c', 'Pending', REJECTED, 'other')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('cleared', 'd', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'MODIFIED', migration('cleared', 'd', 'Scheduling')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('gone', 'e', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'DELETED', migration('gone', 'e', 'Pending', REJECTED)],
+    ],
+    event: ['ResourceQuota', 'MODIFIED', quota()],
+    want: ['migration ns/refused'],
+  },
+  {
+    name: 'ResourceQuota deleted → the migrations it refused',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)]],
+    event: ['ResourceQuota', 'DELETED', quota()],
+    want: ['migration ns/refused'],
+  },
+  {
+    name: 'ResourceQuota added → nothing (KubeVirt handles updates and deletions only)',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)]],
+    event: ['ResourceQuota', 'ADDED', quota()],
     want: [],
   },
   {

@@ -58,6 +58,7 @@ describe('infra/kubernetes: manifests', () => {
       '/nodes',
       '/persistentvolumeclaims',
       '/pods',
+      '/resourcequotas',
       '/services',
       'apps/controllerrevisions',
       'backup.kubevirt.io/virtualmachinebackups',
