@@ -14,7 +14,7 @@ export interface PrintableInput {
   /** Undefined when the spec names no valid strategy. */
   readonly strategy: RunStrategy | undefined;
   readonly vmi: VirtualMachineInstance | undefined;
-  /** The VM's DataVolumes (from its templates) that exist. */
+  /** The DataVolumes the VM's template volumes name (templated or not) that exist. */
   readonly dataVolumes: readonly DataVolume[];
   /** A VMI creation is recorded and not yet observed. */
   readonly creationExpected: boolean;

@@ -5,7 +5,7 @@
  */
 import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus, VolumeUpdateState } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
-import { templateNames } from './data-volumes.ts';
+import { volumeDataVolumeNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
 import { trimVolumeRequests } from './hotplug/volume-requests.ts';
 import { isFinal, runStrategyOf } from './run-strategy.ts';
@@ -78,7 +78,8 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   syncConditions(status, vmi, input.syncError, iso);
   syncRestartRequired(status, input.restartRequired, iso);
 
-  const names = new Set(templateNames(vm));
+  // KubeVirt reads the DataVolumes the template's volumes name, templated or not.
+  const names = new Set(volumeDataVolumeNames(vm));
   const dataVolumes: DataVolume[] = [...observed.dataVolumes.entries()].filter(([n]) => names.has(n)).map(([, dv]) => dv);
   status.printableStatus = printableStatus({
     vm,

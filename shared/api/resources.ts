@@ -20,6 +20,7 @@ import type {
   V1ResourceQuota,
   V1Secret,
   V1Service,
+  V1SubjectAccessReview,
 } from '@kubernetes/client-node';
 import type { StorageProfileLike } from '../storage/backend-storage.ts';
 import type { DataVolume } from './data-volume.ts';
@@ -228,6 +229,9 @@ export const EVENTS = defineResource<unknown>({ group: '', version: 'v1', plural
 
 /** Read for automatic resource limits: a quota that limits CPU or memory makes the launcher pod carry limits. */
 export const RESOURCE_QUOTAS = defineResource<V1ResourceQuota>({ group: '', version: 'v1', plural: 'resourcequotas', kind: 'ResourceQuota', namespaced: true, subresources: ['status'] });
+
+/** Cluster-scoped, create only: the VM controller asks whether a VM's service account may clone a DataVolume's source. */
+export const SUBJECT_ACCESS_REVIEWS = defineResource<V1SubjectAccessReview>({ group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false });
 
 /** Cluster-scoped; migration policies match on a namespace's labels. */
 export const NAMESPACES = defineResource<V1Namespace>({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] });

@@ -109,8 +109,10 @@ describe('infra/kubernetes: manifests', () => {
     ],
     vm: [
       '/events create',
+      '/namespaces get',
       '/persistentvolumeclaims get,patch',
       'apps/controllerrevisions create,delete,get',
+      'authorization.k8s.io/subjectaccessreviews create',
       'cdi.kubevirt.io/datasources get',
       'cdi.kubevirt.io/datavolumes create,get',
       'instancetype.kubevirt.io/virtualmachineclusterinstancetypes get',
