@@ -17,6 +17,7 @@ import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { checkClone } from './clone-auth.ts';
+import { vmiSyncOps } from './vmi-metadata-sync.ts';
 import { templateNames, volumeDataVolumeNames } from './data-volumes.ts';
 import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
 import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectations-gate.ts';
@@ -181,6 +182,18 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     memoryDumpRequest = r.request;
     syncError ??= r.error;
+  }
+
+  // labels and annotations synced template → VMI (vmi-metadata-sync.ts): the descheduler's, the deployment's additional keys
+  if (proceed && syncError === undefined && observed.vmi && !observed.vm.metadata?.deletionTimestamp && !observed.vmi.metadata?.deletionTimestamp) {
+    const ops = vmiSyncOps(observed.vm, observed.vmi, config);
+    if (ops.length > 0) {
+      try {
+        observed = { ...observed, vmi: await deps.kube.patch(VMIS, namespace, observed.vmi.metadata?.name ?? '', { type: 'json', ops }) };
+      } catch (err) {
+        syncError = { reason: 'AnnotationsLabelsChangeError', message: `Error encountered while handling annotation and labels sync request: ${errorText(err)}`, requeue: true };
+      }
+    }
   }
 
   // PCI topology: the VMI's pci-topology annotations copied into a template without them (pci-topology.ts);
