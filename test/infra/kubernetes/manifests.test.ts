@@ -199,6 +199,7 @@ describe('infra/kubernetes: manifests', () => {
       'kubevirt.io/kubevirts list',
       'kubevirt.io/virtualmachineinstances get',
       'kubevirt.io/virtualmachines get',
+      'networking.k8s.io/ingresses list',
       'snapshot.kubevirt.io/virtualmachinesnapshotcontents get',
       'snapshot.kubevirt.io/virtualmachinesnapshots get',
       'snapshot.storage.k8s.io/volumesnapshots get',
