@@ -7,7 +7,7 @@
  */
 import type { V1SubjectAccessReviewSpec } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachine } from '../../shared/api/index.ts';
-import { NAMESPACES, PVCS, SUBJECT_ACCESS_REVIEWS } from '../../shared/api/resources.ts';
+import { DATA_SOURCES, NAMESPACES, PVCS, SUBJECT_ACCESS_REVIEWS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 
 /** CDI: a DataVolume so annotated needs no clone token, so a refusal (or no source namespace) lets it through. */
@@ -29,6 +29,32 @@ function reviews(kind: 'pvc' | 'snapshot', namespace: string, name: string): { a
   return { any: [source], all: [pods, { namespace, verb: 'create', resource: 'pvcs', name }] };
 }
 
+/**
+ * The DataVolume as KubeVirt creates it from its template (GetResolvedCloneSource): a `sourceRef`
+ * to a DataSource replaced by the claim or snapshot that DataSource points at (its resolved
+ * `status.source` when it points at another DataSource), and a clone source without a namespace
+ * given the VM's (or the DataSource's). `error` (KubeVirt's message) when the DataSource is not there.
+ */
+export async function resolveCloneSource(kube: Pick<KubeClient, 'get'>, vmNamespace: string, dv: DataVolume): Promise<{ dv: DataVolume } | { error: string }> {
+  let ns = vmNamespace;
+  let source = dv.spec.source;
+  const ref = dv.spec.sourceRef;
+  if (ref?.kind === 'DataSource') {
+    if (ref.namespace !== undefined) ns = ref.namespace;
+    const ds = await kube.get(DATA_SOURCES, ns, ref.name);
+    if (!ds) return { error: `unable to create DataVolume manifest: datasources.cdi.kubevirt.io "${ref.name}" not found` };
+    const resolved = ds.spec?.source?.dataSource ? ds.status?.source : ds.spec?.source;
+    source = { ...(resolved?.pvc ? { pvc: { ...resolved.pvc } } : {}), ...(resolved?.snapshot ? { snapshot: { ...resolved.snapshot } } : {}) };
+  }
+  // Only a clone source is resolved; anything else leaves the DataVolume as its template says.
+  if (source?.pvc) source = { pvc: { ...source.pvc, namespace: source.pvc.namespace || ns } };
+  else if (source?.snapshot) source = { snapshot: { ...source.snapshot, namespace: source.snapshot.namespace || ns } };
+  else return { dv };
+  const spec = { ...dv.spec, source };
+  delete spec.sourceRef;
+  return { dv: { ...dv, spec } };
+}
+
 export interface CloneCheck {
   /** KubeVirt's warning that the source claim is missing (the DataVolume is created anyway). */
   readonly sourceMissing?: string;
@@ -37,8 +63,8 @@ export interface CloneCheck {
 }
 
 /**
- * Checks a DataVolume about to be created for `vm`. Sources that are not clones need nothing; a
- * `sourceRef` (a DataSource) is not resolved here and goes through unchecked.
+ * Checks a DataVolume about to be created for `vm` (its clone source resolved first:
+ * {@link resolveCloneSource}). Sources that are not clones need nothing.
  */
 export async function checkClone(kube: Pick<KubeClient, 'get' | 'create'>, vm: VirtualMachine, dv: DataVolume): Promise<CloneCheck> {
   const vmNamespace = vm.metadata?.namespace ?? '';

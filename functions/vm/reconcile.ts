@@ -16,7 +16,7 @@ import { errorText, TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { checkClone } from './clone-auth.ts';
+import { checkClone, resolveCloneSource } from './clone-auth.ts';
 import { vmiSyncOps } from './vmi-metadata-sync.ts';
 import { templateNames, volumeDataVolumeNames } from './data-volumes.ts';
 import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
@@ -344,8 +344,14 @@ interface DvResult {
 }
 
 async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVolume[], deps: VmDeps): Promise<DvResult> {
-  // A clone from another namespace needs the VM's service account to be allowed to read the source (clone-auth.ts).
-  for (const dv of dvs) {
+  // A clone's source as KubeVirt writes it (a DataSource resolved); from another namespace, the VM's
+  // service account must be allowed to read it (clone-auth.ts).
+  const resolvedDvs: DataVolume[] = [];
+  for (const template of dvs) {
+    const r = await resolveCloneSource(deps.kube, o.vm.metadata?.namespace ?? '', template);
+    if ('error' in r) return { observed: o, error: { reason: 'FailedCreate', message: `Error encountered while creating DataVolumes: ${r.error}`, requeue: true } };
+    const dv = r.dv;
+    resolvedDvs.push(dv);
     const check = await checkClone(deps.kube, o.vm, dv);
     if (check.sourceMissing) await event(deps, o.vm, 'Warning', 'SourcePVCNotAvailabe', check.sourceMissing);
     if (check.refused) {
@@ -356,7 +362,7 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
   // Recorded before the writes, conditionally: of N racing workers one creates the DataVolumes.
   if (!(await deps.expectations.tryExpectCreations(DV_EXPECTATIONS, key, dvs.length, deps.now()))) return { observed: o, lostRace: true };
   const dataVolumes = new Map(o.dataVolumes);
-  for (const dv of dvs) {
+  for (const dv of resolvedDvs) {
     const dvName = dv.metadata?.name ?? '';
     try {
       dataVolumes.set(dvName, await deps.kube.create(DATA_VOLUMES, dv));

@@ -201,7 +201,15 @@ export interface DataSource {
   apiVersion?: string;
   kind?: string;
   metadata?: V1ObjectMeta;
-  spec?: { source?: { pvc?: { name: string; namespace: string } } };
+  spec?: { source?: DataSourceSource };
+  /** Where a DataSource that points at another DataSource resolved to. */
+  status?: { source?: DataSourceSource };
+}
+/** What a DataSource points at: a claim, a snapshot, or another DataSource. */
+export interface DataSourceSource {
+  pvc?: { name: string; namespace: string };
+  snapshot?: { name: string; namespace: string };
+  dataSource?: { name: string; namespace?: string };
 }
 export const DATA_SOURCES = defineResource<DataSource>({
   group: CDI_GROUP,

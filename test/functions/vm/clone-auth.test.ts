@@ -1,6 +1,7 @@
 /**
  * DataVolume clone authorization (KubeVirt's handleCloneDataVolume with CDI's AuthorizeSA, issue
- * 38 item 6): which SubjectAccessReviews are sent as which service account, and what the VM
+ * 38 item 6), after the clone source is resolved as KubeVirt writes it (a DataSource replaced by
+ * what it points at): which SubjectAccessReviews are sent as which service account, and what the VM
  * controller makes of the answers. The emulator API server evaluates no RBAC, so the
  * SubjectAccessReview endpoint is played by the test (a stub answering from a table — the one
  * mock here); namespaces and claims are the emulator's.
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import type { DataVolume, VirtualMachine } from '../../../shared/api/index.ts';
-import { NAMESPACES, PVCS, SUBJECT_ACCESS_REVIEWS, VMS, DATA_VOLUMES, EVENTS } from '../../../shared/api/resources.ts';
+import { DATA_SOURCES, NAMESPACES, PVCS, SUBJECT_ACCESS_REVIEWS, VMS, DATA_VOLUMES, EVENTS } from '../../../shared/api/resources.ts';
 import type { KubeObject, Resource } from '../../../shared/kube/client.ts';
 import { checkClone, vmServiceAccount } from '../../../functions/vm/clone-auth.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
@@ -92,6 +93,36 @@ describe('a DataVolume that clones from another namespace', () => {
     assert.ok(events.some((e) => e.reason === 'UnauthorizedDataVolumeCreate' && e.message === `Not authorized to create DataVolume clone-no-dv: ${reason}`), JSON.stringify(events.map((e) => e.message)));
     const failure = (await ctx.h.kube.get(VMS, NS, 'clone-no'))?.status?.conditions?.find((c) => c.type === 'Failure');
     assert.equal(failure?.message, `Error encountered while creating DataVolumes: not authorized to create DataVolume: ${reason}`);
+  });
+
+  test('a DataSource in another namespace: resolved to its claim (the DataVolume written without sourceRef, as KubeVirt does), then reviewed', async () => {
+    // arrange
+    await ensureNamespace('golden');
+    await ctx.h.kube.create(DATA_SOURCES, { apiVersion: 'cdi.kubevirt.io/v1beta1', kind: 'DataSource', metadata: { name: 'fedora-ds', namespace: 'golden' }, spec: { source: { pvc: { namespace: 'golden', name: 'fedora' } } } });
+    const vm = cloneVm('clone-ds', { pvc: { namespace: 'x', name: 'x' } });
+    vm.spec.dataVolumeTemplates![0]!.spec = { sourceRef: { kind: 'DataSource', name: 'fedora-ds', namespace: 'golden' }, storage: { resources: { requests: { storage: '1Gi' } } } };
+    await ctx.h.kube.create(VMS, vm);
+    const sent: V1SubjectAccessReview[] = [];
+    // act
+    await reconcileVm(`${NS}/clone-ds`, withSar(ctx.h.deps, () => true, sent));
+    // assert
+    const dv = await ctx.h.kube.get(DATA_VOLUMES, NS, 'clone-ds-dv');
+    assert.deepEqual(dv?.spec.source, { pvc: { namespace: 'golden', name: 'fedora' } });
+    assert.equal(dv?.spec.sourceRef, undefined, 'the reference replaced by what it resolved to');
+    assert.deepEqual(sent.map((s) => s.spec.resourceAttributes?.namespace), ['golden'], 'reviewed against the resolved source');
+  });
+
+  test('a DataSource that is not there: no DataVolume, a FailedCreate failure naming it', async () => {
+    // arrange
+    const vm = cloneVm('clone-nods', { pvc: { namespace: 'x', name: 'x' } });
+    vm.spec.dataVolumeTemplates![0]!.spec = { sourceRef: { kind: 'DataSource', name: 'missing-ds' }, storage: { resources: { requests: { storage: '1Gi' } } } };
+    await ctx.h.kube.create(VMS, vm);
+    // act
+    await reconcileVm(`${NS}/clone-nods`, ctx.h.deps).catch(() => undefined);
+    // assert
+    assert.equal(await ctx.h.kube.get(DATA_VOLUMES, NS, 'clone-nods-dv'), undefined);
+    const failure = (await ctx.h.kube.get(VMS, NS, 'clone-nods'))?.status?.conditions?.find((c) => c.type === 'Failure');
+    assert.equal(failure?.message, 'Error encountered while creating DataVolumes: unable to create DataVolume manifest: datasources.cdi.kubevirt.io "missing-ds" not found');
   });
 
   const table: { name: string; source: Parameters<typeof cloneVm>[1]; allow: (k: string) => boolean; annotations?: Record<string, string>; want: { refused: boolean; reviews: number; sourceMissing?: boolean } }[] = [
