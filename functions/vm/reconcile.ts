@@ -24,6 +24,7 @@ import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectatio
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
+import { unboundClaimMatters } from './printable-status.ts';
 import { cbtStateForNewVmi, nextVmCbtState } from './cbt.ts';
 import { fillInputDefaults, podNetworkRefusal, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
@@ -42,7 +43,7 @@ import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
@@ -217,7 +218,8 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // status, from what was observed (and what this pass did)
   const cbtState = nextVmCbtState(observed.vm, observed.vmi, config);
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const unboundClaim = await readUnboundClaim(observed, deps);
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, unboundClaim, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -233,6 +235,23 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
   return requeueSeconds !== undefined ? requeueAfter(wallSeconds(deps, requeueSeconds), 'waiting (expectations or start backoff)') : done;
+}
+
+/**
+ * printableStatus `WaitingForVolumeBinding` (KubeVirt's HasUnboundPVC): a claim the template's
+ * volumes name (PVC, DataVolume, memory dump) exists and is not Bound. Read only while it can
+ * decide the status (`unboundClaimMatters`), one GET per claim, first unbound one wins.
+ */
+async function readUnboundClaim(o: Observed, deps: VmDeps): Promise<boolean> {
+  const strategy = runStrategyOf(o.vm);
+  if (!unboundClaimMatters(o.vm, strategy.ok ? strategy.strategy : undefined, o.vmi)) return false;
+  const volumes = o.vm.spec.template.spec?.volumes ?? [];
+  const claims = [...new Set(volumes.map((v) => v.dataVolume?.name ?? v.persistentVolumeClaim?.claimName ?? v.memoryDump?.claimName ?? '').filter((c) => c !== ''))];
+  for (const c of claims) {
+    const pvc = await deps.kube.get(PVCS, o.vm.metadata?.namespace ?? '', c);
+    if (pvc && pvc.status?.phase !== 'Bound') return true;
+  }
+  return false;
 }
 
 /** One JSON patch of the VM (none when `ops` is undefined): the VM as written, or the error's message. */

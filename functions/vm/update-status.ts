@@ -30,6 +30,8 @@ export interface VmStatusInput {
   readonly volumeUpdateState?: VolumeUpdateState | undefined;
   /** `status.changedBlockTracking.state` after this pass (cbt.ts): undefined = none; absent from the input = as read. */
   readonly cbtState?: string | undefined;
+  /** A claim the template's volumes name exists and is not Bound (read only when it can decide the status: `unboundClaimRead`). */
+  readonly unboundClaim?: boolean | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -86,6 +88,7 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
     strategy,
     vmi,
     dataVolumes,
+    unboundClaim: input.unboundClaim === true,
     creationExpected: input.creationExpected,
     deletionExpected: input.deletionExpected,
     consecutiveFailCount: startFailure?.consecutiveFailCount ?? 0,
