@@ -9,14 +9,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationCondition } from '../../shared/api/index.ts';
-import { LATEST_OBSERVED_API_VERSION_ANNOTATION, MIGRATION_FINALIZER, STORAGE_OBSERVED_API_VERSION_ANNOTATION } from '../../shared/api/well-known.ts';
+import { LATEST_OBSERVED_API_VERSION_ANNOTATION, MIGRATION_FINALIZER, MIGRATION_REJECTED_BY_QUOTA_CONDITION, STORAGE_OBSERVED_API_VERSION_ANNOTATION } from '../../shared/api/well-known.ts';
 import type { PersistentStatePvcs } from './backend-storage.ts';
 import { isFinal, type PhaseResult } from './phases.ts';
 
 export const VMI_NAME_LABEL = 'kubevirt.io/vmi-name';
 export const ABORT_REQUESTED_CONDITION = 'migrationAbortRequested';
 /** Set when the target pod was refused for exceeding a quota; a quota change wakes such migrations (wakes.ts). */
-export const REJECTED_BY_QUOTA_CONDITION = 'migrationRejectedByResourceQuota';
+export const REJECTED_BY_QUOTA_CONDITION = MIGRATION_REJECTED_BY_QUOTA_CONDITION;
 
 export interface StatusInput {
   readonly migration: VirtualMachineInstanceMigration;

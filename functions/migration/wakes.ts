@@ -8,13 +8,12 @@
  * as KubeVirt's quota handlers do.
  */
 import { KUBEVIRTS, MIGRATIONS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
-import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { MIGRATION_JOB_UID_LABEL, MIGRATION_REJECTED_BY_QUOTA_CONDITION } from '../../shared/api/well-known.ts';
 import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
 import { PodOwners } from '../../shared/relay/pod-owners.ts';
 import { LAUNCHER_PODS, type EventMapper, type EventType, type KeyTarget, type WatchedObject } from '../../shared/relay/route.ts';
-import { REJECTED_BY_QUOTA_CONDITION } from './update-status.ts';
 import { pickWaitingToWake } from './wake-waiting.ts';
 
 const FINAL_MIGRATION = new Set(['Succeeded', 'Failed']);
@@ -46,7 +45,7 @@ class MigrationIndexes {
 
 function hasQuotaRejection(obj: WatchedObject): boolean {
   const conditions = obj.status?.conditions;
-  return Array.isArray(conditions) && conditions.some((c) => (c as { type?: unknown }).type === REJECTED_BY_QUOTA_CONDITION);
+  return Array.isArray(conditions) && conditions.some((c) => (c as { type?: unknown }).type === MIGRATION_REJECTED_BY_QUOTA_CONDITION);
 }
 
 export function migrationMapper(): EventMapper {
