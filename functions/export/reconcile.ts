@@ -153,7 +153,7 @@ async function createPod(vme: VirtualMachineExport, src: SourceResult, tokenSecr
   let manifestConfigMap: string | undefined;
   if ((src.kind === 'vm' || src.kind === 'snapshot') && src.vm) {
     manifestConfigMap = manifestConfigMapNameOf(name);
-    const cm = renderManifestConfigMap(vme, src.vm, `${serviceNameOf(name)}.${ns}.svc`, cluster.caBundle);
+    const cm = renderManifestConfigMap(vme, src.vm, `${serviceNameOf(name)}.${ns}.svc`, cluster.caBundle, await readExternal(cluster.namespace, deps));
     if (await createIfMissing(() => deps.kube.create(CONFIG_MAPS, cm))) await event(deps, vme, 'Normal', EVENT.manifestCreated, `Created exporter data manifest ${ns}/${manifestConfigMap}`);
   }
   const want = renderExporterPod(vme, src, {

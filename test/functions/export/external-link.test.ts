@@ -12,6 +12,8 @@ import type { VirtualMachineExport } from '../../../shared/api/export.ts';
 import { makeCa, issueServingCertificate, type CertificateAuthority, type ServingCertificate } from '../../../sandbox/pki.ts';
 import { certForHost, externalIngress, ingressCert, ingressHost, type IngressLike } from '../../../functions/export/external-link.ts';
 import { planStatus } from '../../../functions/export/export-status.ts';
+import { renderManifestConfigMap } from '../../../functions/export/render-objects.ts';
+import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { SourceResult } from '../../../functions/export/source.ts';
 
 const proxyRule = (host: string, service = 'virt-exportproxy'): IngressLike => ({ spec: { rules: [{ host, http: { paths: [{ backend: { service: { name: service } } }] } }], tls: [{ secretName: 'export-tls' }] } });
@@ -90,5 +92,21 @@ describe('the export status with an external host', () => {
       manifests: [{ type: 'auth-header-secret', url: `${base}/external/manifests/secret` }],
     });
     assert.equal(plan.status.links?.internal?.manifests?.[0]?.url, 'https://virt-export-exp.ns.svc/internal/manifests/secret', 'the internal link unchanged');
+  });
+});
+
+describe('the VM manifest ConfigMap with an external host', () => {
+  test('external_host (with the export API path) and external_ca_cm besides the internal pair', () => {
+    // arrange
+    const vme = { metadata: { name: 'exp', namespace: 'ns', uid: 'u' }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' } } } as VirtualMachineExport;
+    const vm = { metadata: { name: 'vm', namespace: 'ns' }, spec: { template: { spec: { domain: { devices: {} } } } } } as VirtualMachine;
+    // act
+    const without = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA');
+    const withExternal = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA', { host: 'export.example.com', cert: 'INGRESS-CERT' });
+    // assert
+    assert.equal(without.data?.['external_host'], undefined, 'no Ingress: no external entries');
+    assert.equal(withExternal.data?.['external_host'], 'export.example.com/api/export.kubevirt.io/v1/namespaces/ns/virtualmachineexports/exp');
+    assert.deepEqual(JSON.parse(withExternal.data?.['external_ca_cm'] ?? '{}').data, { 'ca.pem': 'INGRESS-CERT' });
+    assert.equal(withExternal.data?.['internal_host'], 'virt-export-exp.ns.svc');
   });
 });
