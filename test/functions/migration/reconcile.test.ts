@@ -19,7 +19,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
-import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
+import { migrationDeps } from './support.ts';
 import { reconcileMigration } from '../../../functions/migration/reconcile.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 
@@ -35,16 +35,7 @@ beforeEach(async () => {
   server = await startApiServer({ port: 0 });
   kube = createKubeClient(server.kubeConfig('test'));
   state = openSqliteState();
-  const config = clusterConfigFromKubeVirt(undefined);
-  deps = {
-    kube: createKubeClient(server.kubeConfig(CONTROLLER)),
-    expectations: state.expectations,
-    leases: state.leases,
-    clusterConfig: async () => config,
-    policySource: NO_POLICIES,
-    now: () => Date.now(),
-    log: { info: () => undefined, warn: () => undefined },
-  };
+  deps = migrationDeps(server, clusterConfigFromKubeVirt(undefined), CONTROLLER, state);
 });
 afterEach(async () => {
   await server.close();

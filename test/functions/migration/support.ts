@@ -14,6 +14,11 @@ import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import type { Logger } from '../../../shared/metrics/log.ts';
 import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
+import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
+import type { MigrationDeps } from '../../../functions/migration/deps.ts';
+import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
 
 export const NS = 'default';
 export const RECONCILER = 'reconciler';
@@ -153,4 +158,17 @@ export async function finalMigration(c: Cluster, name: string, timeoutMs = 60_00
     const m = await c.kube.get(MIGRATIONS, NS, name);
     return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
   }, timeoutMs);
+}
+
+/** The migration reconcile's deps against `server` as `identity`, on a fresh state store: one pass at a time, no policies. */
+export function migrationDeps(server: Pick<ApiServer, 'kubeConfig'>, config: ClusterConfig, identity = 'migration-controller', state: SqliteStateStore = openSqliteState()): MigrationDeps {
+  return {
+    kube: createKubeClient(server.kubeConfig(identity)),
+    expectations: state.expectations,
+    leases: state.leases,
+    clusterConfig: async () => config,
+    policySource: NO_POLICIES,
+    now: () => Date.now(),
+    log: { info: () => undefined, warn: () => undefined },
+  };
 }

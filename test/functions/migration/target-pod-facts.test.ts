@@ -9,82 +9,61 @@
  * migration's `migrationRejectedByResourceQuota` condition, set and cleared as KubeVirt does.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { apiServerPerFile } from '../../support/api-server.ts';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { CONFIG_MAPS, EVENTS, MIGRATIONS, NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
-import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import type { KubeClient, KubeObject, Resource } from '../../../shared/kube/client.ts';
-import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
+import type { KubeObject, Resource } from '../../../shared/kube/client.ts';
 import { renderFactsFromObjects, type ClusterObject } from '../../../shared/template/cluster-facts.ts';
 import { renderLauncherPod } from '../../../shared/template/render-launcher-pod.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
-import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
+import { migrationDeps } from './support.ts';
 import { reconcileMigration } from '../../../functions/migration/reconcile.ts';
 
 const T0 = '2026-12-02T07:00:00Z';
-let server: ApiServer;
-let kube: KubeClient;
-before(async () => {
-  server = await startApiServer({ port: 0 });
-  kube = createKubeClient(server.kubeConfig('test'));
-});
-after(async () => {
-  await server.close();
-});
+const ctx = apiServerPerFile();
 
-function deps(config: ClusterConfig): MigrationDeps {
-  const state = openSqliteState();
-  return {
-    kube: createKubeClient(server.kubeConfig('migration-controller')),
-    expectations: state.expectations,
-    leases: state.leases,
-    clusterConfig: async () => config,
-    policySource: NO_POLICIES,
-    now: () => Date.now(),
-    log: { info: () => undefined, warn: () => undefined },
-  };
-}
+const deps = (config: ClusterConfig): MigrationDeps => migrationDeps(ctx.server, config);
 
 /** A running VMI in `ns` on a node of its own (the per-node migration limit stays out of the way) with the given volumes (each a virtio disk) and its source pod. */
 async function runningVmi(ns: string, volumes: NonNullable<VirtualMachineInstance['spec']['volumes']>, extra: Partial<VirtualMachineInstance['spec']> = {}, annotations: Record<string, string> = {}): Promise<VirtualMachineInstance> {
-  const created = await kube.create(VMIS, {
+  const created = await ctx.kube.create(VMIS, {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name: 'vm', namespace: ns, annotations },
     spec: { domain: { devices: { disks: volumes.map((v) => ({ name: v.name, disk: { bus: 'virtio' } })) }, resources: { requests: { memory: '128Mi' } } }, volumes, ...extra },
   } as VirtualMachineInstance);
-  const vmi = await kube.patch(VMIS, ns, 'vm', { type: 'merge', body: { status: { phase: 'Running', nodeName: `node-${ns}`, selinuxContext: 'none' } } });
-  await kube.create(PODS, {
+  const vmi = await ctx.kube.patch(VMIS, ns, 'vm', { type: 'merge', body: { status: { phase: 'Running', nodeName: `node-${ns}`, selinuxContext: 'none' } } });
+  await ctx.kube.create(PODS, {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'virt-launcher-src', namespace: ns, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': created.metadata?.uid ?? '' }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'vm', uid: created.metadata?.uid ?? '', controller: true }] },
     spec: { nodeName: `node-${ns}`, containers: [{ name: 'compute', image: 'l' }] },
   } as V1Pod);
-  await kube.patch(PODS, ns, 'virt-launcher-src', { type: 'merge', body: { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'compute', ready: true, restartCount: 0, image: 'l', imageID: 'l@sha256:1', state: { running: { startedAt: T0 } } }] } } }, { subresource: 'status' });
+  await ctx.kube.patch(PODS, ns, 'virt-launcher-src', { type: 'merge', body: { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'compute', ready: true, restartCount: 0, image: 'l', imageID: 'l@sha256:1', state: { running: { startedAt: T0 } } }] } } }, { subresource: 'status' });
   return vmi;
 }
 
 async function pendingMigration(ns: string): Promise<VirtualMachineInstanceMigration> {
-  const m = await kube.create(MIGRATIONS, {
+  const m = await ctx.kube.create(MIGRATIONS, {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstanceMigration',
     metadata: { name: 'mig', namespace: ns, labels: { 'kubevirt.io/vmi-name': 'vm' }, finalizers: ['kubevirt.io/migrationJobFinalize'] },
     spec: { vmiName: 'vm' },
   });
-  return kube.update(MIGRATIONS, { ...m, status: { phase: 'Pending', phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: T0 }], migrationState: { sourceNode: `node-${ns}`, sourcePod: 'virt-launcher-src' } } } as VirtualMachineInstanceMigration, { subresource: 'status' });
+  return ctx.kube.update(MIGRATIONS, { ...m, status: { phase: 'Pending', phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: T0 }], migrationState: { sourceNode: `node-${ns}`, sourcePod: 'virt-launcher-src' } } } as VirtualMachineInstanceMigration, { subresource: 'status' });
 }
 
 /** Creates `objects` in `ns` (claims Bound), answers them as read back (with their UIDs). */
 async function createObjects(ns: string, objects: ClusterObject[]): Promise<ClusterObject[]> {
-  await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: (objects.find((o) => o.kind === 'Namespace')?.metadata?.labels) ?? {} } });
+  await ctx.kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: (objects.find((o) => o.kind === 'Namespace')?.metadata?.labels) ?? {} } });
   const out: ClusterObject[] = [];
   for (const o of objects) {
-    if (o.kind === 'PersistentVolumeClaim') out.push((await kube.create(PVCS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
-    else if (o.kind === 'ResourceQuota') out.push((await kube.create(RESOURCE_QUOTAS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
-    else if (o.kind === 'ConfigMap') out.push((await kube.create(CONFIG_MAPS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
+    if (o.kind === 'PersistentVolumeClaim') out.push((await ctx.kube.create(PVCS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
+    else if (o.kind === 'ResourceQuota') out.push((await ctx.kube.create(RESOURCE_QUOTAS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
+    else if (o.kind === 'ConfigMap') out.push((await ctx.kube.create(CONFIG_MAPS, { ...o, metadata: { ...o.metadata, namespace: ns } } as never)) as ClusterObject);
     else out.push({ ...o, metadata: { ...o.metadata, name: ns } });
   }
   return out;
@@ -141,7 +120,7 @@ describe('the migration target pod is rendered with the launcher pod\'s cluster 
       // act
       await reconcileMigration(`${ns}/mig`, deps(config));
       // assert
-      const targets = (await kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items;
+      const targets = (await ctx.kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items;
       assert.equal(targets.length, 1, 'one target pod');
       const target = targets[0]!.spec!.containers.find((c) => c.name === 'compute')!;
       row.want(target);
@@ -161,8 +140,8 @@ describe('the migration target pod is rendered with the launcher pod\'s cluster 
     // act
     await reconcileMigration(`${ns}/mig`, deps(config));
     // assert
-    assert.equal((await kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 0, 'no target pod while the ConfigMap is missing');
-    const events = (await kube.list(EVENTS, ns)).items as { reason?: string; message?: string }[];
+    assert.equal((await ctx.kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 0, 'no target pod while the ConfigMap is missing');
+    const events = (await ctx.kube.list(EVENTS, ns)).items as { reason?: string; message?: string }[];
     assert.ok(events.some((e) => e.reason === 'FailedCreate' && e.message?.includes('configmaps "hook-script" not found')), `FailedCreate naming the ConfigMap; got ${JSON.stringify(events.map((e) => e.message))}`);
   });
 });
@@ -190,7 +169,7 @@ describe('a target pod refused by the namespace\'s quota (KubeVirt\'s migrationR
     // act
     const outcome = await reconcileMigration(`${ns}/mig`, refusing);
     // assert
-    const refused = (await kube.get(MIGRATIONS, ns, 'mig'))!;
+    const refused = (await ctx.kube.get(MIGRATIONS, ns, 'mig'))!;
     assert.equal(refused.status?.phase, 'Pending');
     assert.deepEqual(refused.status?.conditions?.map((c) => [c.type, c.status, typeof c.lastProbeTime]), [['migrationRejectedByResourceQuota', 'True', 'string']], 'marked once, with its probe time');
     assert.equal(outcome.kind, 'requeue', 'looked at again (and on a quota change: functions/migration/wakes.ts)');
@@ -198,8 +177,8 @@ describe('a target pod refused by the namespace\'s quota (KubeVirt\'s migrationR
     // act: the quota allows it now
     await reconcileMigration(`${ns}/mig`, d);
     // assert
-    const scheduled = (await kube.get(MIGRATIONS, ns, 'mig'))!;
-    assert.equal((await kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 1, 'the target pod');
+    const scheduled = (await ctx.kube.get(MIGRATIONS, ns, 'mig'))!;
+    assert.equal((await ctx.kube.list(PODS, ns, { labelSelector: 'kubevirt.io/migrationJobUID' })).items.length, 1, 'the target pod');
     assert.equal(scheduled.status?.phase, 'Scheduling');
     assert.deepEqual(scheduled.status?.conditions ?? [], [], 'the condition goes in Scheduling');
   });

@@ -3,51 +3,42 @@
  * syncDynamicAnnotationsAndLabelsToPod, issue 38 item 7): `kubevirt.io/nodeName`, the descheduler's
  * annotations, Velero's hooks as `kubevirt.io/skip-backup-hooks` asks, and the deployment's
  * additional keys (ClusterConfig.launcherLabelsSync / launcherAnnotationsSync). Reconcile passes
- * against the emulator API server.
+ * against the emulator API ctx.server.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import { describe, test } from 'node:test';
+import { apiServerPerFile } from '../../support/api-server.ts';
 import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
 import { PODS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
 import { silentLogger } from '../../../shared/metrics/log.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { vmiManifest } from '../../e2e/support.ts';
 
-let server: ApiServer;
-let kube: KubeClient;
-before(async () => {
-  server = await startApiServer({ port: 0 });
-  kube = createKubeClient(server.kubeConfig('test'));
-});
-after(async () => {
-  await server.close();
-});
+const ctx = apiServerPerFile();
 
 const config = clusterConfigFromKubeVirt(undefined, { additionalLauncherLabelsSync: ['team.example.com/*'], additionalLauncherAnnotationsSync: ['example.com/owner'] });
-const deps = (): VmiDeps => ({ kube: createKubeClient(server.kubeConfig('vmi-controller')), expectations: openSqliteState().expectations, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger });
+const deps = (): VmiDeps => ({ kube: createKubeClient(ctx.server.kubeConfig('vmi-controller')), expectations: openSqliteState().expectations, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger });
 
 describe('the VMI\'s synced labels and annotations follow onto its launcher pod', () => {
   test('set, changed and removed on the VMI: the same on the pod; other keys left alone', async () => {
     // arrange: the VMI and its launcher pod
     const d = deps();
-    const created = await kube.create(VMIS, vmiManifest('sync-1'));
+    const created = await ctx.kube.create(VMIS, vmiManifest('sync-1'));
     await reconcileVmi('default/sync-1', d);
-    const podOf = async () => (await kube.list(PODS, 'default', { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` })).items[0];
+    const podOf = async () => (await ctx.kube.list(PODS, 'default', { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` })).items[0];
     assert.ok(await podOf(), 'the launcher pod');
     // act: the VMI gains the node label (as once scheduled), a descheduler opt-in, the deployment's keys, and skips backup hooks
-    await kube.patch(VMIS, 'default', 'sync-1', { type: 'merge', body: { metadata: {
+    await ctx.kube.patch(VMIS, 'default', 'sync-1', { type: 'merge', body: { metadata: {
       labels: { 'kubevirt.io/nodeName': 'node-a', 'team.example.com/cost-center': 'c1', unsynced: 'x' },
       annotations: { 'descheduler.alpha.kubernetes.io/evict': 'true', 'example.com/owner': 'alice', 'kubevirt.io/skip-backup-hooks': 'true' },
     } } });
     await reconcileVmi('default/sync-1', d);
     const synced = await podOf();
-    await kube.patch(VMIS, 'default', 'sync-1', { type: 'merge', body: { metadata: { labels: { 'team.example.com/cost-center': null }, annotations: { 'descheduler.alpha.kubernetes.io/evict': null } } } });
+    await ctx.kube.patch(VMIS, 'default', 'sync-1', { type: 'merge', body: { metadata: { labels: { 'team.example.com/cost-center': null }, annotations: { 'descheduler.alpha.kubernetes.io/evict': null } } } });
     await reconcileVmi('default/sync-1', d);
     const removed = await podOf();
     // assert
