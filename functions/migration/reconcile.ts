@@ -26,10 +26,11 @@ import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
+import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { syncTargetPodNetworkInfo } from './target-network-info.ts';
 import { computeMigration, planWrites } from './update-status.ts';
-import { pendingBlock, REJECTED_BY_RESOURCE_QUOTA, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
+import { pendingBlock, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
 import { hostModelRequirements, noSuitableHostModelNode, runtimeUserPatch } from './target-prep.ts';
 import { gateEnabled } from '../../shared/config/cluster-config.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
@@ -159,7 +160,7 @@ interface Acted {
   readonly wait?: { seconds: number; why: string };
   /** The backend PVCs the target pod was created with (recorded in the migration's status). */
   readonly persistentStatePvcs?: PersistentStatePvcs;
-  /** The target pod was refused by a ResourceQuota (`exceeded quota`): RejectedByResourceQuota. */
+  /** The target pod was refused by a ResourceQuota (`exceeded quota`): migrationRejectedByResourceQuota. */
   readonly quotaRejected?: boolean;
 }
 
@@ -313,12 +314,18 @@ async function createTargetPod(key: string, observed: Observed, deps: MigrationD
     }
     o = { ...o, vmi };
   }
+  // The template service renders the target as it renders any launcher pod: a hook sidecar's
+  // missing ConfigMap refuses the render; the namespace's quotas (and, when they matter, its
+  // labels) decide automatic CPU and memory limits, as they did for the source pod.
+  const missing = await missingSidecarConfigMap(deps.kube, vmi, current);
+  if (missing) return cannot(`failed to render launch manifest: ${missing}`);
+  const namespace = await namespaceLimits(deps.kube, vmi, current);
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, { backendPvc: persistentStatePvcs?.target, pvcs: renderClaimInfo(claims), namespace });
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);
@@ -332,7 +339,7 @@ async function createTargetPod(key: string, observed: Observed, deps: MigrationD
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${errorText(err)}`);
-    // A ResourceQuota's refusal is recorded on the migration (RejectedByResourceQuota) and looked
+    // A ResourceQuota's refusal is recorded on the migration (migrationRejectedByResourceQuota) and looked
     // at again when a quota of the namespace changes (the relay's wake) or after the retry delay.
     if (errorText(err).includes('exceeded quota')) {
       await releaseSlots(deps.leases, key, sourceNode);

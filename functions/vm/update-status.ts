@@ -5,7 +5,7 @@
  */
 import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus, VolumeUpdateState } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
-import { templateNames } from './data-volumes.ts';
+import { volumeDataVolumeNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
 import { trimVolumeRequests } from './hotplug/volume-requests.ts';
 import { isFinal, runStrategyOf } from './run-strategy.ts';
@@ -30,6 +30,8 @@ export interface VmStatusInput {
   readonly volumeUpdateState?: VolumeUpdateState | undefined;
   /** `status.changedBlockTracking.state` after this pass (cbt.ts): undefined = none; absent from the input = as read. */
   readonly cbtState?: string | undefined;
+  /** A claim the template's volumes name exists and is not Bound (read only when it can decide the status: `unboundClaimRead`). */
+  readonly unboundClaim?: boolean | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -78,13 +80,15 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   syncConditions(status, vmi, input.syncError, iso);
   syncRestartRequired(status, input.restartRequired, iso);
 
-  const names = new Set(templateNames(vm));
+  // KubeVirt reads the DataVolumes the template's volumes name, templated or not.
+  const names = new Set(volumeDataVolumeNames(vm));
   const dataVolumes: DataVolume[] = [...observed.dataVolumes.entries()].filter(([n]) => names.has(n)).map(([, dv]) => dv);
   status.printableStatus = printableStatus({
     vm,
     strategy,
     vmi,
     dataVolumes,
+    unboundClaim: input.unboundClaim === true,
     creationExpected: input.creationExpected,
     deletionExpected: input.deletionExpected,
     consecutiveFailCount: startFailure?.consecutiveFailCount ?? 0,

@@ -39,6 +39,8 @@ export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
 export const OUTDATED_LAUNCHER_IMAGE_LABEL = 'kubevirt.io/outdatedLauncherImage';
 /** Target pod label: the migration's UID. */
 export const MIGRATION_JOB_UID_LABEL = 'kubevirt.io/migrationJobUID';
+/** Migration condition: its target pod was refused for exceeding a quota; a quota change wakes it (functions/migration/wakes.ts). */
+export const MIGRATION_REJECTED_BY_QUOTA_CONDITION = 'migrationRejectedByResourceQuota';
 /** Label on a VMI created by a VM: points back to the VM. */
 export const VM_LABEL = 'kubevirt.io/vm';
 /** Nodes eligible to run VMIs. */

@@ -8,7 +8,7 @@
  * caught up, migrates the VMI precisely to leave it.
  */
 import type { KubeClient } from '../kube/client.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from './cluster-config.ts';
+import { clusterConfigFromKubeVirt, syncOverridesFromEnv, type ClusterConfig } from './cluster-config.ts';
 import { KUBEVIRTS } from '../api/resources.ts';
 
 /** How a caller asks for the config; see {@link cachedClusterConfig}. */
@@ -17,6 +17,8 @@ export interface ClusterConfigRead {
 }
 
 export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now): (read?: ClusterConfigRead) => Promise<ClusterConfig> {
+  // The deployment's label/annotation sync lists (virt-controller's flags), read once.
+  const overrides = syncOverridesFromEnv();
   let value: ClusterConfig | undefined;
   let readAt = 0;
   let inflight: Promise<ClusterConfig> | undefined;
@@ -27,11 +29,11 @@ export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000
     inflight ??= (async () => {
       try {
         const list = await kube.list(KUBEVIRTS, undefined);
-        value = clusterConfigFromKubeVirt(list.items[0]);
+        value = clusterConfigFromKubeVirt(list.items[0], overrides);
         readAt = now();
       } catch (err) {
         // Keep using the last good config; with none yet, the defaults are what KubeVirt uses.
-        value ??= clusterConfigFromKubeVirt(undefined);
+        value ??= clusterConfigFromKubeVirt(undefined, overrides);
         if (!value) throw err;
       } finally {
         inflight = undefined;

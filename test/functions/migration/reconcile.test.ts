@@ -19,7 +19,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
-import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
+import { migrationDeps } from './support.ts';
 import { reconcileMigration } from '../../../functions/migration/reconcile.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 
@@ -38,17 +38,7 @@ beforeEach(async () => {
   kube = createKubeClient(server.kubeConfig('test'));
   state = openSqliteState();
   virtApiCalls = [];
-  const config = clusterConfigFromKubeVirt(undefined);
-  deps = {
-    kube: createKubeClient(server.kubeConfig(CONTROLLER)),
-    expectations: state.expectations,
-    leases: state.leases,
-    clusterConfig: async () => config,
-    policySource: NO_POLICIES,
-    virtApi: { put: async (target, ns, name, verb, body) => { virtApiCalls.push(`${verb} ${target} ${ns}/${name} ${JSON.stringify(body)}`); } },
-    now: () => Date.now(),
-    log: { info: () => undefined, warn: () => undefined },
-  };
+  deps = migrationDeps(server, clusterConfigFromKubeVirt(undefined), CONTROLLER, state, { put: async (target, ns, name, verb, body) => { virtApiCalls.push(`${verb} ${target} ${ns}/${name} ${JSON.stringify(body)}`); } });
 });
 afterEach(async () => {
   await server.close();

@@ -108,7 +108,7 @@ test('a VMI deleted mid-migration: target pod gone, migration failed and deleted
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
 });
 
-test('a target pod refused by a ResourceQuota: RejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator has no ResourceQuota admission (kube-apiserver\'s is the real lane\'s)' }, async () => {
+test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator has no ResourceQuota admission (kube-apiserver\'s is the real lane\'s)' }, async () => {
   // arrange: a quota of exactly the namespace's live pods
   await runningVmis(c, [vmiManifest('mig-q')]);
   const live = (await c.kube.list(PODS, NS)).items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
@@ -118,14 +118,14 @@ test('a target pod refused by a ResourceQuota: RejectedByResourceQuota on the mi
     // act
     await c.kube.create(MIGRATIONS, migrationManifest('mig-q-1', 'mig-q'));
     // assert
-    await waitFor('RejectedByResourceQuota', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.conditions?.some((x) => x.type === 'RejectedByResourceQuota' && x.status === 'True') ? true : undefined));
+    await waitFor('migrationRejectedByResourceQuota', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.conditions?.some((x) => x.type === 'migrationRejectedByResourceQuota' && x.status === 'True') ? true : undefined));
     assert.equal((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.phase, 'Pending');
     // act: room for one more pod (the relay wakes the migration on the quota's change)
     await c.kube.patch(RESOURCE_QUOTAS, NS, 'mig-quota', { type: 'merge', body: { spec: { hard: { pods: String(live + 1) } } } });
     // assert
     const done = await finalMigration(c, 'mig-q-1');
     assert.equal(done.status?.phase, 'Succeeded');
-    assert.equal(done.status?.conditions?.find((x) => x.type === 'RejectedByResourceQuota'), undefined, 'the condition went once past Pending');
+    assert.equal(done.status?.conditions?.find((x) => x.type === 'migrationRejectedByResourceQuota'), undefined, 'the condition went once past Pending');
   } finally {
     await c.kube.delete(RESOURCE_QUOTAS, NS, 'mig-quota');
   }
