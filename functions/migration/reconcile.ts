@@ -31,6 +31,7 @@ import { computeMigration, planWrites } from './update-status.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -369,5 +370,5 @@ function scaled(deps: MigrationDeps, seconds: number): number {
 
 /** Events about the migration or its VMI (best effort, shared/reconcile/events.ts). */
 function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text);
+  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text, EVENT_COMPONENT.migration);
 }

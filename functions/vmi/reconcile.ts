@@ -35,6 +35,7 @@ import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../sha
 import { planVmiWrite } from './write-status.ts';
 import { DATA_VOLUMES, MIGRATIONS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -353,4 +354,4 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
 }
 
 /** Events about the VMI (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI, EVENT_COMPONENT.vmi);
