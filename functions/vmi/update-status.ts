@@ -27,6 +27,7 @@ import { vmiVolumeStatus } from './hotplug/volume-status.ts';
 import { syncMigrationRequired } from './migration-required.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { markVolumesChange } from './volume-migration.ts';
+import { bytesAsBinaryQuantity } from '../../shared/api/quantity.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = OUTDATED_LAUNCHER_IMAGE_LABEL;
@@ -85,7 +86,9 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       if (image !== input.launcherImage) meta.labels = { ...meta.labels, [OUTDATED_LAUNCHER_LABEL]: '' };
       else if (meta.labels?.[OUTDATED_LAUNCHER_LABEL] !== undefined) meta.labels = withoutKey(meta.labels, OUTDATED_LAUNCHER_LABEL);
     }
-    const overhead = pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+    // As KubeVirt's VMI controller writes it: the annotation's bytes as a BinarySI quantity.
+    const annotated = pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+    const overhead = annotated === undefined ? undefined : bytesAsBinaryQuantity(annotated);
     if (overhead !== undefined) status.memory = { ...status.memory, memoryOverhead: overhead };
   }
 
