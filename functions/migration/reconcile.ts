@@ -32,6 +32,8 @@ import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
 import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
+import { gateEnabled } from '../../shared/config/cluster-config.ts';
+import { runtimeUserPatch, withRuntimeUser } from './runtime-user.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -180,7 +182,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const config = await deps.clusterConfig();
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
-      const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      const configuration = resolveMigrationConfiguration(config.migrations, policy);
       const ops = handoffPatch({ vmi, migration, targetPod: action.pod, attachmentPod: o.attachmentPod, sourcePodName: o.sourcePod?.metadata?.name, policyName: policy?.metadata?.name, configuration });
       let patched: VirtualMachineInstance;
       try {
@@ -247,12 +249,25 @@ async function createTargetPod(key: string, o: Observed, deps: MigrationDeps): P
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${why}`);
     return { observed: o, wait: { seconds: retrySecondsForPriority(migration.spec.priority), why: `target pod cannot be rendered: ${why}` } };
   };
+  // KubeVirt settles the VMI's runtime user first (runtime-user.ts) and renders from that VMI:
+  // a VMI created as root migrates to a non-root launcher on a cluster without the Root gate.
+  const rootEnabled = gateEnabled(current, 'Root');
+  const userOps = runtimeUserPatch(vmi, rootEnabled);
+  if (userOps.length > 0) {
+    try {
+      await deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops: userOps });
+    } catch (err) {
+      await releaseSlots(deps.leases, key, sourceNode);
+      throw err;
+    }
+  }
+  const settled = userOps.length > 0 ? withRuntimeUser(vmi, rootEnabled) : vmi;
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
+    pod = renderMigrationTargetPod(settled, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);
