@@ -149,10 +149,12 @@ function syncRestartRequired(status: VirtualMachineStatus, decision: VmStatusInp
 function syncConditions(status: VirtualMachineStatus, vmi: VirtualMachineInstance | undefined, syncError: SyncError | undefined, now: string): void {
   let list = [...(status.conditions ?? [])];
   const cond = (type: string, s: string, reason: string, message: string): VirtualMachineCondition => ({ type, status: s, reason, message, lastProbeTime: null, lastTransitionTime: now });
+  // KubeVirt stamps both times on the Ready conditions it makes itself (not on the Failure one).
+  const probed = (type: string, s: string, reason: string, message: string): VirtualMachineCondition => ({ ...cond(type, s, reason, message), lastProbeTime: now });
 
   const ready = vmi ? vmiCondition(vmi, VMI_CONDITION.Ready) : undefined;
-  if (!vmi) list = setCondition(list, cond(VM_CONDITION.Ready, 'False', 'VMINotExists', 'VMI does not exist'));
-  else if (!ready) list = setCondition(list, cond(VM_CONDITION.Ready, 'False', 'VMIConditionMissing', 'VMI is missing the Ready condition'));
+  if (!vmi) list = setCondition(list, probed(VM_CONDITION.Ready, 'False', 'VMINotExists', 'VMI does not exist'));
+  else if (!ready) list = setCondition(list, probed(VM_CONDITION.Ready, 'False', 'VMIConditionMissing', 'VMI is missing the Ready condition'));
   else list = setCondition(list, { ...ready, lastProbeTime: ready.lastProbeTime ?? null });
 
   if (syncError) list = setCondition(list, cond(VM_CONDITION.Failure, 'True', syncError.reason, syncError.message));

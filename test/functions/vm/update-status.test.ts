@@ -49,5 +49,7 @@ describe('computeVmStatus: what KubeVirt omits and keeps', () => {
     // assert
     const types = (stopped.conditions ?? []).map((c) => `${c.type}=${c.status}`).sort();
     assert.deepEqual(types, ['LiveMigratable=True', 'Ready=False']);
+    const ready = stopped.conditions?.find((c) => c.type === 'Ready');
+    assert.deepEqual([ready?.reason, ready?.lastProbeTime, ready?.lastTransitionTime], ['VMINotExists', T0, T0], 'KubeVirt stamps both times on the Ready condition it makes');
   });
 });
