@@ -199,7 +199,9 @@ function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | u
   } else {
     const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
     if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
-    else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
+    // The pod's condition as KubeVirt copies it: empty reason and message omitted, the time at
+    // metav1.Time's whole seconds.
+    else setCondition(status, { ...condition(VMI_CONDITION.Ready, ready.status as 'True' | 'False' | 'Unknown', ready.reason ?? '', ready.message ?? '', now), lastTransitionTime: seconds(toIso(ready.lastTransitionTime)) ?? now });
   }
 }
 
@@ -250,6 +252,11 @@ function syncSynchronizedCondition(status: VirtualMachineInstanceStatus, syncErr
 function withoutKey(map: Record<string, string>, key: string): Record<string, string> {
   const { [key]: _drop, ...rest } = map;
   return rest;
+}
+
+/** An RFC 3339 time at whole seconds, as a metav1.Time serialises. */
+function seconds(t: string | undefined): string | undefined {
+  return t?.replace(/\.\d+Z$/, 'Z');
 }
 
 function toIso(t: Date | string | undefined): string | undefined {
