@@ -43,8 +43,24 @@ describe('live differential: normalisation and verdicts', () => {
     assert.equal(pod.status.podIP, '<ip>');
     assert.equal(vmi.metadata.resourceVersion, undefined);
     assert.equal(vmi.metadata.creationTimestamp, '<time>');
-    assert.equal(vmi.metadata.generation, 3, 'generation is compared');
+    assert.equal(vmi.metadata.generation, undefined, "a VMI's generation counts its status writes: not compared");
     assert.equal(vmi.status.conditions[0]!.lastTransitionTime, '<time>');
+  });
+
+  test("a VM's generation is kept; nulls are absent; node names, conditions' order and Go times are normalised", () => {
+    // arrange
+    const vm: LiveObject = {
+      kind: 'VirtualMachine',
+      metadata: { name: 'v', generation: 2, annotations: { 'kubevirt.io/evacuationMigration': 'node02', t: '2026-12-06 09:50:36 +0000 UTC' } },
+      status: { conditions: [{ type: 'Ready', status: 'False', lastProbeTime: null }, { type: 'LiveMigratable', status: 'True' }], nodeName: 'node01' },
+    };
+    // act
+    const n = normaliseAll([vm]).get('VirtualMachine/v') as { metadata: { generation: number; annotations: Record<string, string> }; status: { conditions: Array<Record<string, unknown>>; nodeName: string } };
+    // assert
+    assert.equal(n.metadata.generation, 2);
+    assert.deepEqual(n.status.conditions, [{ type: 'LiveMigratable', status: 'True' }, { type: 'Ready', status: 'False' }]);
+    assert.equal(n.status.nodeName, '<node>');
+    assert.deepEqual(n.metadata.annotations, { 'kubevirt.io/evacuationMigration': '<node>', t: '<time>' });
   });
 
   test('two runs differing only in what is normalised are identical', () => {

@@ -25,7 +25,10 @@ export interface ScenarioVerdict {
 
 function normaliseEvents(events: readonly string[], objects: readonly LiveObject[]): string[] {
   const r = renamesOf(objects);
-  return [...new Set(events.map((e) => e.replace(/^(\S+?)\/(\S+)/, (_m, kind: string, name: string) => `${kind}/${normaliseString(name, r, undefined)}`)))].sort();
+  // A generated name of an object no longer there (a restarted VMI's first pod) keeps its random
+  // suffix: the upstream alphabet's five characters become `<random>`.
+  const gone = (name: string) => (r.names.has(name) ? name : name.replace(/-[bcdfghjklmnpqrstvwxz2456789]{5}$/, '-<random>'));
+  return [...new Set(events.map((e) => e.replace(/^(\S+?)\/(\S+)/, (_m, kind: string, name: string) => `${kind}/${normaliseString(gone(name), r, undefined)}`)))].sort();
 }
 
 /** Compares one scenario's two runs. */

@@ -25,6 +25,9 @@
  * - **Node names**: `node01`/`node02` where a node is named (`nodeName`, the `kubevirt.io/nodeName`
  *   label, `activePods`, migration source/target nodes) become `<node>`: the sandbox's scheduler
  *   breaks ties between its nodes by timing, so which node a pod lands on is not the controller's.
+ * - **null is absent**: a field whose value is null is dropped (Go decodes null and absent to the
+ *   same zero value, and writes a zero `metav1.Time` as null; the real API server keeps what each
+ *   writer sent).
  * - **Condition order**: `conditions` lists are compared sorted by type (their order is the order
  *   in which they were first written).
  * - **A VMI's `metadata.generation`**: the VMI kind has no status subresource, so its generation
@@ -56,9 +59,9 @@ const IP = /^(\d{1,3}\.){3}\d{1,3}$|^[0-9a-f:]+:[0-9a-f:]*$/i;
 const TOKEN_VOLUME = /kube-api-access-[a-z0-9]{5}/g;
 const QEMU_TIMEOUT = /^(2[4-9]\d|3[0-5]\d)s$/;
 const DROP = new Set(['resourceVersion', 'managedFields', 'selfLink']);
-const IP_KEYS = new Set(['podIP', 'hostIP', 'ipAddress', 'ip', 'targetNodeAddress']);
+const IP_KEYS = new Set(['podIP', 'hostIP', 'ipAddress', 'ip', 'targetNodeAddress', 'nodeAddress']);
 /** Where a node's name stands: the sandbox's scheduler breaks ties between its two nodes by timing. */
-const NODE_KEYS = new Set(['nodeName', 'kubevirt.io/nodeName', 'targetNode', 'sourceNode', 'evacuationNodeName', 'kubevirt.io/migrationTargetNodeName', 'volume.kubernetes.io/selected-node']);
+const NODE_KEYS = new Set(['nodeName', 'kubevirt.io/nodeName', 'node', 'targetNode', 'sourceNode', 'evacuationNodeName', 'kubevirt.io/evacuationMigration', 'kubevirt.io/migrationTargetNodeName', 'volume.kubernetes.io/selected-node']);
 const NODE_NAME = /^node\d\d$/;
 /** Values the simulated node side invents per run (container IDs, a guest's MAC). */
 const NODE_RANDOM_KEYS: Record<string, string> = { containerID: '<container-id>', mac: '<mac>' };
@@ -135,7 +138,8 @@ function normaliseValue(v: unknown, r: Renames, key: string | undefined, parentK
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      if (DROP.has(k)) continue;
+      // null is absent: Go decodes both to the zero value (and writes a zero metav1.Time as null).
+      if (DROP.has(k) || x === null) continue;
       if (typeof x === 'string' && NODE_RANDOM_KEYS[k]) {
         out[k] = NODE_RANDOM_KEYS[k];
         continue;
