@@ -7,7 +7,7 @@
  * the same options, the same inputs in the same order.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,8 +53,7 @@ const QUIET_MS = 3000;
  * (sandbox/storage/operator-cas.ts): the machine's /etc is not touched. Where no mount namespace
  * can be made (no privilege), the binary runs as it is and says so; the export scenario then fails.
  */
-async function withExportCa(sandbox: Sandbox, binary: string, log: (line: string) => void): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'live-exportca-'));
+async function withExportCa(sandbox: Sandbox, binary: string, dir: string, log: (line: string) => void): Promise<string> {
   const ca = join(dir, 'upper', 'virt-controller', 'exportca');
   mkdirSync(ca, { recursive: true });
   mkdirSync(join(dir, 'work'));
@@ -105,9 +104,16 @@ export async function runSide(side: Side, scenarios: readonly Scenario[], log: (
     if (side === 'kubevirt') {
       const found = kubevirtSetup();
       if ('skipped' in found) throw new Error(found.skipped);
-      const setup = { ...found, binary: await withExportCa(sandbox, found.binary, log) };
-      const vc = await startVirtController(setup, sandbox.controlPlane, sandbox.apiServer.kubeConfig(KUBEVIRT_CONTROLLER_IDENTITY), sandbox.apiServer.kubeConfig('admin'));
-      stop = () => vc.stop();
+      const caDir = mkdtempSync(join(tmpdir(), 'live-exportca-'));
+      const setup = { ...found, binary: await withExportCa(sandbox, found.binary, caDir, log) };
+      const vc = await startVirtController(setup, sandbox.controlPlane, sandbox.apiServer.kubeConfig(KUBEVIRT_CONTROLLER_IDENTITY), sandbox.apiServer.kubeConfig('admin')).catch((err: unknown) => {
+        rmSync(caDir, { recursive: true, force: true });
+        throw err;
+      });
+      stop = async () => {
+        await vc.stop();
+        rmSync(caDir, { recursive: true, force: true });
+      };
       path = vc.apiPath;
     } else {
       const problems: string[] = [];
