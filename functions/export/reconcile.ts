@@ -28,6 +28,7 @@ import { certParamsAnnotation, certParamsOf, certSecretNameOfPod, renderExporter
 import { hasContent, isAvailable, sourceKindOf, type SourceResult } from './source.ts';
 import { NAME_ALPHABET } from '../../shared/api/random-name.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { writeStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the export named by `key` (`namespace/name`). */
@@ -222,4 +223,4 @@ async function pvcNotFoundEvent(vme: VirtualMachineExport, status: VirtualMachin
 }
 
 /** Events about the export (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(EXPORT_API_VERSION, KIND_EXPORT);
+const event = eventRecorder(EXPORT_API_VERSION, KIND_EXPORT, EVENT_COMPONENT.export);

@@ -36,6 +36,7 @@ import { gateEnabled } from '../../shared/config/cluster-config.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -230,7 +231,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const config = await deps.clusterConfig();
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
-      const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      const configuration = resolveMigrationConfiguration(config.migrations, policy);
       // KubeVirt's updateTargetPodNetworkInfo: the target's launcher reads its SR-IOV (and
       // device-info binding) interfaces' device info from this annotation, so it goes first.
       await syncTargetPodNetworkInfo(vmi, action.pod, config.networkBindings, deps);
@@ -449,5 +450,5 @@ function scaled(deps: MigrationDeps, seconds: number): number {
 
 /** Events about the migration or its VMI (best effort, shared/reconcile/events.ts). */
 function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text);
+  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text, EVENT_COMPONENT.migration);
 }

@@ -45,6 +45,7 @@ import { pciTopologyPatch } from './pci-topology.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, NAMESPACES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
 const LOST_RACE_REQUEUE_SECONDS = 5;
@@ -522,5 +523,5 @@ async function releaseFinalVmi(vmi: VirtualMachineInstance | undefined, deps: Vm
 }
 
 /** Events about the VM (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VM);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VM, EVENT_COMPONENT.vm);
 

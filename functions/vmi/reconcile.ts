@@ -38,6 +38,7 @@ import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHin
 import { DATA_VOLUMES, MIGRATIONS, NODES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -388,7 +389,7 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
 }
 
 /** Events about the VMI (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI, EVENT_COMPONENT.vmi);
 
 /**
  * KubeVirt's `addTopologyHints`, for a VMI still unprocessed and without a pod that needs a TSC

@@ -152,6 +152,11 @@ export interface MigrationSettings {
   network: string | undefined;
   utilityVolumesTimeout: number;
   nodeDrainTaintKey: string;
+  /**
+   * The two settings KubeVirt leaves unset by default and copies into a migration's
+   * `migrationConfiguration` only when the CR sets them (nil pointers: absent there).
+   */
+  declared: { readonly disableTLS?: boolean; readonly matchSELinuxLevelOnMigration?: boolean };
 }
 
 /** Is a feature gate on in this config? */
@@ -340,6 +345,10 @@ function migrationSettings(cfg: KubeVirtConfiguration): MigrationSettings {
     network: m.network,
     utilityVolumesTimeout: m.utilityVolumesTimeout ?? 150,
     nodeDrainTaintKey: m.nodeDrainTaintKey ?? 'kubevirt.io/drain',
+    declared: {
+      ...(m.disableTLS !== undefined ? { disableTLS: m.disableTLS } : {}),
+      ...(m.matchSELinuxLevelOnMigration !== undefined ? { matchSELinuxLevelOnMigration: m.matchSELinuxLevelOnMigration } : {}),
+    },
   };
 }
 

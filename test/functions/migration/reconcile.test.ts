@@ -440,8 +440,8 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     assert.match(events().at(-1) ?? '', new RegExp(`^Warning FailedMigration: Migration timeout waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Utility volumes still present after \\d+ seconds\\.$`));
   });
 
-  test('a target pod refused by a ResourceQuota: RejectedByResourceQuota, Pending; created later, the condition goes with Pending', async () => {
-    // arrange: kube-apiserver's ResourceQuota admission (the emulator has none) refuses the first create
+  test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota, Pending; created later, the condition goes with Pending', async () => {
+    // arrange: kube-apiserver's ResourceQuota admission (the emulator checks no usage) refuses the first create
     const v = await plainVmi('rq');
     await launcher(v, 'virt-launcher-src', 'node-a');
     const m = await migration('rq-mig', 'rq', 'Pending');
@@ -456,7 +456,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     await run('rq-mig');
     // assert
     assert.equal((await getMigration('rq-mig')).status?.phase, 'Pending');
-    assert.deepEqual(await conditionsOf('rq-mig'), ['RejectedByResourceQuota | True']);
+    assert.deepEqual(await conditionsOf('rq-mig'), ['migrationRejectedByResourceQuota | True']);
     assert.ok(events().includes(`Warning FailedCreate: Error creating pod: ${quotaMessage}`), events().join('\n'));
     assert.deepEqual(await state.leases.holders('migrations/cluster', Date.now()), [], 'the slot given back');
 

@@ -108,7 +108,7 @@ test('a VMI deleted mid-migration: target pod gone, migration failed and deleted
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
 });
 
-test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator has no ResourceQuota admission (kube-apiserver\'s is the real lane\'s)' }, async () => {
+test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator checks no quota usage (kube-apiserver\'s "exceeded quota" is the real lane\'s)' }, async () => {
   // arrange: a quota of exactly the namespace's live pods
   await runningVmis(c, [vmiManifest('mig-q')]);
   const live = (await c.kube.list(PODS, NS)).items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
