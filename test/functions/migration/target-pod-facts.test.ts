@@ -40,7 +40,8 @@ async function runningVmi(ns: string, volumes: NonNullable<VirtualMachineInstanc
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'virt-launcher-src', namespace: ns, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': created.metadata?.uid ?? '' }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'vm', uid: created.metadata?.uid ?? '', controller: true }] },
-    spec: { nodeName: `node-${ns}`, containers: [{ name: 'compute', image: 'l' }] },
+    // Limits, as a launcher pod under a limiting quota has them: quota admission refuses a pod without.
+    spec: { nodeName: `node-${ns}`, containers: [{ name: 'compute', image: 'l', resources: { limits: { cpu: '1', memory: '1Gi' } } }] },
   } as V1Pod);
   await ctx.kube.patch(PODS, ns, 'virt-launcher-src', { type: 'merge', body: { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'compute', ready: true, restartCount: 0, image: 'l', imageID: 'l@sha256:1', state: { running: { startedAt: T0 } } }] } } }, { subresource: 'status' });
   return vmi;
