@@ -167,7 +167,7 @@ interface Acted {
 
 /**
  * A blocked Pending migration (pending-blocks.ts): a system-critical one asks virt-handler, through
- * virt-api, to abort the backup (once: before its BlockedByBackup condition exists); utility
+ * virt-api, to abort the backup (once: before its migrationBlockedByBackup condition exists); utility
  * volumes are reported each pass; either is looked at again later (a timeout fails it in nextPhase).
  */
 async function actOnBlock(block: PendingBlock, o: Observed, deps: MigrationDeps): Promise<Acted> {

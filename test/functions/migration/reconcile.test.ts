@@ -377,7 +377,7 @@ const targetPods = async (m: VirtualMachineInstanceMigration) => (await kube.lis
 
 describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtilityVolumes, exceeded quota)', () => {
   // The VMIs carry a backup status but no CBT state: CBT's backend storage is another test's matter.
-  test('a running backup: no target pod, BlockedByBackup "Waiting for backup … to complete"; once it completed the target pod is created and the condition goes', async () => {
+  test('a running backup: no target pod, migrationBlockedByBackup "Waiting for backup … to complete"; once it completed the target pod is created and the condition goes', async () => {
     // arrange
     const v = await plainVmi('bk', { changedBlockTracking: { backupStatus: { backupName: 'nightly' } } });
     await launcher(v, 'virt-launcher-src', 'node-a');
@@ -387,7 +387,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     // assert
     assert.equal((await targetPods(m)).length, 0);
     assert.equal((await getMigration('bk-mig')).status?.phase, 'Pending');
-    assert.deepEqual(await conditionsOf('bk-mig'), ['BlockedByBackup | True | BackupInProgress | Waiting for backup nightly to complete']);
+    assert.deepEqual(await conditionsOf('bk-mig'), ['migrationBlockedByBackup | True | BackupInProgress | Waiting for backup nightly to complete']);
     assert.deepEqual(virtApiCalls, [], 'an ordinary migration waits, it does not abort');
 
     // arrange: virt-handler reports the backup completed
@@ -411,11 +411,11 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     // assert
     assert.deepEqual(virtApiCalls, [`backup virtualmachineinstances ${NS}/bkc {"backupName":"nightly","cmd":"Abort","backupStartTime":"${T0}"}`]);
     assert.ok(events().includes('Normal BackupAbortedForMigration: Aborting backup nightly for system-critical migration'), events().join('\n'));
-    assert.deepEqual(await conditionsOf('bkc-mig'), ['BlockedByBackup | True | BackupInProgress | Aborting backup nightly for system-critical migration']);
+    assert.deepEqual(await conditionsOf('bkc-mig'), ['migrationBlockedByBackup | True | BackupInProgress | Aborting backup nightly for system-critical migration']);
     assert.equal((await targetPods(m)).length, 0);
   });
 
-  test('utility volumes: no target pod, a Warning each pass, BlockedByUtilityVolumes once; past the timeout Failed with KubeVirt\'s message', async () => {
+  test('utility volumes: no target pod, a Warning each pass, migrationBlockedByUtilityVolumes once; past the timeout Failed with KubeVirt\'s message', async () => {
     // arrange
     const v = await plainVmi('uv', {}, { utilityVolumes: [{ name: 'bk-target', persistentVolumeClaim: { claimName: 'bk-target' } }] });
     await launcher(v, 'virt-launcher-src', 'node-a');
@@ -428,7 +428,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     assert.equal((await getMigration('uv-mig')).status?.phase, 'Pending');
     assert.match(events().find((e) => e.includes('UtilityVolumeMigrationPending')) ?? '', new RegExp(`^Warning UtilityVolumeMigrationPending: Migration waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Will timeout in 1[45]\\d seconds\\.$`));
     const [cond] = (await getMigration('uv-mig')).status?.conditions ?? [];
-    assert.deepEqual([cond?.type, cond?.status, cond?.reason], ['BlockedByUtilityVolumes', 'True', 'UtilityVolumesPresent']);
+    assert.deepEqual([cond?.type, cond?.status, cond?.reason], ['migrationBlockedByUtilityVolumes', 'True', 'UtilityVolumesPresent']);
     assert.match(cond?.message ?? '', /^Migration is waiting for utility volumes to detach\. Will timeout in \d+ seconds\.$/);
 
     // arrange: a timeout of 0 s on the migration
