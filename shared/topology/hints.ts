@@ -10,7 +10,7 @@
  * to `scheduling.node.kubevirt.io/tsc-frequency-<Hz>` nodes.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '../../shared/api/index.ts';
+import type { VirtualMachineInstance } from '../api/index.ts';
 
 export const TSC_FREQUENCY_LABEL = 'cpu-timer.node.kubevirt.io/tsc-frequency';
 const SCHEDULABLE_LABEL = 'kubevirt.io/schedulable';
