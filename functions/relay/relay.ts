@@ -154,7 +154,7 @@ export class Relay {
       return m;
     }
     this.metrics.observe('relay_view_bytes', 'Size of the views the relay attached to keys', { name: m.controller }, bytes, [1024, 4096, 8192, 16384, 32768, 49152]);
-    return { ...m, view: { reads: answers } };
+    return { ...m, view: { reads: answers, taken: this.#store.stamp() } };
   }
 
   #onEvent(kind: WatchedKind, type: EventType, obj: WatchedObject, old: WatchedObject | undefined): void {

@@ -8,8 +8,9 @@
  * what the relay's watch of that resource asks (a relay watching pods labelled `kubevirt.io`
  * cannot tell which other pods match `app=x`).
  */
+import { randomUUID } from 'node:crypto';
 import { resourceName, type Resource } from '../../shared/api/resources.ts';
-import { meetsRequirements, parseSimpleSelector, viewObjectId, viewResourceName, type LabelRequirement, type ViewAnswer, type ViewRead, type ViewSource } from '../../shared/relay/view.ts';
+import { meetsRequirements, parseSimpleSelector, viewObjectId, viewResourceName, type LabelRequirement, type ViewAnswer, type ViewRead, type ViewSource, type ViewStamp } from '../../shared/relay/view.ts';
 import type { EventType, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 
 interface Held {
@@ -35,6 +36,10 @@ export const VIEW_SETTLE_MS = 1000;
 export class ViewStore implements ViewSource {
   readonly #byKind = new Map<WatchedKind, Held>();
   readonly #byName = new Map<string, Held>();
+  /** This store's identity in the stamps of the views it answers (one per relay process). */
+  readonly #id = randomUUID();
+  /** Watch events applied so far: a view's place in this store's history. */
+  #applied = 0;
 
   /** `resources`: each viewed resource and the label selector its watch uses. */
   constructor(resources: readonly { readonly resource: Resource<unknown>; readonly watchSelector?: string | undefined }[]) {
@@ -49,6 +54,7 @@ export class ViewStore implements ViewSource {
   apply(kind: WatchedKind, type: EventType, obj: WatchedObject): void {
     const held = this.#byKind.get(kind);
     if (!held) return;
+    this.#applied++;
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     const id = `${ns}/${name}`;
@@ -107,6 +113,11 @@ export class ViewStore implements ViewSource {
       if (!held || held.progress === undefined) return false;
       return held.progress >= newest || (held.watchingSince !== undefined && now - held.watchingSince >= settleMs);
     });
+  }
+
+  /** Where the store is in its history, for the view taken now (shared/relay/view.ts `fresherView`). */
+  stamp(): ViewStamp {
+    return { relay: this.#id, seq: this.#applied };
   }
 
   get(resource: Resource<unknown>, namespace: string, name: string): WatchedObject | undefined {

@@ -34,7 +34,7 @@ import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
 import { allocateCid, takenCids } from './vsock-cid.ts';
-import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../shared/topology/topology-hints.ts';
+import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../shared/topology/hints.ts';
 import { DATA_VOLUMES, MIGRATIONS, NODES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
@@ -58,7 +58,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
-  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/topology-hints.ts).
+  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/hints.ts).
   const hints = await topologyHints(observed, deps);
   if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
 

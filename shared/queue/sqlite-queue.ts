@@ -4,12 +4,13 @@
  * client-go backoff, durable requeue-after timers and a dead-letter table.
  *
  * Model: per controller+key at most one `waiting` row (where new events coalesce, newest cause
- * wins) and at most one `inflight` row (the per-key lock, leased until a visibility deadline, so
+ * wins, with the freshest view) and at most one `inflight` row (the per-key lock, leased until a visibility deadline, so
  * a consumer that dies without settling loses its lease and the key is delivered again).
  */
 import { randomBytes } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReconcilerError } from '../errors.ts';
+import { coalesceBodies } from './coalesce.ts';
 import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
   backoffMs,
@@ -97,6 +98,8 @@ export class SqliteKeyQueue implements KeyQueue {
       this.ownsDb = false;
     }
     ensureQueueSchema(this.db);
+    // What a message joining a key's waiting row leaves there (shared/queue/coalesce.ts).
+    this.db.function('vr_coalesce_body', { deterministic: true }, (older, newer) => coalesceBodies(String(older), String(newer)));
   }
 
   async send(messages: readonly KeyMessage[]): Promise<void> {
@@ -272,11 +275,11 @@ export class SqliteKeyQueue implements KeyQueue {
 
   // --- internals (all called inside a write transaction) ---
 
-  /** Adds a message to the key's waiting row, or creates it (coalescing, newest body wins). */
+  /** Adds a message to the key's waiting row, or creates it (coalescing: newest cause, freshest view). */
   private enqueue(controller: Controller, key: string, body: string, now: number): void {
     this.sql(
         `INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES (?, ?, ?, 'waiting', ?, ?)
-         ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = excluded.body, coalesced = coalesced + 1`,
+         ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = vr_coalesce_body(body, excluded.body), coalesced = coalesced + 1`,
       )
       .run(controller, key, body, now, now);
   }

@@ -3,9 +3,11 @@
  * event) into {@link ReceivedKey}s, and the opaque receipt that carries what settling needs.
  *
  * Coalescing on SQS happens here: the messages of one group (= one key) that arrive in the same
- * receive become one ReceivedKey with several receipt handles behind it (newest cause wins).
+ * receive become one ReceivedKey with several receipt handles behind it (newest cause wins, with
+ * the freshest view: shared/queue/coalesce.ts).
  */
 import { ReconcilerError } from '../errors.ts';
+import { coalesceMessages } from './coalesce.ts';
 import { parseKeyMessage, type KeyMessage } from './message.ts';
 import type { ReceivedKey } from './port.ts';
 
@@ -82,7 +84,7 @@ export function groupReceived(messages: readonly SqsReceived[]): { keys: KeyGrou
     if (g === undefined) groups.set(m.groupId, { msgs: [m], newest: parsed });
     else {
       g.msgs.push(m);
-      g.newest = parsed;
+      g.newest = coalesceMessages(g.newest, parsed);
     }
   }
   const keys = [...groups.values()].map(({ msgs, newest }): KeyGroup => {

@@ -53,9 +53,36 @@ export interface ViewAnswer {
   readonly trustEmptyWith?: string;
 }
 
+/**
+ * When a view was taken: which relay process took it (`relay`, random per start) and how many
+ * watch events its store had applied then (`seq`). Two views stamped by the same relay are
+ * ordered by `seq` — a store only moves forward —, whatever order their messages arrive in.
+ */
+export interface ViewStamp {
+  readonly relay: string;
+  readonly seq: number;
+}
+
 /** The reads answered for one message. */
 export interface MessageView {
   readonly reads: readonly ViewAnswer[];
+  /** Absent in a view no relay stamped (then no other view is known to be older or newer). */
+  readonly taken?: ViewStamp;
+}
+
+/**
+ * The view a key's message should carry when `newer` (arrived later) is coalesced into `older`:
+ * the fresher of the two. Arrival order is not the order views were taken in — a message sent
+ * again (an at-least-once retry, a duplicate) arrives after a newer one with its old view, and a
+ * coalesced delivery that kept it would show the reconcile a cluster older than one the queue
+ * already held, dropping the newer message's news. Two views of the same relay compare by their
+ * stamps; anything else (a message without a view, another relay's, unstamped) gives no view, and
+ * the reconcile reads from the API server.
+ */
+export function fresherView(older: MessageView | undefined, newer: MessageView | undefined): MessageView | undefined {
+  if (!older || !newer) return undefined;
+  if (!older.taken || !newer.taken || older.taken.relay !== newer.taken.relay) return undefined;
+  return older.taken.seq > newer.taken.seq ? older : newer;
 }
 
 /** A requirement of a simple selector: the key exists (`value` undefined), or equals `value`. */
@@ -120,5 +147,7 @@ export function checkView(raw: unknown): MessageView {
     if (!Array.isArray(r.items) || r.items.some((o) => typeof o !== 'object' || o === null)) throw new Error(`reads[${i}].items must be an array of objects`);
     if (r.trustEmptyWith !== undefined && typeof r.trustEmptyWith !== 'string') throw new Error(`reads[${i}].trustEmptyWith must be a string`);
   }
+  const taken = (raw as { taken?: unknown }).taken as Record<string, unknown> | undefined;
+  if (taken !== undefined && (typeof taken !== 'object' || taken === null || typeof taken.relay !== 'string' || !Number.isSafeInteger(taken.seq))) throw new Error('taken must be { relay: string, seq: integer }');
   return raw as MessageView;
 }

@@ -23,7 +23,8 @@ import { REAL } from '../support/lanes.ts';
 import { inProcessCluster } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, createVmis, sandboxFor, vmiNames, VmiTracker, waitUntil } from '../bench/support/vmi-run.ts';
 import { CHAOS_VISIBILITY_MS, chaosExpectations, chaosKube, DuplicatingSender, Killer, openChaosStore, seededRandom, startFaultLoop, withoutViewsOf } from './injectors.ts';
-import { PODS } from '../../shared/api/resources.ts';
+import { PODS, VMIS } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import { testSpec } from '../support/controller-context.ts';
 
 export const RELAY_IDENTITY = 'virt-reconciler-relay';
@@ -57,6 +58,8 @@ export interface ChaosReport {
   readonly seconds: number;
   /** VMIs that never reached Scheduled. */
   readonly lost: string[];
+  /** What each lost VMI and its launcher pods looked like when the wait gave up. */
+  readonly lostState: string[];
   /** VMIs with more than one launcher pod (audit log creates, and pods listed at the end). */
   readonly duplicatePods: string[];
   readonly injected: Record<string, number>;
@@ -154,6 +157,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const scheduled = () => names.filter((n) => tracker.vmis.get(n)?.scheduledAt !== undefined).length;
     await waitUntil(() => scheduled() >= names.length, opts.timeoutMs ?? 300_000, () => say(`${scheduled()}/${names.length} Scheduled, ${killer.crashes} worker kills, ${sender.duplicates} duplicate deliveries`));
     const lost = names.filter((n) => tracker.vmis.get(n)?.scheduledAt === undefined);
+    const lostState = await Promise.all(lost.slice(0, 5).map((n) => describeVmi(kube, n)));
 
     // Calm: no more faults; the poison key should be in the DLQ by now (it fails at once).
     await faultLoop.stop();
@@ -184,6 +188,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       vmis: opts.vmis,
       seconds: Math.round((performance.now() - t0) / 100) / 10,
       lost,
+      lostState,
       duplicatePods: [...dup],
       injected: { ...injected, workerKills: killer.crashes, duplicateDeliveries: sender.duplicates, abandonedReceipts: metrics.total('worker_crashes_total') },
       deadLetters,
@@ -204,10 +209,22 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+/** One line on a VMI that did not get where it should: its phase, conditions and launcher pods. */
+async function describeVmi(kube: KubeClient, name: string): Promise<string> {
+  const vmi = await kube.get(VMIS, 'default', name).catch((e: Error) => ({ error: e.message }));
+  const pods = await kube.list(PODS, 'default', { labelSelector: `kubevirt.io/created-by` }).catch(() => ({ items: [] }));
+  if (vmi === undefined) return `${name}: gone`;
+  if ('error' in vmi) return `${name}: ${vmi.error}`;
+  const mine = pods.items.filter((p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid);
+  const conds = (vmi.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
+  const podLine = mine.map((p) => `${p.metadata?.name} ${p.status?.phase}${p.metadata?.deletionTimestamp ? ' deleting' : ''} node=${p.spec?.nodeName ?? '-'}`).join('; ');
+  return `${name}: phase=${vmi.status?.phase ?? '-'} rv=${vmi.metadata?.resourceVersion} finalizers=${(vmi.metadata?.finalizers ?? []).join(',')} conditions=[${conds}] node=${vmi.status?.nodeName ?? '-'} pods=[${podLine || 'none'}]`;
+}
+
 /** What must hold after a run; an empty list means it passed. */
 export function chaosViolations(r: ChaosReport): string[] {
   const out: string[] = [];
-  if (r.lost.length) out.push(`${r.lost.length} VMI(s) never reached Scheduled: ${r.lost.slice(0, 10).join(', ')}`);
+  if (r.lost.length) out.push(`${r.lost.length} VMI(s) never reached Scheduled: ${r.lost.slice(0, 10).join(', ')}`, ...r.lostState);
   if (r.duplicatePods.length) out.push(`duplicate launcher pods for: ${r.duplicatePods.join(', ')}`);
   const malformed = r.deadLetters.filter((d) => d.reason === 'MalformedMessage');
   if (malformed.length !== MALFORMED.length) out.push(`expected ${MALFORMED.length} malformed messages in the DLQ, found ${malformed.length}`);

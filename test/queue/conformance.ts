@@ -46,6 +46,11 @@ export function keyMessage(key: string, rv: string | number, event = 'MODIFIED',
   };
 }
 
+/** `m` carrying a one-read view stamped by relay `relay` at `seq`. */
+export function withView(m: KeyMessage, seq: number, relay = 'relay-1'): KeyMessage {
+  return { ...m, view: { reads: [{ resource: 'pods', namespace: 'ns', labelSelector: 'kubevirt.io', items: [{ metadata: { name: `p-${seq}`, resourceVersion: String(seq) } }] }], taken: { relay, seq } } };
+}
+
 /** Receives until `want` keys came or `rounds` receives returned nothing new. */
 async function receiveSome(q: KeyQueue, want: number, waitMs = 200, rounds = 5): Promise<ReceivedKey[]> {
   const out: ReceivedKey[] = [];
@@ -127,6 +132,23 @@ export function queueConformance(name: string, make: HarnessFactory): void {
         if (h.caps.coalescesWaiting) {
           assert.equal(forA[0]?.coalesced, 3, 'three waiting events must make one delivery');
           assert.equal(forA[0]?.message.cause.resourceVersion, '3', 'the newest cause must win');
+        }
+      }));
+
+    test('a message sent again with an older view does not displace the fresher view it coalesces with', () =>
+      withHarness({}, async (h) => {
+        // arrange: the relay's view at seq 5, then a late copy of a message it sent at seq 3
+        const fresh = withView(keyMessage('ns/a', 2), 5);
+        const late = withView(keyMessage('ns/a', 1, 'RELIST'), 3);
+        await h.queue.send([fresh]);
+        await h.queue.send([late]);
+        // act
+        const got = (await receiveSome(h.queue, 1, 300, 3)).filter((rk) => rk.message.key === 'ns/a');
+        // assert
+        assert.equal(got.length, 1, 'one delivery of the key');
+        if (got[0]!.coalesced > 1) {
+          assert.equal(got[0]!.message.cause.event, 'RELIST', 'the newest cause still wins');
+          assert.equal(got[0]!.message.view?.taken?.seq, 5, 'the view must be the fresher one, not the late copy\'s');
         }
       }));
 

@@ -286,6 +286,7 @@ describe('views: what a VMI key\'s message carries (shared/relay/view.ts)', () =
     assert.equal((vmiRead?.items[0] as VirtualMachineInstance).metadata?.uid, uid, 'the VMI itself');
     const pods = view.reads.find((r) => r.resource === 'pods');
     assert.equal(pods?.labelSelector, `kubevirt.io,kubevirt.io/created-by=${uid}`, 'the exact read the reconcile makes');
+    assert.ok((view.taken?.seq ?? 0) > 0 && typeof view.taken?.relay === 'string', `the view says when the relay took it: ${JSON.stringify(view.taken)}`);
     assert.equal(messages.get(`${NS}/too-big`)?.view, undefined, `a ${big.metadata?.annotations?.filler?.length}-byte annotation: no view`);
     assert.ok(metrics.render().includes('relay_views_too_large_total'), 'and the relay counts it');
     await q.close();

@@ -59,3 +59,18 @@ test('a view goes out only when every answered copy is as new as its newest obje
   store.apply('Pod', 'MODIFIED', { metadata: { name: 'p1', namespace: 'ns', labels: { 'kubevirt.io': 'virt-launcher' }, resourceVersion: 'opaque' } } as WatchedObject);
   assert.equal(store.consistent(answers(), 9000), false, 'a version that is not a number cannot be ordered');
 });
+
+test('a view is stamped with where the store was in its history: later stamps of one store are higher, another store is another relay', () => {
+  // arrange
+  const store = new ViewStore([{ resource: PODS }]);
+  const other = new ViewStore([{ resource: PODS }]);
+  // act
+  const before = store.stamp();
+  store.apply('Pod', 'ADDED', pod('p1', {}));
+  store.apply('VirtualMachineInstance', 'ADDED', pod('v1', {}));
+  const after = store.stamp();
+  // assert
+  assert.equal(after.seq, before.seq + 1, 'one applied event of a viewed kind (an unviewed kind is not history the views show)');
+  assert.equal(after.relay, before.relay);
+  assert.notEqual(other.stamp().relay, store.stamp().relay, 'each relay process stamps as itself');
+});

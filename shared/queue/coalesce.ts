@@ -1,0 +1,37 @@
+/**
+ * Coalescing two messages of one key into the one delivery that reconciles them both: the newer
+ * message's cause (what the key was last woken for) with the fresher of the two views
+ * (shared/relay/view.ts `fresherView`). Both queues coalesce with it: the embedded queue when a
+ * message joins a key's waiting row, the SQS side when one receive holds several of a key's
+ * messages.
+ */
+import { fresherView } from '../relay/view.ts';
+import { parseKeyMessage, type KeyMessage } from './message.ts';
+
+/** `newer` as it should be delivered after `older` was coalesced into it. */
+export function coalesceMessages(older: KeyMessage, newer: KeyMessage): KeyMessage {
+  const view = fresherView(older.view, newer.view);
+  if (view === newer.view) return newer;
+  const { view: _newerView, ...rest } = newer;
+  return view === undefined ? rest : { ...rest, view };
+}
+
+/**
+ * The same on message bodies (JSON), for a queue that stores them: `newerBody` itself when it
+ * stands as it is, and as it is too when either body does not parse (a malformed body is never
+ * coalesced into a key's row; this is only a guard).
+ */
+export function coalesceBodies(olderBody: string, newerBody: string): string {
+  // Neither carries a view: nothing to choose (no parse on the common path of view-less controllers).
+  if (!olderBody.includes('"view"') && !newerBody.includes('"view"')) return newerBody;
+  let older: KeyMessage;
+  let newer: KeyMessage;
+  try {
+    older = parseKeyMessage(olderBody);
+    newer = parseKeyMessage(newerBody);
+  } catch {
+    return newerBody;
+  }
+  const merged = coalesceMessages(older, newer);
+  return merged === newer ? newerBody : JSON.stringify(merged);
+}
