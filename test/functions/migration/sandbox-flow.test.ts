@@ -30,7 +30,7 @@ test('a MigrationPolicy matching the VMI and its namespace is applied at hand-of
     group: 'migrations.kubevirt.io', version: 'v1alpha1', plural: 'migrationpolicies',
     body: { apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name: 'gold' }, spec: { allowAutoConverge: true, completionTimeoutPerGiB: 123, selectors: { namespaceSelector: { tier: 'gold' }, virtualMachineInstanceSelector: { policy: 'gold' } } } },
   });
-  const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' } })]);
+  const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' }, cpuModel: 'host-model' })]);
   const sourceNode = await c.kube.get(NODES, undefined, nodes.get('mig-p') ?? '');
   // act
   const created = await c.kube.create(MIGRATIONS, migrationManifest('mig-p-1', 'mig-p'));

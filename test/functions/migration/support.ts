@@ -100,13 +100,16 @@ export async function startCluster(opts: SandboxOptions & { speed: number; migra
 }
 
 /** A small VMI with a containerDisk; `nodeSelector` pins it. */
-export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string> } = {}): VirtualMachineInstance {
+export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string>; cpuModel?: string } = {}): VirtualMachineInstance {
   return {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name, namespace: NS, labels: { app: 'migration-test', ...opts.labels } },
     spec: {
-      domain: { devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } } },
+      domain: {
+        devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } },
+        ...(opts.cpuModel ? { cpu: { model: opts.cpuModel } } : {}),
+      },
       volumes: [{ name: 'root', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
       ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
     },
