@@ -29,6 +29,7 @@ import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launch
 import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { syncTargetPodNetworkInfo } from './target-network-info.ts';
+import { targetReadyAnnotationPatch } from './target-ready.ts';
 import { computeMigration, planWrites } from './update-status.ts';
 import { pendingBlock, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
 import { hostModelRequirements, noSuitableHostModelNode, runtimeUserPatch } from './target-prep.ts';
@@ -117,6 +118,10 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs, pending: { startedPending, block, quotaRejected } });
   // backend storage: the migration's own target PVC handed over to the VMI, or cleaned up
   for (const step of await followUpBackend(desired, observed.vmi, result.phase, deps)) deps.log.info(step, { key });
+  // The target pod learns when its domain was ready (KubeVirt: after the backend hand-off, on a
+  // pass that starts Running); the migration's status is written after it, as there.
+  const readyOps = targetReadyAnnotationPatch(migration, observed.vmi, observed.targetPod, result);
+  if (readyOps && observed.targetPod?.metadata?.name) await deps.kube.patch(PODS, namespace, observed.targetPod.metadata.name, { type: 'json', ops: readyOps });
   // A final migration gives its leases back after its final phase is written (so no observer
   // ever sees more running migrations than the limit) and before its finalizer goes (so a lease
   // never outlives the migration that holds it). A crash in between: the next pass releases again.

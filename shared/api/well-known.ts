@@ -77,6 +77,8 @@ export const OWNER_VMI_NAME_ANNOTATION = 'kubevirt.io/owner-vmi-name';
 export const OWNER_VMI_UID_ANNOTATION = 'kubevirt.io/owner-vmi-uid';
 /** Target pod annotation: the migration's name. */
 export const MIGRATION_JOB_NAME_ANNOTATION = 'kubevirt.io/migrationJobName';
+/** Target pod annotation: when virt-handler reported the target domain ready (Go's `time.Time.String()`). */
+export const MIGRATION_TARGET_READY_TIMESTAMP_ANNOTATION = 'kubevirt.io/migration-target-ready-timestamp';
 export const MEMORY_OVERHEAD_BYTES_ANNOTATION = 'kubevirt.io/memory-overhead-bytes';
 export const MIGRATION_TRANSPORT_UNIX_ANNOTATION = 'kubevirt.io/migrationTransportUnix';
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';

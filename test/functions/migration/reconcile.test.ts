@@ -534,3 +534,41 @@ describe('an unschedulable host-model target (KubeVirt alertIfHostModelIsUnsched
     assert.ok(!events().some((e) => e.includes('NoSuitableNodesForHostModelMigration')), events().join('\n'));
   });
 });
+
+describe('the target pod\'s migration-target-ready-timestamp (KubeVirt updateStatus, Running)', () => {
+  const READY = '2026-12-02T07:00:05Z';
+
+  test('a Running migration whose target domain is ready: the target pod annotated once, with Go\'s time format', async () => {
+    // arrange: virt-handler reported the target domain ready; the migration is running
+    const m = await migration('rt-mig', 'rt', 'Running');
+    const v = await vmi('rt', { migrationState: { migrationUid: m.metadata?.uid, sourceNode: 'node-a', targetNode: 'node-b', targetNodeAddress: '10.0.0.2', targetPod: 'virt-launcher-tgt', startTimestamp: T0, targetNodeDomainReadyTimestamp: READY } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    server.audit.clear();
+    // act
+    await run('rt-mig');
+    const first = actions();
+    await run('rt-mig');
+    const second = actions();
+    // assert
+    assert.ok(first.includes('patch pods virt-launcher-tgt'), `the target pod is patched: ${JSON.stringify(first)}`);
+    const annotations = (await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations ?? {};
+    assert.equal(annotations['kubevirt.io/migration-target-ready-timestamp'], '2026-12-02 07:00:05 +0000 UTC');
+    assert.equal(annotations['kubevirt.io/migrationJobName'], 'rt-mig', 'the other annotations stay');
+    assert.ok(!second.includes('patch pods virt-launcher-tgt'), `annotated already: not patched again: ${JSON.stringify(second)}`);
+  });
+
+  test('no targetNodeDomainReadyTimestamp yet: the target pod is left alone', async () => {
+    // arrange
+    const m = await migration('rn-mig', 'rn', 'Running');
+    const v = await vmi('rn', { migrationState: { migrationUid: m.metadata?.uid, sourceNode: 'node-a', targetNode: 'node-b', targetNodeAddress: '10.0.0.2', targetPod: 'virt-launcher-tgt', startTimestamp: T0 } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    server.audit.clear();
+    // act
+    await run('rn-mig');
+    // assert
+    assert.ok(!actions().includes('patch pods virt-launcher-tgt'), 'nothing to tell the target pod yet');
+    assert.equal((await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations?.['kubevirt.io/migration-target-ready-timestamp'], undefined);
+  });
+});

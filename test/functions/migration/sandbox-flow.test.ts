@@ -73,6 +73,9 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   const targetCreate = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: MIGRATION_IDENTITY })
     .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
   assert.ok(targetCreate, 'the migration function created a target pod labelled with the migration UID');
+  const targetPod = (await c.kube.list(PODS, NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` })).items[0];
+  assert.match(targetPod?.metadata?.annotations?.['kubevirt.io/migration-target-ready-timestamp'] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? \+0000 UTC$/,
+    'the target pod was told when its domain was ready, in Go\'s time format');
   const spec = targetCreate.object.spec as { affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { labelSelector?: { matchLabels?: Record<string, string> }; topologyKey?: string }[] } } };
   const terms = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   assert.ok(terms.some((t) => t.labelSelector?.matchLabels?.[CREATED_BY_LABEL] === vmi?.metadata?.uid && t.topologyKey === 'kubernetes.io/hostname'), `anti-affinity to the VMI's pods: ${JSON.stringify(terms)}`);
