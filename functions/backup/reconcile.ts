@@ -27,6 +27,7 @@ import type { BackupDeps } from './deps.ts';
 import { BACKUP_API_VERSION, BACKUP_FINALIZER, CLEANUP_PENDING, COND, EVENT, KIND_BACKUP, KIND_TRACKER, REASON, utilityVolumeNameOf } from './names.ts';
 import { addUtilityVolumePatch, finalizerPatch, redefinitionDonePatch, removeBackupStatusPatch, removeUtilityVolumePatch, startBackupStatusPatch, trackerCheckpointPatch } from './patches.ts';
 import { objectRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** One pass's working state: the backup as last written (metadata), and the status being built. */
@@ -284,5 +285,5 @@ function isUnprocessable(err: unknown): boolean {
 
 /** Events about the backup or its tracker (best effort, shared/reconcile/events.ts). */
 function event(deps: BackupDeps, obj: { metadata?: { namespace?: string; name?: string; uid?: string } }, type: 'Normal' | 'Warning', reason: string, text: string, kind: string = KIND_BACKUP): Promise<void> {
-  return recordEvent(deps, objectRef(BACKUP_API_VERSION, kind, obj), type, reason, text);
+  return recordEvent(deps, objectRef(BACKUP_API_VERSION, kind, obj), type, reason, text, EVENT_COMPONENT.backup);
 }

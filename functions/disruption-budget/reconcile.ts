@@ -13,6 +13,7 @@ import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { PDBS, VMIS } from '../../shared/api/index.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { done, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import { expectationsGate, type Gate } from '../../shared/reconcile/expectations-gate.ts';
 import { PDB_EXPECTATIONS, type DisruptionBudgetDeps } from './deps.ts';
@@ -38,10 +39,10 @@ export async function reconcileDisruptionBudget(key: string, deps: DisruptionBud
     await deps.expectations.expectDeletions(PDB_EXPECTATIONS, key, [`${namespace}/${pdbName}`], deps.now());
     try {
       await deps.kube.delete(PDBS, namespace, pdbName);
-      await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulDelete', `Deleted PodDisruptionBudget ${pdbName}`);
+      await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulDelete', `Deleted PodDisruptionBudget ${pdbName}`, EVENT_COMPONENT.disruptionBudget);
     } catch (err) {
       await deps.expectations.deletionObserved(PDB_EXPECTATIONS, key, `${namespace}/${pdbName}`);
-      await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedDelete', `Error deleting the PodDisruptionBudget ${pdbName}: ${errorText(err)}`);
+      await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedDelete', `Error deleting the PodDisruptionBudget ${pdbName}: ${errorText(err)}`, EVENT_COMPONENT.disruptionBudget);
       lastError = `Error deleting the PodDisruptionBudget ${pdbName}: ${errorText(err)}`;
     }
   }

@@ -12,6 +12,7 @@ import { isFinalMigration } from '../../shared/api/vmi-eviction.ts';
 import { APP_LABEL, NODE_NAME_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { done, type Outcome, type ReconcileContext, waitAfter } from '../../shared/reconcile/outcome.ts';
 import { answeredCreations, expectationsGate } from '../../shared/reconcile/expectations-gate.ts';
 import { selectCandidates, vmisToConsider } from './candidates.ts';
@@ -66,11 +67,11 @@ async function createMigration(vmi: VirtualMachineInstance, nodeName: string, de
   try {
     const created = await deps.kube.create(MIGRATIONS, renderEvacuationMigration(vmi, nodeName));
     await deps.expectations.creationObserved(EVACUATION_EXPECTATIONS, nodeName);
-    await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulCreate', `Created Migration ${created.metadata?.name ?? ''}`);
+    await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulCreate', `Created Migration ${created.metadata?.name ?? ''}`, EVENT_COMPONENT.evacuation);
     return undefined;
   } catch (err) {
     await deps.expectations.creationObserved(EVACUATION_EXPECTATIONS, nodeName);
-    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedCreate', `Error creating a Migration: ${errorText(err)}`);
+    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedCreate', `Error creating a Migration: ${errorText(err)}`, EVENT_COMPONENT.evacuation);
     return `Error creating a Migration: ${errorText(err)}`;
   }
 }

@@ -11,6 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { ExportLink, VirtualMachineExport, VirtualMachineExportStatus } from '../../shared/api/export.ts';
 import { updateCondition, type StorageCondition } from '../../shared/storage/conditions.ts';
 import { COND, PHASE, REASON, REQUEUE_SECONDS } from './names.ts';
+import { externalBase } from './external-link.ts';
 import { volumeUris } from './render-pod.ts';
 import { hasContent, isAvailable, type CondSpec, type SourceResult } from './source.ts';
 
@@ -32,6 +33,8 @@ export interface StatusInput {
   readonly serviceName: string;
   /** The `kubevirt-export-ca` bundle: the internal link's cert. */
   readonly caBundle: string;
+  /** Where an Ingress publishes the export proxy, and its certificate for that host (external-link.ts); undefined: no external link. */
+  readonly external?: { readonly host: string; readonly cert: string } | undefined;
   readonly nowIso: string;
 }
 
@@ -50,7 +53,7 @@ export function planStatus(base: VirtualMachineExportStatus, input: StatusInput)
   } else if (isExporterReady(pod)) {
     status.phase = PHASE.ready;
     ready = { type: COND.ready, status: 'True', reason: REASON.podReady, message: '' };
-    status.links = { internal: internalLink(input) };
+    status.links = { internal: internalLink(input), ...(input.external ? { external: externalLink(input, input.external) } : {}) };
   } else if (pod.status?.phase === 'Succeeded') {
     status.phase = PHASE.terminated;
     ready = { type: COND.ready, status: 'False', reason: REASON.podCompleted, message: '' };
@@ -93,17 +96,25 @@ export function planStatus(base: VirtualMachineExportStatus, input: StatusInput)
 const url = (host: string, uri: string) => `https://${posix.join(host, uri).replace(/\/+$/, '')}`;
 
 function internalLink(input: StatusInput): ExportLink {
+  return link(input, `${input.serviceName}.${input.vme.metadata?.namespace ?? ''}.svc`, 'internal', input.caBundle);
+}
+
+/** The same URLs under the export API path of the Ingress's host (KubeVirt's getExternalLinks). */
+function externalLink(input: StatusInput, external: { host: string; cert: string }): ExportLink {
+  return link(input, externalBase(external.host, input.vme.metadata?.namespace ?? '', input.vme.metadata?.name ?? ''), 'external', external.cert);
+}
+
+function link(input: StatusInput, hostAndBase: string, linkType: 'internal' | 'external', cert: string): ExportLink {
   const { vme, src } = input;
-  const host = `${input.serviceName}.${vme.metadata?.namespace ?? ''}.svc`;
   const prefix = `${vme.metadata?.name ?? ''}-`;
   const volumes = src.volumes.map((v) => {
     const claim = v.claim.metadata?.name ?? '';
     const name = src.kind === 'snapshot' && claim.startsWith(prefix) ? claim.slice(prefix.length) : claim;
-    return { name, formats: volumeUris(v).map((u) => ({ format: u.format, url: url(host, u.uri) })) };
+    return { name, formats: volumeUris(v).map((u) => ({ format: u.format, url: url(hostAndBase, u.uri) })) };
   });
   const manifests = [
-    ...(src.kind === 'vm' || src.kind === 'snapshot' ? [{ type: 'all', url: url(host, '/internal/manifests/all') }] : []),
-    { type: 'auth-header-secret', url: url(host, '/internal/manifests/secret') },
+    ...(src.kind === 'vm' || src.kind === 'snapshot' ? [{ type: 'all', url: url(hostAndBase, `/${linkType}/manifests/all`) }] : []),
+    { type: 'auth-header-secret', url: url(hostAndBase, `/${linkType}/manifests/secret`) },
   ];
-  return { cert: input.caBundle.trim(), volumes, manifests };
+  return { cert: cert.trim(), volumes, manifests };
 }

@@ -17,5 +17,6 @@ export const exportRbac: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list'], why: 'The KubeVirt CR (certificate rotation, image, its namespace) and the CA virt-operator publishes.' },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'create', 'delete'], why: 'The exporter: pod (pods are listed for claims in use), service, token and certificate Secrets (the CA Secret read to sign), the VM manifest ConfigMap (the CA bundle read).' },
   { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['get', 'create'] },
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['list'], why: "External links: the Ingress in KubeVirt's namespace to the export proxy (its TLS secret read with the secrets above)." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -9,17 +9,18 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineExport, VirtualMachineExportStatus } from '../../shared/api/export.ts';
-import { CONFIG_MAPS, PODS, SECRETS, SERVICES, VM_EXPORTS } from '../../shared/api/resources.ts';
+import { CONFIG_MAPS, INGRESSES, PODS, SECRETS, SERVICES, VM_EXPORTS } from '../../shared/api/resources.ts';
 import { parseDurationMs } from '../../shared/api/go-duration.ts';
 import { TransientError } from '../../shared/errors.ts';
-import { AlreadyExistsError } from '../../shared/kube/errors.ts';
+import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { isPodFinal } from '../../shared/predicates/pods.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { conditionOf } from '../../shared/storage/conditions.ts';
 import { issueCertificate } from '../../shared/storage/x509.ts';
 import type { ExportDeps } from './deps.ts';
-import { initialStatus, planStatus } from './export-status.ts';
+import { initialStatus, isExporterReady, planStatus } from './export-status.ts';
+import { externalIngress, ingressCert, type IngressLike } from './external-link.ts';
 import { readCluster, readSource, type ClusterView } from './observe.ts';
 import { CERT_PARAMS_ANNOTATION, COND, DEFAULT_TTL_MS, EVENT, EXPORT_API_VERSION, EXPORT_CA, KIND_EXPORT, manifestConfigMapNameOf, podNameOf, REASON, serviceNameOf, tokenSecretNameOf } from './names.ts';
 import { randomString, renderCertSecret, renderManifestConfigMap, renderService, renderTokenSecret } from './render-objects.ts';
@@ -27,6 +28,7 @@ import { certParamsAnnotation, certParamsOf, certSecretNameOfPod, renderExporter
 import { hasContent, isAvailable, sourceKindOf, type SourceResult } from './source.ts';
 import { NAME_ALPHABET } from '../../shared/api/random-name.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { writeStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the export named by `key` (`namespace/name`). */
@@ -90,10 +92,30 @@ export async function reconcileExport(key: string, deps: ExportDeps, ctx: Reconc
   }
 
   // status
-  const plan = planStatus(status, { vme, src, pod, serviceName: serviceNameOf(name), caBundle: cluster.caBundle, nowIso });
+  // The external link only while the exporter serves (links are filled only then): the Ingress read then.
+  const external = pod && isExporterReady(pod) ? await readExternal(cluster.namespace, deps) : undefined;
+  const plan = planStatus(status, { vme, src, pod, serviceName: serviceNameOf(name), caBundle: cluster.caBundle, nowIso, external });
   await writeStatus(deps.kube, VM_EXPORTS, vme, plan.status);
   await pvcNotFoundEvent(vme, plan.status, deps);
   return plan.requeueSeconds !== undefined ? requeueAfter(Math.max(0.05, plan.requeueSeconds / (deps.clockSpeed ?? 1)), 'export source has content but is not available yet') : done;
+}
+
+/**
+ * The Ingress in KubeVirt's namespace that publishes the export proxy, and its certificate for
+ * that host (external-link.ts). An API server that serves no Ingresses has none to offer.
+ */
+async function readExternal(namespace: string, deps: ExportDeps): Promise<{ host: string; cert: string } | undefined> {
+  let ingresses: IngressLike[];
+  try {
+    ingresses = (await deps.kube.list(INGRESSES, namespace)).items as IngressLike[];
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+  const found = externalIngress(ingresses);
+  if (!found) return undefined;
+  const secret = found.secretName ? await deps.kube.get(SECRETS, namespace, found.secretName) : undefined;
+  return { host: found.host, cert: ingressCert(found.host, secret, deps.now()) };
 }
 
 /** creationTimestamp + (spec.ttlDuration or 2 h), RFC 3339. */
@@ -132,7 +154,7 @@ async function createPod(vme: VirtualMachineExport, src: SourceResult, tokenSecr
   let manifestConfigMap: string | undefined;
   if ((src.kind === 'vm' || src.kind === 'snapshot') && src.vm) {
     manifestConfigMap = manifestConfigMapNameOf(name);
-    const cm = renderManifestConfigMap(vme, src.vm, `${serviceNameOf(name)}.${ns}.svc`, cluster.caBundle);
+    const cm = renderManifestConfigMap(vme, src.vm, `${serviceNameOf(name)}.${ns}.svc`, cluster.caBundle, await readExternal(cluster.namespace, deps));
     if (await createIfMissing(() => deps.kube.create(CONFIG_MAPS, cm))) await event(deps, vme, 'Normal', EVENT.manifestCreated, `Created exporter data manifest ${ns}/${manifestConfigMap}`);
   }
   const want = renderExporterPod(vme, src, {
@@ -201,4 +223,4 @@ async function pvcNotFoundEvent(vme: VirtualMachineExport, status: VirtualMachin
 }
 
 /** Events about the export (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(EXPORT_API_VERSION, KIND_EXPORT);
+const event = eventRecorder(EXPORT_API_VERSION, KIND_EXPORT, EVENT_COMPONENT.export);

@@ -10,6 +10,7 @@ import type { CsiVolumeSnapshot, SnapshotVolumeBackup, VirtualMachineExport } fr
 import { controllerRef, type ControllerRef } from '../../shared/predicates/owner-refs.ts';
 import { claimOfVolume } from '../../shared/storage/vm-volumes.ts';
 import { CONTENT_TYPE_ANNOTATION, EXPORT_API_VERSION, EXPORT_SERVICE_LABEL, EXPORTER_LABEL_KEY, EXPORTER_LABEL_VALUE, KIND_EXPORT, manifestConfigMapNameOf, selectorValueOf, serviceNameOf, snapshotClaimNameOf } from './names.ts';
+import { externalBase } from './external-link.ts';
 
 export const exportRef = (vme: VirtualMachineExport): ControllerRef => controllerRef(EXPORT_API_VERSION, KIND_EXPORT, vme);
 
@@ -132,7 +133,7 @@ export function isDiskVolume(vmSpec: Record<string, unknown> | undefined, volume
  * The VM manifest ConfigMap (`exporter-vm-manifest-<export>`): the internal host, the internal CA
  * as a ConfigMap manifest, the VM with status cleared and metadata reduced, the export's name.
  */
-export function renderManifestConfigMap(vme: VirtualMachineExport, vm: VirtualMachine, internalHost: string, caBundle: string): V1ConfigMap {
+export function renderManifestConfigMap(vme: VirtualMachineExport, vm: VirtualMachine, internalHost: string, caBundle: string, external?: { readonly host: string; readonly cert: string }): V1ConfigMap {
   const name = vme.metadata?.name ?? '';
   const ns = vme.metadata?.namespace ?? '';
   const manifestVm = {
@@ -146,14 +147,16 @@ export function renderManifestConfigMap(vme: VirtualMachineExport, vm: VirtualMa
     },
     spec: withHttpSourcedTemplates(vm),
   };
-  const caCm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `export-ca-cm-${name}` }, data: { 'ca.pem': caBundle } };
+  const caCm = (ca: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `export-ca-cm-${name}` }, data: { 'ca.pem': ca } });
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: manifestConfigMapNameOf(name), namespace: ns, ownerReferences: [exportRef(vme)] },
     data: {
       internal_host: internalHost,
-      internal_ca_cm: JSON.stringify(caCm),
+      internal_ca_cm: JSON.stringify(caCm(caBundle)),
+      // Where an Ingress publishes the export proxy: the external host (with the export API path) and its certificate.
+      ...(external ? { external_host: externalBase(external.host, ns, name), external_ca_cm: JSON.stringify(caCm(external.cert)) } : {}),
       'virtualmachine-manifest': JSON.stringify(manifestVm),
       'export-name': name,
     },

@@ -52,6 +52,7 @@ export function volumeUris(v: ExportVolume): { format: string; uri: string }[] {
 }
 
 const ENV_OF_FORMAT: Record<string, string> = { raw: 'RAW_URI', gzip: 'RAW_GZIP_URI', dir: 'DIR_URI', 'tar.gz': 'ARCHIVE_URI' };
+const ENV_ORDER = ['raw', 'gzip', 'tar.gz', 'dir'];
 
 export interface ExporterPodInput {
   readonly image: string;
@@ -84,16 +85,19 @@ export function renderExporterPod(vme: VirtualMachineExport, src: SourceResult, 
     { name: 'token', mountPath: '/token' },
   ];
   const devices: V1VolumeDevice[] = [];
+  // A VM or snapshot source adds its manifest URI before its volumes (KubeVirt's ConfigurePod).
+  if (src.kind === 'vm' || src.kind === 'snapshot') env.push({ name: 'EXPORT_VM_DEF_URI', value: '/manifests/all' });
   src.volumes.forEach((v, i) => {
     const vol = podVolumeNameOf(v.claim.metadata?.name ?? '');
-    volumes.push({ name: vol, persistentVolumeClaim: { claimName: v.claim.metadata?.name ?? '', readOnly: true } });
+    // Read-only is the mount's (below), not the claim volume's: KubeVirt leaves the volume's unset.
+    volumes.push({ name: vol, persistentVolumeClaim: { claimName: v.claim.metadata?.name ?? '' } });
     const path = isBlock(v) ? `/dev/export-volumes/${vol}` : `/export-volumes/${vol}`;
     if (isBlock(v)) devices.push({ name: vol, devicePath: path });
     else mounts.push({ name: vol, mountPath: path, readOnly: true });
     env.push({ name: `VOLUME${i}_EXPORT_PATH`, value: path });
-    for (const u of volumeUris(v)) env.push({ name: `VOLUME${i}_EXPORT_${ENV_OF_FORMAT[u.format]}`, value: u.uri });
+    // KubeVirt's env order: raw, raw.gz; or the archive, then the directory.
+    for (const u of [...volumeUris(v)].sort((a, b) => ENV_ORDER.indexOf(a.format) - ENV_ORDER.indexOf(b.format))) env.push({ name: `VOLUME${i}_EXPORT_${ENV_OF_FORMAT[u.format]}`, value: u.uri });
   });
-  if (src.kind === 'vm' || src.kind === 'snapshot') env.push({ name: 'EXPORT_VM_DEF_URI', value: '/manifests/all' });
   if (input.manifestConfigMap) {
     volumes.push({ name: 'manifest-data', configMap: { name: input.manifestConfigMap } });
     mounts.push({ name: 'manifest-data', mountPath: '/manifest_data' });
@@ -119,7 +123,7 @@ export function renderExporterPod(vme: VirtualMachineExport, src: SourceResult, 
           imagePullPolicy: 'IfNotPresent',
           env,
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          resources: { requests: { cpu: '100m', memory: '200Mi' }, limits: { cpu: '1', memory: '1024Mi' } },
+          resources: { requests: { cpu: '100m', memory: '200Mi' }, limits: { cpu: '1', memory: '1Gi' } },
           readinessProbe: { httpGet: { path: '/exportready', port: 8443 as never, scheme: 'HTTPS' }, initialDelaySeconds: 5, periodSeconds: 5 },
           volumeMounts: mounts,
           ...(devices.length ? { volumeDevices: devices } : {}),

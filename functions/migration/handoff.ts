@@ -9,6 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VMIMConfigurationOptions, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationState } from '../../shared/api/index.ts';
 import { MEMORY_OVERHEAD_BYTES_ANNOTATION } from '../../shared/api/well-known.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
+import { bytesAsBinaryQuantity } from '../../shared/api/quantity.ts';
 
 export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
 
@@ -26,7 +27,9 @@ export interface HandoffInput {
 /** The migrationState virt-handler starts from. */
 export function handoffState(input: HandoffInput): VirtualMachineInstanceMigrationState {
   const { vmi, migration, targetPod } = input;
-  const overhead = targetPod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+  // The annotation's bytes as the BinarySI quantity KubeVirt's migration controller writes.
+  const annotated = targetPod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+  const overhead = annotated === undefined ? undefined : bytesAsBinaryQuantity(annotated);
   const own = migration.status?.migrationState;
   const sourcePod = own?.sourcePod ?? input.sourcePodName;
   return {

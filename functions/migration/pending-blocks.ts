@@ -3,24 +3,25 @@
  * `handleVMBackup`, `handleUtilityVolumes`, and the `exceeded quota` branch of
  * `processMigrationPhase`), pure:
  * - a backup in progress on the VMI (`changedBlockTracking.backupStatus` named, not completed): no
- *   target pod (KubeVirt creates it and holds the phase; we hold both), `BlockedByBackup` (reason
+ *   target pod (KubeVirt creates it and holds the phase; we hold both), `migrationBlockedByBackup` (reason
  *   `BackupInProgress`, "Waiting for backup <b> to complete"), looked at
  *   again after the priority's delay; a `system-critical` migration first asks virt-handler to
  *   abort the backup ("Aborting backup <b> for system-critical migration");
  * - utility volumes on the VMI (a backup's target while attached): no target pod, a Warning
- *   `UtilityVolumeMigrationPending` each pass, `BlockedByUtilityVolumes` (reason
+ *   `UtilityVolumeMigrationPending` each pass, `migrationBlockedByUtilityVolumes` (reason
  *   `UtilityVolumesPresent`) added once, and `Failed` once the migration is older than the
  *   utility-volumes timeout (KubeVirt's `migrations.utilityVolumesTimeout`, 150 s, or the
  *   migration's `kubevirt.io/migrationUtilityVolumesTimeoutSeconds` annotation);
- * - a target pod refused by a ResourceQuota (`exceeded quota`): `RejectedByResourceQuota`, until
+ * - a target pod refused by a ResourceQuota (`exceeded quota`): `migrationRejectedByResourceQuota`, until
  *   the migration leaves Pending; the relay wakes such migrations when a quota of their namespace
  *   changes or goes (wakes.ts).
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationCondition } from '../../shared/api/index.ts';
+import { MIGRATION_REJECTED_BY_QUOTA_CONDITION } from '../../shared/api/well-known.ts';
 
-export const BLOCKED_BY_BACKUP = 'BlockedByBackup';
-export const BLOCKED_BY_UTILITY_VOLUMES = 'BlockedByUtilityVolumes';
-export const REJECTED_BY_RESOURCE_QUOTA = 'RejectedByResourceQuota';
+export const BLOCKED_BY_BACKUP = 'migrationBlockedByBackup';
+export const BLOCKED_BY_UTILITY_VOLUMES = 'migrationBlockedByUtilityVolumes';
+export const REJECTED_BY_RESOURCE_QUOTA = MIGRATION_REJECTED_BY_QUOTA_CONDITION;
 export const UTILITY_VOLUMES_TIMEOUT_ANNOTATION = 'kubevirt.io/migrationUtilityVolumesTimeoutSeconds';
 const SYSTEM_CRITICAL = 'system-critical';
 
@@ -66,9 +67,9 @@ export function pendingBlock(migration: VirtualMachineInstanceMigration, vmi: Vi
 
 /**
  * The migration's conditions after a pass that started in `''`/`Pending` (`startedPending`) and
- * ended in `endPhase`: the blocking conditions follow `block` (BlockedByBackup replaced with each
- * pass's message, BlockedByUtilityVolumes added once, each removed once its cause is gone);
- * RejectedByResourceQuota is added when `quotaRejected` and goes once the migration is past Pending.
+ * ended in `endPhase`: the blocking conditions follow `block` (migrationBlockedByBackup replaced with each
+ * pass's message, migrationBlockedByUtilityVolumes added once, each removed once its cause is gone);
+ * migrationRejectedByResourceQuota is added when `quotaRejected` and goes once the migration is past Pending.
  */
 export function pendingConditions(conds: readonly VirtualMachineInstanceMigrationCondition[] | undefined, pass: { readonly startedPending: boolean; readonly endPhase: string }, block: PendingBlock | undefined, quotaRejected: boolean, now: string): VirtualMachineInstanceMigrationCondition[] | undefined {
   let list = [...(conds ?? [])];

@@ -6,6 +6,7 @@
  */
 import type { MigrationPolicy, VMIMConfigurationOptions, VirtualMachineInstance } from '../../shared/api/index.ts';
 import type { MigrationSettings } from '../../shared/config/cluster-config.ts';
+import { canonicalQuantity } from '../../shared/api/quantity.ts';
 
 interface Score {
   readonly policy: MigrationPolicy;
@@ -52,16 +53,30 @@ function better(a: Score, b: Score): boolean {
   return (a.policy.metadata?.name ?? '') < (b.policy.metadata?.name ?? '');
 }
 
-/** The cluster's migration options (`ToVMIMConfigurationOptions`), overridden by `policy`'s non-nil fields. */
-export function resolveMigrationConfiguration(settings: MigrationSettings, matchSELinuxLevel: boolean, policy: MigrationPolicy | undefined): VMIMConfigurationOptions {
+/** A quantity as Kubernetes serialises it; an unparsable one as written (the CR's validation refuses those). */
+function canonicalOrAsIs(q: string): string {
+  try {
+    return canonicalQuantity(q);
+  } catch {
+    return q;
+  }
+}
+
+/**
+ * The cluster's migration options (`ToVMIMConfigurationOptions`), overridden by `policy`'s non-nil
+ * fields. As KubeVirt serialises them: `disableTLS` and `matchSELinuxLevelOnMigration` only when
+ * the CR sets them (KubeVirt's defaults leave both nil), the bandwidth as a canonical quantity
+ * (`0Mi` → `0`).
+ */
+export function resolveMigrationConfiguration(settings: MigrationSettings, policy: MigrationPolicy | undefined): VMIMConfigurationOptions {
   const options: VMIMConfigurationOptions = {
     allowAutoConverge: settings.allowAutoConverge,
     allowPostCopy: settings.allowPostCopy,
     allowWorkloadDisruption: settings.allowWorkloadDisruption,
-    bandwidthPerMigration: settings.bandwidthPerMigration,
+    bandwidthPerMigration: canonicalOrAsIs(settings.bandwidthPerMigration),
     completionTimeoutPerGiB: settings.completionTimeoutPerGiB,
-    disableTLS: settings.disableTLS,
-    matchSELinuxLevelOnMigration: matchSELinuxLevel,
+    ...(settings.declared.disableTLS !== undefined ? { disableTLS: settings.declared.disableTLS } : {}),
+    ...(settings.declared.matchSELinuxLevelOnMigration !== undefined ? { matchSELinuxLevelOnMigration: settings.declared.matchSELinuxLevelOnMigration } : {}),
     maxDowntimeMs: settings.maxDowntimeMs,
     nodeDrainTaintKey: settings.nodeDrainTaintKey,
     parallelMigrationsPerCluster: settings.parallelMigrationsPerCluster,
@@ -74,7 +89,7 @@ export function resolveMigrationConfiguration(settings: MigrationSettings, match
   const spec = policy?.spec;
   if (!spec) return options;
   if (spec.allowAutoConverge !== undefined) options.allowAutoConverge = spec.allowAutoConverge;
-  if (spec.bandwidthPerMigration !== undefined) options.bandwidthPerMigration = spec.bandwidthPerMigration;
+  if (spec.bandwidthPerMigration !== undefined) options.bandwidthPerMigration = canonicalOrAsIs(String(spec.bandwidthPerMigration));
   if (spec.completionTimeoutPerGiB !== undefined) options.completionTimeoutPerGiB = spec.completionTimeoutPerGiB;
   if (spec.maxDowntimeMs !== undefined) options.maxDowntimeMs = spec.maxDowntimeMs;
   if (spec.allowPostCopy !== undefined) {

@@ -26,15 +26,18 @@ import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
+import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { syncTargetPodNetworkInfo } from './target-network-info.ts';
+import { targetReadyAnnotationPatch } from './target-ready.ts';
 import { computeMigration, planWrites } from './update-status.ts';
-import { pendingBlock, REJECTED_BY_RESOURCE_QUOTA, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
+import { pendingBlock, BLOCKED_BY_BACKUP, type PendingBlock } from './pending-blocks.ts';
 import { hostModelRequirements, noSuitableHostModelNode, runtimeUserPatch } from './target-prep.ts';
 import { gateEnabled } from '../../shared/config/cluster-config.ts';
 import { MIGRATIONS, NODES, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import { vmiHasHotplugVolumes } from '../../shared/storage/hotplug-volumes.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the migration named by `key` (`namespace/name`). */
 export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -115,6 +118,10 @@ export async function reconcileMigration(key: string, deps: MigrationDeps, ctx: 
   const desired = computeMigration({ migration, vmi: observed.vmi, result, sourcePod: observed.sourcePod, now: new Date(deps.now()).toISOString(), persistentStatePvcs, pending: { startedPending, block, quotaRejected } });
   // backend storage: the migration's own target PVC handed over to the VMI, or cleaned up
   for (const step of await followUpBackend(desired, observed.vmi, result.phase, deps)) deps.log.info(step, { key });
+  // The target pod learns when its domain was ready (KubeVirt: after the backend hand-off, on a
+  // pass that starts Running); the migration's status is written after it, as there.
+  const readyOps = targetReadyAnnotationPatch(migration, observed.vmi, observed.targetPod, result);
+  if (readyOps && observed.targetPod?.metadata?.name) await deps.kube.patch(PODS, namespace, observed.targetPod.metadata.name, { type: 'json', ops: readyOps });
   // A final migration gives its leases back after its final phase is written (so no observer
   // ever sees more running migrations than the limit) and before its finalizer goes (so a lease
   // never outlives the migration that holds it). A crash in between: the next pass releases again.
@@ -159,13 +166,13 @@ interface Acted {
   readonly wait?: { seconds: number; why: string };
   /** The backend PVCs the target pod was created with (recorded in the migration's status). */
   readonly persistentStatePvcs?: PersistentStatePvcs;
-  /** The target pod was refused by a ResourceQuota (`exceeded quota`): RejectedByResourceQuota. */
+  /** The target pod was refused by a ResourceQuota (`exceeded quota`): migrationRejectedByResourceQuota. */
   readonly quotaRejected?: boolean;
 }
 
 /**
  * A blocked Pending migration (pending-blocks.ts): a system-critical one asks virt-handler, through
- * virt-api, to abort the backup (once: before its BlockedByBackup condition exists); utility
+ * virt-api, to abort the backup (once: before its migrationBlockedByBackup condition exists); utility
  * volumes are reported each pass; either is looked at again later (a timeout fails it in nextPhase).
  */
 async function actOnBlock(block: PendingBlock, o: Observed, deps: MigrationDeps): Promise<Acted> {
@@ -229,7 +236,7 @@ async function act(key: string, action: SyncAction, o: Observed, deps: Migration
       const config = await deps.clusterConfig();
       const [policies, nsLabels] = await Promise.all([deps.policySource.policies(), deps.policySource.namespaceLabels(namespace)]);
       const policy = matchPolicy(policies, vmi, nsLabels);
-      const configuration = resolveMigrationConfiguration(config.migrations, config.matchSELinuxLevelOnMigration, policy);
+      const configuration = resolveMigrationConfiguration(config.migrations, policy);
       // KubeVirt's updateTargetPodNetworkInfo: the target's launcher reads its SR-IOV (and
       // device-info binding) interfaces' device info from this annotation, so it goes first.
       await syncTargetPodNetworkInfo(vmi, action.pod, config.networkBindings, deps);
@@ -313,12 +320,18 @@ async function createTargetPod(key: string, observed: Observed, deps: MigrationD
     }
     o = { ...o, vmi };
   }
+  // The template service renders the target as it renders any launcher pod: a hook sidecar's
+  // missing ConfigMap refuses the render; the namespace's quotas (and, when they matter, its
+  // labels) decide automatic CPU and memory limits, as they did for the source pod.
+  const missing = await missingSidecarConfigMap(deps.kube, vmi, current);
+  if (missing) return cannot(`failed to render launch manifest: ${missing}`);
+  const namespace = await namespaceLimits(deps.kube, vmi, current);
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, persistentStatePvcs?.target, renderClaimInfo(claims));
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, { backendPvc: persistentStatePvcs?.target, pvcs: renderClaimInfo(claims), namespace });
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);
@@ -332,7 +345,7 @@ async function createTargetPod(key: string, observed: Observed, deps: MigrationD
   } catch (err) {
     await deps.expectations.creationObserved(POD_EXPECTATIONS, key);
     await event(deps, vmi, KIND_VMI, 'Warning', 'FailedCreate', `Error creating pod: ${errorText(err)}`);
-    // A ResourceQuota's refusal is recorded on the migration (RejectedByResourceQuota) and looked
+    // A ResourceQuota's refusal is recorded on the migration (migrationRejectedByResourceQuota) and looked
     // at again when a quota of the namespace changes (the relay's wake) or after the retry delay.
     if (errorText(err).includes('exceeded quota')) {
       await releaseSlots(deps.leases, key, sourceNode);
@@ -442,5 +455,5 @@ function scaled(deps: MigrationDeps, seconds: number): number {
 
 /** Events about the migration or its VMI (best effort, shared/reconcile/events.ts). */
 function event(deps: MigrationDeps, obj: VirtualMachineInstance | VirtualMachineInstanceMigration, kind: string, type: 'Normal' | 'Warning', reason: string, text: string): Promise<void> {
-  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text);
+  return recordEvent(deps, kubevirtRef(obj, kind), type, reason, text, EVENT_COMPONENT.migration);
 }

@@ -20,6 +20,7 @@ import {
 import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { renderTargetPod } from '../../shared/template/render-target-pod.ts';
 import { renderVolumesImageNames, type PvcInfo } from '../../shared/template/render-volumes.ts';
+import type { NamespaceInfo } from '../../shared/template/render-resources.ts';
 import { currentVmiPod, isPodFinal } from '../../shared/predicates/pods.ts';
 
 /** This migration's target pods (normally one): launcher pods labelled with its UID. */
@@ -78,11 +79,20 @@ export function hostModelLabelsForRemigration(nodeLabels: Readonly<Record<string
   return labels;
 }
 
+/** The cluster facts the target pod is rendered with, as the VMI controller reads them for the launcher pod. */
+export interface TargetPodFacts {
+  /** The backend-storage claim the target mounts (backend-pvcs.ts). */
+  backendPvc?: string | undefined;
+  /** What is known of the claims it mounts (volume and access modes, UID), as KubeVirt's PVC informer. */
+  pvcs?: Record<string, PvcInfo>;
+  /** The namespace's quota and label facts (automatic limits). */
+  namespace?: NamespaceInfo;
+}
+
 /**
  * The target pod for `migration` of `vmi`, rendered by the template service. `sourceNodeLabels`
  * (the labels of the node the VMI runs on) give the host-model CPU and CPU vendor selectors
- * (reference §b.8). `backendPvc` is the backend-storage claim the target mounts (backend-pvcs.ts);
- * `pvcs` what is known of the claims it mounts (their volume modes), as KubeVirt's PVC informer.
+ * (reference §b.8); `facts` what the template service reads from the cluster.
  */
 export function renderMigrationTargetPod(
   vmi: VirtualMachineInstance,
@@ -90,10 +100,9 @@ export function renderMigrationTargetPod(
   sourcePod: V1Pod,
   config: ClusterConfig,
   sourceNodeLabels: Readonly<Record<string, string>> = {},
-  backendPvc?: string,
-  pvcs?: Record<string, PvcInfo>,
+  facts: TargetPodFacts = {},
 ): V1Pod {
-  const backend = { ...(backendPvc ? { backendPvc } : {}), ...(pvcs ? { pvcs } : {}) };
+  const backend = { ...(facts.backendPvc ? { backendPvc: facts.backendPvc } : {}), ...(facts.pvcs ? { pvcs: facts.pvcs } : {}), ...(facts.namespace ? { namespace: facts.namespace } : {}) };
   const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
   // Re-migration: keep the digests the VMI already runs. The renderer does not see the source
   // pod on this path, so its CPU selectors come in through the node labels instead.

@@ -25,8 +25,9 @@ export function runtimeUserPatch(vmi: VirtualMachineInstance, rootEnabled: boole
   const annotations = vmi.metadata?.annotations;
   const annotationPath = `/metadata/annotations/${escapeJsonPointer(DEPRECATED_NON_ROOT_ANNOTATION)}`;
   const want = rootEnabled ? ROOT_UID : NON_ROOT_UID;
-  // KubeVirt replaces the field; an absent runtimeUser (Go's 0) is added instead, a JSON patch
-  // `replace` of a missing member being an error.
+  // KubeVirt replaces the field (an absent runtimeUser is Go's 0); an absent one is added here:
+  // RFC 6902 refuses a `replace` of a missing member (kube-apiserver's json-patch v4 lets it set
+  // one, and the result is the same).
   if ((vmi.status?.runtimeUser ?? ROOT_UID) !== want) ops.push({ op: vmi.status?.runtimeUser === undefined ? 'add' : 'replace', path: '/status/runtimeUser', value: want });
   if (!rootEnabled) {
     if (annotations === undefined) ops.push({ op: 'add', path: '/metadata/annotations', value: { [DEPRECATED_NON_ROOT_ANNOTATION]: 'true' } });

@@ -3,12 +3,12 @@
  * its VMI's (every migration of that VMI); its target pods (by the migration-UID label) and its
  * VMI's pods; a change of the KubeVirt CR (limits and timeouts come from there: every unfinished
  * migration looks again); when a migration gives its parallel-limit slot back, the waiting
- * migrations that can use it (wake-waiting.ts); and a ResourceQuota changed or deleted wakes the
- * migrations of its namespace whose target pod it refused (`RejectedByResourceQuota`, KubeVirt's
- * `updateResourceQuota` / `deleteResourceQuota`).
+ * migrations that can use it (wake-waiting.ts); and a ResourceQuota changed or deleted in a
+ * namespace: its migrations whose target pod the quota refused (`migrationRejectedByResourceQuota`),
+ * as KubeVirt's quota handlers do.
  */
 import { KUBEVIRTS, MIGRATIONS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
-import { MIGRATION_JOB_UID_LABEL } from '../../shared/api/well-known.ts';
+import { MIGRATION_JOB_UID_LABEL, MIGRATION_REJECTED_BY_QUOTA_CONDITION } from '../../shared/api/well-known.ts';
 import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
@@ -36,11 +36,16 @@ class MigrationIndexes {
    * (the reconcile gives the slot back just before it removes it). Leaving this set wakes waiters.
    */
   readonly unreleasedMigrations = new Set<string>();
-  /** Migration keys whose target pod a ResourceQuota refused (condition RejectedByResourceQuota), by namespace. */
-  readonly quotaRejected = new Map<string, Set<string>>();
   /** VMI key → `status.nodeName` (a waiting migration's source node). */
   readonly vmiNodes = new Map<string, string>();
   readonly pods = new PodOwners();
+  /** namespace → keys of its migrations carrying `migrationRejectedByResourceQuota`. */
+  readonly quotaRejected = new Map<string, Set<string>>();
+}
+
+function hasQuotaRejection(obj: WatchedObject): boolean {
+  const conditions = obj.status?.conditions;
+  return Array.isArray(conditions) && conditions.some((c) => (c as { type?: unknown }).type === MIGRATION_REJECTED_BY_QUOTA_CONDITION);
 }
 
 export function migrationMapper(): EventMapper {
@@ -61,10 +66,9 @@ export function migrationMapper(): EventMapper {
         const vmiName = typeof obj.spec?.vmiName === 'string' ? obj.spec.vmiName : '';
         const uid = obj.metadata?.uid;
         const phase = typeof obj.status?.phase === 'string' ? obj.status.phase : '';
-        const rejected = !deleted && ((obj.status?.conditions ?? []) as { type?: string }[]).some((c) => c.type === 'RejectedByResourceQuota');
-        const inNs = idx.quotaRejected.get(ns) ?? new Set<string>();
-        if (rejected) idx.quotaRejected.set(ns, inNs.add(key));
-        else if (inNs.delete(key) && inNs.size === 0) idx.quotaRejected.delete(ns);
+        const rejected = idx.quotaRejected.get(ns) ?? new Set<string>();
+        if (!deleted && hasQuotaRejection(obj)) idx.quotaRejected.set(ns, rejected.add(key));
+        else if (rejected.delete(key) && rejected.size === 0) idx.quotaRejected.delete(ns);
         if (deleted) {
           idx.vmiMigrations.delete(key);
           if (uid) idx.migrationByUid.delete(uid);
@@ -89,7 +93,7 @@ export function migrationMapper(): EventMapper {
         return vmiKey ? idx.vmiMigrations.get(vmiKey).map(wake) : [];
       }
       case 'ResourceQuota':
-        // Its creation adds limits only; a change or deletion may make room.
+        // KubeVirt handles a quota's update and deletion only: a new quota frees nothing.
         return type === 'ADDED' ? [] : [...(idx.quotaRejected.get(ns) ?? [])].map(wake);
       case 'KubeVirt':
         // Migration limits and timeouts come from here: every unfinished migration looks again.

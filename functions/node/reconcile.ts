@@ -12,6 +12,7 @@ import { DAEMON_SETS, NODES, PODS, VMIS, type VirtualMachineInstance } from '../
 import { NODE_NAME_LABEL, SCHEDULABLE_NODE_LABEL } from '../../shared/api/well-known.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
 import { kubevirtRef, nodeRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { done, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
 import { periodicRecheck } from '../../shared/reconcile/periodic.ts';
 import type { NodeDeps } from './deps.ts';
@@ -48,7 +49,7 @@ async function markUnschedulable(node: V1Node, deps: NodeDeps): Promise<void> {
   // Only when the label reads exactly "true": a missing label or another value is left alone.
   if (node.metadata?.labels?.[SCHEDULABLE_NODE_LABEL] !== 'true') return;
   const name = node.metadata.name ?? '';
-  await recordEvent(deps, nodeRef(node), 'Normal', NODE_UNRESPONSIVE_REASON, 'virt-handler is not responsive, marking node as unresponsive');
+  await recordEvent(deps, nodeRef(node), 'Normal', NODE_UNRESPONSIVE_REASON, 'virt-handler is not responsive, marking node as unresponsive', EVENT_COMPONENT.node);
   try {
     await deps.kube.patch(NODES, undefined, name, { type: 'strategic', body: UNSCHEDULABLE });
   } catch (err) {
@@ -76,7 +77,7 @@ async function failStuckVmis(nodeName: string, node: V1Node | undefined, deps: N
 async function failVmi(vmi: VirtualMachineInstance, deps: NodeDeps): Promise<string | undefined> {
   const { namespace = '', name = '' } = vmi.metadata ?? {};
   const message = `virt-handler on node ${vmi.status?.nodeName ?? ''} is not responsive, marking VMI as failed`;
-  await recordEvent(deps, kubevirtRef(vmi), 'Normal', NODE_UNRESPONSIVE_REASON, message);
+  await recordEvent(deps, kubevirtRef(vmi), 'Normal', NODE_UNRESPONSIVE_REASON, message, EVENT_COMPONENT.node);
   try {
     await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: failVmiPatch() });
     return undefined;
@@ -93,5 +94,5 @@ async function warnIfOrphaned(node: V1Node, deps: NodeDeps): Promise<void> {
   const sets = await deps.kube.list(DAEMON_SETS, undefined, { labelSelector: VIRT_HANDLER_SELECTOR });
   // A DaemonSet still rolling out explains the missing pod: no event (the re-check comes anyway).
   if (virtHandlerVerdict(0, sets.items) !== 'orphaned') return;
-  await recordEvent(deps, nodeRef(node), 'Warning', NODE_UNRESPONSIVE_REASON, 'virt-handler is not present, there are orphaned vmis on this node. Run virt-handler on this node to migrate or remove them.');
+  await recordEvent(deps, nodeRef(node), 'Warning', NODE_UNRESPONSIVE_REASON, 'virt-handler is not present, there are orphaned vmis on this node. Run virt-handler on this node to migrate or remove them.', EVENT_COMPONENT.node);
 }

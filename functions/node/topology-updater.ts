@@ -9,7 +9,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { NODES, VMIS } from '../../shared/api/index.ts';
 import { TransientError, errorText } from '../../shared/errors.ts';
-import { lowestTscFrequency, needsVmiNodes, tscHint } from '../../shared/topology/tsc-hints.ts';
+import { lowestTscFrequency, needsVmiNodes, tscHint } from '../../shared/topology/hints.ts';
 import type { NodeDeps } from './deps.ts';
 import { nodeTsc, tscLabelPatch } from './tsc-labels.ts';
 

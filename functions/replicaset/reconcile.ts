@@ -21,6 +21,7 @@ import { decideClean, decideScale, vmiKey } from './scale.ts';
 import { checkSpec, desiredReplicas, withApiVersionAnnotations } from './spec-check.ts';
 import { planStatus } from './status.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { writeStatus as writeObjectStatus } from '../../shared/reconcile/write-status.ts';
 
 /** Reconciles the replica set named by `key` (`namespace/name`). */
@@ -234,5 +235,5 @@ async function emitEvents(deps: RsDeps, rs: VirtualMachineInstanceReplicaSet, ev
 }
 
 /** Events about the replica set (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI_REPLICA_SET);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI_REPLICA_SET, EVENT_COMPONENT.replicaset);
 

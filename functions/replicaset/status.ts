@@ -50,7 +50,9 @@ export function planStatus(rs: VirtualMachineInstanceReplicaSet, active: readonl
   }
   if (scaleError === undefined) next = next.filter((c) => c.type !== REPLICA_FAILURE);
 
-  const status: VirtualMachineInstanceReplicaSetStatus = { ...old, replicas, readyReplicas, labelSelector, conditions: next };
+  // `conditions` is omitempty in KubeVirt's type: no conditions is no field, not [].
+  const { conditions: _old, ...rest } = old;
+  const status: VirtualMachineInstanceReplicaSetStatus = { ...rest, replicas, readyReplicas, labelSelector, ...(next.length > 0 ? { conditions: next } : {}) };
   const wasPaused = has(REPLICA_PAUSED);
   if (paused === wasPaused) return { status };
   return { status, pausedEvent: paused ? { reason: 'SuccessfulPaused', message: 'Paused' } : { reason: 'SuccessfulResumed', message: 'Resumed' } };

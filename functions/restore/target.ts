@@ -35,6 +35,26 @@ export function restorePatches(r: VirtualMachineRestore): JsonPatchOperation[] {
   });
 }
 
+/**
+ * KubeVirt applies the patches to the VM's JSON and decodes the result into its Go type, whose
+ * string fields are `omitempty`: a field a patch set to `""` (a clone's cleared firmware serial or
+ * UUID, an interface's MAC) is absent from the VM it creates. The same here, for exactly the
+ * paths the patches set to `""`.
+ */
+export function dropEmptyPatchedStrings<T>(vm: T, ops: readonly JsonPatchOperation[]): T {
+  for (const op of ops) {
+    if ((op.op !== 'replace' && op.op !== 'add') || op.value !== '') continue;
+    const tokens = op.path.split('/').slice(1).map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const key = tokens.pop();
+    let parent: unknown = vm;
+    for (const t of tokens) parent = parent && typeof parent === 'object' ? (parent as Record<string, unknown>)[t] : undefined;
+    if (key === undefined || !parent || typeof parent !== 'object' || Array.isArray(parent)) continue;
+    const record = parent as Record<string, unknown>;
+    if (record[key] === '') delete record[key];
+  }
+  return vm;
+}
+
 export async function reconcileTarget(r: VirtualMachineRestore, content: VirtualMachineSnapshotContent, restoresIn: VolumeRestore[], target: RestoreVm | undefined, targetRestored: boolean, deps: RestoreDeps): Promise<TargetResult> {
   const ns = r.metadata?.namespace ?? '';
   if (target && targetRestored) return { updated: false, restores: restoresIn };
@@ -97,7 +117,8 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
     deletedDataVolumes = (target.spec?.dataVolumeTemplates ?? []).map((t) => t.metadata?.name ?? '').filter((n) => !kept.has(n));
     if (!isDeepStrictEqual(deletedDataVolumes, r.status?.deletedDataVolumes ?? [])) updated = true;
   }
-  if (updated) return { updated, restores, ...(deletedDataVolumes ? { deletedDataVolumes } : {}) };
+  // omitempty in KubeVirt's type: none deleted is no field, not [].
+  if (updated) return { updated, restores, ...(deletedDataVolumes?.length ? { deletedDataVolumes } : {}) };
 
   // 4. the backend-storage claim handed to the target
   await handOverBackend(r, content, restores, deps);
@@ -109,7 +130,7 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
   if (!target) {
     let patched: RestoreVm;
     try {
-      patched = applyJsonPatch(vm, restorePatches(r));
+      patched = dropEmptyPatchedStrings(applyJsonPatch(vm, restorePatches(r)), restorePatches(r));
     } catch (err) {
       // a malformed patch only gets better with a new spec, which is an event of the restore
       throw new RestoreStepError(`restore patches: ${errorText(err)}`, true);
@@ -137,5 +158,5 @@ export async function reconcileTarget(r: VirtualMachineRestore, content: Virtual
     written = (await deps.kube.update(VMS, vm as never)) as unknown as RestoreVm;
   }
   await adoptRevisions(deps.kube, ns, written.spec ?? {}, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', name: written.metadata?.name ?? '', uid: written.metadata?.uid ?? '' });
-  return { updated: true, restores, ...(deletedDataVolumes ? { deletedDataVolumes } : {}) };
+  return { updated: true, restores, ...(deletedDataVolumes?.length ? { deletedDataVolumes } : {}) };
 }

@@ -49,10 +49,10 @@ export function volumeSnapshotStatuses(vm: VirtualMachine, backendClaim: string 
   return volumes.map((v) => {
     if (!isSnapshotable(v)) return { name: v.name, enabled: false, reason: `Snapshot is not supported for this volumeSource type [${v.name}]` };
     const lookup = storageClassOf(vm, v, claimOfVolume(v) ?? '', r);
-    if ('error' in lookup) return { enabled: false, reason: lookup.error };
+    if ('error' in lookup) return { name: v.name, enabled: false, reason: lookup.error };
     const choice = r.classes.get(lookup.sc) ?? { name: '' };
-    if ('error' in choice) return { enabled: false, reason: choice.error };
-    if (choice.name === '') return { enabled: false, reason: `No VolumeSnapshotClass: Volume snapshots are not configured for this StorageClass [${lookup.sc}] [${v.name}]` };
+    if ('error' in choice) return { name: v.name, enabled: false, reason: choice.error };
+    if (choice.name === '') return { name: v.name, enabled: false, reason: `No VolumeSnapshotClass: Volume snapshots are not configured for this StorageClass [${lookup.sc}] [${v.name}]` };
     return { name: v.name, enabled: true };
   });
 }

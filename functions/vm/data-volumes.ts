@@ -11,6 +11,11 @@ export function templateNames(vm: VirtualMachine): string[] {
   return (vm.spec.dataVolumeTemplates ?? []).map((t) => t.metadata?.name ?? '').filter((n) => n !== '');
 }
 
+/** The DataVolumes the VM's template volumes name (templated or not): what printableStatus reads, as KubeVirt does. */
+export function volumeDataVolumeNames(vm: VirtualMachine): string[] {
+  return [...new Set((vm.spec.template.spec?.volumes ?? []).map((v) => v.dataVolume?.name ?? '').filter((n) => n !== ''))];
+}
+
 /** DataVolumes are created with the VM unless it says `kubevirt.io/immediate-data-volume-creation: "false"`. */
 export function createsDataVolumesImmediately(vm: VirtualMachine): boolean {
   return vm.metadata?.annotations?.[IMMEDIATE_DV_CREATION_ANNOTATION] !== 'false';
@@ -67,10 +72,15 @@ export function hasDataVolumeError(dv: DataVolume): boolean {
   return running?.status === 'False' && (running.reason === 'Error' || running.reason === 'ImagePullFailed');
 }
 
-/** printableStatus `Provisioning`: still populating (an unbound WaitForFirstConsumer DV is waiting, not provisioning). */
+/**
+ * printableStatus `Provisioning`: still populating. An unbound WaitForFirstConsumer DV is waiting,
+ * not provisioning; one whose claim is bound already is (KubeVirt's HasDataVolumeProvisioning).
+ */
 export function isDataVolumeProvisioning(dv: DataVolume): boolean {
   const phase = dv.status?.phase;
-  return phase !== 'Succeeded' && phase !== 'PendingPopulation' && phase !== 'WaitForFirstConsumer';
+  if (phase === 'Succeeded' || phase === 'PendingPopulation') return false;
+  const bound = dv.status?.conditions?.some((c) => c.type === 'Bound' && c.status === 'True') === true;
+  return bound || phase !== 'WaitForFirstConsumer';
 }
 
 /**

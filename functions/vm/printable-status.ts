@@ -14,8 +14,10 @@ export interface PrintableInput {
   /** Undefined when the spec names no valid strategy. */
   readonly strategy: RunStrategy | undefined;
   readonly vmi: VirtualMachineInstance | undefined;
-  /** The VM's DataVolumes (from its templates) that exist. */
+  /** The DataVolumes the VM's template volumes name (templated or not) that exist. */
   readonly dataVolumes: readonly DataVolume[];
+  /** A claim the template's volumes name (PVC, DataVolume, memory dump) exists and is not Bound (KubeVirt's HasUnboundPVC). */
+  readonly unboundClaim?: boolean;
   /** A VMI creation is recorded and not yet observed. */
   readonly creationExpected: boolean;
   /** A VMI deletion is recorded and not yet observed. */
@@ -64,7 +66,7 @@ const CHECKS: readonly (readonly [VirtualMachinePrintableStatus, (i: PrintableIn
     },
   ],
   ['Provisioning', (i) => i.dataVolumes.some(isDataVolumeProvisioning)],
-  ['WaitingForVolumeBinding', (i) => isSetToStart(i.vm, i.strategy, i.vmi) && i.dataVolumes.some(isDataVolumeUnbound)],
+  ['WaitingForVolumeBinding', (i) => isSetToStart(i.vm, i.strategy, i.vmi) && (i.unboundClaim === true || i.dataVolumes.some(isDataVolumeUnbound))],
   ['ErrImagePull', (i) => synchronizedFailure(i.vmi, 'ErrImagePull')],
   ['ImagePullBackOff', (i) => synchronizedFailure(i.vmi, 'ImagePullBackOff')],
   ['Starting', (i) => (i.vmi ? STARTING_PHASES.has(i.vmi.status?.phase ?? '') : i.creationExpected)],
@@ -80,6 +82,15 @@ const CHECKS: readonly (readonly [VirtualMachinePrintableStatus, (i: PrintableIn
 ];
 
 /** The VM's printable status. */
+/**
+ * Whether the claims' phase can still decide the status (so a caller reads them only then): the
+ * VM wants a VMI and none is past starting (a running, paused, migrating or stopping one is
+ * reported before WaitingForVolumeBinding is looked at).
+ */
+export function unboundClaimMatters(vm: VirtualMachine, strategy: RunStrategy | undefined, vmi: VirtualMachineInstance | undefined): boolean {
+  return isSetToStart(vm, strategy, vmi) && (vmi === undefined || (STARTING_PHASES.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp));
+}
+
 export function printableStatus(input: PrintableInput): VirtualMachinePrintableStatus {
   for (const [status, matches] of CHECKS) if (matches(input)) return status;
   return 'Unknown';

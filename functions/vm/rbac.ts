@@ -17,6 +17,7 @@ export const vmRbac: readonly PolicyRule[] = [
   { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'create', 'delete'], why: 'The revisions pinning them: read, created, and deleted once upgraded to v1beta1.' },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'], why: "inferFromVolume: the default instance type / preference labels of a volume's PVC or DataSource; a memory dump's claim annotated kubevirt.io/memory-dump with the dump's file name; a volume migration's source and destination claims (validated, described in migratedVolumes)." },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datasources'], verbs: ['get'] },
-  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: "Changed-block tracking: the VM's namespace labels, when the KubeVirt CR sets a namespace selector." },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], why: "Changed-block tracking: the VM's namespace labels, when the KubeVirt CR sets a namespace selector; a DataVolume cloned from another namespace: that namespace must exist (clone-auth.ts)." },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'], why: "A DataVolume cloned from another namespace: may the VM's service account clone from there (CDI's SubjectAccessReviews)." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -16,14 +16,17 @@ import { errorText, TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
-import { templateNames } from './data-volumes.ts';
+import { checkClone, resolveCloneSource } from './clone-auth.ts';
+import { vmiSyncOps } from './vmi-metadata-sync.ts';
+import { templateNames, volumeDataVolumeNames } from './data-volumes.ts';
 import { DV_EXPECTATIONS, VMI_EXPECTATIONS, type VmDeps } from './deps.ts';
 import { expectationsGate, pendingVmiWrites, vmiDeletionKey } from './expectations-gate.ts';
 import { isFinal } from './run-strategy.ts';
 import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type SyncError } from './sync.ts';
 import { computeVmStatus } from './update-status.ts';
+import { unboundClaimMatters } from './printable-status.ts';
 import { cbtStateForNewVmi, needsNamespaceLabels, nextVmCbtState } from './cbt.ts';
-import { fillInputDefaults, startRevision, vmiFromVm } from './vmi-from-vm.ts';
+import { fillInputDefaults, podNetworkRefusal, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
 import { runStrategyOf } from './run-strategy.ts';
@@ -40,8 +43,9 @@ import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
-import { CONTROLLER_REVISIONS, DATA_VOLUMES, NAMESPACES, VMIS, VMS } from '../../shared/api/resources.ts';
+import { CONTROLLER_REVISIONS, DATA_VOLUMES, NAMESPACES, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Seconds a worker that lost the race to start the VMI waits before looking again. */
 const LOST_RACE_REQUEUE_SECONDS = 5;
@@ -185,6 +189,18 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     syncError ??= r.error;
   }
 
+  // labels and annotations synced template → VMI (vmi-metadata-sync.ts): the descheduler's, the deployment's additional keys
+  if (proceed && syncError === undefined && observed.vmi && !observed.vm.metadata?.deletionTimestamp && !observed.vmi.metadata?.deletionTimestamp) {
+    const ops = vmiSyncOps(observed.vm, observed.vmi, config);
+    if (ops.length > 0) {
+      try {
+        observed = { ...observed, vmi: await deps.kube.patch(VMIS, namespace, observed.vmi.metadata?.name ?? '', { type: 'json', ops }) };
+      } catch (err) {
+        syncError = { reason: 'AnnotationsLabelsChangeError', message: `Error encountered while handling annotation and labels sync request: ${errorText(err)}`, requeue: true };
+      }
+    }
+  }
+
   // PCI topology: the VMI's pci-topology annotations copied into a template without them (pci-topology.ts);
   // KubeVirt folds this into the VM update that ends its sync, hence that update's reason and message.
   if (settled && syncError === undefined) {
@@ -206,7 +222,8 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // status, from what was observed (and what this pass did)
   const cbtState = nextVmCbtState(observed.vm, observed.vmi, config, namespaceLabels);
-  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, now: deps.now(), random: (deps.random ?? Math.random)() });
+  const unboundClaim = await readUnboundClaim(observed, deps);
+  const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, unboundClaim, now: deps.now(), random: (deps.random ?? Math.random)() });
   const ops = fieldPatch('/status', observed.vm.status, status);
   if (ops.length > 0) {
     try {
@@ -222,6 +239,23 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   // A requeue-type sync error is retried with backoff like any transient error.
   if (syncError?.requeue) throw new TransientError(syncError.reason, syncError.message);
   return requeueSeconds !== undefined ? requeueAfter(wallSeconds(deps, requeueSeconds), 'waiting (expectations or start backoff)') : done;
+}
+
+/**
+ * printableStatus `WaitingForVolumeBinding` (KubeVirt's HasUnboundPVC): a claim the template's
+ * volumes name (PVC, DataVolume, memory dump) exists and is not Bound. Read only while it can
+ * decide the status (`unboundClaimMatters`), one GET per claim, first unbound one wins.
+ */
+async function readUnboundClaim(o: Observed, deps: VmDeps): Promise<boolean> {
+  const strategy = runStrategyOf(o.vm);
+  if (!unboundClaimMatters(o.vm, strategy.ok ? strategy.strategy : undefined, o.vmi)) return false;
+  const volumes = o.vm.spec.template.spec?.volumes ?? [];
+  const claims = [...new Set(volumes.map((v) => v.dataVolume?.name ?? v.persistentVolumeClaim?.claimName ?? v.memoryDump?.claimName ?? '').filter((c) => c !== ''))];
+  for (const c of claims) {
+    const pvc = await deps.kube.get(PVCS, o.vm.metadata?.namespace ?? '', c);
+    if (pvc && pvc.status?.phase !== 'Bound') return true;
+  }
+  return false;
 }
 
 /** One JSON patch of the VM (none when `ops` is undefined): the VM as written, or the error's message. */
@@ -242,10 +276,10 @@ function wallSeconds(deps: VmDeps, seconds: number): number {
   return Math.max(0.05, seconds / (deps.clockSpeed ?? 1));
 }
 
-/** The VMI of the same name (controlled by this VM, or not) and the templated DataVolumes. */
+/** The VMI of the same name (claimed: controlled by this VM, or adopted), the templated DataVolumes and those the volumes name. */
 async function observe(vm: VirtualMachine, deps: VmDeps, rv: string | undefined): Promise<Observed> {
   const namespace = vm.metadata?.namespace ?? '';
-  const names = templateNames(vm);
+  const names = [...new Set([...templateNames(vm), ...volumeDataVolumeNames(vm)])];
   const [vmi, ...dvs] = await Promise.all([
     deps.kube.get(VMIS, namespace, vm.metadata?.name ?? '', { resourceVersion: rv }),
     ...names.map((n) => deps.kube.get(DATA_VOLUMES, namespace, n, { resourceVersion: rv })),
@@ -255,17 +289,44 @@ async function observe(vm: VirtualMachine, deps: VmDeps, rv: string | undefined)
     const dv = dvs[i] as DataVolume | undefined;
     if (dv) dataVolumes.set(n, dv);
   });
-  const owned = vmi !== undefined && isControlledBy(vmi as VirtualMachineInstance, vm);
+  const claimed = vmi ? await claimVmi(vm, vmi as VirtualMachineInstance, deps) : undefined;
   return {
     vm,
-    vmi: owned ? (vmi as VirtualMachineInstance) : undefined,
-    foreignVmi: owned ? undefined : (vmi as VirtualMachineInstance | undefined),
+    vmi: claimed,
+    foreignVmi: claimed ? undefined : (vmi as VirtualMachineInstance | undefined),
     dataVolumes,
   };
 }
 
 function isControlledBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.kind === KIND_VM && r.uid === vm.metadata?.uid);
+}
+
+/**
+ * KubeVirt's controller-ref manager for the VMI of the VM's name: controlled by this VM → ours;
+ * controlled by another → not ours (the sync reports it); an orphan → adopted, unless the VM or
+ * the VMI is being deleted. Before adopting, a quorum read of the VM makes sure it is still the
+ * same VM and not being deleted (kubernetes/kubernetes#42639). The adoption is KubeVirt's merge
+ * patch: the controller reference as the only owner reference, with the VMI's UID as precondition.
+ */
+async function claimVmi(vm: VirtualMachine, vmi: VirtualMachineInstance, deps: VmDeps): Promise<VirtualMachineInstance | undefined> {
+  if (isControlledBy(vmi, vm)) return vmi;
+  const controlled = (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller === true);
+  if (controlled || vm.metadata?.deletionTimestamp || vmi.metadata?.deletionTimestamp) return undefined;
+  const namespace = vm.metadata?.namespace ?? '';
+  const name = vm.metadata?.name ?? '';
+  const fresh = await deps.kube.get(VMS, namespace, name);
+  const cannot = (why: string) => new TransientError('FailedAdopt', `can't adopt VirtualMachineInstance ${namespace}/${name} (${vmi.metadata?.uid ?? ''}): ${why}`);
+  if (!fresh || fresh.metadata?.uid !== vm.metadata?.uid) throw cannot(`original VirtualMachine ${namespace}/${name} is gone: got uid ${fresh?.metadata?.uid ?? ''}, wanted ${vm.metadata?.uid ?? ''}`);
+  if (fresh.metadata?.deletionTimestamp) throw cannot(`${namespace}/${name} has just been deleted at ${fresh.metadata.deletionTimestamp}`);
+  const ownerReferences = [{ apiVersion: KUBEVIRT_API_VERSION, kind: KIND_VM, name, uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }];
+  try {
+    return await deps.kube.patch(VMIS, namespace, vmi.metadata?.name ?? '', { type: 'merge', body: { metadata: { ownerReferences, uid: vmi.metadata?.uid } } });
+  } catch (err) {
+    // Gone meanwhile: nothing to adopt.
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -306,10 +367,25 @@ interface DvResult {
 }
 
 async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVolume[], deps: VmDeps): Promise<DvResult> {
+  // A clone's source as KubeVirt writes it (a DataSource resolved); from another namespace, the VM's
+  // service account must be allowed to read it (clone-auth.ts).
+  const resolvedDvs: DataVolume[] = [];
+  for (const template of dvs) {
+    const r = await resolveCloneSource(deps.kube, o.vm.metadata?.namespace ?? '', template);
+    if ('error' in r) return { observed: o, error: { reason: 'FailedCreate', message: `Error encountered while creating DataVolumes: ${r.error}`, requeue: true } };
+    const dv = r.dv;
+    resolvedDvs.push(dv);
+    const check = await checkClone(deps.kube, o.vm, dv);
+    if (check.sourceMissing) await event(deps, o.vm, 'Warning', 'SourcePVCNotAvailabe', check.sourceMissing);
+    if (check.refused) {
+      await event(deps, o.vm, 'Warning', 'UnauthorizedDataVolumeCreate', `Not authorized to create DataVolume ${dv.metadata?.name ?? ''}: ${check.refused}`);
+      return { observed: o, error: { reason: 'FailedCreate', message: `Error encountered while creating DataVolumes: not authorized to create DataVolume: ${check.refused}`, requeue: true } };
+    }
+  }
   // Recorded before the writes, conditionally: of N racing workers one creates the DataVolumes.
   if (!(await deps.expectations.tryExpectCreations(DV_EXPECTATIONS, key, dvs.length, deps.now()))) return { observed: o, lostRace: true };
   const dataVolumes = new Map(o.dataVolumes);
-  for (const dv of dvs) {
+  for (const dv of resolvedDvs) {
     const dvName = dv.metadata?.name ?? '';
     try {
       dataVolumes.set(dvName, await deps.kube.create(DATA_VOLUMES, dv));
@@ -329,7 +405,10 @@ async function createDataVolumes(key: string, o: Observed, dvs: readonly DataVol
 type StartResult = { kind: 'created'; vmi: VirtualMachineInstance } | { kind: 'lost-race' } | { kind: 'failed'; error: SyncError };
 
 async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, config: ClusterConfig, deps: VmDeps, namespaceLabels: Record<string, string> | undefined): Promise<StartResult> {
-  const expanded = expandVmi(vmiFromVm(vm, resolved.preference?.spec), resolved);
+  // The cluster's default pod interface may be one it refuses (bridge not permitted on the pod network).
+  const refused = podNetworkRefusal(vm, config);
+  if (refused) return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${refused}`, requeue: true } };
+  const expanded = expandVmi(vmiFromVm(vm, resolved.preference?.spec, config), resolved);
   if (!expanded.ok) {
     await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${expanded.message}`);
     return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${expanded.message}`, requeue: true } };
@@ -444,5 +523,5 @@ async function releaseFinalVmi(vmi: VirtualMachineInstance | undefined, deps: Vm
 }
 
 /** Events about the VM (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VM);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VM, EVENT_COMPONENT.vm);
 

@@ -5,7 +5,7 @@
  */
 import type { DataVolume, VirtualMachineCondition, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineStatus, VolumeUpdateState } from '../../shared/api/index.ts';
 import { VMI_CONDITION } from '../../shared/api/well-known.ts';
-import { templateNames } from './data-volumes.ts';
+import { volumeDataVolumeNames } from './data-volumes.ts';
 import { printableStatus } from './printable-status.ts';
 import { trimVolumeRequests } from './hotplug/volume-requests.ts';
 import { isFinal, runStrategyOf } from './run-strategy.ts';
@@ -30,6 +30,8 @@ export interface VmStatusInput {
   readonly volumeUpdateState?: VolumeUpdateState | undefined;
   /** `status.changedBlockTracking.state` after this pass (cbt.ts): undefined = none; absent from the input = as read. */
   readonly cbtState?: string | undefined;
+  /** A claim the template's volumes name exists and is not Bound (read only when it can decide the status: `unboundClaimRead`). */
+  readonly unboundClaim?: boolean | undefined;
   /** Epoch ms. */
   readonly now: number;
   /** ∈ [0, 1), for the start-failure jitter. */
@@ -49,8 +51,11 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
     if (input.cbtState === undefined) delete status.changedBlockTracking;
     else status.changedBlockTracking = { ...status.changedBlockTracking, state: input.cbtState as NonNullable<VirtualMachineStatus['changedBlockTracking']>['state'] };
   }
-  status.created = vmi !== undefined;
-  status.ready = vmi !== undefined && vmiCondition(vmi, VMI_CONDITION.Ready)?.status === 'True';
+  // KubeVirt's `created` and `ready` are `omitempty` booleans: false is written as absent.
+  if (vmi !== undefined) status.created = true;
+  else delete status.created;
+  if (vmi !== undefined && vmiCondition(vmi, VMI_CONDITION.Ready)?.status === 'True') status.ready = true;
+  else delete status.ready;
 
   if (vmi) {
     const generation = Number(vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION]);
@@ -78,13 +83,15 @@ export function computeVmStatus(input: VmStatusInput): VirtualMachineStatus {
   syncConditions(status, vmi, input.syncError, iso);
   syncRestartRequired(status, input.restartRequired, iso);
 
-  const names = new Set(templateNames(vm));
+  // KubeVirt reads the DataVolumes the template's volumes name, templated or not.
+  const names = new Set(volumeDataVolumeNames(vm));
   const dataVolumes: DataVolume[] = [...observed.dataVolumes.entries()].filter(([n]) => names.has(n)).map(([, dv]) => dv);
   status.printableStatus = printableStatus({
     vm,
     strategy,
     vmi,
     dataVolumes,
+    unboundClaim: input.unboundClaim === true,
     creationExpected: input.creationExpected,
     deletionExpected: input.deletionExpected,
     consecutiveFailCount: startFailure?.consecutiveFailCount ?? 0,
@@ -146,19 +153,25 @@ function syncRestartRequired(status: VirtualMachineStatus, decision: VmStatusInp
 function syncConditions(status: VirtualMachineStatus, vmi: VirtualMachineInstance | undefined, syncError: SyncError | undefined, now: string): void {
   let list = [...(status.conditions ?? [])];
   const cond = (type: string, s: string, reason: string, message: string): VirtualMachineCondition => ({ type, status: s, reason, message, lastProbeTime: null, lastTransitionTime: now });
+  // KubeVirt stamps both times on the Ready conditions it makes itself (not on the Failure one).
+  const probed = (type: string, s: string, reason: string, message: string): VirtualMachineCondition => ({ ...cond(type, s, reason, message), lastProbeTime: now });
 
   const ready = vmi ? vmiCondition(vmi, VMI_CONDITION.Ready) : undefined;
-  if (!vmi) list = setCondition(list, cond(VM_CONDITION.Ready, 'False', 'VMINotExists', 'VMI does not exist'));
-  else if (!ready) list = setCondition(list, cond(VM_CONDITION.Ready, 'False', 'VMIConditionMissing', 'VMI is missing the Ready condition'));
+  if (!vmi) list = setCondition(list, probed(VM_CONDITION.Ready, 'False', 'VMINotExists', 'VMI does not exist'));
+  else if (!ready) list = setCondition(list, probed(VM_CONDITION.Ready, 'False', 'VMIConditionMissing', 'VMI is missing the Ready condition'));
   else list = setCondition(list, { ...ready, lastProbeTime: ready.lastProbeTime ?? null });
 
   if (syncError) list = setCondition(list, cond(VM_CONDITION.Failure, 'True', syncError.reason, syncError.message));
   else list = list.filter((c) => c.type !== VM_CONDITION.Failure);
 
-  // Mirror the VMI's other conditions (Paused, AgentConnected, LiveMigratable…); drop ones it no longer has.
-  const vmiConds = (vmi?.status?.conditions ?? []).filter((c) => !OWN_CONDITIONS.has(c.type));
-  list = list.filter((c) => OWN_CONDITIONS.has(c.type) || vmiConds.some((v) => v.type === c.type));
-  for (const c of vmiConds) list = setCondition(list, structuredClone(c));
+  // Mirror the VMI's other conditions (Paused, AgentConnected, LiveMigratable…); drop ones it no
+  // longer has. Without a VMI, KubeVirt leaves the mirrored ones as they are (a stopped VM keeps
+  // the last VMI's, e.g. LiveMigratable and DataVolumesReady).
+  if (vmi) {
+    const vmiConds = (vmi.status?.conditions ?? []).filter((c) => !OWN_CONDITIONS.has(c.type));
+    list = list.filter((c) => OWN_CONDITIONS.has(c.type) || vmiConds.some((v) => v.type === c.type));
+    for (const c of vmiConds) list = setCondition(list, structuredClone(c));
+  }
 
   if (list.length > 0) status.conditions = list;
   else delete status.conditions;

@@ -8,8 +8,13 @@ import type { V1ControllerRevision } from '@kubernetes/client-node';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePreferenceSpec } from '../../shared/api/index.ts';
 import { applyAutoattachPreferences } from '../../shared/instancetype/apply-preference.ts';
 import { KIND_VM, KIND_VMI, KUBEVIRT_API_VERSION, VM_CONTROLLER_FINALIZER } from '../../shared/api/well-known.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { defaultPodInterface } from '../../shared/template/vmi-defaults.ts';
 import { pinRevisionNames } from './instancetype/pinned.ts';
 import { START_REQUEST, startRevisionName, VM_GENERATION_ANNOTATION } from './well-known.ts';
+
+/** KubeVirt's defaults, for callers without a cluster config. */
+const DEFAULT_CONFIG = clusterConfigFromKubeVirt(undefined);
 
 /**
  * The firmware UUID a VM's VMIs get: the template's, else stable per VM name (survives restarts;
@@ -24,7 +29,7 @@ export function firmwareUuid(vm: VirtualMachine): string {
  * and the default pod network are added (so they decide those); the rest of the instance type and
  * preference is expanded afterwards (instancetype/expand-vmi.ts).
  */
-export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePreferenceSpec): VirtualMachineInstance {
+export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePreferenceSpec, config: ClusterConfig = DEFAULT_CONFIG): VirtualMachineInstance {
   const template = vm.spec.template;
   const spec = structuredClone(template.spec ?? { domain: { devices: {} } });
   const meta = template.metadata ?? {};
@@ -34,7 +39,7 @@ export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePrefere
   spec.domain = { ...spec.domain, firmware: { ...spec.domain.firmware, uuid: firmwareUuid(vm) } };
   applyAutoattachPreferences(preference, spec);
   addAutoattachedInput(spec);
-  addDefaultPodNetwork(spec);
+  addDefaultPodNetwork(spec, config);
   return {
     apiVersion: KUBEVIRT_API_VERSION,
     kind: KIND_VMI,
@@ -74,15 +79,22 @@ export function fillInputDefaults(vmi: VirtualMachineInstance): VirtualMachineIn
 }
 
 /**
- * A VM that names no interface and no network gets the pod network on a bridge interface called
- * `default` (cluster default binding), unless `autoattachPodInterface: false`.
+ * A VM that names no interface and no network gets the pod network on an interface called
+ * `default` with the cluster's default binding (`network.defaultNetworkInterface`), unless
+ * `autoattachPodInterface: false`. A default the cluster refuses adds nothing here: the start
+ * reports it (`podNetworkRefusal`).
  */
-function addDefaultPodNetwork(spec: VirtualMachineInstance['spec']): void {
-  const devices = spec.domain.devices;
-  if (devices.autoattachPodInterface === false) return;
-  if ((devices.interfaces?.length ?? 0) > 0 || (spec.networks?.length ?? 0) > 0) return;
-  spec.domain = { ...spec.domain, devices: { ...devices, interfaces: [{ name: 'default', bridge: {} }] } };
-  spec.networks = [{ name: 'default', pod: {} }];
+function addDefaultPodNetwork(spec: VirtualMachineInstance['spec'], config: ClusterConfig): void {
+  const added = defaultPodInterface(spec, config);
+  if (added === undefined || 'error' in added) return;
+  spec.domain = { ...spec.domain, devices: { ...spec.domain.devices, interfaces: added.interfaces } };
+  spec.networks = added.networks;
+}
+
+/** KubeVirt's refusal to start `vm` on the cluster's default pod interface (bridge not permitted, slirp), or undefined. */
+export function podNetworkRefusal(vm: VirtualMachine, config: ClusterConfig): string | undefined {
+  const added = defaultPodInterface(vm.spec.template.spec ?? { domain: { devices: {} } }, config);
+  return added !== undefined && 'error' in added ? added.error : undefined;
 }
 
 /**

@@ -30,6 +30,7 @@ export function removeCondition(status: VirtualMachineInstanceStatus, type: stri
   if (kept.length !== status.conditions.length) status.conditions = kept;
 }
 
+/** A condition as KubeVirt serialises it: an empty reason or message (omitempty) is no field. */
 export function condition(type: string, status: 'True' | 'False' | 'Unknown', reason: string, message: string, now: string): Condition {
-  return { type, status, reason, message, lastProbeTime: null, lastTransitionTime: now };
+  return { type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}), lastProbeTime: null, lastTransitionTime: now };
 }

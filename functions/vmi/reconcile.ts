@@ -19,11 +19,11 @@ import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { earlyPodList } from './early-pod-list.ts';
 import { ensureBackendStorage, listBackendPvcs } from './backend-pvc.ts';
-import { namespaceLimits } from './namespace-limits.ts';
-import { missingSidecarConfigMap } from './sidecar-configmaps.ts';
+import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from '../../shared/network/pod-annotations.ts';
+import { podSyncOps } from './pod-sync.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
 import { decideSync, guaranteeProblem, isFinal, isUnprocessed, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
@@ -34,9 +34,11 @@ import { claimNames, volumesReady } from './volumes-ready.ts';
 import { launcherClaimNames, renderClaimInfo, statusClaimNames } from '../../shared/storage/launcher-claims.ts';
 import { planVmiWrite } from './write-status.ts';
 import { allocateCid, takenCids } from './vsock-cid.ts';
-import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../shared/topology/tsc-hints.ts';
+import { FAILED_TOPOLOGY_HINTS_REASON, lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../shared/topology/hints.ts';
 import { DATA_VOLUMES, MIGRATIONS, NODES, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { eventRecorder } from '../../shared/reconcile/events.ts';
+import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 
 /** Reconciles the VMI named by `key` (`namespace/name`). */
 export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileContext = {}): Promise<Outcome> {
@@ -56,7 +58,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
-  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/tsc-hints.ts).
+  // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/hints.ts).
   const hints = await topologyHints(observed, deps);
   if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
 
@@ -146,6 +148,8 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
   else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });
+  // The VMI's node, outdated-launcher and descheduler labels and annotations follow onto its pod (pod-sync.ts).
+  if (observed.pod && !isTempPod(observed.pod)) await syncPodMetadata(desired, observed.pod, config, deps);
   for (const e of volumeStatusEvents(vmi.status?.volumeStatus, desired.status?.volumeStatus)) await event(deps, vmi, 'Normal', e.reason, e.message);
   await syncUnpausedGate(observed, now, deps);
 
@@ -155,6 +159,18 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // A pending network migration is looked at again even if nothing else changes (KubeVirt's AddAfter).
   const pending = migrationRequiredRequeueSeconds(desired);
   return pending !== undefined ? requeueAfter(pending, 'MigrationRequired pending') : done;
+}
+
+/** One JSON patch of the pod's synced labels and annotations; a pod gone meanwhile is ignored, another failure retried. */
+async function syncPodMetadata(vmi: VirtualMachineInstance, pod: V1Pod, config: ClusterConfig, deps: VmiDeps): Promise<void> {
+  const ops = podSyncOps(vmi, pod, config);
+  if (ops.length === 0) return;
+  try {
+    await deps.kube.patch(PODS, pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', { type: 'json', ops });
+  } catch (err) {
+    if (err instanceof NotFoundError) return;
+    throw new TransientError('FailedPodPatch', `error syncing annotations and labels to pod: ${errorText(err)}`);
+  }
 }
 
 /**
@@ -373,7 +389,7 @@ async function isOwnerVmLive(o: Observed, deps: VmiDeps): Promise<boolean> {
 }
 
 /** Events about the VMI (best effort, shared/reconcile/events.ts). */
-const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI);
+const event = eventRecorder(KUBEVIRT_API_VERSION, KIND_VMI, EVENT_COMPONENT.vmi);
 
 /**
  * KubeVirt's `addTopologyHints`, for a VMI still unprocessed and without a pod that needs a TSC

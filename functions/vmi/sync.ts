@@ -8,7 +8,7 @@ import { isPodDownOrGoingDown, isPodFinal, isPodReady, isTempPod } from '../../s
 import type { VolumeReadiness } from './volumes-ready.ts';
 import type { HotplugObserved } from './hotplug/step.ts';
 import { receiverWaiting } from './receiver.ts';
-import { tscRequirement } from '../../shared/topology/tsc-hints.ts';
+import { tscRequirement } from '../../shared/topology/hints.ts';
 
 /** What the observe step found. */
 export interface Observed {
@@ -87,7 +87,7 @@ export function decideSync(o: Observed): SyncDecision {
   if (o.pod === undefined) {
     // 6. Never re-create a pod for a VMI that got past Pending: losing it fails the VMI instead.
     if (!isUnprocessed(vmi)) return { kind: 'none' };
-    // A VMI that needs a TSC frequency waits for its topology hint (shared/topology/tsc-hints.ts).
+    // A VMI that needs a TSC frequency waits for its topology hint (shared/topology/hints.ts).
     if (tscRequirement(vmi) && vmi.status?.topologyHints === undefined) return { kind: 'none' };
     if (o.volumes.failedDataVolume) return { kind: 'none' };
     if (!o.volumes.ready) return { kind: 'none' };

@@ -28,6 +28,7 @@ import { syncMigrationRequired } from './migration-required.ts';
 import { cpuHotplugPending, memoryHotplugPending } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { markVolumesChange } from './volume-migration.ts';
 import { isReceiver, podIsDown, receiverFailed, receiverWaiting } from './receiver.ts';
+import { bytesAsBinaryQuantity } from '../../shared/api/quantity.ts';
 
 const LEGACY_FINALIZER = 'foregroundDeleteVirtualMachine';
 const OUTDATED_LAUNCHER_LABEL = OUTDATED_LAUNCHER_IMAGE_LABEL;
@@ -87,7 +88,9 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
       if (image !== input.launcherImage) meta.labels = { ...meta.labels, [OUTDATED_LAUNCHER_LABEL]: '' };
       else if (meta.labels?.[OUTDATED_LAUNCHER_LABEL] !== undefined) meta.labels = withoutKey(meta.labels, OUTDATED_LAUNCHER_LABEL);
     }
-    const overhead = pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+    // As KubeVirt's VMI controller writes it: the annotation's bytes as a BinarySI quantity.
+    const annotated = pod.metadata?.annotations?.[MEMORY_OVERHEAD_BYTES_ANNOTATION];
+    const overhead = annotated === undefined ? undefined : bytesAsBinaryQuantity(annotated);
     if (overhead !== undefined) status.memory = { ...status.memory, memoryOverhead: overhead };
   }
 
@@ -213,7 +216,9 @@ function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | u
   } else {
     const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
     if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
-    else setCondition(status, { type: VMI_CONDITION.Ready, status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', lastProbeTime: null, lastTransitionTime: toIso(ready.lastTransitionTime) ?? now });
+    // The pod's condition as KubeVirt copies it: empty reason and message omitted, the time at
+    // metav1.Time's whole seconds.
+    else setCondition(status, { ...condition(VMI_CONDITION.Ready, ready.status as 'True' | 'False' | 'Unknown', ready.reason ?? '', ready.message ?? '', now), lastTransitionTime: seconds(toIso(ready.lastTransitionTime)) ?? now });
   }
 }
 
@@ -264,6 +269,11 @@ function syncSynchronizedCondition(status: VirtualMachineInstanceStatus, syncErr
 function withoutKey(map: Record<string, string>, key: string): Record<string, string> {
   const { [key]: _drop, ...rest } = map;
   return rest;
+}
+
+/** An RFC 3339 time at whole seconds, as a metav1.Time serialises. */
+function seconds(t: string | undefined): string | undefined {
+  return t?.replace(/\.\d+Z$/, 'Z');
 }
 
 function toIso(t: Date | string | undefined): string | undefined {

@@ -9,6 +9,7 @@ import { MIGRATIONS, type VirtualMachineInstance, type VirtualMachineInstanceMig
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { currentVmiPod } from '../../shared/predicates/pods.ts';
 import { kubevirtRef, recordEvent } from '../../shared/reconcile/events.ts';
+import { EVENT_COMPONENT } from '../../shared/reconcile/event-components.ts';
 import { errorText } from '../../shared/errors.ts';
 import { WORKLOAD_UPDATE_EXPECTATIONS, type WorkloadUpdaterDeps } from './deps.ts';
 import { renderWorkloadUpdateMigration } from './render-migration.ts';
@@ -17,12 +18,12 @@ export async function createMigration(vmi: VirtualMachineInstance, kvKey: string
   try {
     const created = await deps.kube.create(MIGRATIONS, renderWorkloadUpdateMigration(vmi));
     await deps.expectations.creationObserved(WORKLOAD_UPDATE_EXPECTATIONS, kvKey);
-    await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulCreate', `Created Migration ${created.metadata?.name ?? ''} for automated workload update`);
+    await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulCreate', `Created Migration ${created.metadata?.name ?? ''} for automated workload update`, EVENT_COMPONENT.workloadUpdater);
     return undefined;
   } catch (err) {
     await deps.expectations.creationObserved(WORKLOAD_UPDATE_EXPECTATIONS, kvKey);
     const message = `Error creating a Migration for automated workload update: ${errorText(err)}`;
-    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedCreate', message);
+    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedCreate', message, EVENT_COMPONENT.workloadUpdater);
     return message;
   }
 }
@@ -36,7 +37,7 @@ export async function evictVmi(vmi: VirtualMachineInstance, podsOfNamespace: rea
   const pod = currentVmiPod(vmi, podsOfNamespace);
   if (!pod) {
     const message = 'Error detecting active pod for VMI during workload update: no active launcher pod';
-    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedEvict', message);
+    await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedEvict', message, EVENT_COMPONENT.workloadUpdater);
     return message;
   }
   let outcome = '<nil>';
@@ -45,13 +46,13 @@ export async function evictVmi(vmi: VirtualMachineInstance, podsOfNamespace: rea
   } catch (err) {
     if (!(err instanceof NotFoundError)) {
       const message = `Error deleting VMI during automated workload update: ${errorText(err)}`;
-      await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedEvict', message);
+      await recordEvent(deps, kubevirtRef(vmi), 'Warning', 'FailedEvict', message, EVENT_COMPONENT.workloadUpdater);
       return message;
     }
     outcome = errorText(err);
   }
   // Upstream formats the (nil) error into the success message: "…: <nil>".
-  await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulEvict', `Initiated eviction of VMI as part of automated workload update: ${outcome}`);
+  await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulEvict', `Initiated eviction of VMI as part of automated workload update: ${outcome}`, EVENT_COMPONENT.workloadUpdater);
   return undefined;
 }
 
@@ -62,10 +63,10 @@ export async function abortChange(vmi: VirtualMachineInstance, ours: readonly Vi
   for (const m of ours) {
     try {
       const deleted = await deps.kube.delete(MIGRATIONS, m.metadata?.namespace ?? '', m.metadata?.name ?? '');
-      if (deleted) await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulChangeAbortion', `Aborted change for vmi: ${name}`);
+      if (deleted) await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'SuccessfulChangeAbortion', `Aborted change for vmi: ${name}`, EVENT_COMPONENT.workloadUpdater);
     } catch (err) {
       failure = `Failed to abort change for vmi: ${name}: ${errorText(err)}`;
-      await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'FailedChangeAbortion', failure);
+      await recordEvent(deps, kubevirtRef(vmi), 'Normal', 'FailedChangeAbortion', failure, EVENT_COMPONENT.workloadUpdater);
     }
   }
   return failure;

@@ -169,6 +169,8 @@ export function prepareNamedForCreate(res: ResourceInfo, obj: KubeObject): void 
 /** Core defaults and the initial status the real strategies set on create. */
 export function prepareForCreate(res: ResourceInfo, obj: KubeObject): void {
   if (res.group === 'batch' && res.resource === 'jobs') return prepareJob(obj);
+  // SetDefaults_PriorityClass.
+  if (res.group === 'scheduling.k8s.io' && res.resource === 'priorityclasses') obj.preemptionPolicy ??= 'PreemptLowerPriority';
   if (res.group !== '') return;
   if (res.resource === 'pods') {
     const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});

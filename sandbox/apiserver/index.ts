@@ -23,6 +23,9 @@ import { ResourceRegistry } from './resources.ts';
 import { Store } from './store.ts';
 import { WatchHub } from './watch.ts';
 import { createObject } from './writes.ts';
+import { storeCrdObjects } from './crd-objects.ts';
+import { SYSTEM_PRIORITY_CLASSES } from './admission.ts';
+import { loadCrds } from './crds.ts';
 
 export type { AuditEntry, AuditQuery, AuditLog } from './audit.ts';
 export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
@@ -128,6 +131,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   for (const name of opts.namespaces ?? ['default', 'kube-system', 'kubevirt']) {
     createObject(core, { res: nsRes, namespace: undefined, identity: 'system:apiserver', dryRun: false }, { metadata: { name } });
   }
+  const pcRes = registry.byPath('scheduling.k8s.io', 'v1', 'priorityclasses')!;
+  for (const pc of SYSTEM_PRIORITY_CLASSES) {
+    createObject(core, { res: pcRes, namespace: undefined, identity: 'system:apiserver', dryRun: false }, { metadata: { name: pc.name }, value: pc.value, description: pc.description });
+  }
+  storeCrdObjects(core, loadCrds());
 
   let url = '';
   const server = createServer(

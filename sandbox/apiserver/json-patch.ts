@@ -1,6 +1,6 @@
 /**
- * RFC 6902 JSON patch with the Kubernetes (evanphx/json-patch) quirks: a `test` of a missing
- * path with value `null` passes; a failed `test` or a missing path is 422; a body that is not a
+ * RFC 6902 JSON patch with the Kubernetes (evanphx/json-patch v4) quirks: a `test` of a missing
+ * path with value `null` passes; a `replace` of a missing object key adds it; a failed `test` or a missing path is 422; a body that is not a
  * patch array (client-node's default for merge-shaped bodies) is 400; > 10 000 ops is 413.
  */
 import { duplicateJsonFields } from './duplicate-fields.ts';
@@ -119,10 +119,10 @@ export function applyJsonPatch<T>(doc: T, body: unknown): T {
         }
         const { parent, key } = parentOf(out, tokens, op.path, owned);
         if (Array.isArray(parent)) parent[index(parent, key, op.path, false)] = clone(op.value);
-        else {
-          if (!Object.hasOwn(parent, key)) throw patchRejected(`replace operation does not apply: doc is missing key: ${op.path}: missing value`);
-          parent[key] = clone(op.value);
-        }
+        // evanphx/json-patch v4 (what kube-apiserver applies) looks an object's key up without
+        // checking it is there: `replace` of a missing key sets it, like `add` (KubeVirt's VM
+        // controller replaces a missing `/metadata/finalizers`). Arrays keep the index check.
+        else parent[key] = clone(op.value);
         break;
       }
       case 'move':

@@ -80,6 +80,10 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   b('batch', 'v1', 'jobs', 'Job', true, true, { categories: ['all'] }),
   b('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, true, { shortNames: ['pdb'] }),
   b('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false, false, { shortNames: ['sc'] }),
+  b('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', false, false, { shortNames: ['pc'] }),
+  b('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, true, { shortNames: ['ing'] }),
+  // KubeVirt's virt-controller lists and watches CRDs before it starts (it waits for optional ones).
+  b('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, true, { shortNames: ['crd', 'crds'], categories: ['api-extensions'], schemaName: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition' }),
   b('events.k8s.io', 'v1', 'events', 'Event', true, false, { shortNames: ['ev'] }),
   b('flowcontrol.apiserver.k8s.io', 'v1', 'flowschemas', 'FlowSchema', false, true),
   b('flowcontrol.apiserver.k8s.io', 'v1', 'prioritylevelconfigurations', 'PriorityLevelConfiguration', false, true),

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeContext, type Core, type Scope } from './core.ts';
+import { admitCreate, validateCreate } from './admission.ts';
 import { checkMicroTimes, generateName, prepareForCreate, prepareNamedForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
 import { duplicateJsonFields } from './duplicate-fields.ts';
@@ -108,6 +109,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
     throw invalid(scope.res, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'name or generateName is required' }]);
   }
   admitNamespace(core, scope);
+  admitCreate(core, scope, obj);
   if (scope.res.status && !scope.res.builtin) delete obj.status;
   prepareForCreate(scope.res, obj);
   md.uid = randomUUID();
@@ -125,7 +127,8 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   validateMetadata(scope.res, md.name!, md);
   prepareNamedForCreate(scope.res, obj);
   checkMicroTimes(scope.res, obj);
-  // Validating admission (webhooks) sees the object after defaulting, dry runs included.
+  // Validating admission (compiled-in plugins, then webhooks) sees the object after defaulting, dry runs included.
+  validateCreate(core, scope, obj);
   for (const hook of core.createHooks ?? []) hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, dryRun: scope.dryRun });
   if (scope.dryRun) return obj;
   return core.store.put(scope.res, obj, writeContext(scope, 'create'));

@@ -163,3 +163,14 @@ export function formatQuantity(q: Quantity): string {
 export function canonicalQuantity(input: string | number, field?: string): string {
   return formatQuantity(parseQuantity(input, field));
 }
+
+/**
+ * A byte count written as a decimal integer (the launcher pod's `kubevirt.io/memory-overhead-bytes`
+ * annotation) as the BinarySI quantity KubeVirt's controllers put in status
+ * (`resource.NewQuantity(n, BinarySI)`): `"302252032"` → `"295168Ki"`. Undefined for anything
+ * but a base-10 integer (KubeVirt logs it and leaves the field).
+ */
+export function bytesAsBinaryQuantity(text: string): string | undefined {
+  if (!/^[+-]?\d+$/.test(text.trim())) return undefined;
+  return formatQuantity(quantityOf(BigInt(text.trim()), 'BinarySI'));
+}

@@ -20,6 +20,8 @@ import type {
   V1ResourceQuota,
   V1Secret,
   V1Service,
+  V1SubjectAccessReview,
+  V1Ingress,
 } from '@kubernetes/client-node';
 import type { StorageProfileLike } from '../storage/backend-storage.ts';
 import type { DataVolume } from './data-volume.ts';
@@ -199,7 +201,15 @@ export interface DataSource {
   apiVersion?: string;
   kind?: string;
   metadata?: V1ObjectMeta;
-  spec?: { source?: { pvc?: { name: string; namespace: string } } };
+  spec?: { source?: DataSourceSource };
+  /** Where a DataSource that points at another DataSource resolved to. */
+  status?: { source?: DataSourceSource };
+}
+/** What a DataSource points at: a claim, a snapshot, or another DataSource. */
+export interface DataSourceSource {
+  pvc?: { name: string; namespace: string };
+  snapshot?: { name: string; namespace: string };
+  dataSource?: { name: string; namespace?: string };
 }
 export const DATA_SOURCES = defineResource<DataSource>({
   group: CDI_GROUP,
@@ -228,6 +238,12 @@ export const EVENTS = defineResource<unknown>({ group: '', version: 'v1', plural
 
 /** Read for automatic resource limits: a quota that limits CPU or memory makes the launcher pod carry limits. */
 export const RESOURCE_QUOTAS = defineResource<V1ResourceQuota>({ group: '', version: 'v1', plural: 'resourcequotas', kind: 'ResourceQuota', namespaced: true, subresources: ['status'] });
+
+/** `networking.k8s.io/v1` Ingress: one in KubeVirt's namespace to the export proxy gives exports their external links. */
+export const INGRESSES = defineResource<V1Ingress>({ group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', kind: 'Ingress', namespaced: true });
+
+/** Cluster-scoped, create only: the VM controller asks whether a VM's service account may clone a DataVolume's source. */
+export const SUBJECT_ACCESS_REVIEWS = defineResource<V1SubjectAccessReview>({ group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false });
 
 /** Cluster-scoped; migration policies match on a namespace's labels. */
 export const NAMESPACES = defineResource<V1Namespace>({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, subresources: ['status'] });

@@ -39,6 +39,8 @@ export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
 export const OUTDATED_LAUNCHER_IMAGE_LABEL = 'kubevirt.io/outdatedLauncherImage';
 /** Target pod label: the migration's UID. */
 export const MIGRATION_JOB_UID_LABEL = 'kubevirt.io/migrationJobUID';
+/** Migration condition: its target pod was refused for exceeding a quota; a quota change wakes it (functions/migration/wakes.ts). */
+export const MIGRATION_REJECTED_BY_QUOTA_CONDITION = 'migrationRejectedByResourceQuota';
 /** Label on a VMI created by a VM: points back to the VM. */
 export const VM_LABEL = 'kubevirt.io/vm';
 /** Nodes eligible to run VMIs. */
@@ -75,6 +77,8 @@ export const OWNER_VMI_NAME_ANNOTATION = 'kubevirt.io/owner-vmi-name';
 export const OWNER_VMI_UID_ANNOTATION = 'kubevirt.io/owner-vmi-uid';
 /** Target pod annotation: the migration's name. */
 export const MIGRATION_JOB_NAME_ANNOTATION = 'kubevirt.io/migrationJobName';
+/** Target pod annotation: when virt-handler reported the target domain ready (Go's `time.Time.String()`). */
+export const MIGRATION_TARGET_READY_TIMESTAMP_ANNOTATION = 'kubevirt.io/migration-target-ready-timestamp';
 export const MEMORY_OVERHEAD_BYTES_ANNOTATION = 'kubevirt.io/memory-overhead-bytes';
 export const MIGRATION_TRANSPORT_UNIX_ANNOTATION = 'kubevirt.io/migrationTransportUnix';
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';

@@ -8,7 +8,7 @@
  * caught up, migrates the VMI precisely to leave it.
  */
 import type { KubeClient } from '../kube/client.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from './cluster-config.ts';
+import { clusterConfigFromKubeVirt, syncOverridesFromEnv, type ClusterConfig } from './cluster-config.ts';
 import { KUBEVIRTS } from '../api/resources.ts';
 
 /** How a caller asks for the config; see {@link cachedClusterConfig}. */
@@ -16,8 +16,10 @@ export interface ClusterConfigRead {
   readonly fresh?: boolean;
 }
 
-/** `overrides` win over the CR (virt-controller's `--launcher-image` flag). */
-export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now, overrides: { launcherImage?: string } = {}): (read?: ClusterConfigRead) => Promise<ClusterConfig> {
+/** `flags` win over the CR (virt-controller's `--launcher-image` flag), as do the deployment's sync lists. */
+export function cachedClusterConfig(kube: Pick<KubeClient, 'list'>, ttlMs = 5000, now: () => number = Date.now, flags: { launcherImage?: string } = {}): (read?: ClusterConfigRead) => Promise<ClusterConfig> {
+  // The deployment's label/annotation sync lists (virt-controller's flags), read once.
+  const overrides = { ...syncOverridesFromEnv(), ...flags };
   let value: ClusterConfig | undefined;
   let readAt = 0;
   let inflight: Promise<ClusterConfig> | undefined;

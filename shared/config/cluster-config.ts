@@ -54,6 +54,13 @@ export interface ClusterConfig {
   cpuAllocationRatio: number;
   /** Percent; 100 = no overcommit. */
   memoryOvercommit: number;
+  /**
+   * Label / annotation keys (a trailing `*` matches a prefix) synced VM template → VMI → launcher
+   * pod besides KubeVirt's own (virt-controller's `--additional-launcher-labels-sync` /
+   * `--additional-launcher-annotations-sync`, not part of the KubeVirt CR): shared/template/dynamic-sync.ts.
+   */
+  launcherLabelsSync: readonly string[];
+  launcherAnnotationsSync: readonly string[];
   /** `additionalGuestMemoryOverheadRatio` as a number, undefined when unset. */
   additionalGuestMemoryOverheadRatio: number | undefined;
   nodeSelectors: Record<string, string>;
@@ -145,6 +152,11 @@ export interface MigrationSettings {
   network: string | undefined;
   utilityVolumesTimeout: number;
   nodeDrainTaintKey: string;
+  /**
+   * The two settings KubeVirt leaves unset by default and copies into a migration's
+   * `migrationConfiguration` only when the CR sets them (nil pointers: absent there).
+   */
+  declared: { readonly disableTLS?: boolean; readonly matchSELinuxLevelOnMigration?: boolean };
 }
 
 /** Is a feature gate on in this config? */
@@ -185,7 +197,24 @@ function supportResources(cfg: KubeVirtConfiguration): Record<string, SupportCon
  * `quay.io/kubevirt/virt-launcher:v1.9.0` (`spec.imageRegistry` / `spec.imageTag` override it,
  * `launcherImage` overrides everything, as virt-controller's `--launcher-image` flag does).
  */
-export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherImage?: string; imagePullSecret?: string } = {}): ClusterConfig {
+/** What a deployment sets besides the KubeVirt CR (virt-controller's flags). */
+export interface ClusterConfigOverrides {
+  launcherImage?: string;
+  imagePullSecret?: string;
+  additionalLauncherLabelsSync?: readonly string[];
+  additionalLauncherAnnotationsSync?: readonly string[];
+}
+
+/**
+ * The `additional*Sync` lists from the environment (`ADDITIONAL_LAUNCHER_LABELS_SYNC`,
+ * `ADDITIONAL_LAUNCHER_ANNOTATIONS_SYNC`: comma-separated keys, as virt-controller's flags take them).
+ */
+export function syncOverridesFromEnv(env: NodeJS.ProcessEnv = process.env): ClusterConfigOverrides {
+  const list = (v: string | undefined) => (v ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+  return { additionalLauncherLabelsSync: list(env.ADDITIONAL_LAUNCHER_LABELS_SYNC), additionalLauncherAnnotationsSync: list(env.ADDITIONAL_LAUNCHER_ANNOTATIONS_SYNC) };
+}
+
+export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: ClusterConfigOverrides = {}): ClusterConfig {
   const spec = kv?.spec;
   const cfg: KubeVirtConfiguration = spec?.configuration ?? {};
   const dev = cfg.developerConfiguration ?? {};
@@ -232,6 +261,8 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: { launcherIm
     cpuAllocationRatio: positive(field('developerConfiguration.cpuAllocationRatio'), dev.cpuAllocationRatio, 10),
     memoryOvercommit: positive(field('developerConfiguration.memoryOvercommit'), dev.memoryOvercommit, 100),
     additionalGuestMemoryOverheadRatio: ratio,
+    launcherLabelsSync: [...(overrides.additionalLauncherLabelsSync ?? [])],
+    launcherAnnotationsSync: [...(overrides.additionalLauncherAnnotationsSync ?? [])],
     nodeSelectors: { ...(dev.nodeSelectors ?? {}) },
     useEmulation: dev.useEmulation ?? false,
     diskMemoryLimitBytes: dev.diskVerification
@@ -314,6 +345,10 @@ function migrationSettings(cfg: KubeVirtConfiguration): MigrationSettings {
     network: m.network,
     utilityVolumesTimeout: m.utilityVolumesTimeout ?? 150,
     nodeDrainTaintKey: m.nodeDrainTaintKey ?? 'kubevirt.io/drain',
+    declared: {
+      ...(m.disableTLS !== undefined ? { disableTLS: m.disableTLS } : {}),
+      ...(m.matchSELinuxLevelOnMigration !== undefined ? { matchSELinuxLevelOnMigration: m.matchSELinuxLevelOnMigration } : {}),
+    },
   };
 }
 

@@ -110,6 +110,8 @@ export interface EventInput {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
   readonly message: string;
+  /** The emitting controller's `source.component` (KubeVirt's name for it); default the client's. */
+  readonly component?: string;
 }
 
 /** Any object the client writes: it is addressed by its metadata. */

@@ -324,7 +324,7 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
     },
     createEvent: async (input: EventInput) => {
       const namespace = input.involvedObject.namespace ?? 'default';
-      const body = eventFor(input, { component, reportingInstance: options.reportingInstance, at: now() });
+      const body = eventFor(input, { component: input.component ?? component, reportingInstance: options.reportingInstance, at: now() });
       await run(op('create', EVENTS, { namespace, name: body.metadata.generateName, body }));
     },
     evict: async (namespace: string, podName: string) => {

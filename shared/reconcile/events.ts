@@ -9,6 +9,7 @@ import type { InvolvedObject, KubeClient } from '../kube/client.ts';
 import type { ReconcileLogger } from '../metrics/log.ts';
 import { KIND_VMI, KUBEVIRT_API_VERSION } from '../api/well-known.ts';
 import { isWorkerCrash } from './worker-crash.ts';
+import type { EventComponent } from './event-components.ts';
 
 /** What an object needs to be an event's subject. */
 interface Subject {
@@ -30,16 +31,20 @@ export function nodeRef(node: Subject): InvolvedObject {
   return { apiVersion: 'v1', kind: 'Node', name: node.metadata?.name ?? '', uid: node.metadata?.uid };
 }
 
-/** Records one Event; a failure is logged as a warning and swallowed. */
+/**
+ * Records one Event as `component` (the emitting controller's source, event-components.ts);
+ * a failure is logged as a warning and swallowed.
+ */
 export async function recordEvent(
   deps: { readonly kube: Pick<KubeClient, 'createEvent'>; readonly log: ReconcileLogger },
   involvedObject: InvolvedObject,
   type: 'Normal' | 'Warning',
   reason: string,
   message: string,
+  component: EventComponent,
 ): Promise<void> {
   try {
-    await deps.kube.createEvent({ involvedObject, type, reason, message });
+    await deps.kube.createEvent({ involvedObject, type, reason, message, component });
   } catch (err) {
     if (isWorkerCrash(err)) throw err;
     deps.log.warn('could not record event', { reason, error: errorText(err) });
@@ -55,8 +60,8 @@ export interface EventDeps {
 /** Records an Event about one object of the recorder's kind. */
 export type EventRecorder = (deps: EventDeps, obj: Subject, type: 'Normal' | 'Warning', reason: string, message: string) => Promise<void>;
 
-/** The recorder of Events about objects of `apiVersion` and `kind`. */
-export function eventRecorder(apiVersion: string, kind: string): EventRecorder {
-  return (deps, obj, type, reason, message) => recordEvent(deps, objectRef(apiVersion, kind, obj), type, reason, message);
+/** The recorder of Events about objects of `apiVersion` and `kind`, emitted as `component`. */
+export function eventRecorder(apiVersion: string, kind: string, component: EventComponent): EventRecorder {
+  return (deps, obj, type, reason, message) => recordEvent(deps, objectRef(apiVersion, kind, obj), type, reason, message, component);
 }
 

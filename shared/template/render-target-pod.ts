@@ -97,8 +97,9 @@ export function renderTargetPod(
 
   // Template selectors win over the migration's added ones.
   const selector: Record<string, string> = { ...(migration.spec?.addedNodeSelector ?? {}), ...(spec.nodeSelector ?? {}) };
-  const cpu = vmi.spec.domain.cpu;
-  if (!cpu?.model || cpu.model === 'host-model') {
+  // Only a VMI whose spec names `host-model` gets the source node's host-model selectors, as in
+  // KubeVirt's migration controller: a VMI without a model (no virt-api defaulting it) gets none.
+  if (vmi.spec.domain.cpu?.model === 'host-model') {
     const fromSourcePod = Object.entries(sourcePod?.spec?.nodeSelector ?? {})
       .filter(([k]) => k.startsWith(CPU_MODEL_MIGRATION_NODE_LABEL_PREFIX) || k.startsWith(CPU_FEATURE_NODE_LABEL_PREFIX));
     if (fromSourcePod.length > 0) Object.assign(selector, Object.fromEntries(fromSourcePod));

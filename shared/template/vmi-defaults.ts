@@ -115,17 +115,28 @@ function setSpecDefaults(spec: VirtualMachineInstanceSpec, config: ClusterConfig
   setDefaultVolumeDisks(spec);
 }
 
+/**
+ * KubeVirt's `SetDefaultNetworkInterface`: a spec that names no interface and no network (and does
+ * not turn `autoattachPodInterface` off) gets the pod network on the cluster's
+ * `network.defaultNetworkInterface` binding, named `default`. Undefined when nothing is added;
+ * `error` (KubeVirt's message) when the cluster's default cannot be used.
+ */
+export function defaultPodInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): { interfaces: NonNullable<VirtualMachineInstanceSpec['domain']['devices']['interfaces']>; networks: NonNullable<VirtualMachineInstanceSpec['networks']> } | { error: string } | undefined {
+  const devices = spec.domain.devices ?? {};
+  if (devices.autoattachPodInterface === false || (spec.networks ?? []).length > 0 || (devices.interfaces ?? []).length > 0) return undefined;
+  const kind = config.defaultNetworkInterface;
+  if (kind === 'bridge' && !config.permitBridgeInterfaceOnPodNetwork) return { error: 'bridge interface is not enabled in kubevirt-config' };
+  if (kind === 'slirp') return { error: 'slirp interface is deprecated as of v1.3' };
+  return { interfaces: [kind === 'masquerade' ? { name: 'default', masquerade: {} } : { name: 'default', bridge: {} }], networks: [{ name: 'default', pod: {} }] };
+}
+
 /** The pod network on the cluster's default interface kind, when the spec names no interface and no network. */
 function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
-  const devices = spec.domain.devices;
-  if (devices.autoattachPodInterface === false || (spec.networks ?? []).length > 0 || (devices.interfaces ?? []).length > 0) return;
-  const kind = config.defaultNetworkInterface;
-  if (kind === 'bridge' && !config.permitBridgeInterfaceOnPodNetwork) {
-    throw new InvalidInputError('spec.domain.devices.interfaces', 'bridge interface is not enabled in kubevirt-config');
-  }
-  if (kind === 'slirp') throw new InvalidInputError('spec.domain.devices.interfaces', 'slirp interface is deprecated as of v1.3');
-  devices.interfaces = [kind === 'masquerade' ? { name: 'default', masquerade: {} } : { name: 'default', bridge: {} }];
-  spec.networks = [{ name: 'default', pod: {} }];
+  const added = defaultPodInterface(spec, config);
+  if (added === undefined) return;
+  if ('error' in added) throw new InvalidInputError('spec.domain.devices.interfaces', added.error);
+  spec.domain.devices.interfaces = added.interfaces;
+  spec.networks = added.networks;
 }
 
 /** A disk (no device type) for every volume no disk or filesystem names. */

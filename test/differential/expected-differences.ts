@@ -34,6 +34,6 @@ export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> 
 export const OFFLINE_EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
   'net-resource-injection-off': { cause: CAUSE.nadResources, paths: OUTCOME },
   // Not a difference of the product: the VMI controller reads the ConfigMap before rendering
-  // (functions/vmi/sidecar-configmaps.ts); the pure renderer cannot, and renders.
+  // (shared/template/read-cluster-facts.ts); the pure renderer cannot, and renders.
   'hook-sidecar-configmap-missing': { cause: 'the hook ConfigMap check is the VMI controller\'s, not the pure renderer\'s', paths: OUTCOME },
 };

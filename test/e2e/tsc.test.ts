@@ -1,5 +1,5 @@
 /**
- * TSC-frequency topology hints end to end (KubeVirt's topology hinter; shared/topology/tsc-hints.ts):
+ * TSC-frequency topology hints end to end (KubeVirt's topology hinter; shared/topology/hints.ts):
  * a Hyper-V re-enlightenment VMI gets `status.topologyHints.tscFrequency` — the lowest frequency
  * the schedulable nodes report — before its launcher pod, which is pinned to the nodes labelled
  * for that frequency; virt-handler then finds it `LiveMigratable` and it migrates. On a cluster

@@ -272,7 +272,9 @@ describe('VMI slice: scale and API budget', () => {
     console.log(`per VMI: ${vmiWrites} VMI writes, ${podCreates} pod creates, ${podStatusPatches} pod status patches (readiness gate)`);
     assert.ok(vmiWrites <= 2, `VMI writes per VMI ${vmiWrites} > 2`);
     assert.equal(podCreates, 1, `pod creates per VMI ${podCreates}`);
-    assert.ok(writes <= 3, `controller writes (pods+vmis) per VMI ${writes} > 3`);
+    // Pod create, the VMI's two writes, and the pod patch that carries the VMI's kubevirt.io/nodeName
+    // label onto it once scheduled (KubeVirt's syncDynamicAnnotationsAndLabelsToPod makes the same one).
+    assert.ok(writes <= 4, `controller writes (pods+vmis) per VMI ${writes} > 4`);
     assert.ok(podStatusPatches <= 1, `readiness-gate patches per launcher pod ${podStatusPatches} > 1: it is written only when it differs`);
   });
 

@@ -46,8 +46,8 @@ export function revisionGeneration(name: string | undefined): number | undefined
 }
 
 /** The VM template spec as the VMI would get it: defaults of the start, instance type and preference applied. */
-function expanded(vm: VirtualMachine, spec: VirtualMachineSpec, resolved: Resolved): VirtualMachineInstanceSpec | undefined {
-  const r = expandVmi(vmiFromVm({ ...vm, spec }, resolved.preference?.spec), resolved);
+function expanded(vm: VirtualMachine, spec: VirtualMachineSpec, resolved: Resolved, config: ClusterConfig): VirtualMachineInstanceSpec | undefined {
+  const r = expandVmi(vmiFromVm({ ...vm, spec }, resolved.preference?.spec, config), resolved);
   return r.ok ? r.vmi.spec : undefined;
 }
 
@@ -78,10 +78,10 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
   }
   if (startSpec && startSpec !== vm.spec) vmi = await syncGenerationAnnotation(vm, startSpec, vmi, deps);
 
-  const current = expanded(vm, vm.spec, resolved);
+  const current = expanded(vm, vm.spec, resolved, config);
   // The start spec with its own pinned revisions, the VM with its status refs (§1.7).
   const startResolved = startSpec && startSpec !== vm.spec ? await resolvePinned(startSpec, vm, resolved, deps) : resolved;
-  const started = startSpec && startResolved ? expanded(vm, startSpec, startResolved) : undefined;
+  const started = startSpec && startResolved ? expanded(vm, startSpec, startResolved, config) : undefined;
   const liveUpdate = isLiveUpdate(config);
   let restartNeeded = false;
   let restart: LiveUpdateResult['restartRequired'];

@@ -8,9 +8,9 @@
  * `kubevirt` (the sandbox makes it), KubeVirt's CRDs (the sandbox serves them), the
  * `apiextensions.k8s.io` CRD list/watch and `networking.k8s.io` Ingresses, the launcher and
  * exporter images and a free `--port`; it takes the Lease kubevirt/virt-controller before any of
- * its loops starts. The real control plane serves everything; the emulator does not serve the CRD
- * list or Ingresses (yet), so on it KubeVirt's `apishim` (KUBEVIRT_APISHIM, or next to the
- * virt-controller binary) sits in front: a proxy answering those two itself — with the CRDs of
+ * its loops starts. Both control planes serve everything now (the emulator since issue 38); for
+ * an older emulator that does not serve the CRD list or Ingresses, KubeVirt's `apishim`
+ * (KUBEVIRT_APISHIM, or next to the virt-controller binary) sits in front: a proxy answering those two itself — with the CRDs of
  * infra/crds/, the same list the real control plane installs — and forwarding the rest, the
  * bearer token included. Each run says which path it took. The binary and the shim are KubeVirt's;
  * nothing of them is in this repository.

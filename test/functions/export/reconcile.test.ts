@@ -320,6 +320,13 @@ describe('export of a VM', () => {
     const pod = await h.kube.get(PODS, NS, 'virt-export-exp-vm1');
     assert.equal(envOf(pod!).EXPORT_VM_DEF_URI, '/manifests/all');
     assert.deepEqual(renderedVolumes(pod), ['certificates', 'token', 'vm1-disk', 'manifest-data']);
+    // As KubeVirt's exporter pod (the live differential lane): its env order, the claim volume
+    // without readOnly (the mount has it), the memory limit as a canonical quantity.
+    const exporter = pod!.spec!.containers[0]!;
+    assert.deepEqual(exporter.env?.map((e) => e.name).slice(6), ['EXPORT_VM_DEF_URI', 'VOLUME0_EXPORT_PATH', 'VOLUME0_EXPORT_ARCHIVE_URI', 'VOLUME0_EXPORT_DIR_URI']);
+    assert.deepEqual(JSON.parse(JSON.stringify(pod!.spec!.volumes!.find((v) => v.name === 'vm1-disk'))), { name: 'vm1-disk', persistentVolumeClaim: { claimName: 'vm1-disk' } });
+    assert.equal(exporter.volumeMounts?.find((m) => m.name === 'vm1-disk')?.readOnly, true);
+    assert.equal(exporter.resources?.limits?.memory, '1Gi');
     const cm = await h.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-exp-vm1');
     assert.equal(cm?.data?.internal_host, 'virt-export-exp-vm1.default.svc');
     assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').metadata.name, 'vm1');

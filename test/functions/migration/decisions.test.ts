@@ -149,13 +149,25 @@ describe('migration policies', () => {
   for (const c of cases) test(c.name, () => assert.equal(matchPolicy(c.policies, c.vmi, c.ns)?.metadata?.name, c.want));
   test('the winner overrides the cluster settings; allowWorkloadDisruption follows allowPostCopy', () => {
     const settings = clusterConfigFromKubeVirt().migrations;
-    const r = resolveMigrationConfiguration(settings, true, policy('p', { a: 'b' }, undefined, { allowPostCopy: true, bandwidthPerMigration: '64Mi', completionTimeoutPerGiB: 10 }));
+    const r = resolveMigrationConfiguration(settings, policy('p', { a: 'b' }, undefined, { allowPostCopy: true, bandwidthPerMigration: '64Mi', completionTimeoutPerGiB: 10 }));
     assert.equal(r.allowPostCopy, true);
     assert.equal(r.allowWorkloadDisruption, true);
     assert.equal(r.bandwidthPerMigration, '64Mi');
     assert.equal(r.completionTimeoutPerGiB, 10);
     assert.equal(r.maxDowntimeMs, 900, 'unset policy fields keep the cluster value');
     assert.equal(r.parallelMigrationsPerCluster, 5);
+  });
+  test("as KubeVirt serialises the defaults: the bandwidth canonical (0Mi → 0), disableTLS and matchSELinuxLevelOnMigration absent unless the CR sets them", () => {
+    // arrange
+    const defaults = clusterConfigFromKubeVirt().migrations;
+    const set = clusterConfigFromKubeVirt({ spec: { configuration: { migrations: { disableTLS: false, matchSELinuxLevelOnMigration: true, bandwidthPerMigration: '1024Mi' } } } } as never).migrations;
+    // act
+    const r = resolveMigrationConfiguration(defaults, undefined);
+    const s = resolveMigrationConfiguration(set, undefined);
+    // assert
+    assert.equal(r.bandwidthPerMigration, '0');
+    assert.deepEqual(['disableTLS' in r, 'matchSELinuxLevelOnMigration' in r], [false, false]);
+    assert.deepEqual([s.disableTLS, s.matchSELinuxLevelOnMigration, s.bandwidthPerMigration], [false, true, '1Gi']);
   });
 });
 

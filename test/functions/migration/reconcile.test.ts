@@ -19,7 +19,7 @@ import type { KubeClient } from '../../../shared/kube/client.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { MigrationDeps } from '../../../functions/migration/deps.ts';
-import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
+import { migrationDeps } from './support.ts';
 import { reconcileMigration } from '../../../functions/migration/reconcile.ts';
 import { auditActions, auditEvents } from '../../support/audit-actions.ts';
 
@@ -38,17 +38,7 @@ beforeEach(async () => {
   kube = createKubeClient(server.kubeConfig('test'));
   state = openSqliteState();
   virtApiCalls = [];
-  const config = clusterConfigFromKubeVirt(undefined);
-  deps = {
-    kube: createKubeClient(server.kubeConfig(CONTROLLER)),
-    expectations: state.expectations,
-    leases: state.leases,
-    clusterConfig: async () => config,
-    policySource: NO_POLICIES,
-    virtApi: { put: async (target, ns, name, verb, body) => { virtApiCalls.push(`${verb} ${target} ${ns}/${name} ${JSON.stringify(body)}`); } },
-    now: () => Date.now(),
-    log: { info: () => undefined, warn: () => undefined },
-  };
+  deps = migrationDeps(server, clusterConfigFromKubeVirt(undefined), CONTROLLER, state, { put: async (target, ns, name, verb, body) => { virtApiCalls.push(`${verb} ${target} ${ns}/${name} ${JSON.stringify(body)}`); } });
 });
 afterEach(async () => {
   await server.close();
@@ -387,7 +377,7 @@ const targetPods = async (m: VirtualMachineInstanceMigration) => (await kube.lis
 
 describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtilityVolumes, exceeded quota)', () => {
   // The VMIs carry a backup status but no CBT state: CBT's backend storage is another test's matter.
-  test('a running backup: no target pod, BlockedByBackup "Waiting for backup … to complete"; once it completed the target pod is created and the condition goes', async () => {
+  test('a running backup: no target pod, migrationBlockedByBackup "Waiting for backup … to complete"; once it completed the target pod is created and the condition goes', async () => {
     // arrange
     const v = await plainVmi('bk', { changedBlockTracking: { backupStatus: { backupName: 'nightly' } } });
     await launcher(v, 'virt-launcher-src', 'node-a');
@@ -397,7 +387,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     // assert
     assert.equal((await targetPods(m)).length, 0);
     assert.equal((await getMigration('bk-mig')).status?.phase, 'Pending');
-    assert.deepEqual(await conditionsOf('bk-mig'), ['BlockedByBackup | True | BackupInProgress | Waiting for backup nightly to complete']);
+    assert.deepEqual(await conditionsOf('bk-mig'), ['migrationBlockedByBackup | True | BackupInProgress | Waiting for backup nightly to complete']);
     assert.deepEqual(virtApiCalls, [], 'an ordinary migration waits, it does not abort');
 
     // arrange: virt-handler reports the backup completed
@@ -421,11 +411,11 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     // assert
     assert.deepEqual(virtApiCalls, [`backup virtualmachineinstances ${NS}/bkc {"backupName":"nightly","cmd":"Abort","backupStartTime":"${T0}"}`]);
     assert.ok(events().includes('Normal BackupAbortedForMigration: Aborting backup nightly for system-critical migration'), events().join('\n'));
-    assert.deepEqual(await conditionsOf('bkc-mig'), ['BlockedByBackup | True | BackupInProgress | Aborting backup nightly for system-critical migration']);
+    assert.deepEqual(await conditionsOf('bkc-mig'), ['migrationBlockedByBackup | True | BackupInProgress | Aborting backup nightly for system-critical migration']);
     assert.equal((await targetPods(m)).length, 0);
   });
 
-  test('utility volumes: no target pod, a Warning each pass, BlockedByUtilityVolumes once; past the timeout Failed with KubeVirt\'s message', async () => {
+  test('utility volumes: no target pod, a Warning each pass, migrationBlockedByUtilityVolumes once; past the timeout Failed with KubeVirt\'s message', async () => {
     // arrange
     const v = await plainVmi('uv', {}, { utilityVolumes: [{ name: 'bk-target', persistentVolumeClaim: { claimName: 'bk-target' } }] });
     await launcher(v, 'virt-launcher-src', 'node-a');
@@ -438,7 +428,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     assert.equal((await getMigration('uv-mig')).status?.phase, 'Pending');
     assert.match(events().find((e) => e.includes('UtilityVolumeMigrationPending')) ?? '', new RegExp(`^Warning UtilityVolumeMigrationPending: Migration waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Will timeout in 1[45]\\d seconds\\.$`));
     const [cond] = (await getMigration('uv-mig')).status?.conditions ?? [];
-    assert.deepEqual([cond?.type, cond?.status, cond?.reason], ['BlockedByUtilityVolumes', 'True', 'UtilityVolumesPresent']);
+    assert.deepEqual([cond?.type, cond?.status, cond?.reason], ['migrationBlockedByUtilityVolumes', 'True', 'UtilityVolumesPresent']);
     assert.match(cond?.message ?? '', /^Migration is waiting for utility volumes to detach\. Will timeout in \d+ seconds\.$/);
 
     // arrange: a timeout of 0 s on the migration
@@ -450,8 +440,8 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     assert.match(events().at(-1) ?? '', new RegExp(`^Warning FailedMigration: Migration timeout waiting for utility volumes to detach from VMI \\[${NS}/uv\\]\\. Utility volumes still present after \\d+ seconds\\.$`));
   });
 
-  test('a target pod refused by a ResourceQuota: RejectedByResourceQuota, Pending; created later, the condition goes with Pending', async () => {
-    // arrange: kube-apiserver's ResourceQuota admission (the emulator has none) refuses the first create
+  test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota, Pending; created later, the condition goes with Pending', async () => {
+    // arrange: kube-apiserver's ResourceQuota admission (the emulator checks no usage) refuses the first create
     const v = await plainVmi('rq');
     await launcher(v, 'virt-launcher-src', 'node-a');
     const m = await migration('rq-mig', 'rq', 'Pending');
@@ -466,7 +456,7 @@ describe('what holds a migration in Pending (KubeVirt handleVMBackup, handleUtil
     await run('rq-mig');
     // assert
     assert.equal((await getMigration('rq-mig')).status?.phase, 'Pending');
-    assert.deepEqual(await conditionsOf('rq-mig'), ['RejectedByResourceQuota | True']);
+    assert.deepEqual(await conditionsOf('rq-mig'), ['migrationRejectedByResourceQuota | True']);
     assert.ok(events().includes(`Warning FailedCreate: Error creating pod: ${quotaMessage}`), events().join('\n'));
     assert.deepEqual(await state.leases.holders('migrations/cluster', Date.now()), [], 'the slot given back');
 
@@ -542,5 +532,43 @@ describe('an unschedulable host-model target (KubeVirt alertIfHostModelIsUnsched
     await run('hm-mig');
     // assert
     assert.ok(!events().some((e) => e.includes('NoSuitableNodesForHostModelMigration')), events().join('\n'));
+  });
+});
+
+describe('the target pod\'s migration-target-ready-timestamp (KubeVirt updateStatus, Running)', () => {
+  const READY = '2026-12-02T07:00:05Z';
+
+  test('a Running migration whose target domain is ready: the target pod annotated once, with Go\'s time format', async () => {
+    // arrange: virt-handler reported the target domain ready; the migration is running
+    const m = await migration('rt-mig', 'rt', 'Running');
+    const v = await vmi('rt', { migrationState: { migrationUid: m.metadata?.uid, sourceNode: 'node-a', targetNode: 'node-b', targetNodeAddress: '10.0.0.2', targetPod: 'virt-launcher-tgt', startTimestamp: T0, targetNodeDomainReadyTimestamp: READY } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    server.audit.clear();
+    // act
+    await run('rt-mig');
+    const first = actions();
+    await run('rt-mig');
+    const second = actions();
+    // assert
+    assert.ok(first.includes('patch pods virt-launcher-tgt'), `the target pod is patched: ${JSON.stringify(first)}`);
+    const annotations = (await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations ?? {};
+    assert.equal(annotations['kubevirt.io/migration-target-ready-timestamp'], '2026-12-02 07:00:05 +0000 UTC');
+    assert.equal(annotations['kubevirt.io/migrationJobName'], 'rt-mig', 'the other annotations stay');
+    assert.ok(!second.includes('patch pods virt-launcher-tgt'), `annotated already: not patched again: ${JSON.stringify(second)}`);
+  });
+
+  test('no targetNodeDomainReadyTimestamp yet: the target pod is left alone', async () => {
+    // arrange
+    const m = await migration('rn-mig', 'rn', 'Running');
+    const v = await vmi('rn', { migrationState: { migrationUid: m.metadata?.uid, sourceNode: 'node-a', targetNode: 'node-b', targetNodeAddress: '10.0.0.2', targetPod: 'virt-launcher-tgt', startTimestamp: T0 } });
+    await launcher(v, 'virt-launcher-src', 'node-a');
+    await launcher(v, 'virt-launcher-tgt', 'node-b', m);
+    server.audit.clear();
+    // act
+    await run('rn-mig');
+    // assert
+    assert.ok(!actions().includes('patch pods virt-launcher-tgt'), 'nothing to tell the target pod yet');
+    assert.equal((await kube.get(PODS, NS, 'virt-launcher-tgt'))?.metadata?.annotations?.['kubevirt.io/migration-target-ready-timestamp'], undefined);
   });
 });

@@ -30,7 +30,7 @@ test('a MigrationPolicy matching the VMI and its namespace is applied at hand-of
     group: 'migrations.kubevirt.io', version: 'v1alpha1', plural: 'migrationpolicies',
     body: { apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name: 'gold' }, spec: { allowAutoConverge: true, completionTimeoutPerGiB: 123, selectors: { namespaceSelector: { tier: 'gold' }, virtualMachineInstanceSelector: { policy: 'gold' } } } },
   });
-  const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' } })]);
+  const nodes = await runningVmis(c, [vmiManifest('mig-p', { labels: { policy: 'gold' }, cpuModel: 'host-model' })]);
   const sourceNode = await c.kube.get(NODES, undefined, nodes.get('mig-p') ?? '');
   // act
   const created = await c.kube.create(MIGRATIONS, migrationManifest('mig-p-1', 'mig-p'));
@@ -73,6 +73,9 @@ test('a migration of a Running VMI completes: target pod with anti-affinity, han
   const targetCreate = c.sandbox.apiServer.audit.query({ resource: 'pods', verb: 'create', identity: MIGRATION_IDENTITY })
     .find((e) => (e.object.metadata.labels as Record<string, string> | undefined)?.[MIGRATION_JOB_UID_LABEL] === created.metadata?.uid);
   assert.ok(targetCreate, 'the migration function created a target pod labelled with the migration UID');
+  const targetPod = (await c.kube.list(PODS, NS, { labelSelector: `${MIGRATION_JOB_UID_LABEL}=${created.metadata?.uid ?? ''}` })).items[0];
+  assert.match(targetPod?.metadata?.annotations?.['kubevirt.io/migration-target-ready-timestamp'] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? \+0000 UTC$/,
+    'the target pod was told when its domain was ready, in Go\'s time format');
   const spec = targetCreate.object.spec as { affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { labelSelector?: { matchLabels?: Record<string, string> }; topologyKey?: string }[] } } };
   const terms = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
   assert.ok(terms.some((t) => t.labelSelector?.matchLabels?.[CREATED_BY_LABEL] === vmi?.metadata?.uid && t.topologyKey === 'kubernetes.io/hostname'), `anti-affinity to the VMI's pods: ${JSON.stringify(terms)}`);
@@ -108,7 +111,7 @@ test('a VMI deleted mid-migration: target pod gone, migration failed and deleted
   assert.deepEqual(await c.runtime.state.leases.holders(CLUSTER_COUNTER, c.sandbox.clock.nowMs()), [], 'no lease left behind');
 });
 
-test('a target pod refused by a ResourceQuota: RejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator has no ResourceQuota admission (kube-apiserver\'s is the real lane\'s)' }, async () => {
+test('a target pod refused by a ResourceQuota: migrationRejectedByResourceQuota on the migration; the quota raised, it goes on and succeeds', { skip: REAL ? false : 'the emulator checks no quota usage (kube-apiserver\'s "exceeded quota" is the real lane\'s)' }, async () => {
   // arrange: a quota of exactly the namespace's live pods
   await runningVmis(c, [vmiManifest('mig-q')]);
   const live = (await c.kube.list(PODS, NS)).items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
@@ -118,14 +121,14 @@ test('a target pod refused by a ResourceQuota: RejectedByResourceQuota on the mi
     // act
     await c.kube.create(MIGRATIONS, migrationManifest('mig-q-1', 'mig-q'));
     // assert
-    await waitFor('RejectedByResourceQuota', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.conditions?.some((x) => x.type === 'RejectedByResourceQuota' && x.status === 'True') ? true : undefined));
+    await waitFor('migrationRejectedByResourceQuota', async () => ((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.conditions?.some((x) => x.type === 'migrationRejectedByResourceQuota' && x.status === 'True') ? true : undefined));
     assert.equal((await c.kube.get(MIGRATIONS, NS, 'mig-q-1'))?.status?.phase, 'Pending');
     // act: room for one more pod (the relay wakes the migration on the quota's change)
     await c.kube.patch(RESOURCE_QUOTAS, NS, 'mig-quota', { type: 'merge', body: { spec: { hard: { pods: String(live + 1) } } } });
     // assert
     const done = await finalMigration(c, 'mig-q-1');
     assert.equal(done.status?.phase, 'Succeeded');
-    assert.equal(done.status?.conditions?.find((x) => x.type === 'RejectedByResourceQuota'), undefined, 'the condition went once past Pending');
+    assert.equal(done.status?.conditions?.find((x) => x.type === 'migrationRejectedByResourceQuota'), undefined, 'the condition went once past Pending');
   } finally {
     await c.kube.delete(RESOURCE_QUOTAS, NS, 'mig-quota');
   }

@@ -12,8 +12,14 @@ import { startSandbox, type Sandbox, type SandboxOptions } from '../../../sandbo
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../shared/api/index.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
+import type { VirtApiClient } from '../../../shared/kube/virt-api.ts';
 import type { Logger } from '../../../shared/metrics/log.ts';
 import { MIGRATIONS, VMIS } from '../../../shared/api/resources.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
+import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
+import type { MigrationDeps } from '../../../functions/migration/deps.ts';
+import { NO_POLICIES } from '../../../functions/migration/policy-source.ts';
 
 export const NS = 'default';
 export const RECONCILER = 'reconciler';
@@ -94,13 +100,16 @@ export async function startCluster(opts: SandboxOptions & { speed: number; migra
 }
 
 /** A small VMI with a containerDisk; `nodeSelector` pins it. */
-export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string> } = {}): VirtualMachineInstance {
+export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string>; cpuModel?: string } = {}): VirtualMachineInstance {
   return {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name, namespace: NS, labels: { app: 'migration-test', ...opts.labels } },
     spec: {
-      domain: { devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } } },
+      domain: {
+        devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } },
+        ...(opts.cpuModel ? { cpu: { model: opts.cpuModel } } : {}),
+      },
       volumes: [{ name: 'root', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
       ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
     },
@@ -153,4 +162,28 @@ export async function finalMigration(c: Cluster, name: string, timeoutMs = 60_00
     const m = await c.kube.get(MIGRATIONS, NS, name);
     return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
   }, timeoutMs);
+}
+
+/** virt-api for a reconcile that must not call it: any call fails the pass. */
+const NO_VIRT_API: VirtApiClient = {
+  put: async (target, namespace, name, verb) => {
+    throw new Error(`unexpected virt-api call: ${verb} ${target} ${namespace}/${name}`);
+  },
+};
+
+/**
+ * The migration reconcile's deps against `server` as `identity`, on a fresh state store: one pass
+ * at a time, no policies; `virtApi` answers the subresource calls (none expected by default).
+ */
+export function migrationDeps(server: Pick<ApiServer, 'kubeConfig'>, config: ClusterConfig, identity = 'migration-controller', state: SqliteStateStore = openSqliteState(), virtApi: VirtApiClient = NO_VIRT_API): MigrationDeps {
+  return {
+    kube: createKubeClient(server.kubeConfig(identity)),
+    expectations: state.expectations,
+    leases: state.leases,
+    clusterConfig: async () => config,
+    policySource: NO_POLICIES,
+    virtApi,
+    now: () => Date.now(),
+    log: { info: () => undefined, warn: () => undefined },
+  };
 }

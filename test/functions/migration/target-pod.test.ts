@@ -94,6 +94,16 @@ describe('target pod: host-model CPU and vendor selectors from the source node',
     assert.deepEqual(Object.keys(cpuSelectors(pod)).filter((k) => !k.startsWith('cpu-model.')), ['cpu-vendor.node.kubevirt.io/Intel']);
   });
 
+  test('a VMI with no CPU model (not defaulted by virt-api) takes no host-model selectors, only the vendor', () => {
+    // arrange: KubeVirt adds them only for a spec that says host-model; an absent model is not one
+    const bare = structuredClone(vmi);
+    bare.spec.domain.cpu = { ...bare.spec.domain.cpu, model: undefined };
+    // act
+    const pod = renderMigrationTargetPod(bare, migration, firstSource(EARLIER), config, NODE_LABELS);
+    // assert
+    assert.deepEqual(cpuSelectors(pod), { 'cpu-vendor.node.kubevirt.io/Intel': 'true' }, 'no model: neither the node\'s nor the source pod\'s host-model selectors');
+  });
+
   test('hostModelLabelsForRemigration leaves the node labels alone when the pod has no CPU selectors', () => {
     // act
     const labels = hostModelLabelsForRemigration(NODE_LABELS, pinnedSource({ 'kubevirt.io/schedulable': 'true' }));

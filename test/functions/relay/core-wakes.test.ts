@@ -43,9 +43,11 @@ function vm(name: string, extra: { claims?: string[]; dvTemplates?: string[] } =
   };
 }
 
-function migration(name: string, vmiName: string, phase = 'Running'): WatchedObject {
-  return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '12' }, spec: { vmiName }, status: { phase } };
+function migration(name: string, vmiName: string, phase = 'Running', conditions?: { type: string }[], ns = 'ns'): WatchedObject {
+  return { metadata: { name, namespace: ns, uid: `${name}-uid`, resourceVersion: '12' }, spec: { vmiName }, status: { phase, ...(conditions ? { conditions } : {}) } };
 }
+const REJECTED = [{ type: 'migrationRejectedByResourceQuota' }];
+const quota = (ns = 'ns'): WatchedObject => ({ metadata: { name: 'q', namespace: ns, uid: 'q-uid', resourceVersion: '16' }, spec: { hard: { 'limits.memory': '1Gi' } } });
 
 function pod(name: string, meta: Partial<NonNullable<WatchedObject['metadata']>> = {}): WatchedObject {
   return { metadata: { name, namespace: 'ns', uid: `${name}-uid`, resourceVersion: '13', labels: { 'kubevirt.io': 'virt-launcher' }, ...meta } };
@@ -188,6 +190,32 @@ const CASES: readonly Case[] = [
     want: [],
   },
   {
+    name: 'ResourceQuota changed → the namespace\'s migrations its quota refused, no other (KubeVirt\'s updateResourceQuota)',
+    before: [
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('waiting', 'b', 'Pending')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('elsewhere', 'c', 'Pending', REJECTED, 'other')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('cleared', 'd', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'MODIFIED', migration('cleared', 'd', 'Scheduling')],
+      ['VirtualMachineInstanceMigration', 'ADDED', migration('gone', 'e', 'Pending', REJECTED)],
+      ['VirtualMachineInstanceMigration', 'DELETED', migration('gone', 'e', 'Pending', REJECTED)],
+    ],
+    event: ['ResourceQuota', 'MODIFIED', quota()],
+    want: ['migration ns/refused'],
+  },
+  {
+    name: 'ResourceQuota deleted → the migrations it refused',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)]],
+    event: ['ResourceQuota', 'DELETED', quota()],
+    want: ['migration ns/refused'],
+  },
+  {
+    name: 'ResourceQuota added → nothing (KubeVirt handles updates and deletions only)',
+    before: [['VirtualMachineInstanceMigration', 'ADDED', migration('refused', 'a', 'Pending', REJECTED)]],
+    event: ['ResourceQuota', 'ADDED', quota()],
+    want: [],
+  },
+  {
     name: 'KubeVirt other annotation changed → migrations only',
     before: [['VirtualMachineInstance', 'ADDED', vmi('a')]],
     event: ['KubeVirt', 'MODIFIED', kubevirt({ unrelated: 'x' }), kubevirt()],
@@ -230,24 +258,6 @@ describe('mapEvent', () => {
     // assert
     const woken = mapEvent('KubeVirt', 'MODIFIED', kubevirt(), idx, kubevirt()).filter((t) => t.controller === 'migration');
     assert.deepEqual(woken, [], 'a failed migration is still re-enqueued on config changes');
-  });
-
-  test('a ResourceQuota changed or deleted wakes the migrations of its namespace it refused; its creation, the others and other namespaces not', () => {
-    // arrange
-    const idx = coreWakes();
-    const rejected = { ...migration('q', 'a', 'Pending'), status: { phase: 'Pending', conditions: [{ type: 'RejectedByResourceQuota', status: 'True' }] } };
-    mapEvent('VirtualMachineInstanceMigration', 'ADDED', rejected, idx);
-    mapEvent('VirtualMachineInstanceMigration', 'ADDED', migration('other', 'b', 'Pending'), idx);
-    mapEvent('VirtualMachineInstanceMigration', 'ADDED', { ...rejected, metadata: { ...rejected.metadata, name: 'elsewhere', namespace: 'ns2', uid: 'e-uid' } }, idx);
-    const quota = { metadata: { name: 'compute', namespace: 'ns', uid: 'rq-uid', resourceVersion: '20' } };
-    const migrationKeys = (t: KeyTarget[]) => t.filter((x) => x.controller === 'migration').map((x) => x.key);
-    // act + assert
-    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'ADDED', quota, idx)), []);
-    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'MODIFIED', quota, idx, quota)), ['ns/q']);
-    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'DELETED', quota, idx)), ['ns/q']);
-    // once the condition is gone (the target pod created), nothing
-    mapEvent('VirtualMachineInstanceMigration', 'MODIFIED', migration('q', 'a', 'Scheduling'), idx);
-    assert.deepEqual(migrationKeys(mapEvent('ResourceQuota', 'MODIFIED', quota, idx, quota)), []);
   });
 
   test('an object without metadata maps without throwing', () => {

@@ -88,6 +88,7 @@ describe('status plan (§1.3)', () => {
       assert.ok(plan);
       const conds = (plan.status.conditions ?? []).map((x) => [x.type, x.reason, x.type === 'ReplicaFailure' ? x.message : undefined].filter(Boolean).join('/'));
       assert.deepEqual(conds, c.want.conditions);
+      assert.equal('conditions' in plan.status, c.want.conditions.length > 0, "KubeVirt's omitempty: no conditions is no field, not []");
       assert.equal(plan.pausedEvent?.reason, c.want.event);
       if (c.want.replicas !== undefined) assert.equal(plan.status.replicas, c.want.replicas);
       assert.equal(plan.status.labelSelector, 'a=b');

@@ -96,6 +96,7 @@ describe('restore reconcile against the sandbox API server', () => {
     const done = await restore('ip-1-r');
     assert.equal(done?.status?.complete, true);
     assert.ok(done?.status?.restoreTime);
+    assert.equal(done?.status && 'deletedDataVolumes' in done.status, false, "KubeVirt's omitempty: no DataVolumes deleted is no field, not []");
     assert.deepEqual(conditions(done), ['Progressing=False Operation complete', 'Ready=True Operation complete']);
     const times = (x: typeof done | undefined) => x?.status?.conditions?.map((c) => c.lastTransitionTime);
     assert.deepEqual(times(waiting), times(creating));

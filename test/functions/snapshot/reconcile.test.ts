@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
-import { VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
+import { PVCS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/snapshot.ts';
 import { SUCCEEDED_METRIC } from '../../../functions/snapshot/reconcile.ts';
+import { volumeSnapshotProblems, type CheckedVm } from '../../../functions/clone/checks.ts';
 import { actions, conditions, csiReady, harness, NS, pass, settle, snapshotOf, sourceVm, storage, VSC, type Harness } from './support.ts';
 
 let server: ApiServer;
@@ -255,7 +256,19 @@ describe('snapshot reconcile against the sandbox API server', () => {
       { name: 'root', enabled: false, reason: 'Snapshot is not supported for this volumeSource type [root]' },
       { name: 'disk', enabled: true },
     ]);
-    assert.deepEqual(without?.[1], { enabled: false, reason: 'No VolumeSnapshotClass: Volume snapshots are not configured for this StorageClass [test-sc] [disk]' });
+    assert.deepEqual(without?.[1], { name: 'disk', enabled: false, reason: 'No VolumeSnapshotClass: Volume snapshots are not configured for this StorageClass [test-sc] [disk]' }, 'named, as KubeVirt names every entry');
     assert.deepEqual(actions(server), [], 'unchanged: not written again');
+  });
+
+  test('the VM key: a claim that is not there is named too ("PVC not found"), so a clone of the VM is told the volume does not support snapshots', async () => {
+    // arrange: the VM's disk claim deleted
+    await sourceVm(h, 'vss-2');
+    await h.kube.delete(PVCS, NS, 'vss-2-disk');
+    // act
+    await pass(h, `${NS}/vss-2`);
+    // assert
+    const vm = await vmOf('vss-2');
+    assert.deepEqual(vm?.status?.volumeSnapshotStatuses?.[1], { name: 'disk', enabled: false, reason: 'PVC not found' });
+    assert.deepEqual(volumeSnapshotProblems(vm as CheckedVm), ['Virtual Machine volume disk does not support snapshots'], 'not "snapshot support unknown" for ever');
   });
 });

@@ -47,6 +47,7 @@ describe('printableStatus (first match wins, reference §c.4)', () => {
     ['PodScheduled=False Unschedulable → ErrorUnschedulable', { vmi: vmi('Scheduling', { conditions: [unschedulable] }) }, 'ErrorUnschedulable'],
     ['DV importing → Provisioning', { dataVolumes: [dv('ImportInProgress')] }, 'Provisioning'],
     ['DV with no status yet → Provisioning', { dataVolumes: [{ metadata: { name: 'disk' }, spec: {} }] }, 'Provisioning'],
+    ['WFFC DV whose claim is bound already → Provisioning (KubeVirt\'s HasDataVolumeProvisioning)', { dataVolumes: [dv('WaitForFirstConsumer', [{ type: 'Bound', status: 'True' }])] }, 'Provisioning'],
     ['WFFC DV unbound, VM set to start → WaitingForVolumeBinding', { dataVolumes: [dv('WaitForFirstConsumer', [{ type: 'Bound', status: 'False' }])] }, 'WaitingForVolumeBinding'],
     ['WFFC DV unbound, VM Halted → Stopped', { vm: vm('Halted'), strategy: 'Halted', dataVolumes: [dv('WaitForFirstConsumer', [{ type: 'Bound', status: 'False' }])] }, 'Stopped'],
     ['Synchronized ErrImagePull → ErrImagePull', { vmi: vmi('Scheduling', { conditions: [sync('ErrImagePull')] }) }, 'ErrImagePull'],

@@ -5,9 +5,9 @@
  * lookup that works for VMI names no label value can hold. One reconcile pass against the emulator API server each.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { apiServerPerFile } from '../../support/api-server.ts';
 import type { V1Container, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import type { KubeVirt, VirtualMachineInstance } from '../../../shared/api/index.ts';
@@ -15,30 +15,20 @@ import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
 import { CONFIG_MAPS, NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
 import { silentLogger } from '../../../shared/metrics/log.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { vmiManifest } from '../../e2e/support.ts';
 
-const stateOf = (st: ReturnType<typeof openSqliteState>) => ({ expectations: st.expectations, leases: st.leases });
-
-let server: ApiServer;
-let kube: KubeClient;
-before(async () => {
-  server = await startApiServer({ port: 0 });
-  kube = createKubeClient(server.kubeConfig('test'));
-});
-after(async () => {
-  await server.close();
-});
+const ctx = apiServerPerFile();
 
 function deps(kv?: KubeVirt): VmiDeps {
   const config = clusterConfigFromKubeVirt(kv);
-  return { kube: createKubeClient(server.kubeConfig('vmi-controller')), ...stateOf(openSqliteState()), clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  const state = openSqliteState();
+  return { kube: createKubeClient(ctx.server.kubeConfig('vmi-controller')), expectations: state.expectations, leases: state.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
 }
 
 async function namespace(name: string, labels?: Record<string, string>): Promise<void> {
-  await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) } });
+  await ctx.kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) } });
 }
 
 function claim(ns: string, name: string, volumeMode: 'Block' | 'Filesystem', accessModes: string[]): V1PersistentVolumeClaim {
@@ -48,9 +38,9 @@ function claim(ns: string, name: string, volumeMode: 'Block' | 'Filesystem', acc
 /** Creates the VMI in `ns`, runs one reconcile pass, answers the compute container of the pod it made. */
 async function computeOf(ns: string, vmi: VirtualMachineInstance, d: VmiDeps = deps()): Promise<V1Container> {
   vmi.metadata!.namespace = ns;
-  const created = await kube.create(VMIS, vmi);
+  const created = await ctx.kube.create(VMIS, vmi);
   await reconcileVmi(`${ns}/${vmi.metadata?.name ?? ''}`, d);
-  const pods = await kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+  const pods = await ctx.kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
   assert.equal(pods.items.length, 1, 'one launcher pod');
   return pods.items[0]!.spec!.containers[0]!;
 }
@@ -60,7 +50,7 @@ describe('the VMI controller reads what the renderer needs', () => {
     // arrange
     const ns = 'facts-claims';
     await namespace(ns);
-    for (const c of [claim(ns, 'blk', 'Block', ['ReadWriteOnce']), claim(ns, 'shared', 'Filesystem', ['ReadWriteMany']), claim(ns, 'base', 'Block', ['ReadOnlyMany'])]) await kube.create(PVCS, c);
+    for (const c of [claim(ns, 'blk', 'Block', ['ReadWriteOnce']), claim(ns, 'shared', 'Filesystem', ['ReadWriteMany']), claim(ns, 'base', 'Block', ['ReadOnlyMany'])]) await ctx.kube.create(PVCS, c);
     const vmi = vmiManifest('claims');
     vmi.spec.domain.devices.disks!.push({ name: 'blk', disk: {} }, { name: 'shared', disk: {} }, { name: 'eph', disk: {} });
     vmi.spec.volumes!.push({ name: 'blk', persistentVolumeClaim: { claimName: 'blk' } }, { name: 'shared', persistentVolumeClaim: { claimName: 'shared' } }, { name: 'eph', ephemeral: { persistentVolumeClaim: { claimName: 'base' } } });
@@ -91,7 +81,7 @@ describe('the VMI controller reads what the renderer needs', () => {
       // arrange
       const ns = `facts-quota-${i}`;
       await namespace(ns, row.labels);
-      if (row.hard) await kube.create(RESOURCE_QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: ns }, spec: { hard: row.hard } });
+      if (row.hard) await ctx.kube.create(RESOURCE_QUOTAS, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: ns }, spec: { hard: row.hard } });
       // act
       const c = await computeOf(ns, vmiManifest('quota'), deps(row.kv));
       // assert
@@ -107,15 +97,15 @@ describe('the VMI controller reads what the renderer needs', () => {
     const vmi = vmiManifest('hooked');
     vmi.metadata!.namespace = ns;
     vmi.metadata!.annotations = { 'hooks.kubevirt.io/hookSidecars': JSON.stringify([{ configMap: { name: 'hook-script', key: 'run.sh', hookPath: '/usr/bin/onDefineDomain' } }]) };
-    const created = await kube.create(VMIS, vmi);
+    const created = await ctx.kube.create(VMIS, vmi);
     const d = deps();
     // act
     await reconcileVmi(`${ns}/hooked`, d).catch(() => undefined);
-    const before = await kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
-    const sync = (await kube.get(VMIS, ns, 'hooked'))?.status?.conditions?.find((c) => c.type === 'Synchronized');
-    await kube.create(CONFIG_MAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hook-script', namespace: ns }, data: { 'run.sh': '#!/bin/sh' } });
+    const before = await ctx.kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    const sync = (await ctx.kube.get(VMIS, ns, 'hooked'))?.status?.conditions?.find((c) => c.type === 'Synchronized');
+    await ctx.kube.create(CONFIG_MAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hook-script', namespace: ns }, data: { 'run.sh': '#!/bin/sh' } });
     await reconcileVmi(`${ns}/hooked`, d);
-    const after = await kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    const after = await ctx.kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
     // assert
     assert.equal(before.items.length, 0, 'no pod while the ConfigMap is missing');
     assert.equal(sync?.reason, 'FailedCreate');

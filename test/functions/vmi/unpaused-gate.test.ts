@@ -47,10 +47,11 @@ function outcome(v: VirtualMachineInstance, p: V1Pod | undefined): string {
   const patch = unpausedConditionPatch(v, p, NOW);
   if (!patch) return 'none';
   assert.equal(patch.type, 'strategic', 'conditions merge by type: only a strategic patch keeps the kubelet\'s');
-  const conds = (patch.body as { status: { conditions: Array<{ type: string; status: string; reason: string; lastTransitionTime: string }> } }).status.conditions;
+  const conds = (patch.body as { status: { conditions: Array<{ type: string; status: string; reason: string; message: string; lastProbeTime: string; lastTransitionTime: string }> } }).status.conditions;
   assert.equal(conds.length, 1, 'only the gate condition is sent');
   assert.equal(conds[0]?.type, GATE);
-  assert.equal(conds[0]?.lastTransitionTime, NOW);
+  assert.deepEqual([conds[0]?.lastProbeTime, conds[0]?.lastTransitionTime], [NOW, NOW], 'KubeVirt stamps both times');
+  assert.equal(conds[0]?.message, conds[0]?.status === 'True' ? 'the virtual machine is not paused' : 'the virtual machine is paused', "KubeVirt's message");
   return `${conds[0]?.status}/${conds[0]?.reason}`;
 }
 
@@ -58,13 +59,14 @@ describe('unpausedConditionPatch', () => {
   const cases: ReadonlyArray<{ name: string; vmi: VirtualMachineInstance; pod: V1Pod | undefined; want: string }> = [
     { name: 'new launcher pod, VMI not paused → True/NotPaused', vmi: vmi(), pod: pod(), want: 'True/NotPaused' },
     { name: 'new launcher pod (still Pending), VMI not paused → True/NotPaused', vmi: vmi(), pod: pod({ phase: 'Pending' }), want: 'True/NotPaused' },
-    { name: 'VMI Paused=True → False/Paused', vmi: vmi('True'), pod: pod(), want: 'False/Paused' },
+    { name: 'VMI Paused=True, pod without the condition → nothing (KubeVirt pauses a pod only from True)', vmi: vmi('True'), pod: pod(), want: 'none' },
     { name: 'VMI Paused=False → True/NotPaused', vmi: vmi('False'), pod: pod(), want: 'True/NotPaused' },
     { name: 'already True/NotPaused → no write (one write per pod, not per reconcile)', vmi: vmi(), pod: pod({ condition: { status: 'True', reason: 'NotPaused' } }), want: 'none' },
     { name: 'already False/Paused while paused → no write', vmi: vmi('True'), pod: pod({ condition: { status: 'False', reason: 'Paused' } }), want: 'none' },
     { name: 'True/NotPaused but the VMI was paused → False/Paused', vmi: vmi('True'), pod: pod({ condition: { status: 'True', reason: 'NotPaused' } }), want: 'False/Paused' },
     { name: 'False/Paused and the VMI was unpaused → True/NotPaused', vmi: vmi(), pod: pod({ condition: { status: 'False', reason: 'Paused' } }), want: 'True/NotPaused' },
-    { name: 'same status, other reason → rewritten', vmi: vmi(), pod: pod({ condition: { status: 'True', reason: 'SomethingElse' } }), want: 'True/NotPaused' },
+    { name: 'same status, other reason → no write (KubeVirt compares the status only)', vmi: vmi(), pod: pod({ condition: { status: 'True', reason: 'SomethingElse' } }), want: 'none' },
+    { name: 'False with another reason, VMI not paused → True/NotPaused', vmi: vmi(), pod: pod({ condition: { status: 'False', reason: 'SomethingElse' } }), want: 'True/NotPaused' },
     { name: 'no pod → nothing', vmi: vmi(), pod: undefined, want: 'none' },
     { name: 'pod being deleted → nothing', vmi: vmi(), pod: pod({ deleting: true }), want: 'none' },
     { name: 'pod finished → nothing', vmi: vmi(), pod: pod({ phase: 'Failed' }), want: 'none' },

@@ -277,7 +277,8 @@ describe('strict virt-handler (reference-node-side §1, §5)', () => {
     // assert
     const v = await vmiWhere(api, 'mig-lost', 'Failed', (x) => x.status?.phase === 'Failed');
     assert.deepEqual([v.status?.migrationState?.failed, v.status?.migrationState?.completed], [true, true]);
-    const ev = (await eventsOf(api.core, 'mig-lost')).find((e) => e.reason === 'Migrated');
+    // The handler records the event after its status write: it may come a moment later.
+    const ev = await eventWith(api.core, 'mig-lost', 'Migrated');
     assert.deepEqual([ev?.type, ev?.message], ['Warning', 'The VirtualMachineInstance migrated to unknown host.']);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The topology hinter's rules (shared/topology/tsc-hints.ts against KubeVirt's `tsc.go`,
+ * The topology hinter's rules (shared/topology/hints.ts against KubeVirt's `tsc.go`,
  * `hinter.go`, `filter.go`): which VMIs need a TSC frequency, the lowest frequency among the
  * nodes that count, the configured minimum, and the launcher pod waiting for the hint.
  */
@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import type { V1Node } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { decideSync } from '../../../functions/vmi/sync.ts';
-import { lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../../shared/topology/tsc-hints.ts';
+import { lowestTscFrequency, needsVmiNodes, tscHint, tscRequirement } from '../../../shared/topology/hints.ts';
 
 const vmi = (domain: Record<string, unknown>, status: Record<string, unknown> = {}, architecture?: string) => ({ metadata: { name: 'v', namespace: 'ns', uid: 'u' }, spec: { domain: { devices: {}, ...domain }, ...(architecture && { architecture }) }, status }) as VirtualMachineInstance;
 const node = (name: string, labels: Record<string, string>) => ({ metadata: { name, labels } }) as V1Node;

@@ -7,19 +7,19 @@
  * error when not > 0), else the lowest `cpu-timer.node.kubevirt.io/tsc-frequency` among the nodes
  * that report one and are schedulable or run a VMI. It goes into `status.topologyHints` as the VMI
  * leaves `Pending`'s first pass, and the launcher pod waits for it; the template then pins the pod
- * to `scheduling.node.kubevirt.io/tsc-frequency-<Hz>` nodes. The node controller's topology
- * updater (functions/node/topology-updater.ts) offers the same lowest frequency on every node.
+ * to `scheduling.node.kubevirt.io/tsc-frequency-<Hz>` nodes. Shared by the VMI controller (the
+ * hint) and the node controller's topology updater (the lowest frequency it keeps offered).
  */
 import type { V1Node } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '../api/index.ts';
 
-/** The node label virt-handler reports its TSC frequency (Hz) in. */
+/** Node label: the node's TSC frequency in Hz, as virt-handler reports it. */
 export const TSC_FREQUENCY_LABEL = 'cpu-timer.node.kubevirt.io/tsc-frequency';
 const SCHEDULABLE_LABEL = 'kubevirt.io/schedulable';
-/** KubeVirt's event reason (its spelling) when no hint can be given. */
+/** Sync-error reason of a VMI whose hint cannot be made (KubeVirt's spelling). */
 export const FAILED_TOPOLOGY_HINTS_REASON = 'FailedGatherhingClusterTopologyHints';
 
-/** Why a VMI needs a TSC frequency: to boot (invtsc), to migrate (Hyper-V re-enlightenment), or not at all. */
+/** Why a VMI needs a TSC frequency: to boot (invtsc), to migrate (re-enlightenment), or not at all. */
 export type TscRequirement = 'boot' | 'migration' | undefined;
 
 /** `GetTscFrequencyRequirement` (on amd64; an unset architecture is the cluster's default, amd64). */

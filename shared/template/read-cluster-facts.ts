@@ -1,0 +1,41 @@
+/**
+ * The cluster reads the VMI and migration controllers make just before they render a launcher
+ * (or migration target) pod: KubeVirt's template service looks these up in its informers' caches
+ * at render time; a stateless pass reads them when it is about to create the pod. What they mean
+ * for the render is decided in cluster-facts.ts (pure).
+ */
+import type { VirtualMachineInstance } from '../api/index.ts';
+import { CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS } from '../api/resources.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { namespaceInfo, namespaceLabelsMatter } from './cluster-facts.ts';
+import type { NamespaceInfo } from './render-resources.ts';
+import { requestedSidecars } from './sidecars.ts';
+
+/**
+ * What the pod's automatic resource limits depend on (reference §b.6): one LIST of the
+ * namespace's ResourceQuotas (one limiting memory or CPU asks for limits), and the namespace
+ * itself only when its labels matter (the memory-limit ratio label, the cluster's
+ * `autoCPULimitNamespaceLabelSelector`).
+ */
+export async function namespaceLimits(kube: Pick<KubeClient, 'get' | 'list'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<NamespaceInfo> {
+  const namespace = vmi.metadata?.namespace ?? '';
+  const quotas = (await kube.list(RESOURCE_QUOTAS, namespace)).items;
+  // A namespace that is gone (the VMI is on its way out) has no labels: KubeVirt's lookup fails the same way.
+  const labels = namespaceLabelsMatter(vmi, config, quotas) ? ((await kube.get(NAMESPACES, undefined, namespace))?.metadata?.labels ?? {}) : undefined;
+  return namespaceInfo(vmi, config, quotas, labels);
+}
+
+/**
+ * A hook sidecar that runs a script from a ConfigMap: KubeVirt reads the ConfigMap when it
+ * renders and refuses to render while it is missing (the pod would wait for ever for a volume
+ * that is not there). Answers KubeVirt's render error for the first missing one, or undefined.
+ */
+export async function missingSidecarConfigMap(kube: Pick<KubeClient, 'get'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<string | undefined> {
+  const namespace = vmi.metadata?.namespace ?? '';
+  for (const s of requestedSidecars(vmi, config)) {
+    if (!s.configMap) continue;
+    if (!(await kube.get(CONFIG_MAPS, namespace, s.configMap.name))) return `configmaps "${s.configMap.name}" not found`;
+  }
+  return undefined;
+}
