@@ -137,13 +137,15 @@ describe('cutover', () => {
       const seen = [...new Set(divergences.map((d) => `${d.key} ${verbOf(d)} ${d.object.split(' ')[0]}: ${d.fields.map((f) => `${f.path}=${String(f.ours)}`).sort().join(' ')}`))].sort();
       // Our launcher pods would carry our image (the compute container, the container-disk binary
       // init container, the image volume); every running VMI's live pod has the other image, so we
-      // would label each VMI as running an outdated launcher (KubeVirt's workload-updater signal).
+      // would label each VMI as running an outdated launcher (KubeVirt's workload-updater signal)
       const running = (await readSurely(() => s.kube.list(VMIS, NS))).items.map((v) => v.metadata!.name!);
       const pod = [`spec.containers.0.image=${image}`, `spec.initContainers.0.image=${image}`, `spec.volumes.7.image.reference=${image}`].sort().join(' ');
       const label = 'metadata.labels.kubevirt.io/outdatedLauncherImage=';
       const expected = [
         ...['img-a', 'img-b'].map((n) => `${NS}/${n} create Pod: ${pod}`),
         ...running.map((n) => `${NS}/${n} writes VirtualMachineInstance: ${label}`),
+        // ...and carry that label onto the VMI's live launcher pod (KubeVirt's label sync to the pod).
+        ...running.map((n) => `${NS}/${n} patch Pod: ${label}`),
       ];
       assert.deepEqual(seen, [...new Set(expected)].sort(), JSON.stringify(divergences, null, 1).slice(0, 3000));
     } finally {
