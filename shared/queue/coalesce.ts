@@ -6,7 +6,7 @@
  * messages.
  */
 import { fresherView } from '../relay/view.ts';
-import { parseKeyMessage, type KeyMessage } from './message.ts';
+import type { KeyMessage } from './message.ts';
 
 /** `newer` as it should be delivered after `older` was coalesced into it. */
 export function coalesceMessages(older: KeyMessage, newer: KeyMessage): KeyMessage {
@@ -18,8 +18,9 @@ export function coalesceMessages(older: KeyMessage, newer: KeyMessage): KeyMessa
 
 /**
  * The same on message bodies (JSON), for a queue that stores them: `newerBody` itself when it
- * stands as it is, and as it is too when either body does not parse (a malformed body is never
- * coalesced into a key's row; this is only a guard).
+ * stands as it is, and as it is too when either body does not parse. Both bodies were checked
+ * when they were sent (a malformed body never joins a key's row), so they are only parsed here,
+ * not checked again: this runs inside the queue's write transaction, for every coalesced message.
  */
 export function coalesceBodies(olderBody: string, newerBody: string): string {
   // Neither carries a view: nothing to choose (no parse on the common path of view-less controllers).
@@ -27,8 +28,8 @@ export function coalesceBodies(olderBody: string, newerBody: string): string {
   let older: KeyMessage;
   let newer: KeyMessage;
   try {
-    older = parseKeyMessage(olderBody);
-    newer = parseKeyMessage(newerBody);
+    older = JSON.parse(olderBody) as KeyMessage;
+    newer = JSON.parse(newerBody) as KeyMessage;
   } catch {
     return newerBody;
   }
