@@ -45,6 +45,12 @@ export interface ControllerInfo {
   readonly keyScope: 'namespaced' | 'cluster';
   /** Its periodic sweep, when it has periodic work no event may trigger. */
   readonly sweep?: SweepInfo;
+  /**
+   * Seconds a key waits on its queue after the event that sent it, as KubeVirt's `AddAfter` on
+   * every wake: later events of the key coalesce into the waiting one without moving it. Whole
+   * seconds: an SQS queue's `DelaySeconds` (a FIFO queue has no per-message delay). Default 0.
+   */
+  readonly wakeDelaySeconds?: number;
 }
 
 /**
@@ -55,7 +61,8 @@ export const CONTROLLER_REGISTRY = [
   { name: 'vmi', title: 'VirtualMachineInstance', workers: 10, weight: 3, keyScope: 'namespaced' },
   { name: 'vm', title: 'VirtualMachine', workers: 3, weight: 2, keyScope: 'namespaced' },
   { name: 'migration', title: 'VirtualMachineInstanceMigration', workers: 3, weight: 2, keyScope: 'namespaced' },
-  { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced' },
+  // KubeVirt's pool enqueues every wake 1 s late (`defaultAddDelay`: "prevents pool from being reconciled too often").
+  { name: 'pool', title: 'VirtualMachinePool', workers: 3, weight: 1, keyScope: 'namespaced', wakeDelaySeconds: 1 },
   { name: 'replicaset', title: 'VirtualMachineInstanceReplicaSet', workers: 3, weight: 1, keyScope: 'namespaced' },
   // KubeVirt's once-a-minute re-check of every node: a node whose virt-handler died sends no event.
   { name: 'node', title: 'Node', workers: 3, weight: 1, keyScope: 'cluster', sweep: { periodSeconds: 60, lists: NODES, keys: 'each' } },
@@ -83,6 +90,11 @@ export const CONTROLLERS: readonly Controller[] = CONTROLLER_REGISTRY.map((c) =>
 /** The registry entry of `name`. */
 export function controllerInfo(name: Controller): ControllerInfo {
   return CONTROLLER_REGISTRY.find((c) => c.name === name)!;
+}
+
+/** How long (ms) a key sent to `name`'s queue waits before it may be received (the registry's `wakeDelaySeconds`). */
+export function wakeDelayMs(name: Controller): number {
+  return ((controllerInfo(name) as ControllerInfo).wakeDelaySeconds ?? 0) * 1000;
 }
 
 /** The controllers that have a sweep, with it, in registry order. */

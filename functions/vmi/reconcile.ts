@@ -24,6 +24,7 @@ import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backen
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from '../../shared/network/pod-annotations.ts';
 import { podSyncOps } from './pod-sync.ts';
+import { dataVolumeNamesOf } from './data-volumes-ready.ts';
 import { migrationRequiredRequeueSeconds } from './migration-required.ts';
 import { decideSync, guaranteeProblem, isFinal, isUnprocessed, type Observed, type SyncError } from './sync.ts';
 import { needsHotplugRead, observeHotplug, syncHotplug } from './hotplug/step.ts';
@@ -223,11 +224,19 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
       const pvc = await deps.kube.get(PVCS, namespace, c, { resourceVersion: rv });
       if (pvc) pvcs.set(c, pvc);
     }),
-    ...(phase === '' || phase === 'Pending' ? claimNames(vmi).dataVolumes : []).map(async (d) => {
+    // Every pass: the VMI's DataVolumesReady condition follows them (data-volumes-ready.ts).
+    ...dataVolumeNamesOf(vmi, new Map()).map(async (d) => {
       const dv = await deps.kube.get(DATA_VOLUMES, namespace, d, { resourceVersion: rv });
       if (dv) dataVolumes.set(d, dv);
     }),
   ]);
+  // A claim volume whose claim a DataVolume controls: its DataVolume too, once the claim was read.
+  await Promise.all(
+    dataVolumeNamesOf(vmi, pvcs).filter((d) => !dataVolumes.has(d)).map(async (d) => {
+      const dv = await deps.kube.get(DATA_VOLUMES, namespace, d, { resourceVersion: rv });
+      if (dv) dataVolumes.set(d, dv);
+    }),
+  );
   const backendPvc = backendStorageNeeded(vmi)
     ? backendPvcFor(vmi.metadata?.name ?? '', await listBackendPvcs(deps, namespace, vmi.metadata?.name ?? '', rv))
     : undefined;
@@ -238,7 +247,7 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   // claim in use cannot go away): they count as ready, never as missing.
   const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };
   const hotplug = needsHotplugRead(vmi, pod) ? await observeHotplug(vmi, pod, pods, deps, rv, pvcs) : undefined;
-  return { vmi, pods, pod, volumes, migrations, claims: pvcs, ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
+  return { vmi, pods, pod, volumes, migrations, claims: pvcs, dataVolumes: [...dataVolumes.values()], ...(backendPvc ? { backendPvc } : {}), ...(hotplug ? { hotplug } : {}) };
 }
 
 /** The key of a VMI's pod expectations: its key and its UID (`ns/name/uid`). */

@@ -3,7 +3,7 @@
  * was observed. `reconcile.ts` carries the decision out; `update-status.ts` reports it.
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
+import type { DataVolume, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isPodDownOrGoingDown, isPodFinal, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import type { VolumeReadiness } from './volumes-ready.ts';
 import type { HotplugObserved } from './hotplug/step.ts';
@@ -28,6 +28,8 @@ export interface Observed {
    * matter: before the launcher pod (Block or Filesystem, shared or not) and from the hand-off on (`status.volumeStatus`).
    */
   readonly claims?: ReadonlyMap<string, V1PersistentVolumeClaim>;
+  /** The DataVolumes behind its volumes, read every pass (data-volumes-ready.ts). */
+  readonly dataVolumes?: readonly DataVolume[];
 }
 
 /** A sync error: `requeue` ones are retried with backoff, informal ones wait for an event. */

@@ -20,6 +20,7 @@ import {
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
 import { condition, findCondition, removeCondition, setCondition } from './conditions.ts';
+import { aggregateDataVolumesReady } from './data-volumes-ready.ts';
 import { imagePullProblem, isControlledBy, isPodDownOrGoingDown, isPodReady, isTempPod } from '../../shared/predicates/pods.ts';
 import { FAILED_GUARANTEE_REASON, type Observed, type SyncError } from './sync.ts';
 import { interfacesFromPod, sameInterfaces } from './network-status.ts';
@@ -78,6 +79,7 @@ export function computeVmi(input: StatusInput): VirtualMachineInstance {
     status.activePods = Object.fromEntries(controlled.map((p) => [p.metadata?.uid ?? '', p.spec?.nodeName ?? '']));
   }
 
+  aggregateDataVolumesReady(status, observed.dataVolumes ?? []);
   if (observed.backendPvc) syncBackendVolumeStatus(status, observed.backendPvc);
   syncReadyCondition(status, pod, vmiPodExists, now);
 

@@ -19,6 +19,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { queueNames } from '../../shared/queue/sqs-queue.ts';
 import type { Controller } from '../../shared/queue/message.ts';
+import { wakeDelayMs } from '../../shared/controllers.ts';
 
 export interface ControllerQueueProps {
   readonly prefix: string;
@@ -60,6 +61,8 @@ export class ControllerQueue extends Construct {
       deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
       fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
       visibilityTimeout: Duration.seconds(props.visibilityTimeoutSeconds),
+      // KubeVirt's AddAfter on every wake of this controller (the registry's wakeDelaySeconds).
+      ...(wakeDelayMs(props.controller) > 0 ? { deliveryDelay: Duration.seconds(wakeDelayMs(props.controller) / 1000) } : {}),
       retentionPeriod: RETENTION,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReconcilerError } from '../errors.ts';
 import { coalesceBodies } from './coalesce.ts';
+import { wakeDelayMs } from '../controllers.ts';
 import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
   backoffMs,
@@ -115,7 +116,7 @@ export class SqliteKeyQueue implements KeyQueue {
       );
       for (const m of checked) {
         if (claim.run(m.controller, dedupId(m), now + this.dedupMs).changes === 0) continue; // exact duplicate
-        this.enqueue(m.controller, m.key, JSON.stringify(m), now);
+        this.enqueue(m.controller, m.key, JSON.stringify(m), now, wakeDelayMs(m.controller));
         added.set(m.controller, (added.get(m.controller) ?? 0) + 1);
       }
     });
@@ -275,13 +276,18 @@ export class SqliteKeyQueue implements KeyQueue {
 
   // --- internals (all called inside a write transaction) ---
 
-  /** Adds a message to the key's waiting row, or creates it (coalescing: newest cause, freshest view). */
-  private enqueue(controller: Controller, key: string, body: string, now: number): void {
+  /**
+   * Adds a message to the key's waiting row, or creates it (coalescing: newest cause, freshest
+   * view). A new row becomes visible `delayMs` from now (the controller's wake delay); a message
+   * coalesced into a waiting row keeps that row's time, as a workqueue's `AddAfter` keeps the
+   * earliest.
+   */
+  private enqueue(controller: Controller, key: string, body: string, now: number, delayMs = 0): void {
     this.sql(
         `INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES (?, ?, ?, 'waiting', ?, ?)
          ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = vr_coalesce_body(body, excluded.body), coalesced = coalesced + 1`,
       )
-      .run(controller, key, body, now, now);
+      .run(controller, key, body, now + delayMs, now);
   }
 
   private claim(controller: Controller, max: number, now: number): ReceivedKey[] {

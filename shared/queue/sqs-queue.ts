@@ -18,6 +18,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { TransientError } from '../errors.ts';
+import { wakeDelayMs } from '../controllers.ts';
 import { CONTROLLERS, dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
   backoffMs,
@@ -102,6 +103,8 @@ export class SqsKeyQueue implements KeyQueue {
         DeduplicationScope: 'messageGroup',
         FifoThroughputLimit: 'perMessageGroupId',
         VisibilityTimeout: String(this.visibilitySeconds),
+        // The controller's wake delay (shared/controllers.ts): a FIFO queue delays every message alike.
+        DelaySeconds: String(wakeDelayMs(c) / 1000),
         // A backstop only: our own retry dead-letters (with a reason) first. It catches keys whose
         // consumer dies every time, as the SQLite queue's lease expiry does.
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn.Attributes?.QueueArn, maxReceiveCount: this.retry.maxAttempts + 5 }),

@@ -274,9 +274,22 @@ describe('VMI slice: scale and API budget', () => {
     assert.equal(podCreates, 1, `pod creates per VMI ${podCreates}`);
     // Pod create, the VMI's two writes, and the pod patch that carries the VMI's kubevirt.io/nodeName
     // label onto it once scheduled (KubeVirt's syncDynamicAnnotationsAndLabelsToPod makes the same one).
-    assert.ok(writes <= 4, `controller writes (pods+vmis) per VMI ${writes} > 4`);
+    assert.ok(writes <= 4, `controller writes (pods+vmis) per VMI ${writes} > 4; the passes that wrote:\n${await writingPasses(names)}`);
     assert.ok(podStatusPatches <= 1, `readiness-gate patches per launcher pod ${podStatusPatches} > 1: it is written only when it differs`);
   });
+
+  /** Each VMI's passes that wrote, with their cause, attempt and writes (a failed budget says which pass made the extra write). */
+  async function writingPasses(names: readonly string[]): Promise<string> {
+    const lines: string[] = [];
+    for (const n of names) {
+      for (const e of await s.rt.state.traces.recent('vmi', `${NS}/${n}`, Date.now())) {
+        if (e.writes.length === 0) continue;
+        const writes = e.writes.map((w) => `${w.verb} ${w.resource} ${w.code}`).join(', ');
+        lines.push(`${n}: ${e.cause.kind} ${e.cause.event} rv ${e.cause.resourceVersion} attempt ${e.attempt} coalesced ${e.coalesced}: ${writes}`);
+      }
+    }
+    return lines.join('\n');
+  }
 
   test('watch dropped and 410 during a burst of 100 VMIs → all 100 handed off', emulatorOnly('drops watches and compacts history (fault injection)'), async () => {
     // arrange

@@ -52,9 +52,9 @@ export function withView(m: KeyMessage, seq: number, relay = 'relay-1'): KeyMess
 }
 
 /** Receives until `want` keys came or `rounds` receives returned nothing new. */
-async function receiveSome(q: KeyQueue, want: number, waitMs = 200, rounds = 5): Promise<ReceivedKey[]> {
+async function receiveSome(q: KeyQueue, want: number, waitMs = 200, rounds = 5, controller: Controller = C): Promise<ReceivedKey[]> {
   const out: ReceivedKey[] = [];
-  for (let i = 0; i < rounds && out.length < want; i++) out.push(...(await q.receive(C, want - out.length, waitMs)));
+  for (let i = 0; i < rounds && out.length < want; i++) out.push(...(await q.receive(controller, want - out.length, waitMs)));
   return out;
 }
 
@@ -200,6 +200,32 @@ export function queueConformance(name: string, make: HarnessFactory): void {
         assert.equal(dead[0]?.reason, 'ApiUnavailable');
         assert.equal(dead[0]?.attempts, 4);
         assert.deepEqual(await h.queue.receive(C, 1, 0), [], 'a dead-lettered key leaves the queue');
+      }));
+
+    test("a controller's wake delay (the pool's 1 s, KubeVirt's AddAfter): its key comes that much later, and an event inside the delay joins it", () =>
+      withHarness({}, async (h) => {
+        // arrange
+        const pool: Controller = 'pool';
+        await h.queue.send([keyMessage('ns/p', 1, 'MODIFIED', pool)]);
+        // act
+        const atOnce = await h.queue.receive(pool, 1, 0);
+        await h.advance(500);
+        const halfway = await h.queue.receive(pool, 1, 0);
+        await h.queue.send([keyMessage('ns/p', 2, 'MODIFIED', pool)]);
+        await h.advance(700);
+        // (SQS delays each message and hands a group's next only after its first is settled.)
+        const got: ReceivedKey[] = [];
+        for (let i = 0; i < 8 && got.at(-1)?.message.cause.resourceVersion !== '2'; i++) {
+          for (const rk of await h.queue.receive(pool, 1, 300)) {
+            got.push(rk);
+            await h.queue.ack(pool, rk.receipt);
+          }
+        }
+        // assert
+        assert.deepEqual(atOnce, [], 'the key must not come before its delay');
+        assert.deepEqual(halfway, [], 'the key must not come halfway through its delay');
+        assert.equal(got.at(-1)?.message.cause.resourceVersion, '2', 'the event sent inside the delay must reach the controller');
+        if (h.caps.coalescesWaiting) assert.equal(got[0]?.coalesced, 2, 'one delivery at the first event\'s time, carrying both');
       }));
 
     test('requeue-after fires later and does not hold back newer events', () =>

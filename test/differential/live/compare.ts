@@ -5,7 +5,7 @@
  */
 import { diffValues, type Difference } from '../pod-diff.ts';
 import { normaliseAll, normaliseString, renamesOf, type LiveObject } from './normalise.ts';
-import type { ScenarioRun } from './lane.ts';
+import { eventMessageKey, type ScenarioRun } from './lane.ts';
 
 /** A scenario's result. */
 export interface ScenarioVerdict {
@@ -21,6 +21,8 @@ export interface ScenarioVerdict {
   /** Event lines only one side has. */
   readonly eventsOnlyOurs: string[];
   readonly eventsOnlyKubevirt: string[];
+  /** Each side's first message per `Kind type reason`, to say what a one-sided event was about. */
+  readonly eventMessages?: { readonly ours: Record<string, string>; readonly kubevirt: Record<string, string> };
 }
 
 function normaliseEvents(events: readonly string[], objects: readonly LiveObject[]): string[] {
@@ -50,7 +52,7 @@ export function compareRuns(ours: ScenarioRun, kubevirt: ScenarioRun): ScenarioV
   const eventsOnlyOurs = ea.filter((e) => !eb.includes(e));
   const eventsOnlyKubevirt = eb.filter((e) => !ea.includes(e));
   const identical = stuck.length === 0 && onlyOurs.length === 0 && onlyKubevirt.length === 0 && Object.keys(differences).length === 0 && eventsOnlyOurs.length === 0 && eventsOnlyKubevirt.length === 0;
-  return { scenario: ours.scenario, identical, stuck, onlyOurs, onlyKubevirt, differences, eventsOnlyOurs, eventsOnlyKubevirt };
+  return { scenario: ours.scenario, identical, stuck, onlyOurs, onlyKubevirt, differences, eventsOnlyOurs, eventsOnlyKubevirt, eventMessages: { ours: ours.eventMessages ?? {}, kubevirt: kubevirt.eventMessages ?? {} } };
 }
 
 /** A verdict as text: `identical`, or each kind of difference on its own lines. */
@@ -69,7 +71,13 @@ export function formatVerdict(v: ScenarioVerdict, maxPaths = 60): string {
     }
   }
   if (n > maxPaths) lines.push(`  … ${n - maxPaths} more paths`);
-  for (const e of v.eventsOnlyOurs) lines.push(`  event only ours: ${e}`);
-  for (const e of v.eventsOnlyKubevirt) lines.push(`  event only KubeVirt's: ${e}`);
+  // `Kind/name type reason component` → the message that side's first such Event carried.
+  const said = (e: string, messages: Record<string, string> = {}): string => {
+    const [kindName = '', type, reason] = e.split(' ');
+    const message = messages[eventMessageKey(kindName.split('/')[0], type, reason)];
+    return message ? ` — "${message.slice(0, 240)}"` : '';
+  };
+  for (const e of v.eventsOnlyOurs) lines.push(`  event only ours: ${e}${said(e, v.eventMessages?.ours)}`);
+  for (const e of v.eventsOnlyKubevirt) lines.push(`  event only KubeVirt's: ${e}${said(e, v.eventMessages?.kubevirt)}`);
   return lines.join('\n');
 }

@@ -34,6 +34,8 @@ export interface ScenarioRun {
   readonly objects: LiveObject[];
   /** `Kind/name type reason component` of every Event in the namespace, sorted, deduplicated. */
   readonly events: string[];
+  /** The first message of each Event's `Kind type reason` (what an event only one side has said). */
+  readonly eventMessages?: Record<string, string>;
 }
 
 /** The kinds compared. */
@@ -78,16 +80,23 @@ async function waitFor(cond: () => Promise<boolean>, timeoutMs: number): Promise
   return false;
 }
 
-async function collect(kube: KubeClient, ns: string): Promise<{ objects: LiveObject[]; events: string[] }> {
+/** The key of {@link ScenarioRun.eventMessages}: the Event's involved kind, type and reason. */
+export function eventMessageKey(kind: string | undefined, type: string | undefined, reason: string | undefined): string {
+  return `${kind} ${type} ${reason}`;
+}
+
+async function collect(kube: KubeClient, ns: string): Promise<{ objects: LiveObject[]; events: string[]; eventMessages: Record<string, string> }> {
   const objects: LiveObject[] = [];
   for (const res of COLLECTED) {
     const list = await kube.list(res, ns).catch(() => ({ items: [] as unknown[] }));
     // Through JSON: the client revives some dates (pods, claims) as Date objects.
     for (const item of JSON.parse(JSON.stringify(list.items)) as LiveObject[]) objects.push({ ...item, apiVersion: `${res.group ? `${res.group}/` : ''}${res.version}`, kind: res.kind });
   }
-  const events = (await kube.list(EVENTS, ns)).items as Array<{ involvedObject?: { kind?: string; name?: string }; type?: string; reason?: string; source?: { component?: string }; reportingComponent?: string }>;
+  const events = (await kube.list(EVENTS, ns)).items as Array<{ involvedObject?: { kind?: string; name?: string }; type?: string; reason?: string; message?: string; source?: { component?: string }; reportingComponent?: string }>;
   const lines = events.map((e) => `${e.involvedObject?.kind}/${e.involvedObject?.name} ${e.type} ${e.reason} ${e.source?.component || e.reportingComponent || ''}`);
-  return { objects, events: [...new Set(lines)].sort() };
+  const eventMessages: Record<string, string> = {};
+  for (const e of events) eventMessages[eventMessageKey(e.involvedObject?.kind, e.type, e.reason)] ??= e.message ?? '';
+  return { objects, events: [...new Set(lines)].sort(), eventMessages };
 }
 
 /** Runs every scenario on a fresh sandbox with `side`'s controller; `log` hears progress. */

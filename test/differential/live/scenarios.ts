@@ -198,6 +198,26 @@ export const SCENARIOS: readonly Scenario[] = [
       },
     ],
   },
+  {
+    // A VM whose disk is a DataVolume template (CDI's blank import on the sandbox): the VM's and
+    // the VMI's DataVolumesReady conditions, the VM waiting for the import before it starts.
+    name: 'datavolume-vm',
+    steps: [
+      {
+        what: 'a VM Always with a DataVolume template: the DataVolume Succeeded, the VMI Running',
+        run: (k, ns) =>
+          k.create(VMS, vm(ns, 'dv', {
+            runStrategy: 'Always',
+            dataVolumeTemplates: [{ metadata: { name: 'dv-disk' }, spec: { source: { blank: {} }, storage: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS } } }],
+          }, {
+            domain: { ...VMI_SPEC.domain, devices: { ...VMI_SPEC.domain.devices, disks: [...VMI_SPEC.domain.devices.disks, { name: 'data', disk: { bus: 'virtio' } }] } },
+            volumes: [...VMI_SPEC.volumes, { name: 'data', dataVolume: { name: 'dv-disk' } }],
+          })).then(() => undefined),
+        until: async (k, ns) => (await running('dv')(k, ns)) && (await k.get(VMS, ns, 'dv'))?.status?.printableStatus === 'Running',
+      },
+      { what: 'Halted: the VMI gone, the DataVolume kept', run: setRunStrategy('dv', 'Halted'), until: async (k, ns) => (await gone('dv')(k, ns)) && (await k.get(VMS, ns, 'dv'))?.status?.printableStatus === 'Stopped' },
+    ],
+  },
 ];
 
 /** The namespace a scenario runs in. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CONTROLLERS, controllerInfo, sweeps } from '../../../shared/controllers.ts';
+import { CONTROLLERS, controllerInfo, sweeps, wakeDelayMs } from '../../../shared/controllers.ts';
 import { sweepTimerBody } from '../../../shared/reconcile/sweep.ts';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -37,6 +37,8 @@ describe('ReconcilerStack: queues', () => {
         // ≥ 6 × the 60 s function timeout (AWS guidance for SQS event sources)
         VisibilityTimeout: 360,
         RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 21 },
+        // The registry's wake delay (the pool's 1 s, KubeVirt's AddAfter); none elsewhere.
+        DelaySeconds: wakeDelayMs(c) > 0 ? wakeDelayMs(c) / 1000 : Match.absent(),
       });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-dlq.fifo`, FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-timers`, SqsManagedSseEnabled: true, RedrivePolicy: Match.objectLike({ maxReceiveCount: 10 }) });
