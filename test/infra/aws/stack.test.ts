@@ -36,7 +36,7 @@ describe('ReconcilerStack: queues', () => {
         SqsManagedSseEnabled: true,
         // ≥ 6 × the 60 s function timeout (AWS guidance for SQS event sources)
         VisibilityTimeout: 360,
-        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 21 },
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 1000 },
       });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-dlq.fifo`, FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-timers`, SqsManagedSseEnabled: true, RedrivePolicy: Match.objectLike({ maxReceiveCount: 10 }) });
