@@ -68,7 +68,7 @@ export class WorkerPool {
    * invocation keeps its message until the function times out: only a consumer that died (stopped
    * beating) loses the key, never a live one whose reconcile is slower than the lease. Without it
    * a starved machine turns slow reconciles into failed attempts (LeaseExpired), hands the key to a
-   * second worker while the first still works, and after `maxAttempts` dead-letters a healthy key.
+   * second worker while the first still works, and past `maxAttempts` and the retry window dead-letters a healthy key.
    */
   #heartbeat(rk: ReceivedKey): { stop(): void } {
     const { controller, queue, log } = this.#opts;

@@ -78,8 +78,13 @@ export const DEFAULT_BATCH_SIZE = 10;
 
 /** AWS's floor for an SQS event source's maximum concurrency. */
 export const MIN_SQS_MAX_CONCURRENCY = 2;
-/** DEFAULT_RETRY.maxAttempts (shared/queue/port.ts) + 5, as SqsKeyQueue.ensureQueues sets it. */
-export const DEFAULT_MAX_RECEIVE_COUNT = 21;
+/**
+ * SQS's maximum, as SqsKeyQueue.ensureQueues sets it (SQS_MAX_RECEIVE_COUNT, shared/queue/sqs-queue.ts):
+ * the redrive counts receives only, and must not dead-letter a key before our retry policy's
+ * window (DEFAULT_RETRY: 16 failures AND an hour of failing, about 22 receives). Set lower, a key
+ * retrying through a long API server outage could be moved without a reason.
+ */
+export const DEFAULT_MAX_RECEIVE_COUNT = 1000;
 export const DEFAULT_METRICS_NAMESPACE = 'VirtReconciler';
 
 export const DEFAULT_BUDGET: BudgetSettings = {

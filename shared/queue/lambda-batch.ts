@@ -46,9 +46,11 @@ export function reserveMs(slowestKeyMs: number): number {
 /** The least time left for starting a key: a reconcile's API calls, its settle and the trace write. */
 export const MIN_RESERVE_MS = 5_000;
 
-/** What {@link processKeyBatch} needs to hand a key back early (the SQS queue has it). */
+/** What {@link processKeyBatch} needs to hand a key back early, and to spot a key its consumers keep dying on (the SQS queue has both). */
 interface HandsBack {
   handBack?(controller: Controller, receipt: string): Promise<void>;
+  /** The failure to dead-letter a delivery with, unreconciled, when its consumers keep dying on it (SqsKeyQueue.abandoned). */
+  abandoned?(received: ReceivedKey): { reason: string; message: string } | undefined;
 }
 
 /** Handles one SQS FIFO event. Never throws: every failure is a batch item failure. */
@@ -69,8 +71,14 @@ export async function processKeyBatch(event: SQSEvent, deps: KeyBatchDeps): Prom
   const one = async ({ received, messageIds }: (typeof keys)[number]) => {
     let result: Settled | 'failed';
     const started = Date.now();
+    // The trigger receives for us: a key whose invocations keep being killed (we never saw those
+    // failures, SQS counted them) is dead-lettered here, as SqsKeyQueue.receive does.
+    const gone = deps.queue.abandoned?.(received);
     try {
-      result = await settle(deps.queue, deps.controller, received, () => deps.reconcile(received), { ackDone: false });
+      if (gone !== undefined) {
+        await deps.queue.deadLetter(deps.controller, received.receipt, gone);
+        result = 'dead-lettered';
+      } else result = await settle(deps.queue, deps.controller, received, () => deps.reconcile(received), { ackDone: false });
     } catch {
       result = 'failed'; // the queue itself failed: leave the records for redelivery
     }
@@ -78,7 +86,7 @@ export async function processKeyBatch(event: SQSEvent, deps: KeyBatchDeps): Prom
     // trigger from deleting them. Only this key's records are reported.
     if (result === 'retrying' || result === 'failed') failed.push(...messageIds);
     slowestMs = Math.max(slowestMs, Date.now() - started);
-    report({ key: received.message.key, result });
+    report({ key: received.message.key, result, ...(gone !== undefined ? { reason: gone.reason } : {}) });
   };
   // A key not started for want of time: visible again at once, and reported failed so the
   // trigger keeps it. If the hand-back itself fails it still comes back, after its visibility.

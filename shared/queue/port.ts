@@ -20,6 +20,12 @@ export interface ReceivedKey {
   readonly receipt: string;
   /** 1 on the first try; n on the n-th consecutive failed-and-retried delivery of this key. */
   readonly attempt: number;
+  /**
+   * Epoch ms the key's current run of failures began (SQLite: its first failure; SQS: the first
+   * receive of its oldest message, ≈ the start of the attempt that failed first). Absent when the
+   * key has not failed since its last success.
+   */
+  readonly firstFailureAt?: number;
   /** Epoch ms the oldest coalesced message was enqueued (for workqueue_queue_duration_seconds). */
   readonly enqueuedAt: number;
   /** How many messages were coalesced into this delivery (1 = none). */
@@ -67,17 +73,43 @@ export interface ReplayReport {
   readonly skipped: readonly { controller: Controller; key: string; why: string }[];
 }
 
-/** Retry policy: client-go's per-item exponential limiter, plus a dead-letter threshold. */
+/**
+ * Retry policy: client-go's per-item exponential limiter, plus a dead-letter threshold for
+ * transient failures that takes both a count and a time (docs/reliability.md, "Dead letters").
+ * KubeVirt's workqueue never drops a key; we dead-letter a transiently failing key only once it
+ * has failed `maxAttempts` times in a row AND has been failing without a break for
+ * `deadLetterAfterMs`, so an API server outage shorter than that dead-letters nothing. Permanent
+ * errors and terminal outcomes are dead-lettered at once whatever the policy.
+ */
 export interface RetryPolicy {
   /** First backoff, ms (client-go: 5). Doubles on each consecutive failure. */
   readonly baseDelayMs: number;
   /** Cap, ms (client-go: 1000 s). */
   readonly maxDelayMs: number;
-  /** Dead-letter after this many consecutive failed attempts. */
+  /** A transient failure may dead-letter only from this many consecutive failed attempts on. */
   readonly maxAttempts: number;
+  /**
+   * …and only once the key's first failure of this run (no success since) is at least this old,
+   * ms. 0 restores a pure count (tests that need a quick dead letter).
+   */
+  readonly deadLetterAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 1_000_000, maxAttempts: 16 };
+export const DEFAULT_RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 1_000_000, maxAttempts: 16, deadLetterAfterMs: 3_600_000 };
+
+/**
+ * Whether a transient failure ends a key's retries: its `failures`-th consecutive failure (this
+ * one included), in a run of failures that began at `firstFailureAt`, at `now`. Both queues and
+ * the trace's prediction (shared/reconcile/trace-entry.ts) use this one rule.
+ */
+export function retriesExhausted(
+  policy: Pick<RetryPolicy, 'maxAttempts' | 'deadLetterAfterMs'>,
+  failures: number,
+  firstFailureAt: number,
+  now: number,
+): boolean {
+  return failures >= policy.maxAttempts && now - firstFailureAt >= policy.deadLetterAfterMs;
+}
 
 /** Backoff before attempt `attempt + 1`, after `attempt` failures (attempt ≥ 1). */
 export function backoffMs(policy: RetryPolicy, attempt: number): number {
@@ -108,7 +140,8 @@ export interface KeyQueue {
   ack(controller: Controller, receipt: string): Promise<void>;
   /**
    * Transient failure: retry after the policy's backoff for this attempt, or dead-letter once
-   * `maxAttempts` is reached. Newer events for the key wait behind the retry (per-key order).
+   * {@link retriesExhausted} (`maxAttempts` failures in a row and `deadLetterAfterMs` of failing).
+   * Newer events for the key wait behind the retry (per-key order).
    */
   retryLater(controller: Controller, receipt: string, failure: { reason: string; message: string }): Promise<{ deadLettered: boolean; delayMs: number }>;
   /**

@@ -22,6 +22,7 @@ import {
   type ReceivedKey,
   type ReplayFilter,
   type ReplayReport,
+  retriesExhausted,
   type RetryPolicy,
 } from './port.ts';
 import { recause } from './recause.ts';
@@ -180,12 +181,15 @@ export class SqliteKeyQueue implements KeyQueue {
       if (row === undefined) return { deadLettered: false, delayMs: 0 };
       const now = this.now();
       const failures = row.failures + 1;
-      if (failures >= this.retry.maxAttempts) {
+      const firstFailureAt = row.first_failure_at ?? now;
+      // Past the count alone a key keeps retrying at the capped backoff: only a run of failures
+      // that also lasted the policy's window is given up (an outage must not dead-letter it).
+      if (retriesExhausted(this.retry, failures, firstFailureAt, now)) {
         this.bury(controller, row, failure, failures, now);
         return { deadLettered: true, delayMs: 0 };
       }
       const delayMs = backoffMs(this.retry, failures);
-      this.release(controller, row, { failures, firstFailureAt: row.first_failure_at ?? now, visibleAt: now + delayMs });
+      this.release(controller, row, { failures, firstFailureAt, visibleAt: now + delayMs });
       return { deadLettered: false, delayMs };
     });
     this.wake(controller, 1);
@@ -321,6 +325,7 @@ export class SqliteKeyQueue implements KeyQueue {
           message,
           receipt: `${row.id}.${token}`,
           attempt: row.failures + 1,
+          ...(row.first_failure_at !== null ? { firstFailureAt: row.first_failure_at } : {}),
           enqueuedAt: row.enqueued_at,
           coalesced: row.coalesced,
         });
@@ -341,7 +346,8 @@ export class SqliteKeyQueue implements KeyQueue {
 
   /**
    * An in-flight key whose lease ran out: its consumer died (or hung). It counts as a failed
-   * attempt, so a key that crashes every consumer ends in the DLQ instead of looping forever.
+   * attempt under the same rule as a transient failure, so a key that crashes every consumer
+   * ends in the DLQ (once it has also been failing for the policy's window) instead of looping forever.
    */
   private expireLeases(controller: Controller, now: number): void {
     const lost = this.sql(`SELECT * FROM queue_items WHERE controller = ? AND state = 'inflight' AND visible_at <= ?`)
@@ -349,8 +355,9 @@ export class SqliteKeyQueue implements KeyQueue {
     for (const row of lost) {
       const failures = row.failures + 1;
       const failure = { reason: 'LeaseExpired', message: `not settled within ${this.visibilityMs} ms` };
-      if (failures >= this.retry.maxAttempts) this.bury(controller, row, failure, failures, now);
-      else this.release(controller, row, { failures, firstFailureAt: row.first_failure_at ?? now, visibleAt: now });
+      const firstFailureAt = row.first_failure_at ?? now;
+      if (retriesExhausted(this.retry, failures, firstFailureAt, now)) this.bury(controller, row, failure, failures, now);
+      else this.release(controller, row, { failures, firstFailureAt, visibleAt: now });
     }
   }
 

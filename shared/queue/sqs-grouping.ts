@@ -90,7 +90,7 @@ export function groupReceived(messages: readonly SqsReceived[]): { keys: KeyGrou
   const keys = [...groups.values()].map(({ msgs, newest }): KeyGroup => {
     const r = receiptOf(msgs, JSON.stringify(newest));
     return {
-      received: { message: newest, receipt: encodeReceipt(r), attempt: r.a, enqueuedAt: r.t, coalesced: msgs.length },
+      received: { message: newest, receipt: encodeReceipt(r), attempt: r.a, ...(r.a > 1 ? { firstFailureAt: r.f } : {}), enqueuedAt: r.t, coalesced: msgs.length },
       messageIds: msgs.map((m) => m.messageId),
     };
   });

@@ -17,7 +17,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { TransientError } from '../errors.ts';
+import { InvalidInputError, TransientError } from '../errors.ts';
 import { wakeDelayMs } from '../controllers.ts';
 import { CONTROLLERS, dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
@@ -29,6 +29,7 @@ import {
   type ReceivedKey,
   type ReplayFilter,
   type ReplayReport,
+  retriesExhausted,
   type RetryPolicy,
 } from './port.ts';
 import { recause } from './recause.ts';
@@ -55,6 +56,21 @@ export interface SqsKeyQueueOptions {
 
 /** SQS's ceiling for a visibility timeout (12 h). */
 const MAX_VISIBILITY_SECONDS = 43_200;
+
+/**
+ * The source queues' redrive `maxReceiveCount`: SQS's maximum. Our own retry decides when a key
+ * is dead-lettered (a count AND a time window, shared/queue/port.ts RetryPolicy), so SQS's
+ * redrive, which counts receives only, must never fire first. We raise it rather than re-send a
+ * retrying message as a fresh one near the limit: a FIFO queue has no per-message delay, so a
+ * re-sent message would skip its backoff and go behind the key's own newer events, and it would
+ * reset the receive count that is our only sign of a consumer that dies every time. With the
+ * default policy a key reaches its window after 22 receives; the constructor refuses a
+ * policy whose window does not fit well inside this count ({@link receivesToExhaust}).
+ */
+export const SQS_MAX_RECEIVE_COUNT = 1000;
+
+/** Receives kept free under the redrive for deliveries that never reach retryLater (lease expiries, hand-backs). */
+const REDRIVE_MARGIN = 100;
 
 /** Queue names for a prefix and controller. */
 export function queueNames(prefix: string, c: Controller): { queue: string; dlq: string; timers: string } {
@@ -87,6 +103,13 @@ export class SqsKeyQueue implements KeyQueue {
     this.client = opts.client;
     this.prefix = opts.prefix;
     this.retry = opts.retry ?? DEFAULT_RETRY;
+    const needed = receivesToExhaust(this.retry);
+    if (needed > SQS_MAX_RECEIVE_COUNT - REDRIVE_MARGIN) {
+      throw new InvalidInputError(
+        'retry',
+        `policy ${JSON.stringify(this.retry)} takes ${needed} SQS receives to reach its dead-letter window, more than SQS's redrive allows (${SQS_MAX_RECEIVE_COUNT} less ${REDRIVE_MARGIN}): raise maxDelayMs or lower deadLetterAfterMs`,
+      );
+    }
     this.visibilitySeconds = opts.visibilityTimeoutSeconds ?? 300;
     this.now = opts.clock ?? Date.now;
     for (const [c, u] of Object.entries(opts.urls ?? {})) this.known.set(c as Controller, Promise.resolve(u));
@@ -105,9 +128,10 @@ export class SqsKeyQueue implements KeyQueue {
         VisibilityTimeout: String(this.visibilitySeconds),
         // The controller's wake delay (shared/controllers.ts): a FIFO queue delays every message alike.
         DelaySeconds: String(wakeDelayMs(c) / 1000),
-        // A backstop only: our own retry dead-letters (with a reason) first. It catches keys whose
-        // consumer dies every time, as the SQLite queue's lease expiry does.
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn.Attributes?.QueueArn, maxReceiveCount: this.retry.maxAttempts + 5 }),
+        // A backstop only: our own retry dead-letters (with a reason) first, and so does receive
+        // for a key whose consumer dies every time (see abandoned()). At SQS's maximum so that it
+        // never undercuts the policy's window (SQS_MAX_RECEIVE_COUNT).
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn.Attributes?.QueueArn, maxReceiveCount: SQS_MAX_RECEIVE_COUNT }),
       });
       const timers = await this.create(n.timers, {});
       this.known.set(c, Promise.resolve({ queue, dlq, timers }));
@@ -152,13 +176,36 @@ export class SqsKeyQueue implements KeyQueue {
       );
       const { keys, malformed } = groupReceived((out.Messages ?? []).map(fromSdk));
       for (const m of malformed) await this.deadLetter(controller, m.receipt, { reason: 'MalformedMessage', message: m.why });
-      for (const k of keys) this.held.set(k.received.receipt, { controller, sent: k.received.enqueuedAt });
-      if (keys.length > 0 || Date.now() >= deadline) return keys.map((k) => k.received);
+      const live: ReceivedKey[] = [];
+      for (const k of keys) {
+        const gone = this.abandoned(k.received);
+        if (gone !== undefined) await this.deadLetter(controller, k.received.receipt, gone);
+        else live.push(k.received);
+      }
+      for (const rk of live) this.held.set(rk.receipt, { controller, sent: rk.enqueuedAt });
+      if (live.length > 0 || Date.now() >= deadline) return live;
     }
   }
 
   get leaseMs(): number {
     return this.visibilitySeconds * 1000;
+  }
+
+  /**
+   * A delivery to dead-letter instead of handing out, with its failure: a key received so often,
+   * for so long, that its consumers must keep dying on it (a Lambda killed at its timeout: our
+   * code never sees that failure, only SQS's receive count). Every earlier receive of a message
+   * still on the queue ended without a settle or in a retry, so `attempt - 1` failures; the rule is
+   * the retry's, with the window lengthened by one capped backoff and one lease, so a key whose
+   * last retry came just inside the window still gets the attempt that retry scheduled. Also
+   * called by the Lambda batch handler (shared/queue/lambda-batch.ts), which receives through the trigger.
+   */
+  abandoned(received: ReceivedKey): { reason: string; message: string } | undefined {
+    const since = received.firstFailureAt ?? received.enqueuedAt;
+    const slack = Math.min(this.retry.maxDelayMs, MAX_VISIBILITY_SECONDS * 1000) + this.leaseMs;
+    const now = this.now();
+    if (!retriesExhausted(this.retry, received.attempt - 1, since + slack, now)) return undefined;
+    return { reason: 'LeaseExpired', message: `received ${received.attempt} times over ${Math.round((now - since) / 1000)} s, never settled or retried past the policy's window` };
   }
 
   async extendLease(controller: Controller, receipt: string): Promise<boolean> {
@@ -180,7 +227,10 @@ export class SqsKeyQueue implements KeyQueue {
 
   async retryLater(controller: Controller, receipt: string, failure: { reason: string; message: string }): Promise<{ deadLettered: boolean; delayMs: number }> {
     const r = decodeReceipt(receipt);
-    if (r.a >= this.retry.maxAttempts) {
+    // r.a: this key's receives since its messages were sent, each one failed (a success deletes
+    // them); r.f: its first receive, when the run of failures began. Past maxAttempts alone the key
+    // keeps retrying at the capped backoff until the window has passed too.
+    if (retriesExhausted(this.retry, r.a, r.f, this.now())) {
       await this.deadLetter(controller, receipt, failure);
       return { deadLettered: true, delayMs: 0 };
     }
@@ -434,6 +484,19 @@ function toDeadLetter(controller: Controller, m: Message): DeadLetter {
     firstFailureAt: Number(attr('firstFailureAt') ?? sent),
     lastFailureAt: Number(attr('lastFailureAt') ?? sent),
   };
+}
+
+/**
+ * How many receives a key that fails every time takes to be dead-lettered under `policy`: each
+ * retry waits at least a second on SQS (visibility is counted in whole seconds).
+ */
+export function receivesToExhaust(policy: RetryPolicy): number {
+  let elapsedMs = 0;
+  for (let attempt = 1; attempt <= SQS_MAX_RECEIVE_COUNT; attempt++) {
+    if (retriesExhausted(policy, attempt, 0, elapsedMs)) return attempt;
+    elapsedMs += Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, Math.ceil(backoffMs(policy, attempt) / 1000))) * 1000;
+  }
+  return SQS_MAX_RECEIVE_COUNT + 1;
 }
 
 function sha(s: string): string {

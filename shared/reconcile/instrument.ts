@@ -48,7 +48,7 @@ export interface InstrumentOptions {
   /** Where each reconcile's trace entry goes; without it, none is recorded. */
   readonly traces?: Traces;
   /** The queue's retry policy (default DEFAULT_RETRY), to tell a last failed attempt from a retry. */
-  readonly retry?: Pick<RetryPolicy, 'maxAttempts'>;
+  readonly retry?: Pick<RetryPolicy, 'maxAttempts' | 'deadLetterAfterMs'>;
   /** The controller's queue, where a sweep sends the keys it lists; without it a sweep is refused. */
   readonly queue?: Pick<KeyQueue, 'send'>;
   /** The API server's URL, the `host` of KubeVirt's REST client metrics (`none` without it). */
@@ -159,7 +159,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       }
       // A crashed worker leaves no trace, as a real one would not.
       if (traces && result && !('error' in result && isWorkerCrash(result.error))) {
-        await record(traces, opts, traceEntryOf({ controller, received: rk, result, counter, startedAt: started, durationMs: seconds * 1000, retry: opts.retry ?? DEFAULT_RETRY }));
+        await record(traces, opts, traceEntryOf({ controller, received: rk, result, counter, startedAt: started, durationMs: seconds * 1000, retry: opts.retry ?? DEFAULT_RETRY, failedAt: Date.now() }));
       }
     }
   };

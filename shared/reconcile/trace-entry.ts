@@ -5,7 +5,7 @@
 import { isPermanent, reasonOf } from '../errors.ts';
 import type { ApiCallCounter } from '../kube/call-counter.ts';
 import type { Controller } from '../queue/message.ts';
-import type { ReceivedKey, RetryPolicy } from '../queue/port.ts';
+import { retriesExhausted, type ReceivedKey, type RetryPolicy } from '../queue/port.ts';
 import type { TraceEntry, TraceOutcome } from '../state/traces.ts';
 import type { Outcome } from './outcome.ts';
 
@@ -22,8 +22,13 @@ export interface TraceInput {
   readonly counter: ApiCallCounter;
   readonly startedAt: number;
   readonly durationMs: number;
-  /** The queue's policy: a transient failure on the last attempt is dead-lettered, not retried. */
-  readonly retry: Pick<RetryPolicy, 'maxAttempts'>;
+  /** The queue's policy: a transient failure that exhausts it is dead-lettered, not retried. */
+  readonly retry: Pick<RetryPolicy, 'maxAttempts' | 'deadLetterAfterMs'>;
+  /**
+   * When the failure happened on the queue's clock, the one `received.firstFailureAt` was taken
+   * on (wall time; `startedAt` may be a sped-up sandbox clock). Default `startedAt + durationMs`.
+   */
+  readonly failedAt?: number;
 }
 
 /** The entry for one settled reconcile. */
@@ -55,8 +60,11 @@ function outcomeOf(input: TraceInput): TraceOutcome {
     return { kind: 'dead-lettered', reason: o.reason, message: cut(o.message) };
   }
   const failure = { reason: reasonOf(result.error), message: cut(result.error instanceof Error ? result.error.message : String(result.error)) };
-  // The queues dead-letter when the failure count reaches maxAttempts, and attempt = failures + 1.
-  const exhausted = input.received.attempt >= input.retry.maxAttempts;
+  // The queues' rule (shared/queue/port.ts retriesExhausted): this failure is the attempt-th in a
+  // row (attempt = failures + 1), and the run began at the key's first failure — this one, when
+  // it has none — so it dead-letters only past maxAttempts AND the policy's window.
+  const failedAt = input.failedAt ?? input.startedAt + input.durationMs;
+  const exhausted = retriesExhausted(input.retry, input.received.attempt, input.received.firstFailureAt ?? failedAt, failedAt);
   return { kind: isPermanent(result.error) || exhausted ? 'dead-lettered' : 'retry', ...failure };
 }
 

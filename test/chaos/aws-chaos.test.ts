@@ -3,7 +3,8 @@
  * DynamoDB Local, the real AWS SDK and our adapters, with throttling, 5xx, timeouts and lost lease
  * extensions injected as SDK middleware (aws-faults.ts), consumed by the local runtime's workers
  * or by Lambda-shaped invocations killed at their deadline (lambda-invoker.ts). Needs DynamoDB Local (Java), which
- * `npm test` installs; without it the test fails saying so.
+ * `npm test` installs; without it the test fails saying so. CHAOS_SEED pins the seed of the two
+ * chaos runs (a failure prints the one it used).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,6 +16,8 @@ import { AwsFaults } from './aws-faults.ts';
 import { chaosViolations, runChaos } from './run-chaos.ts';
 import { seededRandom } from './injectors.ts';
 import { keyMessage } from '../queue/conformance.ts';
+
+const pinnedSeed = process.env.CHAOS_SEED ? { seed: Number(process.env.CHAOS_SEED) } : {};
 
 test('the SDK middleware: a burst outlasts the SDK retries with the service error; a lost lease extension is answered done and never sent', async () => {
   // arrange
@@ -47,7 +50,7 @@ test('the SDK middleware: a burst outlasts the SDK retries with the service erro
 
 test('over SQS and DynamoDB under throttling, 5xx, timeouts, lost heartbeats and the suite’s other faults: no lost key, no duplicate pod, poison dead-lettered and replayed', async () => {
   // arrange + act
-  const report = await runChaos({ vmis: Number(process.env.CHAOS_AWS_VMIS ?? 12), backend: 'aws', timeoutMs: 180_000 });
+  const report = await runChaos({ vmis: Number(process.env.CHAOS_AWS_VMIS ?? 12), backend: 'aws', timeoutMs: 180_000, ...pinnedSeed });
   process.stdout.write(`# seed ${report.seed}, ${report.seconds} s; injected ${JSON.stringify(report.injected)}\n`);
   // assert
   assert.ok(report.injected.awsThrottles! + report.injected.aws5xx! + report.injected.awsTimeouts! > 0, `no AWS fault was injected (seed ${report.seed})`);
@@ -57,7 +60,7 @@ test('over SQS and DynamoDB under throttling, 5xx, timeouts, lost heartbeats and
 
 test('Lambda-shaped invocations over SQS, some killed at their deadline with part of their batch done, others by a crash: no lost key, no duplicate pod', async () => {
   // arrange + act
-  const report = await runChaos({ vmis: Number(process.env.CHAOS_LAMBDA_VMIS ?? 6), backend: 'aws', consumer: 'lambda', timeoutMs: 180_000 });
+  const report = await runChaos({ vmis: Number(process.env.CHAOS_LAMBDA_VMIS ?? 6), backend: 'aws', consumer: 'lambda', timeoutMs: 180_000, ...pinnedSeed });
   process.stdout.write(`# seed ${report.seed}, ${report.seconds} s; injected ${JSON.stringify(report.injected)}\n`);
   // assert
   assert.ok(report.injected.invocations! > 0, `no invocation ran (seed ${report.seed})`);

@@ -3,7 +3,8 @@
  * (CHAOS_DRAIN_VMIS, default 4, with the cluster's migration limit lowered to 3 so that both
  * limits are reached): see run-drain-chaos.ts for what is injected and checked. `npm run chaos`
  * runs a larger one (8 VMIs, KubeVirt's default limits). CHAOS_PROGRESS=1 prints a progress line
- * every 5 s; CHAOS_LOG=<file> keeps the workers' reconcile log and the audit log (<file>.audit).
+ * every 5 s; CHAOS_LOG=<file> keeps the workers' reconcile log and the audit log (<file>.audit);
+ * CHAOS_SEED pins the seed (a failure prints the one it used).
  */
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ test('a drain and a launcher upgrade under worker kills, duplicate deliveries ×
     vmis: Number(process.env.CHAOS_DRAIN_VMIS ?? 4),
     limits: { cluster: 3, perNode: 2 },
     phaseTimeoutMs: 150_000,
+    ...(process.env.CHAOS_SEED ? { seed: Number(process.env.CHAOS_SEED) } : {}),
     ...(process.env.CHAOS_PROGRESS ? { progress: (l: string) => console.log(l) } : {}),
     ...(log ? { log: jsonLogger({}, { write: (l) => appendFileSync(log, l + '\n') }), onAudit: (a) => writeFileSync(`${log}.audit`, a.map((e) => JSON.stringify(e)).join('\n')) } : {}),
   });

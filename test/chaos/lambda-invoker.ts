@@ -59,7 +59,7 @@ export interface LambdaInvokerOptions {
   readonly client: SQSClient;
   readonly prefix: string;
   readonly controller: Controller;
-  readonly queue: Pick<KeyQueue, 'ack' | 'retryLater' | 'requeueAfter' | 'deadLetter'> & { handBack?(c: Controller, receipt: string): Promise<void> };
+  readonly queue: Pick<KeyQueue, 'ack' | 'retryLater' | 'requeueAfter' | 'deadLetter'> & { handBack?(c: Controller, receipt: string): Promise<void>; abandoned?(received: ReceivedKey): { reason: string; message: string } | undefined };
   readonly reconcile: (rk: ReceivedKey) => Promise<Outcome>;
   /** The function timeout. Default 6 s (above the batch handler's 5 s reserve). */
   readonly timeoutMs?: number;
@@ -121,7 +121,7 @@ export class LambdaInvoker {
       const inv: Invocation = { dead: false, deadline: Date.now() + timeoutMs, hangAt: o.random() < (o.hangRate ?? 0.2) ? 1 + Math.floor(o.random() * 12) : 0, calls: 0, die: () => ((inv.dead = true), died()) };
       // The queue as the invocation reaches it: nothing after its death.
       const alive = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => (...a: A): Promise<R> => (inv.dead ? Promise.reject(new WorkerCrash('invocation already killed (queue)')) : f(...a));
-      const queue = { ack: alive(o.queue.ack.bind(o.queue)), retryLater: alive(o.queue.retryLater.bind(o.queue)), requeueAfter: alive(o.queue.requeueAfter.bind(o.queue)), deadLetter: alive(o.queue.deadLetter.bind(o.queue)), ...(o.queue.handBack ? { handBack: alive(o.queue.handBack.bind(o.queue)) } : {}) };
+      const queue = { ack: alive(o.queue.ack.bind(o.queue)), retryLater: alive(o.queue.retryLater.bind(o.queue)), requeueAfter: alive(o.queue.requeueAfter.bind(o.queue)), deadLetter: alive(o.queue.deadLetter.bind(o.queue)), ...(o.queue.handBack ? { handBack: alive(o.queue.handBack.bind(o.queue)) } : {}), ...(o.queue.abandoned ? { abandoned: o.queue.abandoned.bind(o.queue) } : {}) };
       let settled = 0;
       const work = current.run(inv, () =>
         processKeyBatch(event, { controller: o.controller, queue, maxInFlight: 1, remainingMs: () => inv.deadline - Date.now(), reconcile: o.reconcile, onSettled: () => void settled++ }),

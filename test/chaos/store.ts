@@ -32,11 +32,13 @@ export const CHAOS_VISIBILITY_MS = 1500;
 /** On SQS, whose visibility counts whole seconds. */
 const SQS_VISIBILITY_SECONDS = 2;
 /**
- * Production's attempts (16) with a shorter ceiling: a failing key retries within seconds, and
- * its 16 attempts span ~35 s — more than a kube-apiserver restart on a loaded machine, so an
- * outage that production's policy (minutes) rides out does not dead-letter here either.
+ * Production's attempts (16) with a shorter ceiling, so a failing key retries within seconds, and
+ * a dead-letter window of ten minutes, longer than any chaos run: chaos alone (every pass of a
+ * key failing for a while) must never dead-letter a healthy key — only the poison, whose
+ * permanent error dead-letters at once. Production's hour would not fit SQS's 1000 receives at a
+ * 4 s ceiling (SqsKeyQueue refuses such a policy).
  */
-const RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 4000, maxAttempts: 16 };
+const RETRY: RetryPolicy = { baseDelayMs: 5, maxDelayMs: 4000, maxAttempts: 16, deadLetterAfterMs: 600_000 };
 
 /** A queue that also takes raw bodies (how a malformed message can arrive); both backends have it. */
 export type ChaosQueue = KeyQueue & { sendRaw(controller: Controller, body: string): Promise<void> };

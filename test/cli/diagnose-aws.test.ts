@@ -44,7 +44,7 @@ before(async () => {
   [sqs, ddb, sandbox] = await Promise.all([startLocalSqs(), startDynamoDbLocal(), startSandbox({ nodes: 1 })]);
   // The VMI exists; no controller runs, so it never gets a launcher pod.
   await createKubeClient(sandbox.apiServer.kubeConfig('test')).create(VMIS, vmiManifest('poison'));
-  const q = new SqsKeyQueue({ client: sqs.client(), prefix, retry: { baseDelayMs: 10, maxDelayMs: 10, maxAttempts: 5 } });
+  const q = new SqsKeyQueue({ client: sqs.client(), prefix, retry: { baseDelayMs: 10, maxDelayMs: 10, maxAttempts: 5, deadLetterAfterMs: 60_000 } });
   await q.ensureQueues();
   await q.send([keyMessage('default/poison', 1)]);
   const [m] = await q.receive('vmi', 1, 2000);

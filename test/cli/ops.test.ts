@@ -77,7 +77,7 @@ let files = 0;
 async function fixtureDb(): Promise<string> {
   const file = join(work, `q${files++}.db`);
   // A long first backoff, so the retrying key is still delayed when the CLI looks.
-  const q = new SqliteKeyQueue({ db: file, retry: { baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, maxAttempts: 5 } });
+  const q = new SqliteKeyQueue({ db: file, retry: { baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, maxAttempts: 5, deadLetterAfterMs: 3_600_000 } });
   await populate(q);
   await q.close();
   return file;
@@ -278,7 +278,7 @@ describe('AWS queues (--aws, fauxqs)', () => {
 
   before(async () => {
     sqs = await startLocalSqs();
-    const q = new SqsKeyQueue({ client: sqs.client(), prefix, retry: { baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, maxAttempts: 5 } });
+    const q = new SqsKeyQueue({ client: sqs.client(), prefix, retry: { baseDelayMs: 3_600_000, maxDelayMs: 3_600_000, maxAttempts: 5, deadLetterAfterMs: 3_600_000 } });
     await q.ensureQueues();
     await populate(q);
     await q.close();

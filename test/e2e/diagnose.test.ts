@@ -42,8 +42,9 @@ async function running(name: string): Promise<VirtualMachineInstance> {
 }
 
 before(async () => {
-  // Retries quick and few, so a poison key is dead-lettered in well under a second.
-  s = await startSlice({ start: false, runtime: { dbPath: db, retry: { baseDelayMs: 10, maxDelayMs: 100, maxAttempts: 5 } } });
+  // Retries quick and few, so a poison key is dead-lettered in well under a second: no
+  // dead-letter window (deadLetterAfterMs 0), since the test's poison fails transiently.
+  s = await startSlice({ start: false, runtime: { dbPath: db, retry: { baseDelayMs: 10, maxDelayMs: 100, maxAttempts: 5, deadLetterAfterMs: 0 } } });
   // One migration at a time cluster-wide, so a second one waits on the limit.
   await s.kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'merge', body: { spec: { configuration: { migrations: { parallelMigrationsPerCluster: 1 } } } } });
   s.rt.start();

@@ -19,6 +19,13 @@ export interface QueueHarness {
   sendRaw(controller: Controller, body: string): Promise<void>;
   /** Lets `ms` pass for the queue (a fake clock, or a real wait plus running the timer forwarder). */
   advance(ms: number): Promise<void>;
+  /**
+   * Moves the queue's clock `ms` ahead without waiting (how a retry window passes in a test).
+   * On SQS only our side's clock moves: backoffs and leases still run on the service's time.
+   */
+  skew(ms: number): Promise<void>;
+  /** The queue's clock, epoch ms. */
+  now(): number;
   /** Closes and opens the queue again on the same storage; absent where it means nothing. */
   /** A new instance over the same storage/queues, as after a process restart. */
   reopen: () => Promise<KeyQueue>;
@@ -172,7 +179,8 @@ export function queueConformance(name: string, make: HarnessFactory): void {
       }));
 
     test('retries with exponential backoff, then dead-letters after maxAttempts', () =>
-      withHarness({ retry: { baseDelayMs: 1000, maxDelayMs: 2000, maxAttempts: 4 } }, async (h) => {
+      // deadLetterAfterMs 0: no dead-letter window, so the count alone decides here (the window has its own tests below).
+      withHarness({ retry: { baseDelayMs: 1000, maxDelayMs: 2000, maxAttempts: 4, deadLetterAfterMs: 0 } }, async (h) => {
         // arrange
         await h.queue.send([keyMessage('ns/a', 1)]);
         const failure = { reason: 'ApiUnavailable', message: 'apiserver said 503' };
@@ -227,6 +235,123 @@ export function queueConformance(name: string, make: HarnessFactory): void {
         assert.equal(got.at(-1)?.message.cause.resourceVersion, '2', 'the event sent inside the delay must reach the controller');
         if (h.caps.coalescesWaiting) assert.equal(got[0]?.coalesced, 2, 'one delivery at the first event\'s time, carrying both');
       }));
+
+    // The dead-letter window (docs/reliability.md, "Dead letters"): a transient failure dead-letters
+    // only past maxAttempts AND deadLetterAfterMs of failing without a break.
+    const WINDOW: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 1000, maxAttempts: 2, deadLetterAfterMs: 600_000 };
+    const unavailable = { reason: 'ApiUnavailable', message: 'apiserver said 503' };
+    /** Receives `key`'s next delivery and fails it transiently; waits out the backoff. */
+    async function failNext(h: QueueHarness, key: string): Promise<{ rk: ReceivedKey; deadLettered: boolean }> {
+      const [rk] = await receiveSome(h.queue, 1, 300, 6);
+      assert.equal(rk?.message.key, key, `${key} must be delivered`);
+      const out = await h.queue.retryLater(C, rk.receipt, unavailable);
+      if (!out.deadLettered) await h.advance(out.delayMs + 200);
+      return { rk, deadLettered: out.deadLettered };
+    }
+
+    test('transient failures past maxAttempts but inside the dead-letter window keep retrying', () =>
+      withHarness({ retry: WINDOW }, async (h) => {
+        // arrange
+        await h.queue.send([keyMessage('ns/a', 1)]);
+        // act: twice maxAttempts failures, all within seconds of the first
+        const runs = [];
+        for (let i = 0; i < 4; i++) runs.push(await failNext(h, 'ns/a'));
+        const [again] = await receiveSome(h.queue, 1, 300, 6);
+        // assert
+        assert.deepEqual(runs.map((r) => [r.rk.attempt, r.deadLettered]), [[1, false], [2, false], [3, false], [4, false]],
+          'an outage shorter than the window must not dead-letter a key');
+        assert.equal(again?.attempt, 5, 'the key is still on the queue, its failures still counted');
+        assert.deepEqual(await h.queue.listDeadLetters({ controller: C }), []);
+      }));
+
+    test('a transient failure past both maxAttempts and the window dead-letters, with the run\'s first failure', () =>
+      withHarness({ retry: WINDOW }, async (h) => {
+        // arrange: two failures (maxAttempts) inside the window
+        await h.queue.send([keyMessage('ns/a', 1)]);
+        const first = await failNext(h, 'ns/a');
+        const second = await failNext(h, 'ns/a');
+        // act: the window passes while the key waits; its next attempt fails too
+        await h.skew(WINDOW.deadLetterAfterMs);
+        const third = await failNext(h, 'ns/a');
+        const dead = await h.queue.listDeadLetters({ controller: C, key: 'ns/a' });
+        // assert
+        assert.deepEqual([first.deadLettered, second.deadLettered], [false, false], 'inside the window: retried');
+        assert.deepEqual([third.rk.attempt, third.deadLettered], [3, true], 'past both: dead-lettered');
+        assert.deepEqual(dead.map((d) => [d.reason, d.attempts]), [['ApiUnavailable', 3]]);
+        assert.ok(dead[0]!.lastFailureAt - dead[0]!.firstFailureAt >= WINDOW.deadLetterAfterMs, 'the dead letter spans the run of failures');
+        assert.deepEqual(await h.queue.receive(C, 1, 0), [], 'a dead-lettered key leaves the queue');
+      }));
+
+    test('a success ends the run of failures, also when newer events joined the retrying key', () =>
+      withHarness({ retry: WINDOW }, async (h) => {
+        // arrange: two failures; a newer event arrives while the key waits out its backoff
+        await h.queue.send([keyMessage('ns/a', 1)]);
+        await failNext(h, 'ns/a');
+        const [failing] = await receiveSome(h.queue, 1, 300, 6);
+        assert.ok(failing);
+        const { delayMs } = await h.queue.retryLater(C, failing.receipt, unavailable);
+        await h.queue.send([keyMessage('ns/a', 2)]);
+        await h.advance(delayMs + 200);
+        // act: whatever comes of the key (coalesced or one by one) succeeds; then a new event
+        const succeeded: ReceivedKey[] = [];
+        for (let rk = (await h.queue.receive(C, 10, 300))[0]; rk !== undefined; rk = (await h.queue.receive(C, 10, 300))[0]) {
+          succeeded.push(rk);
+          await h.queue.ack(C, rk.receipt);
+        }
+        const ackedAt = h.now();
+        await h.queue.send([keyMessage('ns/a', 3)]);
+        const afterSuccess = await failNext(h, 'ns/a');
+        const [next] = await receiveSome(h.queue, 1, 300, 6);
+        // assert
+        assert.equal(succeeded[0]?.attempt, 3, 'the retrying key came back as its third attempt');
+        assert.equal(succeeded.at(-1)?.message.cause.resourceVersion, '2', 'the newer event was delivered');
+        assert.deepEqual([afterSuccess.rk.attempt, afterSuccess.rk.firstFailureAt], [1, undefined], 'a success resets the failure count');
+        assert.equal(next?.attempt, 2);
+        assert.ok((next?.firstFailureAt ?? 0) >= ackedAt - 1000, 'the new run of failures starts after the success, not at the old run');
+      }));
+
+    test('a permanent failure dead-letters at once, whatever the window', () =>
+      withHarness({ retry: WINDOW }, async (h) => {
+        // arrange
+        await h.queue.send([keyMessage('ns/a', 1)]);
+        const [rk] = await receiveSome(h.queue, 1);
+        assert.ok(rk);
+        // act
+        await h.queue.deadLetter(C, rk.receipt, { reason: 'InvalidInput', message: 'spec.domain: bad' });
+        const dead = await h.queue.listDeadLetters({ controller: C, key: 'ns/a' });
+        // assert
+        assert.deepEqual(dead.map((d) => [d.reason, d.attempts]), [['InvalidInput', 1]]);
+        assert.deepEqual(await h.queue.receive(C, 1, 0), []);
+      }));
+
+    test('a key whose consumers keep dying: redelivered inside the window, dead-lettered LeaseExpired past it', async () => {
+      // Real time on SQS (whole seconds of visibility): a 1 s lease.
+      const h = await make({ retry: WINDOW, visibilityTimeoutMs: 1_000 });
+      try {
+        // arrange
+        await h.queue.send([keyMessage('ns/a', 1)]);
+        // act: three consumers die on it (nobody settles), past maxAttempts but inside the window
+        const attempts: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          const [rk] = await receiveSome(h.queue, 1, 300, 6);
+          if (rk) attempts.push(rk.attempt);
+          await h.advance(1_200);
+        }
+        // …then the window passes and the next consumer dies too
+        const [last] = await receiveSome(h.queue, 1, 300, 6);
+        await h.skew(WINDOW.deadLetterAfterMs + 10_000);
+        await h.advance(1_200);
+        const after = await h.queue.receive(C, 1, 500);
+        const dead = await h.queue.listDeadLetters({ controller: C, key: 'ns/a' });
+        // assert
+        assert.deepEqual(attempts, [1, 2, 3], 'inside the window a lost lease is one more failed attempt, and the key comes back');
+        assert.equal(last?.attempt, 4);
+        assert.deepEqual(after, [], 'past both, the key is not handed out again');
+        assert.deepEqual(dead.map((d) => d.reason), ['LeaseExpired']);
+      } finally {
+        await h.close();
+      }
+    });
 
     test('requeue-after fires later and does not hold back newer events', () =>
       withHarness({}, async (h) => {

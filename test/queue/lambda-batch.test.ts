@@ -40,7 +40,8 @@ describe('processKeyBatch (SQS FIFO event → per-key reconcile → partial batc
   test('a failing key fails only its own records; malformed, terminal, permanent and exhausted keys are dead-lettered', async () => {
     // arrange
     const client = sqs.client();
-    const queue = new SqsKeyQueue({ client, prefix: 'lb', retry: { baseDelayMs: 1000, maxDelayMs: 2000, maxAttempts: 2 } });
+    const queue = new SqsKeyQueue({ client, prefix: 'lb', retry: { baseDelayMs: 1000, maxDelayMs: 2000, maxAttempts: 2, deadLetterAfterMs: 0 } });
+    // deadLetterAfterMs 0: no window, so ns/f's second transient failure dead-letters it at once (the count alone).
     await queue.ensureQueues(['vmi']);
     await queue.send(['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e', 'ns/f'].map((k) => keyMessage(k, 1)));
     await queue.sendRaw('vmi', 'not json at all', 'garbage-group');
@@ -163,6 +164,32 @@ describe('processKeyBatch (SQS FIFO event → per-key reconcile → partial batc
     assert.deepEqual(settled.filter((e) => e.reason === 'NoTimeLeft').map((e) => e.key), order.slice(3));
     const again = (await receive()).map((m) => (JSON.parse(m.Body ?? '{}') as { key: string }).key).sort();
     assert.deepEqual(again, order.slice(3).sort(), 'the handed-back keys are visible at once; the reconciled ones stay with this invocation');
+  });
+
+  test('a key whose invocations keep being killed is dead-lettered LeaseExpired unreconciled, once past maxAttempts and the window', async () => {
+    // arrange: both keys were received 20 times (the invocations died: our code saw no failure);
+    // ns/g's first receive was two hours ago, ns/h's a minute ago
+    const queue = new SqsKeyQueue({ client: sqs.client(), prefix: 'lbk', retry: { baseDelayMs: 1000, maxDelayMs: 1_000_000, maxAttempts: 2, deadLetterAfterMs: 3_600_000 } });
+    await queue.ensureQueues(['vmi']);
+    const dying = (id: string, key: string, firstReceiveMsAgo: number): SQSRecord => {
+      const first = String(Date.now() - firstReceiveMsAgo);
+      return { ...extra(id, key, 1), attributes: { ApproximateReceiveCount: '20', SentTimestamp: first, SenderId: 'x', ApproximateFirstReceiveTimestamp: first, MessageGroupId: key } };
+    };
+    const seen: string[] = [];
+    // act
+    const res = await processKeyBatch({ Records: [dying('g1', 'ns/g', 2 * 3_600_000), dying('h1', 'ns/h', 60_000)] }, {
+      controller: 'vmi',
+      queue,
+      reconcile: async (rk) => {
+        seen.push(rk.message.key);
+        return done;
+      },
+    });
+    const dead = await queue.listDeadLetters({ controller: 'vmi' });
+    // assert
+    assert.deepEqual(seen, ['ns/h'], 'the abandoned key is not reconciled; the one inside its window is');
+    assert.deepEqual(res.batchItemFailures, [], 'a dead-lettered key is settled, not a batch failure');
+    assert.deepEqual(dead.map((d) => [d.key, d.reason, d.attempts]), [['ns/g', 'LeaseExpired', 20]]);
   });
 
   test('reserveMs: at least 5 s, twice the slowest key so far', () => {

@@ -27,6 +27,10 @@ async function harness(opts: HarnessOptions): Promise<QueueHarness> {
     advance: async (ms) => {
       now += ms;
     },
+    skew: async (ms) => {
+      now += ms;
+    },
+    now: () => now,
     reopen: async () => {
       await queue.close();
       queue = open();

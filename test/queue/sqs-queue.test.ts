@@ -1,5 +1,7 @@
-import { after, before } from 'node:test';
-import { SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { DEFAULT_RETRY } from '../../shared/queue/port.ts';
+import { receivesToExhaust, SQS_MAX_RECEIVE_COUNT, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
 import { queueConformance, type HarnessOptions, type QueueHarness } from './conformance.ts';
 import { startLocalSqs, type LocalSqs } from './fauxqs.ts';
 
@@ -13,10 +15,13 @@ let n = 0;
 /** Fresh queues per test (unique prefix); time is real, so `advance` waits and runs the forwarder. */
 async function harness(opts: HarnessOptions): Promise<QueueHarness> {
   const prefix = `t${n++}-${process.pid}`;
+  // The queue's own clock runs ahead of fauxqs's by `skew` (the retry window is judged on it).
+  let skew = 0;
   const open = () =>
     new SqsKeyQueue({
       client: sqs.client(),
       prefix,
+      clock: () => Date.now() + skew,
       ...(opts.retry ? { retry: opts.retry } : {}),
       ...(opts.visibilityTimeoutMs ? { visibilityTimeoutSeconds: Math.ceil(opts.visibilityTimeoutMs / 1000) } : {}),
     });
@@ -31,6 +36,10 @@ async function harness(opts: HarnessOptions): Promise<QueueHarness> {
       await new Promise((r) => setTimeout(r, ms));
       await queue.pumpTimers();
     },
+    skew: async (ms) => {
+      skew += ms;
+    },
+    now: () => Date.now() + skew,
     // A restarted process: a new client on the same queues, knowing nothing of the old receipts.
     reopen: async () => {
       await queue.close();
@@ -43,3 +52,23 @@ async function harness(opts: HarnessOptions): Promise<QueueHarness> {
 }
 
 queueConformance('sqs (fauxqs)', harness);
+
+describe('SqsKeyQueue retry policy against the redrive', () => {
+  const cases = [
+    { name: 'the default policy', retry: DEFAULT_RETRY, want: 22, ok: true },
+    { name: 'no window: the count alone', retry: { ...DEFAULT_RETRY, deadLetterAfterMs: 0 }, want: 16, ok: true },
+    { name: 'a 4 s ceiling with a ten-minute window (the chaos rigs)', retry: { baseDelayMs: 5, maxDelayMs: 4000, maxAttempts: 16, deadLetterAfterMs: 600_000 }, want: 158, ok: true },
+    { name: 'a 1 s ceiling with an hour: 3600 receives', retry: { baseDelayMs: 5, maxDelayMs: 1000, maxAttempts: 16, deadLetterAfterMs: 3_600_000 }, want: SQS_MAX_RECEIVE_COUNT + 1, ok: false },
+  ] as const;
+  for (const c of cases) {
+    test(`${c.name}: ${c.ok ? 'fits under' : 'is refused, it would outrun'} SQS's redrive`, () => {
+      // act
+      const needed = receivesToExhaust(c.retry);
+      const make = (): SqsKeyQueue => new SqsKeyQueue({ client: sqs.client(), prefix: 'policy', retry: c.retry });
+      // assert
+      assert.equal(needed, c.want, 'receives until a key failing every time is dead-lettered');
+      if (c.ok) assert.doesNotThrow(make);
+      else assert.throws(make, /retry: policy .* raise maxDelayMs or lower deadLetterAfterMs/);
+    });
+  }
+});

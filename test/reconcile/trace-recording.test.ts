@@ -21,11 +21,12 @@ import type { Traces } from '../../shared/state/traces.ts';
 
 const T0 = Date.now();
 
-function received(name: string, attempt = 1): ReceivedKey {
+function received(name: string, attempt = 1, firstFailureAt?: number): ReceivedKey {
   return {
     message: { v: 1, controller: 'vmi', key: `default/${name}`, cause: { kind: 'Pod', namespace: 'default', name: `virt-launcher-${name}`, uid: 'u1', resourceVersion: '41', event: 'MODIFIED', seenAt: T0 - 30 } },
     receipt: `r-${name}-${attempt}`,
     attempt,
+    ...(firstFailureAt !== undefined ? { firstFailureAt } : {}),
     enqueuedAt: T0 - 20,
     coalesced: 3,
   };
@@ -50,7 +51,7 @@ describe('trace recording in the shared reconcile path', () => {
     await server.close();
   });
   const run = (body: (kube: KubeClient) => Promise<Outcome>, rk: ReceivedKey, traces: Traces = state.traces) =>
-    instrumented(spec(body), { kube, metrics: new MetricsRegistry(), log: silentLogger, traces, retry: { maxAttempts: 4 } })(rk);
+    instrumented(spec(body), { kube, metrics: new MetricsRegistry(), log: silentLogger, traces, retry: { maxAttempts: 4, deadLetterAfterMs: 3_600_000 } })(rk);
 
   test('a reconcile that creates a pod and loses a status write: every write with its code, outcome retry Conflict', async () => {
     // arrange
@@ -94,16 +95,25 @@ describe('trace recording in the shared reconcile path', () => {
     assert.deepEqual(entry?.writes, [{ verb: 'delete', resource: 'pods', namespace: 'default', name: 'gone', code: 404 }]);
   });
 
-  test('a transient failure on the last attempt is recorded as dead-lettered, as the queue will settle it', async () => {
-    // act
-    await assert.rejects(run(async (k) => {
-      await k.get(VMIS, 'default', 'c');
-      throw new Error('boom');
-    }, received('c', 4)));
-    // assert
-    const [entry] = await state.traces.recent('vmi', 'default/c', Date.now());
-    assert.deepEqual(entry?.outcome, { kind: 'dead-lettered', reason: 'InternalError', message: 'boom' });
-  });
+  // The queues' rule: a transient failure dead-letters only past maxAttempts (4 here) AND an hour of failing.
+  const lastAttempt = [
+    { name: 'c1', attempt: 4, failingMs: 2 * 3_600_000, want: 'dead-lettered', why: 'past both the count and the window' },
+    { name: 'c2', attempt: 4, failingMs: 60_000, want: 'retry', why: 'past the count, inside the window: an outage must not dead-letter' },
+    { name: 'c3', attempt: 9, failingMs: 60_000, want: 'retry', why: 'far past the count, still inside the window' },
+    { name: 'c4', attempt: 3, failingMs: 2 * 3_600_000, want: 'retry', why: 'past the window, not yet the count' },
+  ] as const;
+  for (const c of lastAttempt) {
+    test(`a transient failure is recorded as the queue will settle it: ${c.want}, ${c.why}`, async () => {
+      // act
+      await assert.rejects(run(async (k) => {
+        await k.get(VMIS, 'default', c.name);
+        throw new Error('boom');
+      }, received(c.name, c.attempt, Date.now() - c.failingMs)));
+      // assert
+      const [entry] = await state.traces.recent('vmi', `default/${c.name}`, Date.now());
+      assert.deepEqual(entry?.outcome, { kind: c.want, reason: 'InternalError', message: 'boom' }, c.why);
+    });
+  }
 
   test('a failing trace store never fails the reconcile', async () => {
     // arrange

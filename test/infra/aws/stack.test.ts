@@ -36,7 +36,7 @@ describe('ReconcilerStack: queues', () => {
         SqsManagedSseEnabled: true,
         // ≥ 6 × the 60 s function timeout (AWS guidance for SQS event sources)
         VisibilityTimeout: 360,
-        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 21 },
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: 1000 },
         // The registry's wake delay (the pool's 1 s, KubeVirt's AddAfter); none elsewhere.
         DelaySeconds: wakeDelayMs(c) > 0 ? wakeDelayMs(c) / 1000 : Match.absent(),
       });
