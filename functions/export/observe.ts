@@ -5,13 +5,17 @@
  * ("get or create", as KubeVirt's source step does), since those claims are its volumes.
  */
 import type { V1ConfigMap, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { KubeVirt } from '../../shared/api/index.ts';
+import type { KubeVirt, VirtualMachine } from '../../shared/api/index.ts';
+import { clusterConfigFromKubeVirt } from '../../shared/config/cluster-config.ts';
+import { expandVm } from '../../shared/instancetype/expand-vm.ts';
+import { FindError, findFlavours } from '../../shared/instancetype/find.ts';
 import type { VirtualMachineExport } from '../../shared/api/export.ts';
 import { CONFIG_MAPS, DATA_VOLUMES, KUBEVIRTS, PODS, PVCS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
 import { TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { BACKEND_LABEL, claimOfVolume, needsBackendStorage } from '../../shared/storage/vm-volumes.ts';
 import type { ExportDeps } from './deps.ts';
+import { claimsWithoutTemplate } from './manifest.ts';
 import { CA_BUNDLE_KEY, EXPORT_CA, snapshotClaimNameOf } from './names.ts';
 import { isDiskVolume, renderSnapshotClaim } from './render-objects.ts';
 import { isKubevirtContent, ownerDataVolumeName, pvcSource, snapshotSource, vmSource, type SourceKind, type SourceResult, type VmClaim } from './source.ts';
@@ -103,4 +107,35 @@ async function readSnapshotSource(vme: VirtualMachineExport, ns: string, name: s
     claims.push({ pvc, kubevirtContent: isKubevirtContent(pvc, undefined) });
   }
   return snapshotSource(ns, name, snapshot, content, claims, vm);
+}
+
+/**
+ * What the VM manifest is made of (KubeVirt's getVmFromExport and extraVMData): the VM with its
+ * instance type and preference expanded into it, and the existing claims of its volumes that no
+ * DataVolume template names. A matcher that finds nothing, or an expansion that conflicts, fails
+ * the pass (retried), as upstream's Expand error does.
+ */
+export async function readManifestVm(vm: VirtualMachine, cluster: ClusterView, deps: ExportDeps): Promise<{ vm: VirtualMachine; claims: V1PersistentVolumeClaim[] }> {
+  const ns = vm.metadata?.namespace ?? '';
+  let expanded = vm;
+  if (vm.spec.instancetype || vm.spec.preference) {
+    const what = `expanding the instance type of VirtualMachine ${ns}/${vm.metadata?.name ?? ''} for its export manifest`;
+    let resolved;
+    try {
+      resolved = await findFlavours(deps.kube, vm);
+    } catch (err) {
+      if (err instanceof FindError) throw new TransientError('ExpandVMFailed', `${what}: ${err.message}`);
+      throw err;
+    }
+    const config = deps.clusterConfig ? await deps.clusterConfig() : clusterConfigFromKubeVirt(cluster.kubevirt);
+    const r = expandVm(vm, resolved, config);
+    if (!r.ok) throw new TransientError('ExpandVMFailed', `${what}: ${r.message}`);
+    expanded = r.vm;
+  }
+  const claims: V1PersistentVolumeClaim[] = [];
+  for (const name of claimsWithoutTemplate(expanded)) {
+    const pvc = await deps.kube.get(PVCS, ns, name);
+    if (pvc) claims.push(pvc);
+  }
+  return { vm: expanded, claims };
 }

@@ -18,5 +18,8 @@ export const exportRbac: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'create', 'delete'], why: 'The exporter: pod (pods are listed for claims in use), service, token and certificate Secrets (the CA Secret read to sign), the VM manifest ConfigMap (the CA bundle read).' },
   { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['get', 'create'] },
   { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['list'], why: "External links: the Ingress in KubeVirt's namespace to the export proxy (its TLS secret read with the secrets above)." },
+  { apiGroups: ['route.openshift.io'], resources: ['routes'], verbs: ['list'], why: "External links on OpenShift: virt-operator's Route to the export proxy (the certificate from kube-root-ca.crt, read with the configmaps above); a cluster without the group answers 404." },
+  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get'], why: "The VM manifest: the VM's instance type and preference expanded into it, from the revisions it pins or the objects it names." },
+  { apiGroups: ['instancetype.kubevirt.io'], resources: ['virtualmachineinstancetypes', 'virtualmachineclusterinstancetypes', 'virtualmachinepreferences', 'virtualmachineclusterpreferences'], verbs: ['get'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -12,7 +12,7 @@ import type { VirtualMachineExport } from '../../../shared/api/export.ts';
 import { makeCa, issueServingCertificate, type CertificateAuthority, type ServingCertificate } from '../../../sandbox/pki.ts';
 import { certForHost, externalIngress, ingressCert, ingressHost, type IngressLike } from '../../../functions/export/external-link.ts';
 import { planStatus } from '../../../functions/export/export-status.ts';
-import { renderManifestConfigMap } from '../../../functions/export/render-objects.ts';
+import { renderManifestConfigMap } from '../../../functions/export/manifest.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { SourceResult } from '../../../functions/export/source.ts';
 
@@ -101,8 +101,8 @@ describe('the VM manifest ConfigMap with an external host', () => {
     const vme = { metadata: { name: 'exp', namespace: 'ns', uid: 'u' }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' } } } as VirtualMachineExport;
     const vm = { metadata: { name: 'vm', namespace: 'ns' }, spec: { template: { spec: { domain: { devices: {} } } } } } as VirtualMachine;
     // act
-    const without = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA');
-    const withExternal = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA', { host: 'export.example.com', cert: 'INGRESS-CERT' });
+    const without = renderManifestConfigMap(vme, { vm, claims: [], internalHost: 'virt-export-exp.ns.svc', caBundle: 'CA' });
+    const withExternal = renderManifestConfigMap(vme, { vm, claims: [], internalHost: 'virt-export-exp.ns.svc', caBundle: 'CA', external: { host: 'export.example.com', cert: 'INGRESS-CERT' } });
     // assert
     assert.equal(without.data?.['external_host'], undefined, 'no Ingress: no external entries');
     assert.equal(withExternal.data?.['external_host'], 'export.example.com/api/export.kubevirt.io/v1/namespaces/ns/virtualmachineexports/exp');
