@@ -114,3 +114,49 @@ describe('export relay mapping', () => {
     assert.deepEqual(keys(map('PersistentVolumeClaim', 'MODIFIED', { metadata: { name: 'disk', namespace: 'ns' } })), ['ns/e-v1']);
   });
 });
+
+describe('export relay mapping: Ingresses to the export proxy, backups', () => {
+  const exp = (name: string, source: Record<string, unknown>) => ({ metadata: { name, namespace: 'ns' }, spec: { source } });
+  const ingress = (name: string, namespace: string, service: string, rv = '1') => ({ metadata: { name, namespace, resourceVersion: rv }, spec: { rules: [{ host: `${name}.example.com`, http: { paths: [{ backend: { service: { name: service } } }] } }] } });
+  const keys = (t: { key: string }[]) => t.map((x) => x.key).sort();
+  const withExports = () => {
+    const map = exportMapper();
+    map('VirtualMachineExport', 'ADDED', exp('e-vm', { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' }));
+    map('VirtualMachineExport', 'ADDED', exp('e-bk', { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup', name: 'b1' }));
+    return map;
+  };
+  const all = ['ns/e-bk', 'ns/e-vm'];
+
+  const table: { name: string; events: [string, 'ADDED' | 'MODIFIED' | 'DELETED' | 'RELIST', object, object?][]; want: string[] }[] = [
+    { name: 'a new Ingress to the proxy in KubeVirt\'s namespace: every export', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')]], want: all },
+    { name: 'one to another service: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'web')]], want: [] },
+    { name: 'one in another namespace: none', events: [['Ingress', 'ADDED', ingress('i', 'apps', 'virt-exportproxy')]], want: [] },
+    { name: 'KubeVirt installed elsewhere: its namespace counts, not kubevirt', events: [['KubeVirt', 'ADDED', { metadata: { name: 'kv', namespace: 'kv-ns' }, spec: {} }], ['Ingress', 'ADDED', ingress('i', 'kv-ns', 'virt-exportproxy')]], want: all },
+    { name: 'one that stops routing to the proxy: every export (the link goes)', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web', '2')]], want: all },
+    { name: 'then changes again, still elsewhere: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web', '2')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web2', '3')]], want: [] },
+    { name: 'deleted: every export', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'DELETED', ingress('i', 'kubevirt', 'virt-exportproxy')]], want: all },
+    { name: 'a relist of the same version: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'RELIST', ingress('i', 'kubevirt', 'virt-exportproxy'), ingress('i', 'kubevirt', 'virt-exportproxy')]], want: [] },
+    { name: 'a relist of a newer version (a change the watch missed): every export', events: [['Ingress', 'RELIST', ingress('i', 'kubevirt', 'virt-exportproxy', '5'), ingress('i', 'kubevirt', 'web', '4')]], want: all },
+    { name: 'a VirtualMachineBackup: the exports of it', events: [['VirtualMachineBackup', 'MODIFIED', { metadata: { name: 'b1', namespace: 'ns' } }]], want: ['ns/e-bk'] },
+    { name: 'another backup: none', events: [['VirtualMachineBackup', 'MODIFIED', { metadata: { name: 'b2', namespace: 'ns' } }]], want: [] },
+  ];
+  for (const row of table) {
+    test(row.name, () => {
+      // arrange
+      const map = withExports();
+      // act: the last event's keys
+      let got: { key: string }[] = [];
+      for (const [kind, type, obj, old] of row.events) got = map(kind, type, obj as never, old as never);
+      // assert
+      assert.deepEqual(keys(got), row.want);
+    });
+  }
+
+  test('a source kind that does not match its group is in no bucket (KubeVirt\'s indexers check both)', () => {
+    // arrange
+    const map = exportMapper();
+    map('VirtualMachineExport', 'ADDED', exp('odd', { apiGroup: 'kubevirt.io', kind: 'VirtualMachineInstance', name: 'vm' }));
+    // act / assert
+    assert.deepEqual(map('VirtualMachine', 'MODIFIED', { metadata: { name: 'vm', namespace: 'ns' } }), []);
+  });
+});

@@ -330,7 +330,11 @@ describe('export of a VM', () => {
     const cm = await h.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-exp-vm1');
     assert.equal(cm?.data?.internal_host, 'virt-export-exp-vm1.default.svc');
     assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').metadata.name, 'vm1');
-    assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').status, undefined);
+    assert.deepEqual(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').status, {}, 'status cleared: Go writes the empty struct');
+    assert.deepEqual(Object.keys(cm?.data ?? {}).sort(), ['dv-vm1-disk', 'export-name', 'internal_ca_cm', 'internal_host', 'virtualmachine-manifest'], 'a PVC volume without a template gets its dv- entry');
+    // The claim's volume mode as the API server stored it (the real one defaults it to Filesystem).
+    const volumeMode = (await h.kube.get(PVCS, NS, 'vm1-disk'))?.spec?.volumeMode;
+    assert.deepEqual(JSON.parse(cm?.data?.['dv-vm1-disk'] ?? '{}').spec, { source: { http: { url: '' } }, storage: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...(volumeMode ? { volumeMode } : {}) } });
     const got = await getExport('exp-vm1');
     assert.equal(got.status?.phase, 'Ready');
     assert.equal(got.status?.virtualMachineName, 'vm1');
