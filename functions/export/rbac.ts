@@ -14,6 +14,7 @@ export const exportRbac: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances'], verbs: ['get'] },
   { apiGroups: ['snapshot.kubevirt.io'], resources: ['virtualmachinesnapshots', 'virtualmachinesnapshotcontents'], verbs: ['get'] },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+  { apiGroups: ['backup.kubevirt.io'], resources: ['virtualmachinebackups', 'virtualmachinebackuptrackers'], verbs: ['get'], why: "Backup sources: the backup (its tracker names the VM); the tunnel CA kubevirt-backup-ca read with the configmaps below." },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list'], why: 'The KubeVirt CR (certificate rotation, image, its namespace) and the CA virt-operator publishes.' },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'create', 'delete'], why: 'The exporter: pod (pods are listed for claims in use), service, token and certificate Secrets (the CA Secret read to sign), the VM manifest ConfigMap (the CA bundle read).' },
   { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['get', 'create'] },

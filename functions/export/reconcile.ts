@@ -46,7 +46,7 @@ export async function reconcileExport(key: string, deps: ExportDeps, ctx: Reconc
   const base: VirtualMachineExportStatus = vme.status ?? initialStatus(ttlExpiration(vme), nowIso);
   const ttlMs = Date.parse(base.ttlExpirationTime ?? ttlExpiration(vme));
   const cluster = await readCluster(deps);
-  const src = await readSource(kind, vme, deps);
+  const src = await readSource(kind, vme, cluster, deps);
   const ready = isAvailable(src) && hasContent(src);
 
   // 1. service

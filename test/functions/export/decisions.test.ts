@@ -52,14 +52,24 @@ describe('certificate parameters and the pod deadline', () => {
 
 describe('sources', () => {
   const pvc = (o: { annotations?: Record<string, string>; volumeMode?: string } = {}): V1PersistentVolumeClaim => ({ metadata: { name: 'c', ...(o.annotations ? { annotations: o.annotations } : {}) }, spec: { ...(o.volumeMode ? { volumeMode: o.volumeMode } : {}) } });
-  test('source kinds in §3.2 order; the group "v1" is not a claim here', () => {
-    assert.equal(sourceKindOf({ kind: 'PersistentVolumeClaim' }), 'pvc');
-    assert.equal(sourceKindOf({ apiGroup: '', kind: 'PersistentVolumeClaim' }), 'pvc');
-    assert.equal(sourceKindOf({ apiGroup: 'v1', kind: 'PersistentVolumeClaim' }), undefined);
-    assert.equal(sourceKindOf({ apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineSnapshot' }), 'snapshot');
-    assert.equal(sourceKindOf({ apiGroup: 'kubevirt.io', kind: 'VirtualMachine' }), 'vm');
-    assert.equal(sourceKindOf({ apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup' }), undefined);
-  });
+  const kinds: { ref: { apiGroup?: string; kind: string }; want: string | undefined }[] = [
+    { ref: { kind: 'PersistentVolumeClaim' }, want: 'pvc' },
+    { ref: { apiGroup: '', kind: 'PersistentVolumeClaim' }, want: 'pvc' },
+    { ref: { apiGroup: 'v1', kind: 'PersistentVolumeClaim' }, want: undefined },
+    { ref: { apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineSnapshot' }, want: 'snapshot' },
+    { ref: { apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineRestore' }, want: undefined },
+    { ref: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine' }, want: 'vm' },
+    { ref: { apiGroup: 'kubevirt.io', kind: 'VirtualMachineInstance' }, want: undefined },
+    { ref: { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup' }, want: 'backup' },
+    { ref: { kind: 'VirtualMachineBackup' }, want: 'backup' },
+    { ref: { apiGroup: 'template.kubevirt.io', kind: 'VirtualMachineTemplate' }, want: undefined },
+  ];
+  for (const row of kinds) {
+    test(`source kind of ${row.ref.apiGroup ?? '(no group)'}/${row.ref.kind}: ${row.want ?? 'not exported'} (KubeVirt's isSource* checks, group and kind)`, () => {
+      // act / assert
+      assert.equal(sourceKindOf(row.ref), row.want);
+    });
+  }
   const content = [
     { name: 'plain claim', pvc: pvc(), want: false },
     { name: 'block', pvc: pvc({ volumeMode: 'Block' }), want: true },
