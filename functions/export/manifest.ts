@@ -14,10 +14,11 @@
  *   resources);
  * - `export-name`.
  *
- * Values are JSON as Go's encoding/json writes these objects at the top level: a struct's
- * `metadata` carries `"creationTimestamp":null`, an empty status is `{}`, keys of the objects built
- * here follow Go's field order. Nested content copied from the VM keeps the API's order (the
- * export server reads it back with json.Unmarshal; order is not meaning).
+ * Values are JSON as KubeVirt's virt-controller writes them (compared on the live differential
+ * lane): no apiVersion/kind (its informer's objects carry none), no zero creationTimestamp, an
+ * empty status `{}`, keys of the objects built here in Go's field order. Nested content copied
+ * from the VM keeps the API's order where Go writes struct order (the export server reads it back
+ * with json.Unmarshal; order is not meaning).
  */
 import type { V1ConfigMap, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachine } from '../../shared/api/index.ts';
@@ -67,12 +68,11 @@ function ordered<T extends Record<string, unknown>>(obj: T, order: readonly stri
 const VM_SPEC_ORDER = ['running', 'runStrategy', 'instancetype', 'preference', 'template', 'dataVolumeTemplates', 'updateVolumesStrategy'];
 const DV_SPEC_ORDER = ['source', 'sourceRef', 'pvc', 'storage', 'priorityClassName', 'contentType', 'checkpoints', 'finalCheckpoint', 'preallocation'];
 
-/** Go's ObjectMeta of name, namespace, labels and annotations (its zero creationTimestamp is `null`). */
+/** Go's ObjectMeta of name, namespace, labels and annotations. */
 function reducedMeta(m: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return {
     ...(m?.name ? { name: m.name } : {}),
     ...(m?.namespace ? { namespace: m.namespace } : {}),
-    creationTimestamp: null,
     ...(m?.labels && Object.keys(m.labels).length > 0 ? { labels: m.labels } : {}),
     ...(m?.annotations && Object.keys(m.annotations).length > 0 ? { annotations: m.annotations } : {}),
   };
@@ -91,8 +91,6 @@ export function vmManifest(vm: VirtualMachine): Record<string, unknown> {
   });
   const spec = ordered({ ...vm.spec, ...(templates ? { dataVolumeTemplates: templates } : {}) } as Record<string, unknown>, VM_SPEC_ORDER);
   return {
-    ...(vm.apiVersion ? { apiVersion: vm.apiVersion } : {}),
-    ...(vm.kind ? { kind: vm.kind } : {}),
     metadata: reducedMeta(vm.metadata),
     spec,
     status: {},
@@ -123,7 +121,7 @@ export function claimDataVolume(pvc: V1PersistentVolumeClaim, namespace: string)
   const limits = canonical(s.resources?.limits as Record<string, string> | undefined);
   const requests = canonical(s.resources?.requests as Record<string, string> | undefined);
   return {
-    metadata: { name: pvc.metadata?.name ?? '', namespace, creationTimestamp: null },
+    metadata: { name: pvc.metadata?.name ?? '', namespace },
     spec: {
       source: { http: { url: '' } },
       storage: {
@@ -151,7 +149,7 @@ export interface ManifestInput {
 export function renderManifestConfigMap(vme: VirtualMachineExport, input: ManifestInput): V1ConfigMap {
   const name = vme.metadata?.name ?? '';
   const ns = vme.metadata?.namespace ?? '';
-  const caCm = (ca: string) => ({ metadata: { name: `export-ca-cm-${name}`, creationTimestamp: null }, data: { 'ca.pem': ca } });
+  const caCm = (ca: string) => ({ metadata: { name: `export-ca-cm-${name}` }, data: { 'ca.pem': ca } });
   const data: Record<string, string> = {
     [MANIFEST_KEY.internalHost]: input.internalHost,
     [MANIFEST_KEY.internalCa]: JSON.stringify(caCm(input.caBundle)),

@@ -111,11 +111,11 @@ describe('export end to end (relay → queue → export function → sandbox sto
     const manifestVm = JSON.parse(manifest['virtualmachine-manifest'] ?? '{}') as { metadata?: Record<string, unknown>; spec?: { runStrategy?: string }; status?: object };
     // Metadata reduced to name, namespace, labels and annotations (the VM controller's annotations stay).
     const { annotations: _annotations, labels: _labels, ...meta } = manifestVm.metadata ?? {};
-    assert.deepEqual(meta, { name: 'e2e-vm', namespace: NS, creationTimestamp: null }, 'metadata reduced: no uid, resourceVersion, generation, managedFields');
+    assert.deepEqual(meta, { name: 'e2e-vm', namespace: NS }, 'metadata reduced: no uid, resourceVersion, generation, managedFields');
     assert.deepEqual(manifestVm.status, {}, 'status cleared');
     assert.equal(manifestVm.spec?.runStrategy, 'Halted');
     const dv = JSON.parse(manifest['dv-e2e-vm-disk'] ?? '{}') as { metadata?: object; spec?: { source?: object; storage?: { accessModes?: string[]; resources?: object } } };
-    assert.deepEqual(dv.metadata, { name: 'e2e-vm-disk', namespace: NS, creationTimestamp: null });
+    assert.deepEqual(dv.metadata, { name: 'e2e-vm-disk', namespace: NS });
     assert.deepEqual(dv.spec?.source, { http: { url: '' } });
     assert.deepEqual(dv.spec?.storage?.accessModes, ['ReadWriteOnce']);
     assert.deepEqual(dv.spec?.storage?.resources, { requests: { storage: '1Gi' } });

@@ -37,16 +37,16 @@ describe('the claims that get a dv- entry', () => {
 });
 
 describe('the virtualmachine-manifest object', () => {
-  test('metadata reduced to name, namespace, labels, annotations (creationTimestamp null, as Go writes it); status {}', () => {
+  test('metadata reduced to name, namespace, labels, annotations; no apiVersion/kind; status {} (as KubeVirt writes it)', () => {
     // arrange
     const vm = vmOf({}, { name: 'vm', namespace: 'ns', uid: 'u', resourceVersion: '7', generation: 3, labels: { a: 'b' }, annotations: { c: 'd' }, finalizers: ['f'], managedFields: [] } as never);
     (vm as { status?: object }).status = { printableStatus: 'Stopped' };
     // act
     const got = vmManifest(vm);
     // assert
-    assert.deepEqual(got.metadata, { name: 'vm', namespace: 'ns', creationTimestamp: null, labels: { a: 'b' }, annotations: { c: 'd' } });
+    assert.deepEqual(got.metadata, { name: 'vm', namespace: 'ns', labels: { a: 'b' }, annotations: { c: 'd' } });
     assert.deepEqual(got.status, {});
-    assert.deepEqual(Object.keys(got), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    assert.deepEqual(Object.keys(got), ['metadata', 'spec', 'status']);
   });
 
   const table: { name: string; templates: object[]; vols: object[]; want: object[] }[] = [
@@ -93,7 +93,7 @@ describe('the dv- DataVolume of a claim', () => {
       // act
       const got = claimDataVolume(claim(row.spec), 'ns');
       // assert
-      assert.deepEqual(got, { metadata: { name: 'c', namespace: 'ns', creationTimestamp: null }, spec: { source: { http: { url: '' } }, storage: row.wantStorage }, status: {} });
+      assert.deepEqual(got, { metadata: { name: 'c', namespace: 'ns' }, spec: { source: { http: { url: '' } }, storage: row.wantStorage }, status: {} });
     });
   }
 });
@@ -142,7 +142,7 @@ describe('the manifest ConfigMap of a VM export (sandbox API server)', () => {
     assert.equal(vm.spec.template.spec?.domain.cpu?.sockets, 2, "the instance type's guest CPUs, as sockets (the default topology)");
     assert.equal(vm.spec.template.spec?.domain.memory?.guest, '1Gi', "the instance type's guest memory");
     assert.equal(vm.spec.template.spec?.domain.devices.disks?.[0]?.disk?.bus, 'sata', "the preference's disk bus");
-    assert.deepEqual(vm.metadata, { name: 'it1', namespace: NS, creationTimestamp: null, labels: { app: 'it1' } });
+    assert.deepEqual(vm.metadata, { name: 'it1', namespace: NS, labels: { app: 'it1' } });
     assert.ok(await h.kube.get(PODS, NS, 'virt-export-exp-it1'), 'the exporter pod follows');
   });
 
