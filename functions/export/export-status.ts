@@ -13,6 +13,7 @@ import { updateCondition, type StorageCondition } from '../../shared/storage/con
 import { COND, PHASE, REASON, REQUEUE_SECONDS } from './names.ts';
 import { externalBase } from './external-link.ts';
 import { volumeUris } from './render-pod.ts';
+import { backupLinks } from './backup-source.ts';
 import { hasContent, isAvailable, type CondSpec, type SourceResult } from './source.ts';
 
 /** The status an export starts with: Pending, `Ready=False Initializing`, TTL from creation. */
@@ -87,6 +88,11 @@ export function planStatus(base: VirtualMachineExportStatus, input: StatusInput)
         conditions = setCond(conditions, bound ? { type: COND.volumesCreated, status: 'True', reason: REASON.allPvcsReady, message: '' } : { type: COND.volumesCreated, status: 'False', reason: REASON.notAllPvcsReady, message: 'Not all PVCs are ready' }, nowIso);
       }
       break;
+    case 'backup':
+      // The backup's condition is a Ready condition: it has the last word.
+      if (src.sourceCondition) conditions = setCond(conditions, src.sourceCondition, nowIso);
+      if (!isAvailable(src)) requeueSeconds = REQUEUE_SECONDS;
+      break;
   }
   status.conditions = conditions;
   return requeueSeconds !== undefined ? { status, requeueSeconds } : { status };
@@ -116,5 +122,7 @@ function link(input: StatusInput, hostAndBase: string, linkType: 'internal' | 'e
     ...(src.kind === 'vm' || src.kind === 'snapshot' ? [{ type: 'all', url: url(hostAndBase, `/${linkType}/manifests/all`) }] : []),
     { type: 'auth-header-secret', url: url(hostAndBase, `/${linkType}/manifests/secret`) },
   ];
-  return { cert: cert.trim(), volumes, manifests };
+  const backups = src.backup ? backupLinks(src.backup, (uri) => url(hostAndBase, uri)) : [];
+  // Go leaves empty lists out (omitempty).
+  return { cert: cert.trim(), ...(volumes.length > 0 ? { volumes } : {}), manifests, ...(backups.length > 0 ? { backups } : {}) };
 }

@@ -2,8 +2,9 @@
  * The export's external link (KubeVirt's getExternalLinks): where an Ingress in KubeVirt's
  * namespace sends traffic to the `virt-exportproxy` service, the export is reachable at
  * `https://<host>/api/export.kubevirt.io/v1/namespaces/<ns>/virtualmachineexports/<name>/…`, with
- * the certificate from the Ingress's TLS secret that serves that host. OpenShift Routes are not
- * read. Pure.
+ * the certificate from the Ingress's TLS secret that serves that host. Without such an Ingress, an
+ * OpenShift Route of virt-operator's to that service gives the host (its first admitted ingress),
+ * with the certificate for it from the namespace's `kube-root-ca.crt` ConfigMap. Pure.
  */
 import { X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
@@ -36,6 +37,36 @@ export function externalIngress(ingresses: readonly IngressLike[]): { host: stri
   for (const ing of ingresses) {
     const host = ingressHost(ing);
     if (host) return { host, secretName: ing.spec?.tls?.find((t) => t.secretName)?.secretName ?? '' };
+  }
+  return undefined;
+}
+
+/** virt-operator's label on what it manages; KubeVirt reads only Routes that carry it (either value). */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_OPERATOR = ['virt-operator', 'kubevirt-operator'] as const;
+/** The ConfigMap (and key) a Route's certificate is looked up in, in KubeVirt's namespace. */
+export const ROUTE_CA_CONFIG_MAP = 'kube-root-ca.crt';
+export const ROUTE_CA_KEY = 'ca.crt';
+
+/** The minimum read of an OpenShift Route (route.openshift.io/v1). */
+export interface RouteLike {
+  metadata?: { labels?: Record<string, string> };
+  spec?: { to?: { name?: string } };
+  status?: { ingress?: { host?: string }[] };
+}
+
+/** The host a Route publishes the export proxy at, or "" (KubeVirt's getHostFromRoute). */
+export function routeHost(route: RouteLike): string {
+  return route.spec?.to?.name === EXPORT_PROXY_SERVICE ? (route.status?.ingress?.[0]?.host ?? '') : '';
+}
+
+/** The first of virt-operator's Routes that publishes the proxy: its host. */
+export function externalRoute(routes: readonly RouteLike[]): string | undefined {
+  for (const r of routes) {
+    const managedBy = r.metadata?.labels?.[MANAGED_BY_LABEL];
+    if (!managedBy || !(MANAGED_BY_OPERATOR as readonly string[]).includes(managedBy)) continue;
+    const host = routeHost(r);
+    if (host) return host;
   }
   return undefined;
 }
@@ -89,6 +120,12 @@ export function certForHost(host: string, pem: string, now: number, depth = 0): 
 export function ingressCert(host: string, secret: V1Secret | undefined, now: number): string {
   const crt = secret?.data?.['tls.crt'];
   return crt ? certForHost(host, Buffer.from(crt, 'base64').toString('utf8'), now) : '';
+}
+
+/** The certificate `kube-root-ca.crt` offers for a Route's `host` ("" without one). */
+export function routeCert(host: string, configMap: { data?: Record<string, string> } | undefined, now: number): string {
+  const pem = configMap?.data?.[ROUTE_CA_KEY];
+  return pem ? certForHost(host, pem, now) : '';
 }
 
 /** The base every external URL of the export starts with (host and API path, no scheme). */

@@ -29,6 +29,8 @@ export const DEFAULT_RENEW_BEFORE_FRACTION = 0.2;
 
 /** The ConfigMaps and Secret virt-operator publishes in the KubeVirt namespace. */
 export const EXPORT_CA = 'kubevirt-export-ca';
+/** The backup tunnel's CA bundle (a backup source's exporter trusts it). */
+export const BACKUP_CA = 'kubevirt-backup-ca';
 export const CA_BUNDLE_KEY = 'ca-bundle';
 
 export const PHASE = { pending: 'Pending', ready: 'Ready', terminated: 'Terminated', skipped: 'Skipped' } as const;
@@ -53,6 +55,7 @@ export const REASON = {
   notAllPvcsCreated: 'NotAllPVCsCreated',
   allPvcsReady: 'AllPVCsReady',
   notAllPvcsReady: 'NotAllPVCsReady',
+  backupReady: 'VirtualMachineBackupReady',
 } as const;
 
 export const EVENT = {

@@ -5,14 +5,20 @@
  * ("get or create", as KubeVirt's source step does), since those claims are its volumes.
  */
 import type { V1ConfigMap, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { KubeVirt } from '../../shared/api/index.ts';
+import type { KubeVirt, VirtualMachine } from '../../shared/api/index.ts';
+import { clusterConfigFromKubeVirt } from '../../shared/config/cluster-config.ts';
+import { expandVm } from '../../shared/instancetype/expand-vm.ts';
+import { FindError, findFlavours } from '../../shared/instancetype/find.ts';
 import type { VirtualMachineExport } from '../../shared/api/export.ts';
-import { CONFIG_MAPS, DATA_VOLUMES, KUBEVIRTS, PODS, PVCS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
+import { CONFIG_MAPS, DATA_VOLUMES, KUBEVIRTS, PODS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
+import { vmiIdLabelValue } from '../../shared/template/render-metadata.ts';
+import { backupSource } from './backup-source.ts';
 import { TransientError } from '../../shared/errors.ts';
 import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { BACKEND_LABEL, claimOfVolume, needsBackendStorage } from '../../shared/storage/vm-volumes.ts';
 import type { ExportDeps } from './deps.ts';
-import { CA_BUNDLE_KEY, EXPORT_CA, snapshotClaimNameOf } from './names.ts';
+import { claimsWithoutTemplate } from './manifest.ts';
+import { BACKUP_CA, CA_BUNDLE_KEY, EXPORT_CA, snapshotClaimNameOf } from './names.ts';
 import { isDiskVolume, renderSnapshotClaim } from './render-objects.ts';
 import { isKubevirtContent, ownerDataVolumeName, pvcSource, snapshotSource, vmSource, type SourceKind, type SourceResult, type VmClaim } from './source.ts';
 
@@ -39,7 +45,7 @@ async function dataVolumeOf(ns: string, pvc: V1PersistentVolumeClaim, deps: Expo
   return dv;
 }
 
-export async function readSource(kind: SourceKind, vme: VirtualMachineExport, deps: ExportDeps): Promise<SourceResult> {
+export async function readSource(kind: SourceKind, vme: VirtualMachineExport, cluster: ClusterView, deps: ExportDeps): Promise<SourceResult> {
   const ns = vme.metadata?.namespace ?? '';
   const name = vme.spec.source.name;
   switch (kind) {
@@ -53,7 +59,29 @@ export async function readSource(kind: SourceKind, vme: VirtualMachineExport, de
       return readVmSource(ns, name, deps);
     case 'snapshot':
       return readSnapshotSource(vme, ns, name, deps);
+    case 'backup':
+      return readBackupSource(ns, name, cluster, deps);
   }
+}
+
+/**
+ * A backup source: the backup (missing, or without a status type: the pass fails and is retried,
+ * as upstream's does, with its messages), the backup tunnel's CA (`kubevirt-backup-ca`), and the
+ * VM it backs up — through its VirtualMachineBackupTracker when it names one — for the VMI's id.
+ */
+async function readBackupSource(ns: string, name: string, cluster: ClusterView, deps: ExportDeps): Promise<SourceResult> {
+  const backup = await deps.kube.get(VM_BACKUPS, ns, name);
+  if (!backup) throw new TransientError('VirtualMachineBackupNotFound', `VirtualMachineBackup not found: ${ns}/${name}`);
+  if (!backup.status?.type) throw new TransientError('BackupStatusEmpty', 'backup status empty');
+  const cm = await deps.kube.get(CONFIG_MAPS, cluster.namespace, BACKUP_CA);
+  if (!cm) throw new TransientError('BackupCaMissing', 'could not obtain VirtualMachineBackup tunnel CA: backup CA not found');
+  let vmName = backup.spec.source.name;
+  if (backup.spec.source.kind === 'VirtualMachineBackupTracker') {
+    const tracker = await deps.kube.get(VM_BACKUP_TRACKERS, ns, backup.spec.source.name);
+    if (!tracker) throw new TransientError('VirtualMachineBackupTrackerNotFound', `VirtualMachineBackupTracker not found: ${ns}/${backup.spec.source.name}`);
+    vmName = tracker.spec.source.name;
+  }
+  return backupSource(backup, { caCert: (cm.data?.[CA_BUNDLE_KEY] ?? '').trim(), vmiId: vmiIdLabelValue(vmName) });
 }
 
 async function readVmSource(ns: string, name: string, deps: ExportDeps): Promise<SourceResult> {
@@ -103,4 +131,35 @@ async function readSnapshotSource(vme: VirtualMachineExport, ns: string, name: s
     claims.push({ pvc, kubevirtContent: isKubevirtContent(pvc, undefined) });
   }
   return snapshotSource(ns, name, snapshot, content, claims, vm);
+}
+
+/**
+ * What the VM manifest is made of (KubeVirt's getVmFromExport and extraVMData): the VM with its
+ * instance type and preference expanded into it, and the existing claims of its volumes that no
+ * DataVolume template names. A matcher that finds nothing, or an expansion that conflicts, fails
+ * the pass (retried), as upstream's Expand error does.
+ */
+export async function readManifestVm(vm: VirtualMachine, cluster: ClusterView, deps: ExportDeps): Promise<{ vm: VirtualMachine; claims: V1PersistentVolumeClaim[] }> {
+  const ns = vm.metadata?.namespace ?? '';
+  let expanded = vm;
+  if (vm.spec.instancetype || vm.spec.preference) {
+    const what = `expanding the instance type of VirtualMachine ${ns}/${vm.metadata?.name ?? ''} for its export manifest`;
+    let resolved;
+    try {
+      resolved = await findFlavours(deps.kube, vm);
+    } catch (err) {
+      if (err instanceof FindError) throw new TransientError('ExpandVMFailed', `${what}: ${err.message}`);
+      throw err;
+    }
+    const config = deps.clusterConfig ? await deps.clusterConfig() : clusterConfigFromKubeVirt(cluster.kubevirt);
+    const r = expandVm(vm, resolved, config);
+    if (!r.ok) throw new TransientError('ExpandVMFailed', `${what}: ${r.message}`);
+    expanded = r.vm;
+  }
+  const claims: V1PersistentVolumeClaim[] = [];
+  for (const name of claimsWithoutTemplate(expanded)) {
+    const pvc = await deps.kube.get(PVCS, ns, name);
+    if (pvc) claims.push(pvc);
+  }
+  return { vm: expanded, claims };
 }

@@ -9,10 +9,10 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineExport, VirtualMachineExportStatus } from '../../shared/api/export.ts';
-import { CONFIG_MAPS, INGRESSES, PODS, SECRETS, SERVICES, VM_EXPORTS } from '../../shared/api/resources.ts';
+import { CONFIG_MAPS, PODS, SECRETS, SERVICES, VM_EXPORTS } from '../../shared/api/resources.ts';
 import { parseDurationMs } from '../../shared/api/go-duration.ts';
 import { TransientError } from '../../shared/errors.ts';
-import { AlreadyExistsError, NotFoundError } from '../../shared/kube/errors.ts';
+import { AlreadyExistsError } from '../../shared/kube/errors.ts';
 import { isPodFinal } from '../../shared/predicates/pods.ts';
 import { splitKey } from '../../shared/queue/message.ts';
 import { done, requeueAfter, type Outcome, type ReconcileContext } from '../../shared/reconcile/outcome.ts';
@@ -20,10 +20,11 @@ import { conditionOf } from '../../shared/storage/conditions.ts';
 import { issueCertificate } from '../../shared/storage/x509.ts';
 import type { ExportDeps } from './deps.ts';
 import { initialStatus, isExporterReady, planStatus } from './export-status.ts';
-import { externalIngress, ingressCert, type IngressLike } from './external-link.ts';
-import { readCluster, readSource, type ClusterView } from './observe.ts';
+import { renderManifestConfigMap } from './manifest.ts';
+import { readCluster, readManifestVm, readSource, type ClusterView } from './observe.ts';
+import { readExternal } from './read-external.ts';
 import { CERT_PARAMS_ANNOTATION, COND, DEFAULT_TTL_MS, EVENT, EXPORT_API_VERSION, EXPORT_CA, KIND_EXPORT, manifestConfigMapNameOf, podNameOf, REASON, serviceNameOf, tokenSecretNameOf } from './names.ts';
-import { randomString, renderCertSecret, renderManifestConfigMap, renderService, renderTokenSecret } from './render-objects.ts';
+import { randomString, renderCertSecret, renderService, renderTokenSecret } from './render-objects.ts';
 import { certParamsAnnotation, certParamsOf, certSecretNameOfPod, renderExporterPod, rfc3339 } from './render-pod.ts';
 import { hasContent, isAvailable, sourceKindOf, type SourceResult } from './source.ts';
 import { NAME_ALPHABET } from '../../shared/api/random-name.ts';
@@ -45,7 +46,7 @@ export async function reconcileExport(key: string, deps: ExportDeps, ctx: Reconc
   const base: VirtualMachineExportStatus = vme.status ?? initialStatus(ttlExpiration(vme), nowIso);
   const ttlMs = Date.parse(base.ttlExpirationTime ?? ttlExpiration(vme));
   const cluster = await readCluster(deps);
-  const src = await readSource(kind, vme, deps);
+  const src = await readSource(kind, vme, cluster, deps);
   const ready = isAvailable(src) && hasContent(src);
 
   // 1. service
@@ -92,30 +93,12 @@ export async function reconcileExport(key: string, deps: ExportDeps, ctx: Reconc
   }
 
   // status
-  // The external link only while the exporter serves (links are filled only then): the Ingress read then.
-  const external = pod && isExporterReady(pod) ? await readExternal(cluster.namespace, deps) : undefined;
+  // The external link only while the exporter serves (links are filled only then): the Ingress or Route read then.
+  const external = pod && isExporterReady(pod) ? await readExternal(deps.kube, cluster.namespace, deps.now()) : undefined;
   const plan = planStatus(status, { vme, src, pod, serviceName: serviceNameOf(name), caBundle: cluster.caBundle, nowIso, external });
   await writeStatus(deps.kube, VM_EXPORTS, vme, plan.status);
   await pvcNotFoundEvent(vme, plan.status, deps);
   return plan.requeueSeconds !== undefined ? requeueAfter(Math.max(0.05, plan.requeueSeconds / (deps.clockSpeed ?? 1)), 'export source has content but is not available yet') : done;
-}
-
-/**
- * The Ingress in KubeVirt's namespace that publishes the export proxy, and its certificate for
- * that host (external-link.ts). An API server that serves no Ingresses has none to offer.
- */
-async function readExternal(namespace: string, deps: ExportDeps): Promise<{ host: string; cert: string } | undefined> {
-  let ingresses: IngressLike[];
-  try {
-    ingresses = (await deps.kube.list(INGRESSES, namespace)).items as IngressLike[];
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
-  const found = externalIngress(ingresses);
-  if (!found) return undefined;
-  const secret = found.secretName ? await deps.kube.get(SECRETS, namespace, found.secretName) : undefined;
-  return { host: found.host, cert: ingressCert(found.host, secret, deps.now()) };
 }
 
 /** creationTimestamp + (spec.ttlDuration or 2 h), RFC 3339. */
@@ -154,7 +137,9 @@ async function createPod(vme: VirtualMachineExport, src: SourceResult, tokenSecr
   let manifestConfigMap: string | undefined;
   if ((src.kind === 'vm' || src.kind === 'snapshot') && src.vm) {
     manifestConfigMap = manifestConfigMapNameOf(name);
-    const cm = renderManifestConfigMap(vme, src.vm, `${serviceNameOf(name)}.${ns}.svc`, cluster.caBundle, await readExternal(cluster.namespace, deps));
+    const { vm, claims } = await readManifestVm(src.vm, cluster, deps);
+    const external = await readExternal(deps.kube, cluster.namespace, deps.now());
+    const cm = renderManifestConfigMap(vme, { vm, claims, internalHost: `${serviceNameOf(name)}.${ns}.svc`, caBundle: cluster.caBundle.trim(), external });
     if (await createIfMissing(() => deps.kube.create(CONFIG_MAPS, cm))) await event(deps, vme, 'Normal', EVENT.manifestCreated, `Created exporter data manifest ${ns}/${manifestConfigMap}`);
   }
   const want = renderExporterPod(vme, src, {

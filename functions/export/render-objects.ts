@@ -1,16 +1,13 @@
 /**
  * The objects an export owns besides its pod (reference §3.3): the service, the token Secret,
  * the exporter's serving-certificate Secret (owned by the pod), the claims an export of a
- * snapshot restores, and the VM manifest ConfigMap. Pure: inputs in, objects out.
+ * snapshot restores (the VM manifest ConfigMap is manifest.ts). Pure: inputs in, objects out.
  */
 import { randomInt } from 'node:crypto';
-import type { V1ConfigMap, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { VirtualMachine } from '../../shared/api/index.ts';
+import type { V1PersistentVolumeClaim, V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { CsiVolumeSnapshot, SnapshotVolumeBackup, VirtualMachineExport } from '../../shared/api/export.ts';
 import { controllerRef, type ControllerRef } from '../../shared/predicates/owner-refs.ts';
-import { claimOfVolume } from '../../shared/storage/vm-volumes.ts';
-import { CONTENT_TYPE_ANNOTATION, EXPORT_API_VERSION, EXPORT_SERVICE_LABEL, EXPORTER_LABEL_KEY, EXPORTER_LABEL_VALUE, KIND_EXPORT, manifestConfigMapNameOf, selectorValueOf, serviceNameOf, snapshotClaimNameOf } from './names.ts';
-import { externalBase } from './external-link.ts';
+import { CONTENT_TYPE_ANNOTATION, EXPORT_API_VERSION, EXPORT_SERVICE_LABEL, EXPORTER_LABEL_KEY, EXPORTER_LABEL_VALUE, KIND_EXPORT, selectorValueOf, serviceNameOf, snapshotClaimNameOf } from './names.ts';
 
 export const exportRef = (vme: VirtualMachineExport): ControllerRef => controllerRef(EXPORT_API_VERSION, KIND_EXPORT, vme);
 
@@ -127,45 +124,4 @@ export function isDiskVolume(vmSpec: Record<string, unknown> | undefined, volume
   const volumes = ((vmSpec?.template as { spec?: { volumes?: { name: string; dataVolume?: unknown; persistentVolumeClaim?: unknown }[] } } | undefined)?.spec?.volumes ?? []);
   const v = volumes.find((x) => x.name === volumeName);
   return v !== undefined && (v.dataVolume !== undefined || v.persistentVolumeClaim !== undefined);
-}
-
-/**
- * The VM manifest ConfigMap (`exporter-vm-manifest-<export>`): the internal host, the internal CA
- * as a ConfigMap manifest, the VM with status cleared and metadata reduced, the export's name.
- */
-export function renderManifestConfigMap(vme: VirtualMachineExport, vm: VirtualMachine, internalHost: string, caBundle: string, external?: { readonly host: string; readonly cert: string }): V1ConfigMap {
-  const name = vme.metadata?.name ?? '';
-  const ns = vme.metadata?.namespace ?? '';
-  const manifestVm = {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachine',
-    metadata: {
-      name: vm.metadata?.name,
-      namespace: vm.metadata?.namespace,
-      ...(vm.metadata?.labels ? { labels: vm.metadata.labels } : {}),
-      ...(vm.metadata?.annotations ? { annotations: vm.metadata.annotations } : {}),
-    },
-    spec: withHttpSourcedTemplates(vm),
-  };
-  const caCm = (ca: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `export-ca-cm-${name}` }, data: { 'ca.pem': ca } });
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: manifestConfigMapNameOf(name), namespace: ns, ownerReferences: [exportRef(vme)] },
-    data: {
-      internal_host: internalHost,
-      internal_ca_cm: JSON.stringify(caCm(caBundle)),
-      // Where an Ingress publishes the export proxy: the external host (with the export API path) and its certificate.
-      ...(external ? { external_host: externalBase(external.host, ns, name), external_ca_cm: JSON.stringify(caCm(external.cert)) } : {}),
-      'virtualmachine-manifest': JSON.stringify(manifestVm),
-      'export-name': name,
-    },
-  };
-}
-
-/** The VM spec with each dataVolumeTemplate that backs a volume given an HTTP source with url "". */
-function withHttpSourcedTemplates(vm: VirtualMachine): VirtualMachine['spec'] {
-  const claims = new Set((vm.spec.template?.spec?.volumes ?? []).map((v) => claimOfVolume(v as never)).filter((c) => c !== undefined));
-  const templates = vm.spec.dataVolumeTemplates?.map((t) => (claims.has(t.metadata?.name ?? '') ? { ...t, spec: { ...t.spec, source: { http: { url: '' } } } } : t));
-  return { ...vm.spec, ...(templates ? { dataVolumeTemplates: templates as never } : {}) };
 }

@@ -12,6 +12,7 @@ import { parseDurationMs } from '../../shared/api/go-duration.ts';
 import { CERT_PARAMS_ANNOTATION, DEFAULT_CERT_DURATION_MS, DEFAULT_RENEW_BEFORE_FRACTION, EXPORT_SERVICE_LABEL, podNameOf, podVolumeNameOf, selectorValueOf } from './names.ts';
 import { exportRef } from './render-objects.ts';
 import type { ExportVolume, SourceResult } from './source.ts';
+import { backupPodPart } from './backup-source.ts';
 
 export interface CertParams {
   readonly durationMs: number;
@@ -87,6 +88,9 @@ export function renderExporterPod(vme: VirtualMachineExport, src: SourceResult, 
   const devices: V1VolumeDevice[] = [];
   // A VM or snapshot source adds its manifest URI before its volumes (KubeVirt's ConfigurePod).
   if (src.kind === 'vm' || src.kind === 'snapshot') env.push({ name: 'EXPORT_VM_DEF_URI', value: '/manifests/all' });
+  // A backup source's part: its volumes' endpoints, the tunnel CA, and perhaps an affinity to the VM's launcher.
+  const backupPart = src.backup ? backupPodPart(src.backup) : undefined;
+  if (backupPart) env.push(...backupPart.env);
   src.volumes.forEach((v, i) => {
     const vol = podVolumeNameOf(v.claim.metadata?.name ?? '');
     // Read-only is the mount's (below), not the claim volume's: KubeVirt leaves the volume's unset.
@@ -115,6 +119,7 @@ export function renderExporterPod(vme: VirtualMachineExport, src: SourceResult, 
     },
     spec: {
       restartPolicy: 'Never',
+      ...(backupPart?.affinity ? { affinity: backupPart.affinity } : {}),
       securityContext: { runAsNonRoot: true, fsGroup: 107, seccompProfile: { type: 'RuntimeDefault' } },
       containers: [
         {

@@ -9,6 +9,7 @@ import type { DataVolume, VirtualMachine, VirtualMachineInstance } from '../../s
 import type { VirtualMachineSnapshotContentObject, VirtualMachineSnapshotObject } from '../../shared/api/export.ts';
 import { controllerOf } from '../../shared/predicates/owner-refs.ts';
 import { COND, CONTENT_TYPE_ANNOTATION, REASON } from './names.ts';
+import type { BackupInfo } from './backup-source.ts';
 
 /** A condition to set (type, status, reason, message); the time is the writer's. */
 export interface CondSpec {
@@ -25,7 +26,7 @@ export interface ExportVolume {
   readonly kubevirtContent: boolean;
 }
 
-export type SourceKind = 'pvc' | 'vm' | 'snapshot';
+export type SourceKind = 'pvc' | 'vm' | 'snapshot' | 'backup';
 
 export interface SourceResult {
   readonly kind: SourceKind;
@@ -39,19 +40,26 @@ export interface SourceResult {
   readonly vm?: VirtualMachine;
   /** `status.virtualMachineName` (VM and snapshot sources). */
   readonly virtualMachineName?: string;
+  /** A backup source's volumes and what its exporter needs (backup-source.ts). */
+  readonly backup?: BackupInfo;
 }
 
-/** Which source an export names (§3.2 order); undefined for one this controller does not export. */
+/**
+ * Which source an export names, in KubeVirt's order (claim, snapshot, VM, template, backup), by
+ * group and kind; undefined for one this controller does not export. A claim or a backup may leave
+ * the group out. VirtualMachineTemplate sources are not exported here (docs/export-controller.md).
+ */
 export function sourceKindOf(ref: { apiGroup?: string | null; kind: string }): SourceKind | undefined {
   const group = ref.apiGroup ?? '';
   if (group === '' && ref.kind === 'PersistentVolumeClaim') return 'pvc';
-  if (group === 'snapshot.kubevirt.io') return 'snapshot';
-  if (group === 'kubevirt.io') return 'vm';
+  if (group === 'snapshot.kubevirt.io' && ref.kind === 'VirtualMachineSnapshot') return 'snapshot';
+  if (group === 'kubevirt.io' && ref.kind === 'VirtualMachine') return 'vm';
+  if ((group === '' || group === 'backup.kubevirt.io') && ref.kind === 'VirtualMachineBackup') return 'backup';
   return undefined;
 }
 
 export const isAvailable = (s: SourceResult) => !s.inUse && s.populated;
-export const hasContent = (s: SourceResult) => s.volumes.length > 0;
+export const hasContent = (s: SourceResult) => (s.backup ? s.backup.volumes.length : s.volumes.length) > 0;
 
 const ready = (reason: string, message = ''): CondSpec => ({ type: COND.ready, status: 'False', reason, message });
 

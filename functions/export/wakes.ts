@@ -2,24 +2,34 @@
  * Which export keys an event concerns (reference §3.1): an export's own adds and updates (deletes
  * are ignored: its children go with it); its pod's and service's, through their controller
  * reference; and the objects exports name as their source — a claim, a VirtualMachineSnapshot, a
- * VM — through an index of every export's source. A VMI maps through the VM that controls it, or,
- * without one, through the claims it mounts. A change of the KubeVirt CR's certificate rotation
- * concerns every export. The index holds each export's source reference, nothing else.
+ * VM, a VirtualMachineBackup — through an index of every export's source. A VMI maps through the
+ * VM that controls it, or, without one, through the claims it mounts. A change of the KubeVirt CR's
+ * certificate rotation concerns every export. The index holds each export's source reference,
+ * nothing else.
+ *
+ * Ours, not KubeVirt's: an Ingress in KubeVirt's namespace that routes (or routed) to the export
+ * proxy concerns every export, so a new or changed Ingress shows in the external links at once.
+ * KubeVirt keeps Ingresses in a store without handlers; its exports see a new one on their next
+ * pass. The mapper remembers the names of the Ingresses that route to the proxy (to wake on the one
+ * that stops doing so) and KubeVirt's namespace (from the KubeVirt CR's events; `kubevirt` until
+ * one is seen). Routes are not watched: clusters without OpenShift's group cannot watch them.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { EventMapper, KeyTarget, WatchedObject } from '../../shared/relay/route.ts';
 import { EXPORT_API_VERSION, EXPORT_SERVICE_LABEL, EXPORTER_LABEL_KEY, EXPORTER_LABEL_VALUE, KIND_EXPORT } from './names.ts';
-import { VM_EXPORTS, PODS, SERVICES, PVCS, VM_SNAPSHOTS, VMS, VMIS, KUBEVIRTS } from '../../shared/api/resources.ts';
+import { VM_EXPORTS, PODS, SERVICES, PVCS, VM_SNAPSHOTS, VMS, VMIS, KUBEVIRTS, VM_BACKUPS, INGRESSES } from '../../shared/api/resources.ts';
+import { ingressHost, type IngressLike } from './external-link.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 
 type SourceRef = { apiGroup?: string | null; kind?: string; name?: string };
 
-/** Which index bucket a source reference falls in (the index accepts the group "v1" for claims). */
+/** Which index bucket a source reference falls in (KubeVirt's export indexers: the group "v1" is accepted for claims). */
 function bucketOf(ref: SourceRef): string | undefined {
   const g = ref.apiGroup ?? '';
   if (ref.kind === 'PersistentVolumeClaim' && (g === '' || g === 'v1')) return `pvc/${ref.name ?? ''}`;
-  if (g === 'snapshot.kubevirt.io') return `vmsnapshot/${ref.name ?? ''}`;
-  if (g === 'kubevirt.io') return `vm/${ref.name ?? ''}`;
+  if (g === 'snapshot.kubevirt.io' && ref.kind === 'VirtualMachineSnapshot') return `vmsnapshot/${ref.name ?? ''}`;
+  if (g === 'kubevirt.io' && ref.kind === 'VirtualMachine') return `vm/${ref.name ?? ''}`;
+  if (g === 'backup.kubevirt.io' && ref.kind === 'VirtualMachineBackup') return `backup/${ref.name ?? ''}`;
   return undefined;
 }
 
@@ -65,6 +75,8 @@ function vmiClaims(obj: WatchedObject): string[] {
 /** The export controller's mapper, with its own index. */
 export function exportMapper(): EventMapper {
   const idx = new ExportSourceIndex();
+  let kubevirtNamespace = 'kubevirt';
+  const proxyIngresses = new Set<string>(); // names, in KubeVirt's namespace, that route to the proxy
   return (kind, type, obj, old) => {
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
@@ -88,12 +100,25 @@ export function exportMapper(): EventMapper {
         return byBucket(`vmsnapshot/${name}`);
       case 'VirtualMachine':
         return byBucket(`vm/${name}`);
+      case 'VirtualMachineBackup':
+        return byBucket(`backup/${name}`);
+      case 'Ingress': {
+        if (ns !== kubevirtNamespace) return [];
+        const routed = proxyIngresses.has(name);
+        const routes = type !== 'DELETED' && ingressHost(obj as IngressLike) !== '';
+        if (routes) proxyIngresses.add(name);
+        else proxyIngresses.delete(name);
+        // A relist wakes only for a change the watch missed (a new version of the object).
+        if (type === 'RELIST' && old?.metadata?.resourceVersion === obj.metadata?.resourceVersion) return [];
+        return routes || routed ? idx.all().map((e) => target(e.ns, e.name)) : [];
+      }
       case 'VirtualMachineInstance': {
         const vm = obj.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'VirtualMachine' && r.apiVersion === 'kubevirt.io/v1')?.name;
         if (vm) return byBucket(`vm/${vm}`);
         return vmiClaims(obj).flatMap((c) => byBucket(`pvc/${c}`));
       }
       case 'KubeVirt': {
+        if (type !== 'DELETED' && ns) kubevirtNamespace = ns;
         const strategy = (o: WatchedObject | undefined) => o?.spec?.certificateRotateStrategy;
         if (type !== 'MODIFIED' || !old || isDeepStrictEqual(strategy(old), strategy(obj))) return [];
         return idx.all().map((e) => target(e.ns, e.name));
@@ -114,4 +139,6 @@ export const exportWakes = defineWakes({ controller: 'export', watches: [
     { res: VMS },
     { res: VMIS },
     { res: KUBEVIRTS },
+    { res: VM_BACKUPS },
+    { res: INGRESSES },
   ], mapper: exportMapper });

@@ -242,6 +242,13 @@ export const RESOURCE_QUOTAS = defineResource<V1ResourceQuota>({ group: '', vers
 /** `networking.k8s.io/v1` Ingress: one in KubeVirt's namespace to the export proxy gives exports their external links. */
 export const INGRESSES = defineResource<V1Ingress>({ group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', kind: 'Ingress', namespaced: true });
 
+/**
+ * `route.openshift.io/v1` Route (OpenShift only): virt-operator's Route to the export proxy gives
+ * exports their external links where no Ingress does. A cluster that does not serve the group
+ * answers 404, which means "no Routes".
+ */
+export const ROUTES = defineResource<{ metadata?: V1ObjectMeta; spec?: { to?: { kind?: string; name?: string } }; status?: { ingress?: { host?: string }[] } }>({ group: 'route.openshift.io', version: 'v1', plural: 'routes', kind: 'Route', namespaced: true });
+
 /** Cluster-scoped, create only: the VM controller asks whether a VM's service account may clone a DataVolume's source. */
 export const SUBJECT_ACCESS_REVIEWS = defineResource<V1SubjectAccessReview>({ group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', kind: 'SubjectAccessReview', namespaced: false });
 

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { X509Certificate } from 'node:crypto';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { VirtualMachineExport } from '../../shared/api/export.ts';
-import { CONFIG_MAPS, EVENTS, PODS, PVCS, SECRETS, SERVICES, VM_EXPORTS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
+import { CONFIG_MAPS, EVENTS, INGRESSES, PODS, PVCS, SECRETS, SERVICES, VM_EXPORTS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../shared/api/resources.ts';
 import { REAL } from '../support/lanes.ts';
 import { NS, queueIdle, startSlice, until, vmManifest, type Slice } from './support.ts';
 
@@ -105,7 +105,21 @@ describe('export end to end (relay → queue → export function → sandbox sto
     assert.equal(ready.status?.virtualMachineName, 'e2e-vm');
     assert.deepEqual(ready.status?.links?.internal?.manifests?.map((m) => m.type), ['all', 'auth-header-secret']);
     assert.deepEqual(ready.status?.links?.internal?.volumes?.map((v) => v.name), ['e2e-vm-disk']);
-    assert.ok(await s.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-e2e-vmexp'), 'the VM manifest ConfigMap');
+    const manifest = (await s.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-e2e-vmexp'))?.data ?? {};
+    assert.deepEqual(Object.keys(manifest).sort(), ['dv-e2e-vm-disk', 'export-name', 'internal_ca_cm', 'internal_host', 'virtualmachine-manifest'], 'the VM manifest ConfigMap, with the dv- entry of the claim no template names');
+    assert.equal(manifest['internal_host'], 'virt-export-e2e-vmexp.default.svc');
+    const manifestVm = JSON.parse(manifest['virtualmachine-manifest'] ?? '{}') as { metadata?: Record<string, unknown>; spec?: { runStrategy?: string }; status?: object };
+    // Metadata reduced to name, namespace, labels and annotations (the VM controller's annotations stay).
+    const { annotations: _annotations, labels: _labels, ...meta } = manifestVm.metadata ?? {};
+    assert.deepEqual(meta, { name: 'e2e-vm', namespace: NS }, 'metadata reduced: no uid, resourceVersion, generation, managedFields');
+    assert.deepEqual(manifestVm.status, {}, 'status cleared');
+    assert.equal(manifestVm.spec?.runStrategy, 'Halted');
+    const dv = JSON.parse(manifest['dv-e2e-vm-disk'] ?? '{}') as { metadata?: object; spec?: { source?: object; storage?: { accessModes?: string[]; resources?: object } } };
+    assert.deepEqual(dv.metadata, { name: 'e2e-vm-disk', namespace: NS });
+    assert.deepEqual(dv.spec?.source, { http: { url: '' } });
+    assert.deepEqual(dv.spec?.storage?.accessModes, ['ReadWriteOnce']);
+    assert.deepEqual(dv.spec?.storage?.resources, { requests: { storage: '1Gi' } });
+    assert.deepEqual(JSON.parse(manifest['internal_ca_cm'] ?? '{}').data, { 'ca.pem': (await s.kube.get(CONFIG_MAPS, 'kubevirt', 'kubevirt-export-ca'))?.data?.['ca-bundle']?.trim() });
     // act: start the VM
     await s.kube.patch(VMS, NS, 'e2e-vm', { type: 'merge', body: { spec: { runStrategy: 'Always' } } });
     await until('the VMI Running', async () => (await s.kube.get(VMIS, NS, 'e2e-vm'))?.status?.phase === 'Running', { tries: 4000, problems: s.problems });
@@ -122,6 +136,34 @@ describe('export end to end (relay → queue → export function → sandbox sto
     await until('the VMI gone', async () => !(await s.kube.get(VMIS, NS, 'e2e-vm')), { tries: 4000, problems: s.problems });
     const again = await exportPhase('e2e-vmexp', 'Ready', ' again');
     assert.equal(readyReason(again), 'PodReady');
+  });
+
+  test("an Ingress to the export proxy in KubeVirt's namespace: a Ready export's external link appears at once, and goes with it", async () => {
+    // arrange: a Ready export, nothing else happening to it
+    await boundClaim('e2e-ing-disk');
+    await s.kube.create(VM_EXPORTS, exportOf('e2e-ing', { apiGroup: '', kind: 'PersistentVolumeClaim', name: 'e2e-ing-disk' }));
+    const ready = await exportPhase('e2e-ing', 'Ready');
+    assert.equal(ready.status?.links?.external, undefined, 'no Ingress yet: no external link');
+    await until('the export queue idle', () => queueIdle(s, ['export']), { tries: 3000, problems: s.problems });
+    // act: publish the proxy (only the relay's Ingress wake brings the export's key back)
+    await s.kube.create(INGRESSES, {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'e2e-export-proxy', namespace: 'kubevirt' },
+      spec: { rules: [{ host: 'export.e2e.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'virt-exportproxy', port: { number: 443 } } } }] } }] },
+    });
+    // assert
+    await until('the external link', async () => (await getExport('e2e-ing'))?.status?.links?.external !== undefined, { tries: 3000, problems: s.problems });
+    const external = (await getExport('e2e-ing'))?.status?.links?.external;
+    assert.deepEqual(external?.volumes?.[0]?.formats.map((f) => f.url), [
+      'https://export.e2e.example.com/api/export.kubevirt.io/v1/namespaces/default/virtualmachineexports/e2e-ing/volumes/e2e-ing-disk/dir',
+      'https://export.e2e.example.com/api/export.kubevirt.io/v1/namespaces/default/virtualmachineexports/e2e-ing/volumes/e2e-ing-disk/disk.tar.gz',
+    ]);
+    assert.equal(external?.cert, '', 'no TLS secret: no certificate');
+    // act: the Ingress goes
+    await s.kube.delete(INGRESSES, 'kubevirt', 'e2e-export-proxy');
+    // assert
+    await until('the external link gone', async () => (await getExport('e2e-ing'))?.status?.links?.external === undefined, { tries: 3000, problems: s.problems });
   });
 
   test('an export of a ready VirtualMachineSnapshot: its volume restored from the VolumeSnapshot, served under the original name', async () => {

@@ -12,7 +12,7 @@ import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import type { ClusterConfig, InstancetypeReferencePolicy } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
 import type { SyncError } from '../sync.ts';
-import { expandVm } from './expand-vm.ts';
+import { expandVm } from '../../../shared/instancetype/expand-vm.ts';
 import type { InstancetypeSyncResult, Resolved } from './sync-step.ts';
 import { errorText } from '../../../shared/errors.ts';
 

@@ -11,7 +11,7 @@
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { DATA_SOURCES, DATA_VOLUMES, PVCS } from '../../../shared/api/resources.ts';
 import type { VmKube } from '../deps.ts';
-import { notFoundMessage } from './kinds.ts';
+import { notFoundMessage } from '../../../shared/instancetype/kinds.ts';
 
 /** What the volume named: `{name, kind}` (kind may be empty), or why not. */
 export type Inferred =

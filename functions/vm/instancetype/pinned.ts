@@ -7,8 +7,8 @@
 import type { VirtualMachine, VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec, VirtualMachineSpec } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS } from '../../../shared/api/resources.ts';
 import type { VmDeps } from '../deps.ts';
-import { kindTarget, type Flavour } from './kinds.ts';
-import { decodeRevision } from './revision.ts';
+import { kindTarget, type Flavour } from '../../../shared/instancetype/kinds.ts';
+import { decodeRevision } from '../../../shared/instancetype/revision.ts';
 import { REF_FIELD, type Resolved, type ResolvedFlavour } from './sync-step.ts';
 
 /** `spec` with each matcher's `revisionName` filled from the VM's status ref (a user's own one is kept). Pure. */

@@ -7,13 +7,7 @@
  * resolved is handed to the start, which expands it into the VMI (expand-vmi.ts).
  */
 import type { V1ControllerRevision } from '@kubernetes/client-node';
-import type {
-  InstancetypeMatcher,
-  InstancetypeStatusRef,
-  VirtualMachine,
-  VirtualMachineInstancetypeSpec,
-  VirtualMachinePreferenceSpec,
-} from '../../../shared/api/index.ts';
+import type { InstancetypeStatusRef, VirtualMachine, VirtualMachineInstancetypeSpec } from '../../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, VMS } from '../../../shared/api/resources.ts';
 import { applyInstancetype, vmConflictMessage } from '../../../shared/instancetype/apply-instancetype.ts';
 import {
@@ -22,7 +16,6 @@ import {
   DEFAULT_PREFERENCE_KIND_LABEL,
   DEFAULT_PREFERENCE_LABEL,
   IGNORE_INFER_FAILURE,
-  OBJECT_NAME_LABEL,
 } from '../../../shared/instancetype/well-known.ts';
 import type { JsonPatchOperation } from '../../../shared/kube/client.ts';
 import { AlreadyExistsError } from '../../../shared/kube/errors.ts';
@@ -31,23 +24,15 @@ import type { VmDeps } from '../deps.ts';
 import { expandIntoVm } from './expand-step.ts';
 import type { SyncError } from '../sync.ts';
 import { inferFromVolume } from './infer.ts';
-import { kindTarget, notFoundMessage, type AnyFlavourObject, type Flavour } from './kinds.ts';
-import { buildRevision, decodeRevision, needsUpgrade, sameSpec, type Revision } from './revision.ts';
+import { kindTarget, type Flavour } from '../../../shared/instancetype/kinds.ts';
+import { buildRevision, decodeRevision, needsUpgrade, sameSpec, type Revision } from '../../../shared/instancetype/revision.ts';
+import { FindError, findFlavour, findLiveFlavour, FLAVOURS, REF_FIELD, resolvedOf, type Found } from '../../../shared/instancetype/find.ts';
 import { nextStatusRef } from './store.ts';
 import { errorText } from '../../../shared/errors.ts';
 
-/** One resolved matcher: what to expand, and how the VMI names it. */
-export interface ResolvedFlavour<S> {
-  readonly name: string;
-  /** The VMI annotation naming it (`kubevirt.io/instancetype-name`, `…/cluster-…`). */
-  readonly annotation: string;
-  readonly spec: S;
-}
-
-export interface Resolved {
-  readonly instancetype?: ResolvedFlavour<VirtualMachineInstancetypeSpec>;
-  readonly preference?: ResolvedFlavour<VirtualMachinePreferenceSpec>;
-}
+export type { Resolved, ResolvedFlavour } from '../../../shared/instancetype/find.ts';
+export { REF_FIELD } from '../../../shared/instancetype/find.ts';
+import type { Resolved } from '../../../shared/instancetype/find.ts';
 
 export type InstancetypeSyncResult =
   | { readonly kind: 'ok'; readonly vm: VirtualMachine; readonly resolved: Resolved }
@@ -56,8 +41,6 @@ export type InstancetypeSyncResult =
   /** `event`: the message of a `Warning FailedCreate` event to record (store and upgrade failures; find failures have none). */
   | { readonly kind: 'error'; readonly vm: VirtualMachine; readonly error: SyncError; readonly event?: string };
 
-const FLAVOURS: readonly Flavour[] = ['instancetype', 'preference'];
-export const REF_FIELD = { instancetype: 'instancetypeRef', preference: 'preferenceRef' } as const;
 const FIND_REASON = { instancetype: 'FailedFindInstancetype', preference: 'FailedFindPreference' } as const;
 const INFER_LABELS = {
   instancetype: [DEFAULT_INSTANCETYPE_LABEL, DEFAULT_INSTANCETYPE_KIND_LABEL],
@@ -66,17 +49,6 @@ const INFER_LABELS = {
 
 const STORE_PREFIX = 'error encountered while storing instancetype.kubevirt.io controllerRevisions';
 const UPGRADE_PREFIX = 'error encountered while upgrading instancetype.kubevirt.io controllerRevisions';
-
-/** What find resolved for one matcher, and the revision it read (for the upgrade). */
-interface Found {
-  readonly object: AnyFlavourObject;
-  readonly kind: string;
-  readonly annotation: string;
-  readonly live: boolean;
-  readonly revision?: V1ControllerRevision;
-}
-
-class StepError extends Error {}
 
 /**
  * Runs the step for `vm` (not being deleted, with a valid run strategy). Under the `expand` /
@@ -97,9 +69,9 @@ export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps, conf
     const matcher = vm.spec[f];
     if (!matcher) continue;
     try {
-      found[f] = await find(f, matcher, vm.status?.[REF_FIELD[f]], vm, deps);
+      found[f] = await findFlavour(deps.kube, f, matcher, vm.status?.[REF_FIELD[f]], vm);
     } catch (err) {
-      if (!(err instanceof StepError)) throw err;
+      if (!(err instanceof FindError)) throw err;
       return { kind: 'error', vm, error: { reason: FIND_REASON[f], message: err.message, requeue: true } };
     }
   }
@@ -122,16 +94,6 @@ export async function syncInstancetypes(vmIn: VirtualMachine, deps: VmDeps, conf
   }
 
   return { kind: 'ok', vm, resolved: resolvedOf(vm, found) };
-}
-
-/** What find (and store) resolved, as the start and the expansion take it. */
-function resolvedOf(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>): Resolved {
-  const resolved: { instancetype?: ResolvedFlavour<VirtualMachineInstancetypeSpec>; preference?: ResolvedFlavour<VirtualMachinePreferenceSpec> } = {};
-  const it = found.instancetype;
-  if (it) resolved.instancetype = { name: vm.spec.instancetype?.name ?? '', annotation: it.annotation, spec: it.object.spec as VirtualMachineInstancetypeSpec };
-  const pref = found.preference;
-  if (pref) resolved.preference = { name: vm.spec.preference?.name ?? '', annotation: pref.annotation, spec: pref.object.spec as VirtualMachinePreferenceSpec };
-  return resolved;
 }
 
 function failed(vm: VirtualMachine, prefix: string, err: unknown): InstancetypeSyncResult {
@@ -171,39 +133,6 @@ async function inferMatchers(vm: VirtualMachine, deps: VmDeps): Promise<Instance
   return { kind: 'spec-changed', vm: written };
 }
 
-/** Revision first (the matcher's `revisionName`, else the status ref's if it names this object), else the live object. */
-async function find(f: Flavour, matcher: InstancetypeMatcher, ref: InstancetypeStatusRef | undefined, vm: VirtualMachine, deps: VmDeps): Promise<Found> {
-  const ns = vm.metadata?.namespace ?? '';
-  const target = kindTarget(f, matcher.kind);
-  if (!target.ok) throw new StepError(target.message);
-  const readRevision = async (name: string): Promise<V1ControllerRevision> => {
-    const cr = await deps.kube.get(CONTROLLER_REVISIONS, ns, name);
-    if (!cr) throw new StepError(notFoundMessage(CONTROLLER_REVISIONS, name));
-    return cr;
-  };
-  const fromRevision = (cr: V1ControllerRevision): Found => {
-    const decoded = decodeRevision(cr, f);
-    if (!decoded.ok) throw new StepError(decoded.message);
-    return { object: decoded.object, kind: target.kind, annotation: target.annotation, live: false, revision: cr };
-  };
-  if (matcher.revisionName) return fromRevision(await readRevision(matcher.revisionName));
-  const pinned = ref?.controllerRevisionRef?.name;
-  if (pinned) {
-    const cr = await readRevision(pinned);
-    if (cr.metadata?.labels?.[OBJECT_NAME_LABEL] === matcher.name) return fromRevision(cr);
-  }
-  return { ...(await findLive(f, matcher, vm, deps)), revision: undefined };
-}
-
-async function findLive(f: Flavour, matcher: InstancetypeMatcher, vm: VirtualMachine, deps: VmDeps): Promise<Found> {
-  const target = kindTarget(f, matcher.kind);
-  if (!target.ok) throw new StepError(target.message);
-  const name = matcher.name ?? '';
-  const obj = await deps.kube.get(target.res, target.namespaced ? (vm.metadata?.namespace ?? '') : undefined, name);
-  if (!obj) throw new StepError(notFoundMessage(target.res, name));
-  return { object: obj, kind: target.kind, annotation: target.annotation, live: true };
-}
-
 /**
  * Pins a revision for each matcher that has none (creating it from the live object; an instance
  * type is first checked against the template), then writes the changed refs in one status patch.
@@ -220,8 +149,8 @@ async function store(vm: VirtualMachine, found: Partial<Record<Flavour, Found>>,
     const next = nextStatusRef({ ...matcher, kind: hit.kind }, vm.status?.[field]);
     const ref = next.ref;
     if (next.needsRevision) {
-      const live = hit.live ? hit : await findLive(f, matcher, vm, deps).catch((err: unknown) => {
-        throw err instanceof StepError ? new Error(err.message) : err;
+      const live = hit.live ? hit : await findLiveFlavour(deps.kube, f, matcher, vm).catch((err: unknown) => {
+        throw err instanceof FindError ? new Error(err.message) : err;
       });
       if (f === 'instancetype') {
         const template = vm.spec.template;

@@ -52,14 +52,24 @@ describe('certificate parameters and the pod deadline', () => {
 
 describe('sources', () => {
   const pvc = (o: { annotations?: Record<string, string>; volumeMode?: string } = {}): V1PersistentVolumeClaim => ({ metadata: { name: 'c', ...(o.annotations ? { annotations: o.annotations } : {}) }, spec: { ...(o.volumeMode ? { volumeMode: o.volumeMode } : {}) } });
-  test('source kinds in §3.2 order; the group "v1" is not a claim here', () => {
-    assert.equal(sourceKindOf({ kind: 'PersistentVolumeClaim' }), 'pvc');
-    assert.equal(sourceKindOf({ apiGroup: '', kind: 'PersistentVolumeClaim' }), 'pvc');
-    assert.equal(sourceKindOf({ apiGroup: 'v1', kind: 'PersistentVolumeClaim' }), undefined);
-    assert.equal(sourceKindOf({ apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineSnapshot' }), 'snapshot');
-    assert.equal(sourceKindOf({ apiGroup: 'kubevirt.io', kind: 'VirtualMachine' }), 'vm');
-    assert.equal(sourceKindOf({ apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup' }), undefined);
-  });
+  const kinds: { ref: { apiGroup?: string; kind: string }; want: string | undefined }[] = [
+    { ref: { kind: 'PersistentVolumeClaim' }, want: 'pvc' },
+    { ref: { apiGroup: '', kind: 'PersistentVolumeClaim' }, want: 'pvc' },
+    { ref: { apiGroup: 'v1', kind: 'PersistentVolumeClaim' }, want: undefined },
+    { ref: { apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineSnapshot' }, want: 'snapshot' },
+    { ref: { apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineRestore' }, want: undefined },
+    { ref: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine' }, want: 'vm' },
+    { ref: { apiGroup: 'kubevirt.io', kind: 'VirtualMachineInstance' }, want: undefined },
+    { ref: { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup' }, want: 'backup' },
+    { ref: { kind: 'VirtualMachineBackup' }, want: 'backup' },
+    { ref: { apiGroup: 'template.kubevirt.io', kind: 'VirtualMachineTemplate' }, want: undefined },
+  ];
+  for (const row of kinds) {
+    test(`source kind of ${row.ref.apiGroup ?? '(no group)'}/${row.ref.kind}: ${row.want ?? 'not exported'} (KubeVirt's isSource* checks, group and kind)`, () => {
+      // act / assert
+      assert.equal(sourceKindOf(row.ref), row.want);
+    });
+  }
   const content = [
     { name: 'plain claim', pvc: pvc(), want: false },
     { name: 'block', pvc: pvc({ volumeMode: 'Block' }), want: true },
@@ -112,5 +122,51 @@ describe('export relay mapping', () => {
     assert.deepEqual(keys(map('KubeVirt', 'MODIFIED', kv('48h'), kv('24h'))), ['ns/e-pvc', 'ns/e-snap', 'ns/e-v1', 'ns/e-vm']);
     assert.deepEqual(map('VirtualMachineExport', 'DELETED', exp('e-pvc', { kind: 'PersistentVolumeClaim', name: 'disk' })), [], 'deletes are ignored');
     assert.deepEqual(keys(map('PersistentVolumeClaim', 'MODIFIED', { metadata: { name: 'disk', namespace: 'ns' } })), ['ns/e-v1']);
+  });
+});
+
+describe('export relay mapping: Ingresses to the export proxy, backups', () => {
+  const exp = (name: string, source: Record<string, unknown>) => ({ metadata: { name, namespace: 'ns' }, spec: { source } });
+  const ingress = (name: string, namespace: string, service: string, rv = '1') => ({ metadata: { name, namespace, resourceVersion: rv }, spec: { rules: [{ host: `${name}.example.com`, http: { paths: [{ backend: { service: { name: service } } }] } }] } });
+  const keys = (t: { key: string }[]) => t.map((x) => x.key).sort();
+  const withExports = () => {
+    const map = exportMapper();
+    map('VirtualMachineExport', 'ADDED', exp('e-vm', { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' }));
+    map('VirtualMachineExport', 'ADDED', exp('e-bk', { apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup', name: 'b1' }));
+    return map;
+  };
+  const all = ['ns/e-bk', 'ns/e-vm'];
+
+  const table: { name: string; events: [string, 'ADDED' | 'MODIFIED' | 'DELETED' | 'RELIST', object, object?][]; want: string[] }[] = [
+    { name: 'a new Ingress to the proxy in KubeVirt\'s namespace: every export', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')]], want: all },
+    { name: 'one to another service: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'web')]], want: [] },
+    { name: 'one in another namespace: none', events: [['Ingress', 'ADDED', ingress('i', 'apps', 'virt-exportproxy')]], want: [] },
+    { name: 'KubeVirt installed elsewhere: its namespace counts, not kubevirt', events: [['KubeVirt', 'ADDED', { metadata: { name: 'kv', namespace: 'kv-ns' }, spec: {} }], ['Ingress', 'ADDED', ingress('i', 'kv-ns', 'virt-exportproxy')]], want: all },
+    { name: 'one that stops routing to the proxy: every export (the link goes)', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web', '2')]], want: all },
+    { name: 'then changes again, still elsewhere: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web', '2')], ['Ingress', 'MODIFIED', ingress('i', 'kubevirt', 'web2', '3')]], want: [] },
+    { name: 'deleted: every export', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'DELETED', ingress('i', 'kubevirt', 'virt-exportproxy')]], want: all },
+    { name: 'a relist of the same version: none', events: [['Ingress', 'ADDED', ingress('i', 'kubevirt', 'virt-exportproxy')], ['Ingress', 'RELIST', ingress('i', 'kubevirt', 'virt-exportproxy'), ingress('i', 'kubevirt', 'virt-exportproxy')]], want: [] },
+    { name: 'a relist of a newer version (a change the watch missed): every export', events: [['Ingress', 'RELIST', ingress('i', 'kubevirt', 'virt-exportproxy', '5'), ingress('i', 'kubevirt', 'web', '4')]], want: all },
+    { name: 'a VirtualMachineBackup: the exports of it', events: [['VirtualMachineBackup', 'MODIFIED', { metadata: { name: 'b1', namespace: 'ns' } }]], want: ['ns/e-bk'] },
+    { name: 'another backup: none', events: [['VirtualMachineBackup', 'MODIFIED', { metadata: { name: 'b2', namespace: 'ns' } }]], want: [] },
+  ];
+  for (const row of table) {
+    test(row.name, () => {
+      // arrange
+      const map = withExports();
+      // act: the last event's keys
+      let got: { key: string }[] = [];
+      for (const [kind, type, obj, old] of row.events) got = map(kind, type, obj as never, old as never);
+      // assert
+      assert.deepEqual(keys(got), row.want);
+    });
+  }
+
+  test('a source kind that does not match its group is in no bucket (KubeVirt\'s indexers check both)', () => {
+    // arrange
+    const map = exportMapper();
+    map('VirtualMachineExport', 'ADDED', exp('odd', { apiGroup: 'kubevirt.io', kind: 'VirtualMachineInstance', name: 'vm' }));
+    // act / assert
+    assert.deepEqual(map('VirtualMachine', 'MODIFIED', { metadata: { name: 'vm', namespace: 'ns' } }), []);
   });
 });

@@ -10,9 +10,14 @@ import { X509Certificate } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineExport } from '../../../shared/api/export.ts';
 import { makeCa, issueServingCertificate, type CertificateAuthority, type ServingCertificate } from '../../../sandbox/pki.ts';
-import { certForHost, externalIngress, ingressCert, ingressHost, type IngressLike } from '../../../functions/export/external-link.ts';
+import { certForHost, externalIngress, externalRoute, ingressCert, ingressHost, type IngressLike, type RouteLike } from '../../../functions/export/external-link.ts';
+import { readExternal } from '../../../functions/export/read-external.ts';
+import { startApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { NotFoundError } from '../../../shared/kube/errors.ts';
 import { planStatus } from '../../../functions/export/export-status.ts';
-import { renderManifestConfigMap } from '../../../functions/export/render-objects.ts';
+import { renderManifestConfigMap } from '../../../functions/export/manifest.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { SourceResult } from '../../../functions/export/source.ts';
 
@@ -101,12 +106,93 @@ describe('the VM manifest ConfigMap with an external host', () => {
     const vme = { metadata: { name: 'exp', namespace: 'ns', uid: 'u' }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' } } } as VirtualMachineExport;
     const vm = { metadata: { name: 'vm', namespace: 'ns' }, spec: { template: { spec: { domain: { devices: {} } } } } } as VirtualMachine;
     // act
-    const without = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA');
-    const withExternal = renderManifestConfigMap(vme, vm, 'virt-export-exp.ns.svc', 'CA', { host: 'export.example.com', cert: 'INGRESS-CERT' });
+    const without = renderManifestConfigMap(vme, { vm, claims: [], internalHost: 'virt-export-exp.ns.svc', caBundle: 'CA' });
+    const withExternal = renderManifestConfigMap(vme, { vm, claims: [], internalHost: 'virt-export-exp.ns.svc', caBundle: 'CA', external: { host: 'export.example.com', cert: 'INGRESS-CERT' } });
     // assert
     assert.equal(without.data?.['external_host'], undefined, 'no Ingress: no external entries');
     assert.equal(withExternal.data?.['external_host'], 'export.example.com/api/export.kubevirt.io/v1/namespaces/ns/virtualmachineexports/exp');
     assert.deepEqual(JSON.parse(withExternal.data?.['external_ca_cm'] ?? '{}').data, { 'ca.pem': 'INGRESS-CERT' });
     assert.equal(withExternal.data?.['internal_host'], 'virt-export-exp.ns.svc');
+  });
+});
+
+describe('the Route that publishes the export proxy (OpenShift)', () => {
+  const route = (labels: Record<string, string> | undefined, to: string, hosts: string[]): RouteLike => ({ metadata: labels ? { labels } : {}, spec: { to: { name: to } }, status: { ingress: hosts.map((host) => ({ host })) } });
+  const op = { 'app.kubernetes.io/managed-by': 'virt-operator' };
+  const table: { name: string; routes: RouteLike[]; want: string | undefined }[] = [
+    { name: "virt-operator's Route to the proxy: its first admitted host", routes: [route(op, 'virt-exportproxy', ['a.apps.example.com', 'b.apps.example.com'])], want: 'a.apps.example.com' },
+    { name: 'the old operator label counts too', routes: [route({ 'app.kubernetes.io/managed-by': 'kubevirt-operator' }, 'virt-exportproxy', ['o.example.com'])], want: 'o.example.com' },
+    { name: "a Route without virt-operator's label: not read (KubeVirt's informer selects by it)", routes: [route(undefined, 'virt-exportproxy', ['x.example.com'])], want: undefined },
+    { name: 'a Route to another service: none', routes: [route(op, 'web', ['w.example.com'])], want: undefined },
+    { name: 'not admitted yet (no ingress in its status): none', routes: [route(op, 'virt-exportproxy', [])], want: undefined },
+  ];
+  for (const row of table) {
+    test(row.name, () => {
+      // act / assert
+      assert.equal(externalRoute(row.routes), row.want);
+    });
+  }
+});
+
+describe('reading the external host: Ingress first, then Routes', () => {
+  let ca: CertificateAuthority;
+  let leaf: ServingCertificate;
+  before(async () => {
+    ca = await makeCa('route-ca');
+    leaf = await issueServingCertificate(ca, 'export.apps.example.com', { dns: ['export.apps.example.com'] });
+  });
+
+  /**
+   * A FAKE client, not a cluster: neither the API server emulator nor the real kube-apiserver this
+   * project runs serves `route.openshift.io`, so only a fake can answer a Route list. It serves
+   * the lists and objects given, and a 404 (NotFoundError) for a resource it was given none of —
+   * what an API server that does not serve the group answers.
+   */
+  function fakeKube(lists: Record<string, object[]>, objects: Record<string, object>): Pick<KubeClient, 'get' | 'list'> {
+    return {
+      list: (async (res: { plural: string }) => {
+        const items = lists[res.plural];
+        if (!items) throw new NotFoundError({ verb: 'list', resource: res.plural, namespace: 'kubevirt' });
+        return { items };
+      }) as never,
+      get: (async (res: { plural: string }, _ns: string, name: string) => objects[`${res.plural}/${name}`]) as never,
+    };
+  }
+  const routeTo = { metadata: { labels: { 'app.kubernetes.io/managed-by': 'virt-operator' } }, spec: { to: { name: 'virt-exportproxy' } }, status: { ingress: [{ host: 'export.apps.example.com' }] } };
+
+  test('no Ingress, a Route: its host, the certificate kube-root-ca.crt offers for it', async () => {
+    // arrange
+    const kube = fakeKube({ ingresses: [], routes: [routeTo] }, { 'configmaps/kube-root-ca.crt': { data: { 'ca.crt': `${leaf.certPem}\n${ca.certPem}` } } });
+    // act
+    const got = await readExternal(kube, 'kubevirt', Date.now());
+    // assert
+    assert.equal(got?.host, 'export.apps.example.com');
+    assert.equal(new X509Certificate(got!.cert.split(/(?=-----BEGIN)/)[0]!).subject.includes('export.apps.example.com'), true, 'the leaf for the host first');
+  });
+
+  test('an Ingress to the proxy wins over a Route', async () => {
+    // arrange
+    const kube = fakeKube({ ingresses: [proxyRule('ing.example.com')], routes: [routeTo] }, {});
+    // act / assert
+    assert.equal((await readExternal(kube, 'kubevirt', Date.now()))?.host, 'ing.example.com');
+  });
+
+  test('the Route group not served (404), no Ingress: no external host, no error', async () => {
+    // arrange
+    const kube = fakeKube({ ingresses: [] }, {});
+    // act / assert
+    assert.equal(await readExternal(kube, 'kubevirt', Date.now()), undefined);
+  });
+
+  test('on the sandbox API server (which serves no route.openshift.io): no Ingress, no Route, no error', async () => {
+    // arrange
+    const server = await startApiServer({ port: 0 });
+    try {
+      const kube = createKubeClient(server.kubeConfig('test'));
+      // act / assert
+      assert.equal(await readExternal(kube, 'kubevirt', Date.now()), undefined);
+    } finally {
+      await server.close();
+    }
   });
 });

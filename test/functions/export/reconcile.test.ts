@@ -11,7 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { CertificateAuthority } from '../../../sandbox/storage/operator-cas.ts';
 import type { VirtualMachineExport } from '../../../shared/api/export.ts';
-import { CONFIG_MAPS, DATA_VOLUMES, KUBEVIRTS, PODS, PVCS, SECRETS, SERVICES, VM_EXPORTS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
+import { CONFIG_MAPS, DATA_VOLUMES, KUBEVIRTS, PODS, PVCS, SECRETS, SERVICES, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_EXPORTS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import { reconcileExport } from '../../../functions/export/reconcile.ts';
 import { actions, events, exportManifest, harness, NS, publishExportCa, pvcManifest, pvcSourceRef, snapshotSourceRef, vmSourceRef, type Harness } from './support.ts';
 import { vmManifest } from '../../e2e/support.ts';
@@ -330,7 +330,11 @@ describe('export of a VM', () => {
     const cm = await h.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-exp-vm1');
     assert.equal(cm?.data?.internal_host, 'virt-export-exp-vm1.default.svc');
     assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').metadata.name, 'vm1');
-    assert.equal(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').status, undefined);
+    assert.deepEqual(JSON.parse(cm?.data?.['virtualmachine-manifest'] ?? '{}').status, {}, 'status cleared: Go writes the empty struct');
+    assert.deepEqual(Object.keys(cm?.data ?? {}).sort(), ['dv-vm1-disk', 'export-name', 'internal_ca_cm', 'internal_host', 'virtualmachine-manifest'], 'a PVC volume without a template gets its dv- entry');
+    // The claim's volume mode as the API server stored it (the real one defaults it to Filesystem).
+    const volumeMode = (await h.kube.get(PVCS, NS, 'vm1-disk'))?.spec?.volumeMode;
+    assert.deepEqual(JSON.parse(cm?.data?.['dv-vm1-disk'] ?? '{}').spec, { source: { http: { url: '' } }, storage: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...(volumeMode ? { volumeMode } : {}) } });
     const got = await getExport('exp-vm1');
     assert.equal(got.status?.phase, 'Ready');
     assert.equal(got.status?.virtualMachineName, 'vm1');
@@ -455,4 +459,102 @@ describe('export of a VirtualMachineSnapshot', () => {
       assert.deepEqual(condSummary(got), c.want);
     });
   }
+});
+
+describe('export of a VirtualMachineBackup (pull mode)', () => {
+  const backupSourceRef = (name: string) => ({ apiGroup: 'backup.kubevirt.io', kind: 'VirtualMachineBackup', name });
+  before(async () => {
+    await h.kube.create(CONFIG_MAPS, { metadata: { name: 'kubevirt-backup-ca', namespace: 'kubevirt' }, data: { 'ca-bundle': `${ca.certPem}\n` } });
+  });
+  async function backupWith(name: string, source: { kind: string; name: string }, status: Record<string, unknown> | undefined) {
+    const b = await h.kube.create(VM_BACKUPS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackup', metadata: { name, namespace: NS }, spec: { source: { apiGroup: source.kind === 'VirtualMachine' ? 'kubevirt.io' : 'backup.kubevirt.io', ...source }, mode: 'Pull' } });
+    if (status) await h.kube.patch(VM_BACKUPS, NS, name, { type: 'merge', body: { status } }, { subresource: 'status' });
+    return b;
+  }
+  const progressing = (status: 'True' | 'False', message: string) => ({ type: 'Progressing', status, reason: 'Initiated', message, lastTransitionTime: '2025-01-01T00:00:00Z' });
+
+  test('a progressing backup: the exporter serves each volume\'s data and map over the tunnel, next to the VM\'s launcher', async () => {
+    // arrange
+    const b = await backupWith('bk1', { kind: 'VirtualMachine', name: 'vm-b' }, { type: 'Incremental', checkpointName: 'cp-2', includedVolumes: [{ volumeName: 'rootdisk' }, { volumeName: 'data' }], conditions: [progressing('True', 'Backup is in progress')] });
+    await createExport(exportManifest('exp-bk1', backupSourceRef('bk1')));
+    // act
+    await reconcileExport(key('exp-bk1'), h.deps);
+    // assert: the pod
+    const pod = await h.kube.get(PODS, NS, 'virt-export-exp-bk1');
+    assert.ok(pod, 'the exporter pod');
+    const env = pod.spec!.containers[0]!.env ?? [];
+    assert.deepEqual(env.map((e) => e.name).slice(6), ['BACKUP0_BACKUP_PATH', 'BACKUP0_DATA_URI', 'BACKUP0_MAP_URI', 'BACKUP1_BACKUP_PATH', 'BACKUP1_DATA_URI', 'BACKUP1_MAP_URI', 'BACKUP_CACERT', 'BACKUP_UID', 'BACKUP_TYPE', 'BACKUP_CHECKPOINT'], "KubeVirt's env order after the common part; no manifest URI");
+    const e = envOf(pod);
+    assert.deepEqual([e.BACKUP1_BACKUP_PATH, e.BACKUP1_DATA_URI, e.BACKUP1_MAP_URI], ['data', '/exports/data/data', '/exports/data/map']);
+    assert.equal(e.BACKUP_CACERT, ca.certPem.trim(), 'the backup CA bundle, trimmed');
+    assert.equal(e.BACKUP_UID, b.metadata?.uid);
+    assert.deepEqual([e.BACKUP_TYPE, e.BACKUP_CHECKPOINT], ['Incremental', 'cp-2']);
+    assert.deepEqual(JSON.parse(JSON.stringify(pod.spec?.affinity)), { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { 'kubevirt.io': 'virt-launcher', 'vmi.kubevirt.io/id': 'vm-b' } }, topologyKey: 'kubernetes.io/hostname' } }] } });
+    assert.equal(await h.kube.get(CONFIG_MAPS, NS, 'exporter-vm-manifest-exp-bk1'), undefined, 'no VM manifest for a backup');
+    // act: the exporter runs
+    await runPod('virt-export-exp-bk1');
+    await reconcileExport(key('exp-bk1'), h.deps);
+    // assert: the status
+    const got = await getExport('exp-bk1');
+    assert.equal(got.status?.phase, 'Ready');
+    assert.deepEqual(condSummary(got), ['Ready=True VirtualMachineBackupReady: Backup is in progress'], "the backup's condition has the last word on Ready");
+    const base = 'https://virt-export-exp-bk1.default.svc';
+    assert.deepEqual(got.status?.links?.internal?.backups, [
+      { name: 'rootdisk', endpoints: [{ endpoint: 'data', url: `${base}/exports/rootdisk/data` }, { endpoint: 'map', url: `${base}/exports/rootdisk/map` }] },
+      { name: 'data', endpoints: [{ endpoint: 'data', url: `${base}/exports/data/data` }, { endpoint: 'map', url: `${base}/exports/data/map` }] },
+    ]);
+    assert.deepEqual(got.status?.links?.internal?.manifests, [{ type: 'auth-header-secret', url: `${base}/internal/manifests/secret` }]);
+    assert.equal(got.status?.links?.internal?.volumes, undefined, 'no volumes: left out');
+  });
+
+  // Looked at again in 3 s only while it is not progressing (KubeVirt's requeue of an unavailable backup).
+  const notReady: { name: string; status: Record<string, unknown>; want: string; requeue: number | 'done' }[] = [
+    { name: 'not progressing', status: { type: 'Full', includedVolumes: [{ volumeName: 'rootdisk' }], conditions: [progressing('False', 'Backup completed')] }, want: 'Ready=False VirtualMachineBackupReady: Backup completed', requeue: 3 },
+    { name: 'no included volumes', status: { type: 'Full', conditions: [progressing('True', 'x')] }, want: 'Ready=False VirtualMachineBackupReady: VMBackup has no included volumes', requeue: 'done' },
+    { name: 'no Progressing condition', status: { type: 'Full', includedVolumes: [{ volumeName: 'rootdisk' }] }, want: 'Ready=False VirtualMachineBackupReady: VMBackup progressing condition not found', requeue: 3 },
+  ];
+  notReady.forEach((row, i) => {
+    test(`a backup with ${row.name}: no exporter, its condition on Ready, requeue ${row.requeue}`, async () => {
+      // arrange
+      await backupWith(`bkn${i}`, { kind: 'VirtualMachine', name: 'vm-n' }, row.status);
+      await createExport(exportManifest(`exp-bkn${i}`, backupSourceRef(`bkn${i}`)));
+      // act
+      const out = await reconcileExport(key(`exp-bkn${i}`), h.deps);
+      // assert
+      assert.deepEqual(out.kind === 'requeue' ? out.afterSeconds : out.kind, row.requeue);
+      assert.equal(await h.kube.get(PODS, NS, `virt-export-exp-bkn${i}`), undefined, 'no pod');
+      const got = await getExport(`exp-bkn${i}`);
+      assert.deepEqual([got.status?.phase, ...condSummary(got)], ['Pending', row.want]);
+    });
+  });
+
+  test('through a VirtualMachineBackupTracker: the VMI id is the tracked VM\'s (hashed past 63 characters)', async () => {
+    // arrange
+    const longVm = `vm-${'x'.repeat(70)}`;
+    await h.kube.create(VM_BACKUP_TRACKERS, { apiVersion: 'backup.kubevirt.io/v1alpha1', kind: 'VirtualMachineBackupTracker', metadata: { name: 'trk', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: longVm } } });
+    await backupWith('bkt', { kind: 'VirtualMachineBackupTracker', name: 'trk' }, { type: 'Incremental', checkpointName: 'cp', includedVolumes: [{ volumeName: 'rootdisk' }], conditions: [progressing('True', '')] });
+    await createExport(exportManifest('exp-bkt', { kind: 'VirtualMachineBackup', name: 'bkt' }));
+    // act (the group may be left out for a backup, as for a claim)
+    await reconcileExport(key('exp-bkt'), h.deps);
+    // assert
+    const pod = await h.kube.get(PODS, NS, 'virt-export-exp-bkt');
+    const id = pod?.spec?.affinity?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.labelSelector?.matchLabels?.['vmi.kubevirt.io/id'];
+    assert.match(id ?? '', /^vm-x{51}-[0-9a-f]{8}$/);
+  });
+
+  const failing: { name: string; setup: () => Promise<void>; source: string; message: string }[] = [
+    { name: 'a missing backup', setup: async () => undefined, source: 'bk-missing', message: 'VirtualMachineBackup not found: default/bk-missing' },
+    { name: 'a backup without a status type', setup: async () => void (await backupWith('bk-new', { kind: 'VirtualMachine', name: 'v' }, undefined)), source: 'bk-new', message: 'backup status empty' },
+    { name: 'a tracker that does not exist', setup: async () => void (await backupWith('bk-trk', { kind: 'VirtualMachineBackupTracker', name: 'nope' }, { type: 'Full', conditions: [progressing('True', '')] })), source: 'bk-trk', message: 'VirtualMachineBackupTracker not found: default/nope' },
+  ];
+  failing.forEach((row, i) => {
+    test(`${row.name}: the pass fails with KubeVirt's message, no status written`, async () => {
+      // arrange
+      await row.setup();
+      await createExport(exportManifest(`exp-bkf${i}`, backupSourceRef(row.source)));
+      // act / assert
+      await assert.rejects(reconcileExport(key(`exp-bkf${i}`), h.deps), { message: row.message });
+      assert.equal((await getExport(`exp-bkf${i}`)).status, undefined);
+    });
+  });
 });

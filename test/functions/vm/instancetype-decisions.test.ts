@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { InstancetypeMatcher, InstancetypeStatusRef, VirtualMachine } from '../../../shared/api/index.ts';
-import { kindTarget } from '../../../functions/vm/instancetype/kinds.ts';
-import { buildRevision, decodeRevision, needsUpgrade, revisionName } from '../../../functions/vm/instancetype/revision.ts';
+import { kindTarget } from '../../../shared/instancetype/kinds.ts';
+import { buildRevision, decodeRevision, needsUpgrade, revisionName } from '../../../shared/instancetype/revision.ts';
 import { nextStatusRef } from '../../../functions/vm/instancetype/store.ts';
 
 describe('kindTarget: a matcher kind, lowercased', () => {

@@ -6,13 +6,13 @@
  * `spec.template.spec…`; any conflict fails and nothing is applied), then the cluster's VMI spec
  * defaults, and last the matchers and the status refs dropped: the VM no longer names them.
  */
-import type { VirtualMachine } from '../../../shared/api/index.ts';
-import { InvalidInputError } from '../../../shared/errors.ts';
-import { applyInstancetype, vmConflictMessage } from '../../../shared/instancetype/apply-instancetype.ts';
-import { applyPreference } from '../../../shared/instancetype/apply-preference.ts';
-import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
-import { vmiSpecDefaults, withDefaultDisksAndInterface } from '../../../shared/template/vmi-defaults.ts';
-import type { Resolved } from './sync-step.ts';
+import type { VirtualMachine } from '../api/index.ts';
+import { InvalidInputError } from '../errors.ts';
+import { applyInstancetype, vmConflictMessage } from './apply-instancetype.ts';
+import { applyPreference } from './apply-preference.ts';
+import type { ClusterConfig } from '../config/cluster-config.ts';
+import { vmiSpecDefaults, withDefaultDisksAndInterface } from '../template/vmi-defaults.ts';
+import type { Resolved } from './find.ts';
 
 export type ExpandedVm = { readonly ok: true; readonly vm: VirtualMachine } | { readonly ok: false; readonly message: string };
 

@@ -5,8 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { V1ControllerRevision } from '@kubernetes/client-node';
-import type { VirtualMachine } from '../../../shared/api/index.ts';
-import { KIND_VM, KUBEVIRT_API_VERSION } from '../../../shared/api/well-known.ts';
+import type { VirtualMachine } from '../api/index.ts';
+import { KIND_VM, KUBEVIRT_API_VERSION } from '../api/well-known.ts';
 import {
   INSTANCETYPE_API_VERSION,
   INSTANCETYPE_VERSION,
@@ -19,7 +19,7 @@ import {
   OBJECT_NAME_LABEL,
   OBJECT_UID_LABEL,
   OBJECT_VERSION_LABEL,
-} from '../../../shared/instancetype/well-known.ts';
+} from '../instancetype/well-known.ts';
 import type { AnyFlavourObject, Flavour } from './kinds.ts';
 
 /** A ControllerRevision with the name the API needs to create it. */

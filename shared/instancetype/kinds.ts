@@ -3,8 +3,8 @@
  * reference-vm-vmi-depth.md §1.2), pure: the lowercased `kind` picks the namespaced or the
  * cluster resource; an empty kind means the cluster one.
  */
-import type { Resource, VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec } from '../../../shared/api/index.ts';
-import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, INSTANCETYPES, PREFERENCES, resourceName } from '../../../shared/api/resources.ts';
+import type { Resource, VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec } from '../api/index.ts';
+import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, INSTANCETYPES, PREFERENCES, resourceName } from '../api/resources.ts';
 import {
   CLUSTER_INSTANCETYPE_ANNOTATION,
   CLUSTER_PREFERENCE_ANNOTATION,
@@ -14,7 +14,7 @@ import {
   KIND_INSTANCETYPE,
   KIND_PREFERENCE,
   PREFERENCE_ANNOTATION,
-} from '../../../shared/instancetype/well-known.ts';
+} from '../instancetype/well-known.ts';
 
 /** Instance type or preference: the two halves of every step. */
 export type Flavour = 'instancetype' | 'preference';
