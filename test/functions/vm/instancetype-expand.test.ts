@@ -14,7 +14,7 @@ import { InvalidInputError } from '../../../shared/errors.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
-import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness } from './support.ts';
+import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
@@ -23,7 +23,7 @@ let config: ClusterConfig;
 const policy = (referencePolicy: string) => clusterConfigFromKubeVirt({ spec: { configuration: { instancetype: { referencePolicy } } } } as KubeVirt);
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   const kube = harness(server).kube;
   await kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name: 'ex.small' }, spec: { cpu: { guest: 2 }, memory: { guest: '1Gi' }, annotations: { 'example.com/from-it': 'yes' } } });
   await kube.create(CLUSTER_PREFERENCES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterPreference', metadata: { name: 'ex.cirros' }, spec: { devices: { preferredDiskBus: 'sata', preferredInterfaceModel: 'e1000' }, cpu: { preferredCPUTopology: 'cores' } } });

@@ -5,13 +5,13 @@ import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index
 import type { VirtualMachine, VirtualMachineInstanceSpec } from '../../../shared/api/index.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, INSTANCETYPES, PREFERENCES, PVCS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
-import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness } from './support.ts';
+import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   const kube = harness(server).kube;
   // Shared fixtures: a cluster instance type and preference, and namespaced ones.
   await kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name: 'u1.small', labels: { l: 'stripped' } }, spec: { cpu: { guest: 2 }, memory: { guest: '1Gi' } } });

@@ -12,14 +12,14 @@ import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api
 import { CLUSTER_INSTANCETYPES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { KubeVirt } from '../../../shared/api/index.ts';
-import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 let config: ClusterConfig;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   const kube = harness(server).kube;
   const it = (name: string, spec: { cpu: { guest: number; dedicatedCPUPlacement?: boolean }; memory: { guest: string } }) => kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name }, spec });
   await it('lu.small', { cpu: { guest: 1 }, memory: { guest: '1Gi' } });

@@ -5,14 +5,14 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
 import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
-import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness, startKubevirtApiServer } from './support.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
 });
 after(async () => {
   await server.close();

@@ -6,6 +6,18 @@
  */
 import { after, before, beforeEach } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import { virtApiMutatingHook } from '../../../sandbox/kubevirt/mutation-webhook.ts';
+
+/**
+ * The sandbox API server with virt-api's VMI and VM create mutators, as on a KubeVirt cluster:
+ * the VM controller's VMIs get their defaults (runtimeUser, hotplug maxima, …) from the webhook,
+ * and new VMs their firmware UUID.
+ */
+export async function startKubevirtApiServer(): Promise<ApiServer> {
+  const server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server.admission.onMutateCreate(virtApiMutatingHook());
+  return server;
+}
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
@@ -49,7 +61,7 @@ export function sandboxPerFile(): { readonly server: ApiServer; readonly h: Harn
   let server: ApiServer | undefined;
   let h: Harness | undefined;
   before(async () => {
-    server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+    server = await startKubevirtApiServer();
   });
   after(async () => {
     await server?.close();

@@ -14,13 +14,13 @@ import { CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.t
 import type { VmKube } from '../../../functions/vm/deps.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { startRevision, vmiFromVm } from '../../../functions/vm/vmi-from-vm.ts';
-import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
 });
 after(async () => {
   await server.close();
