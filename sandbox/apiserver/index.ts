@@ -111,6 +111,15 @@ export interface ApiServerControl {
   openWatches(): number;
 }
 
+/** Appends `hook` to `hooks`; returns the function that removes it. */
+function addHook<T>(hooks: T[], hook: T): () => void {
+  hooks.push(hook);
+  return () => {
+    const at = hooks.indexOf(hook);
+    if (at >= 0) hooks.splice(at, 1);
+  };
+}
+
 /** Starts the emulator. */
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const clock = opts.clock ?? createClock();
@@ -179,22 +188,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     admission: {
       onEviction: (hook) => evictionHooks.add(hook),
-      onMutateCreate: (hook) => {
-        const hooks = (core.mutatingCreateHooks ??= []);
-        hooks.push(hook);
-        return () => {
-          const at = hooks.indexOf(hook);
-          if (at >= 0) hooks.splice(at, 1);
-        };
-      },
-      onCreate: (hook) => {
-        const hooks = (core.createHooks ??= []);
-        hooks.push(hook);
-        return () => {
-          const at = hooks.indexOf(hook);
-          if (at >= 0) hooks.splice(at, 1);
-        };
-      },
+      onMutateCreate: (hook) => addHook((core.mutatingCreateHooks ??= []), hook),
+      onCreate: (hook) => addHook((core.createHooks ??= []), hook),
     },
     async close() {
       stopDisruption();
