@@ -7,6 +7,15 @@
 import { after, before, beforeEach } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { virtApiMutatingHook } from '../../../sandbox/kubevirt/mutation-webhook.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
+import type { KubeClient } from '../../../shared/kube/client.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { VMIS } from '../../../shared/api/resources.ts';
+import { VMI_FINALIZER } from '../../../shared/api/well-known.ts';
+import type { Outcome } from '../../../shared/reconcile/outcome.ts';
+import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
+import type { VmDeps } from '../../../functions/vm/deps.ts';
+import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 
 /**
  * The sandbox API server with virt-api's VMI and VM create mutators, as on a KubeVirt cluster:
@@ -18,13 +27,6 @@ export async function startKubevirtApiServer(): Promise<ApiServer> {
   server.admission.onMutateCreate(virtApiMutatingHook());
   return server;
 }
-import type { VirtualMachine } from '../../../shared/api/index.ts';
-import type { KubeClient } from '../../../shared/kube/client.ts';
-import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import type { Outcome } from '../../../shared/reconcile/outcome.ts';
-import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
-import type { VmDeps } from '../../../functions/vm/deps.ts';
-import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 
 export const CONTROLLER = 'vm-controller';
 export const NS = 'default';
@@ -78,6 +80,18 @@ export function sandboxPerFile(): { readonly server: ApiServer; readonly h: Harn
       return h!;
     },
   };
+}
+
+/**
+ * Plays virt-handler and the VMI controller (identity `test`): writes the VMI's status (VMIs have
+ * no /status here); a final phase also drops virt-api's `foregroundDeleteVirtualMachine` finalizer,
+ * as KubeVirt's VMI controller does once a final VMI has no pod left (these tests run no pods).
+ */
+export async function setVmiStatus(h: Harness, name: string, status: NonNullable<VirtualMachineInstance['status']>): Promise<void> {
+  const final = status.phase === 'Succeeded' || status.phase === 'Failed';
+  const finalizers = final ? (await h.kube.get(VMIS, NS, name))?.metadata?.finalizers : undefined;
+  const metadata = finalizers?.includes(VMI_FINALIZER) ? { metadata: { finalizers: finalizers.filter((f) => f !== VMI_FINALIZER) } } : {};
+  await h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status, ...metadata } });
 }
 
 /** `verb resource[/sub] name` for every write the controller made, events as `event Reason`. */
