@@ -147,8 +147,9 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     }
   }
 
-  // KubeVirt's synchronisers run only while the expectations are still satisfied after the
-  // run-strategy step: not in a pass that failed, started or stopped the VMI, or created DataVolumes.
+  // KubeVirt's synchronisers and request handlers run only while the expectations are still
+  // satisfied after the run-strategy step: not in a pass that failed, started or stopped the VMI, or
+  // created DataVolumes; and each step's error ends the sync (KubeVirt returns at the first one).
   const settled = proceed && syncError === undefined && !creationExpected && !deletionExpected && decided !== 'create-data-volumes' && !observed.vm.metadata?.deletionTimestamp;
 
   // NIC hotplug: the template's interfaces onto the VMI, unplugged absent ones dropped (network/step.ts).
@@ -170,7 +171,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
-  if (proceed && !observed.vm.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined) {
     const r = await syncVolumeHotplug(observed.vm, observed.vmi, config, deps);
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     syncError ??= r.error;
@@ -178,7 +179,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // memory dump: status.memoryDumpRequest (memorydump/)
   let memoryDumpRequest: VirtualMachineMemoryDumpRequest | null | undefined;
-  if (proceed && syncError === undefined && !observed.vm.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined) {
     const r = await syncMemoryDump(observed.vm, observed.vmi, deps);
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     memoryDumpRequest = r.request;
@@ -186,7 +187,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // labels and annotations synced template → VMI (vmi-metadata-sync.ts): the descheduler's, the deployment's additional keys
-  if (proceed && syncError === undefined && observed.vmi && !observed.vm.metadata?.deletionTimestamp && !observed.vmi.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined && observed.vmi && !observed.vmi.metadata?.deletionTimestamp) {
     const ops = vmiSyncOps(observed.vm, observed.vmi, config);
     if (ops.length > 0) {
       try {
