@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VMIS, VMS } from '../../../shared/api/resources.ts';
 import { hashedPodInterfaceName } from '../../../shared/template/render-metadata.ts';

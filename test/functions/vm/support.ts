@@ -7,10 +7,11 @@
 import { after, before, beforeEach } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { virtApiMutatingHook } from '../../../sandbox/kubevirt/mutation-webhook.ts';
-import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
+import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
-import { VMIS } from '../../../shared/api/resources.ts';
+import { KUBEVIRTS, NAMESPACES, VMIS } from '../../../shared/api/resources.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import { VMI_FINALIZER } from '../../../shared/api/well-known.ts';
 import type { Outcome } from '../../../shared/reconcile/outcome.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
@@ -26,6 +27,19 @@ export async function startKubevirtApiServer(): Promise<ApiServer> {
   const server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
   server.admission.onMutateCreate(virtApiMutatingHook());
   return server;
+}
+
+/**
+ * Makes `spec` the cluster's KubeVirt CR (`kubevirt/kubevirt`, created or replaced) and returns the
+ * controller's configuration from that same CR: virt-api's webhooks read the CR in the server, so
+ * a test that gives the controller a configuration must give the cluster the same one.
+ */
+export async function clusterKubeVirt(kube: KubeClient, spec: KubeVirt['spec']): Promise<ClusterConfig> {
+  if (!(await kube.get(NAMESPACES, undefined, 'kubevirt'))) await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } });
+  const current = await kube.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
+  const kv: KubeVirt = { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec };
+  const stored = current ? await kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'json', ops: [{ op: 'replace', path: '/spec', value: spec }] }) : await kube.create(KUBEVIRTS, kv);
+  return clusterConfigFromKubeVirt(stored);
 }
 
 export const CONTROLLER = 'vm-controller';

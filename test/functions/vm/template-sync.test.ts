@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, STORAGE_OBSERVED_API_VERSION_ANNOTATION, VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
