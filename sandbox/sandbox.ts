@@ -29,6 +29,7 @@ import type { MigrationTimings } from './nodes/migration-steps.ts';
 import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
 import { virtApiMigrationCreateHook } from './kubevirt/migration-webhook.ts';
+import { virtApiMutatingHook } from './kubevirt/mutation-webhook.ts';
 import { registerEvictionWebhook, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from './kubevirt/eviction-webhook-server.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
@@ -194,6 +195,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (!real) apiServer.admission.onEviction(virtApiEvictionHook());
   // virt-api's migration create validator: a VMI virt-handler reports not migratable is refused.
   if (!real) apiServer.admission.onCreate(virtApiMigrationCreateHook());
+  // virt-api's VMI and VM mutators: every VMI and VM created is defaulted as on a KubeVirt cluster
+  // (runtimeUser, CPU model, firmware UUID, …: kubevirt/vmi-mutation.ts, vm-mutation.ts).
+  if (!real) apiServer.admission.onMutateCreate(virtApiMutatingHook());
 
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {

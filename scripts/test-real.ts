@@ -13,6 +13,7 @@ export const REAL_LANE_SUITES = [
   'test/sandbox/apiserver/',
   'test/sandbox/nodes/strict-kubelet.test.ts',
   'test/sandbox/nodes/strict-virt-handler.test.ts',
+  'test/sandbox/kubevirt/mutation-webhook.test.ts',
   'test/e2e/vmi-slice.test.ts',
   'test/e2e/wffc.test.ts',
   'test/e2e/backend-storage.test.ts',

@@ -8,7 +8,6 @@ import {
   KIND_VM,
   KUBEVIRT_API_VERSION,
   LATEST_OBSERVED_API_VERSION_ANNOTATION,
-  NON_ROOT_UID,
   STORAGE_OBSERVED_API_VERSION_ANNOTATION,
   VM_CONTROLLER_FINALIZER,
 } from '../../shared/api/well-known.ts';
@@ -26,7 +25,7 @@ import { decideSync, vmFinalizerWanted, type Observed, type SyncDecision, type S
 import { computeVmStatus } from './update-status.ts';
 import { unboundClaimMatters } from './printable-status.ts';
 import { cbtStateForNewVmi, needsNamespaceLabels, nextVmCbtState } from './cbt.ts';
-import { fillInputDefaults, podNetworkRefusal, startRevision, vmiFromVm } from './vmi-from-vm.ts';
+import { podNetworkRefusal, startRevision, vmiFromVm } from './vmi-from-vm.ts';
 import { expandVmi } from './instancetype/expand-vmi.ts';
 import { syncInstancetypes, type Resolved } from './instancetype/sync-step.ts';
 import { runStrategyOf } from './run-strategy.ts';
@@ -37,8 +36,7 @@ import { syncNetworks } from './network/step.ts';
 import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
-import { applyHotplugDefaults } from '../../shared/liveupdate/defaults.ts';
-import { clusterConfigFromKubeVirt, gateEnabled, type ClusterConfig } from '../../shared/config/cluster-config.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
 import { fieldPatch, metadataPatch } from './write-plan.ts';
 import { firmwareUuidPatch } from './firmware-uuid.ts';
 import { pciTopologyPatch } from './pci-topology.ts';
@@ -103,19 +101,6 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
       }
     }
   }
-  // firmware UUID: the VMIs' UUIDv5 written into a template without one (firmware-uuid.ts); a failure
-  // ends the sync. Before the run-strategy step, where KubeVirt has it after: there KubeVirt's VM
-  // webhook gives a new VM its UUID at creation, so a VM never starts from a spec without one; with
-  // no webhook here, a write after the first start would leave that VMI's start revision without
-  // it, and the vm-generation annotation behind the VM until the next restart.
-  if (proceed && !observed.vm.metadata?.deletionTimestamp && runStrategyOf(observed.vm).ok) {
-    const r = await patchVmSpec(observed.vm, firmwareUuidPatch(observed.vm), deps);
-    observed = { ...observed, vm: r.vm };
-    if (r.error !== undefined) {
-      syncError = { reason: 'FirmwareUUIDError', message: `error encountered when trying to patch VM firmware: ${r.error}`, requeue: true };
-      proceed = false;
-    }
-  }
   if (proceed) {
     const decision = decideSync(observed, deps.now());
     decided = decision.kind;
@@ -162,8 +147,9 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     }
   }
 
-  // KubeVirt's synchronisers run only while the expectations are still satisfied after the
-  // run-strategy step: not in a pass that failed, started or stopped the VMI, or created DataVolumes.
+  // KubeVirt's synchronisers and request handlers run only while the expectations are still
+  // satisfied after the run-strategy step: not in a pass that failed, started or stopped the VMI, or
+  // created DataVolumes; and each step's error ends the sync (KubeVirt returns at the first one).
   const settled = proceed && syncError === undefined && !creationExpected && !deletionExpected && decided !== 'create-data-volumes' && !observed.vm.metadata?.deletionTimestamp;
 
   // NIC hotplug: the template's interfaces onto the VMI, unplugged absent ones dropped (network/step.ts).
@@ -173,8 +159,19 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
     syncError ??= r.error;
   }
 
+  // firmware UUID: the VMIs' UUIDv5 written into a template without one (firmware-uuid.ts), after
+  // the NIC sync, as KubeVirt's firmware synchroniser. On a cluster virt-api's VM webhook gives a
+  // new VM its UUID at creation, so this only writes for a VM created before that webhook (or
+  // with the UUID removed since); a VM started from a template without one had its VMI given the
+  // same UUIDv5 (vmi-from-vm.ts), so the write needs no restart.
+  if (settled && syncError === undefined) {
+    const r = await patchVmSpec(observed.vm, firmwareUuidPatch(observed.vm), deps);
+    observed = { ...observed, vm: r.vm };
+    if (r.error !== undefined) syncError = { reason: 'FirmwareUUIDError', message: `error encountered when trying to patch VM firmware: ${r.error}`, requeue: true };
+  }
+
   // volume hotplug: status.volumeRequests, declarative hotplug (hotplug/step.ts)
-  if (proceed && !observed.vm.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined) {
     const r = await syncVolumeHotplug(observed.vm, observed.vmi, config, deps);
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     syncError ??= r.error;
@@ -182,7 +179,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
 
   // memory dump: status.memoryDumpRequest (memorydump/)
   let memoryDumpRequest: VirtualMachineMemoryDumpRequest | null | undefined;
-  if (proceed && syncError === undefined && !observed.vm.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined) {
     const r = await syncMemoryDump(observed.vm, observed.vmi, deps);
     observed = { ...observed, vm: r.vm, vmi: r.vmi };
     memoryDumpRequest = r.request;
@@ -190,7 +187,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   }
 
   // labels and annotations synced template → VMI (vmi-metadata-sync.ts): the descheduler's, the deployment's additional keys
-  if (proceed && syncError === undefined && observed.vmi && !observed.vm.metadata?.deletionTimestamp && !observed.vmi.metadata?.deletionTimestamp) {
+  if (settled && syncError === undefined && observed.vmi && !observed.vmi.metadata?.deletionTimestamp) {
     const ops = vmiSyncOps(observed.vm, observed.vmi, config);
     if (ops.length > 0) {
       try {
@@ -413,14 +410,12 @@ async function startVmi(key: string, vm: VirtualMachine, resolved: Resolved, con
     await event(deps, vm, 'Warning', 'FailedCreate', `Error creating virtual machine instance: ${expanded.message}`);
     return { kind: 'failed', error: { reason: 'FailedCreate', message: `Failure while starting VMI: ${expanded.message}`, requeue: true } };
   }
-  // The hotplug maxima and status fields KubeVirt's VMI webhook would add (no webhook here).
-  const vmi = applyHotplugDefaults(fillInputDefaults(expanded.vmi), config);
+  // What virt-api's VMI webhook adds at create (hotplug maxima, input bus and type, runtimeUser,
+  // the status fields) is not the controller's: KubeVirt's VM controller creates the VMI without them.
+  const vmi = expanded.vmi;
   // Changed-block tracking starts Initializing on a selected VM's VMI (virt-handler enables it).
   const cbt = cbtStateForNewVmi(vm, config, namespaceLabels);
   if (cbt) vmi.status = { ...vmi.status, changedBlockTracking: { state: cbt } };
-  // The webhook's markAsNonroot: a non-root launcher unless the Root gate is on (virt-handler's
-  // non-root start checks read it).
-  if (vmi.status?.runtimeUser === undefined && !gateEnabled(config, 'Root')) vmi.status = { ...vmi.status, runtimeUser: NON_ROOT_UID };
   // A dump volume whose dump is over stays in the template but not in a new VMI (§7).
   const dump = vm.status?.memoryDumpRequest;
   if (dump && !dumpVolumeWanted(dump) && vmi.spec.volumes) vmi.spec.volumes = vmi.spec.volumes.filter((v) => !(v.name === dump.claimName && v.memoryDump));

@@ -61,21 +61,12 @@ export function vmiFromVm(vm: VirtualMachine, preference?: VirtualMachinePrefere
 
 /**
  * `autoattachInputDevice: true` with no inputs adds one named `default-0`. KubeVirt leaves its bus
- * and type to preferences and then to the VMI defaults of its webhook (`usb`, `tablet`); with no
- * webhook here they are filled after the preference (expand-vmi.ts) or here when there is none.
+ * and type to preferences and then to virt-api's VMI webhook (`usb`, `tablet`), as this does.
  */
 function addAutoattachedInput(spec: VirtualMachineInstance['spec']): void {
   const devices = spec.domain.devices;
   if (devices.autoattachInputDevice !== true || (devices.inputs?.length ?? 0) > 0) return;
   devices.inputs = [{ name: 'default-0', type: '' }];
-}
-
-/** What KubeVirt's VMI webhook defaults on inputs: an unset bus is `usb`, an unset type `tablet`. */
-export function fillInputDefaults(vmi: VirtualMachineInstance): VirtualMachineInstance {
-  const inputs = vmi.spec.domain.devices.inputs;
-  if (!inputs?.some((i) => !i.bus || !i.type)) return vmi;
-  const filled = inputs.map((i) => ({ ...i, bus: i.bus || 'usb', type: i.type || 'tablet' }));
-  return { ...vmi, spec: { ...vmi.spec, domain: { ...vmi.spec.domain, devices: { ...vmi.spec.domain.devices, inputs: filled } } } };
 }
 
 /**

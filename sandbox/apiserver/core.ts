@@ -21,6 +21,8 @@ export interface Core {
   kickControllers(): void;
   /** Validating admission on every create (index.ts `admission.onCreate`), in order. */
   createHooks?: CreateHook[];
+  /** Mutating admission on every create (index.ts `admission.onMutateCreate`), in order. */
+  mutatingCreateHooks?: MutatingCreateHook[];
 }
 
 /** What a create admission hook sees. */
@@ -35,6 +37,13 @@ export interface CreateRequest {
 
 /** Refuses a create by throwing an ApiError; returning lets it proceed (a validating webhook). */
 export type CreateHook = (core: Core, request: CreateRequest) => void;
+
+/**
+ * A mutating webhook on create: sees the object as decoded (no name generated, no uid yet, as
+ * kube-apiserver calls mutating admission before the storage create) and returns the object to
+ * store instead, or undefined to leave it; refuses by throwing an ApiError.
+ */
+export type MutatingCreateHook = (core: Core, request: CreateRequest) => Record<string, unknown> | undefined;
 
 /** One request's target and caller. */
 export interface Scope {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createClock, type Clock } from '../clock.ts';
 import { AuditLog } from './audit.ts';
-import type { Core, CreateHook } from './core.ts';
+import type { Core, CreateHook, MutatingCreateHook } from './core.ts';
 import { RequestCounters } from './counters.ts';
 import { startDisruptionController } from './disruption.ts';
 import { EvictionHooks, type EvictionHook } from './eviction.ts';
@@ -32,7 +32,7 @@ export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
 export type { FaultCode, FaultMatch, Faults } from './faults.ts';
 export type { KubeObject } from './types.ts';
 export type { EvictionHook, EvictionRequest } from './eviction.ts';
-export type { CreateHook, CreateRequest } from './core.ts';
+export type { CreateHook, CreateRequest, MutatingCreateHook } from './core.ts';
 export { ApiError } from './errors.ts';
 
 /** Options of {@link startApiServer}. */
@@ -92,6 +92,11 @@ export interface ApiServerAdmission {
    * refuses the create by throwing an ApiError. Returns the function that removes it.
    */
   onCreate(hook: CreateHook): () => void;
+  /**
+   * Adds a hook run on every create before the storage create (a mutating webhook): it returns
+   * the object to store instead, or refuses by throwing an ApiError. Returns the remover.
+   */
+  onMutateCreate(hook: MutatingCreateHook): () => void;
 }
 
 /** Test hooks. */
@@ -104,6 +109,15 @@ export interface ApiServerControl {
   settle(): Promise<void>;
   /** Number of open watches. */
   openWatches(): number;
+}
+
+/** Appends `hook` to `hooks`; returns the function that removes it. */
+function addHook<T>(hooks: T[], hook: T): () => void {
+  hooks.push(hook);
+  return () => {
+    const at = hooks.indexOf(hook);
+    if (at >= 0) hooks.splice(at, 1);
+  };
 }
 
 /** Starts the emulator. */
@@ -174,14 +188,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     admission: {
       onEviction: (hook) => evictionHooks.add(hook),
-      onCreate: (hook) => {
-        const hooks = (core.createHooks ??= []);
-        hooks.push(hook);
-        return () => {
-          const at = hooks.indexOf(hook);
-          if (at >= 0) hooks.splice(at, 1);
-        };
-      },
+      onMutateCreate: (hook) => addHook((core.mutatingCreateHooks ??= []), hook),
+      onCreate: (hook) => addHook((core.createHooks ??= []), hook),
     },
     async close() {
       stopDisruption();

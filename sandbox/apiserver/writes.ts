@@ -110,6 +110,19 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   }
   admitNamespace(core, scope);
   admitCreate(core, scope, obj);
+  // Mutating webhooks run before the storage create: they may replace anything but the identity
+  // the server assigns below (the metadata they return is kept as the object's).
+  for (const hook of core.mutatingCreateHooks ?? []) {
+    const mutated = hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, dryRun: scope.dryRun });
+    if (mutated === undefined) continue;
+    const target = obj as Record<string, unknown>;
+    for (const k of Object.keys(target)) if (k !== 'metadata' && !(k in mutated)) delete target[k];
+    for (const [k, v] of Object.entries(mutated)) if (k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') target[k] = v;
+    // `md` stays the object's metadata (the rest of the create writes into it).
+    const next = (mutated['metadata'] ?? {}) as Record<string, unknown>;
+    for (const k of Object.keys(md)) if (!(k in next)) delete (md as Record<string, unknown>)[k];
+    Object.assign(md, next);
+  }
   if (scope.res.status && !scope.res.builtin) delete obj.status;
   prepareForCreate(scope.res, obj);
   md.uid = randomUUID();

@@ -1,6 +1,7 @@
 /**
- * virt-api's launcher eviction interceptor and migration create validator as KubeVirt deploys
- * them on a real cluster: a ValidatingWebhookConfiguration on `pods/eviction` CREATE and on
+ * virt-api's launcher eviction interceptor, migration create validator and VMI/VM create mutators
+ * (mutation-webhook.ts, in their own MutatingWebhookConfiguration) as KubeVirt deploys them on a
+ * real cluster: a ValidatingWebhookConfiguration on `pods/eviction` CREATE and on
  * `virtualmachineinstancemigrations` CREATE (migration-admission.ts), served over HTTPS. The real lane's
  * kube-apiserver calls it for every eviction (`kubectl drain`, the workload updater's Evict); the
  * answer is the same pure decision the emulator's in-process hook applies
@@ -21,6 +22,8 @@ import { issueServingCertificate, makeCa } from '../pki.ts';
 import { admitEviction, launcherVmiName, type EvictionVerdict } from './eviction-admission.ts';
 import { admitMigration, MIGRATION_CREATE_PATH, MIGRATION_CREATE_VALIDATOR, type MigrationRequest, type MigrationVerdict } from './migration-admission.ts';
 import type { Vmi } from '../nodes/objects.ts';
+import type { KubeVirt } from '../../shared/api/index.ts';
+import { mutateOnCreate, mutatingWebhookConfiguration, mutationPatch, VIRT_API_MUTATOR, VM_MUTATE_PATH, VMI_MUTATE_PATH } from './mutation-webhook.ts';
 
 export { VIRT_API_IDENTITY } from './eviction-admission.ts';
 
@@ -106,6 +109,16 @@ async function reviewMigration(api: NodeSideApi, req: AdmissionRequest): Promise
   return admitMigration({ ...migration, metadata: { namespace: req.namespace ?? '' } }, vmi);
 }
 
+/** The mutators' answer: the object as virt-api would store it, as a JSON patch. */
+async function reviewMutation(api: NodeSideApi, req: AdmissionRequest, resource: string): Promise<object> {
+  const list = plain<{ items?: KubeVirt[] }>(await api.custom.listNamespacedCustomObject({ ...KUBEVIRT, namespace: 'kubevirt', plural: 'kubevirts' }));
+  const mutated = req.operation === 'CREATE' && req.object ? mutateOnCreate(resource, req.object as Record<string, unknown>, list.items?.[0], new Date().toISOString().replace(/\.\d+Z$/, 'Z')) : undefined;
+  const response = mutated
+    ? { uid: req.uid ?? '', allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(mutationPatch(mutated))).toString('base64') }
+    : { uid: req.uid ?? '', allowed: true };
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}
+
 /** The AdmissionReview answer: every refusal is a 429, as virt-api's. */
 export function admissionResponse(uid: string, verdict: EvictionVerdict): object {
   const response = verdict.kind === 'allow' ? { uid, allowed: true } : { uid, allowed: false, status: { code: 429, message: verdict.message } };
@@ -133,10 +146,12 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
   const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     void (async () => {
       const path = req.url?.split('?')[0];
-      if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH)) return reply(res, 404, { message: 'not found' });
+      const mutates = path === VMI_MUTATE_PATH ? 'virtualmachineinstances' : path === VM_MUTATE_PATH ? 'virtualmachines' : undefined;
+      if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH && mutates === undefined)) return reply(res, 404, { message: 'not found' });
       let request: AdmissionRequest = {};
       try {
         request = ((await bodyOf(req)) as { request?: AdmissionRequest }).request ?? {};
+        if (mutates !== undefined) return reply(res, 200, await reviewMutation(api, request, mutates));
         if (path === MIGRATION_CREATE_PATH) {
           const m = await reviewMigration(api, request);
           verdicts.push(`${m.allowed ? 'allow' : 'deny'} migration ${request.namespace}/${request.name ?? ''}${m.allowed ? '' : `: ${m.message}`}`);
@@ -205,9 +220,17 @@ export function evictionWebhookConfiguration(url: string, caPem: string): object
   };
 }
 
-/** Creates (or replaces) the configuration, as virt-operator does (identity of `kc`: the operator). */
+/** Creates (or replaces) the configurations, as virt-operator does (identity of `kc`: the operator). */
 export async function registerEvictionWebhook(kc: KubeConfig, url: string, caPem: string): Promise<void> {
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const mutating = mutatingWebhookConfiguration(url, caPem) as never;
+  try {
+    await admission.createMutatingWebhookConfiguration({ body: mutating });
+  } catch (err) {
+    if (statusCodeOf(err) !== 409) throw err;
+    const existing = await admission.readMutatingWebhookConfiguration({ name: VIRT_API_MUTATOR });
+    await admission.replaceMutatingWebhookConfiguration({ name: VIRT_API_MUTATOR, body: { ...(mutating as object), metadata: { ...existing.metadata } } as never });
+  }
   const body = evictionWebhookConfiguration(url, caPem) as never;
   try {
     await admission.createValidatingWebhookConfiguration({ body });

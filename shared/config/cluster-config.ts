@@ -130,7 +130,7 @@ export interface LiveUpdateSettings {
   maxCpuSockets: number | undefined;
   /** `maxGuest` (a quantity string), when set. */
   maxGuest: string | undefined;
-  /** `maxHotplugRatio`: 4 when unset, but 1 when `liveUpdateConfiguration` itself is absent (as KubeVirt). */
+  /** `maxHotplugRatio`: 4 when unset, with or without `liveUpdateConfiguration` (KubeVirt's configuration defaults carry one; the CR is merged onto them). */
   maxHotplugRatio: number;
 }
 
@@ -284,7 +284,7 @@ export function clusterConfigFromKubeVirt(kv?: KubeVirt, overrides: ClusterConfi
     liveUpdate: {
       maxCpuSockets: cfg.liveUpdateConfiguration?.maxCpuSockets,
       maxGuest: cfg.liveUpdateConfiguration?.maxGuest === undefined ? undefined : String(cfg.liveUpdateConfiguration.maxGuest),
-      maxHotplugRatio: cfg.liveUpdateConfiguration ? (cfg.liveUpdateConfiguration.maxHotplugRatio || 4) : 1,
+      maxHotplugRatio: cfg.liveUpdateConfiguration?.maxHotplugRatio || 4,
     },
     matchSELinuxLevelOnMigration: cfg.migrations?.matchSELinuxLevelOnMigration ?? true,
     evictionStrategy: cfg.evictionStrategy,

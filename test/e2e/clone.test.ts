@@ -83,22 +83,23 @@ describe('clone end to end (relay → queue → clone, snapshot, restore functio
     const events = await eventsOf('clone-1');
     for (const reason of ['SnapshotCreated', 'SnapshotReady', 'RestoreCreated', 'RestoreReady', 'TargetVMCreated', 'PVCBound']) assert.ok(events.includes(`Normal ${reason}`), `${reason} in ${events.join(', ')}`);
     // assert: the new VM, with the patches applied
-    // The clone blanks the firmware UUID; the VM controller then gives the new VM the UUIDv5 of its own name.
-    await until('the new VM has its own firmware UUID', async () => (await s.kube.get(VMS, NS, 'clone-dst'))?.spec.template.spec?.domain.firmware?.uuid === legacyFirmwareUuid('clone-dst'), { problems: s.problems });
+    // The clone blanks the firmware UUID; virt-api's VM webhook gives the new VM a random one at create.
+    const src = (await s.kube.get(VMS, NS, 'clone-src'))!;
     const dst = (await s.kube.get(VMS, NS, 'clone-dst'))!;
+    const uuid = dst.spec.template.spec?.domain.firmware?.uuid;
+    assert.ok(uuid && uuid !== src.spec.template.spec?.domain.firmware?.uuid, `its own firmware UUID (${uuid})`);
+    assert.notEqual(uuid, legacyFirmwareUuid('clone-dst'), "the webhook's, not the controller's UUIDv5: the controller writes none");
     assert.deepEqual(dst.metadata?.labels, { app: 'web', 'team/owner': 'a' });
     assert.equal(dst.metadata?.annotations?.['note/keep'], 'k');
     assert.equal(dst.metadata?.annotations?.['drop-me'], undefined);
-    assert.deepEqual(dst.spec.template.metadata?.annotations ?? {}, {});
+    assert.deepEqual(dst.spec.template.metadata?.annotations ?? {}, { 'kubevirt.io/pci-topology-version': 'v3' }, "every template annotation filtered out; the PCI topology version is the VM webhook's, at the new VM's create");
     assert.equal(dst.spec.template.metadata?.labels?.tier, 'front');
     assert.equal(dst.spec.template.spec?.domain.devices.interfaces?.[0]?.macAddress, '02:00:00:bb:bb:bb');
     assert.equal(dst.spec.template.spec?.domain.firmware?.serial, 'serial-new');
-    assert.notEqual(dst.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('clone-src'), 'the source firmware uuid was blanked');
     const claim = dst.spec.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName;
     assert.ok(claim && claim !== 'clone-src-data', `its own claim (${claim})`);
     assert.equal((await s.kube.get(PVCS, NS, claim!))?.status?.phase, 'Bound');
     // the source is untouched
-    const src = (await s.kube.get(VMS, NS, 'clone-src'))!;
     assert.equal(src.spec.template.spec?.domain.devices.interfaces?.[0]?.macAddress, '02:00:00:aa:aa:aa');
     assert.equal(src.metadata?.labels?.scratch, 'x');
   });

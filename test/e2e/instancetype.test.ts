@@ -140,7 +140,7 @@ describe('instance types and preferences end to end (relay → queue → functio
       assert.deepEqual((cr.data as { spec?: unknown }).spec, object?.spec);
     }
     const vmi = await kube.get(VMIS, NS, 'e2e-it');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 2, cores: 1, threads: 1, maxSockets: 2 }, 'the instance type: 2 vCPUs as sockets (maxSockets: the hotplug default)');
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 2, cores: 1, threads: 1, maxSockets: 8, model: 'host-model' }, "the instance type: 2 vCPUs as sockets (maxSockets: 2 × KubeVirt's default maxHotplugRatio 4, and the CPU model: virt-api's VMI webhook)");
     assert.equal(vmi?.spec.domain.memory?.guest, '256Mi');
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'containerdisk', disk: { bus: 'sata' } }], 'the preferred disk bus');
     assert.equal(vmi?.spec.domain.devices.interfaces?.[0]?.model, 'e1000', 'the preferred interface model, on the default pod interface');

@@ -101,6 +101,6 @@ describe('live updates end to end', () => {
     assert.equal(cond?.reason ?? '', '', 'no reason');
     assert.equal(unchanged?.spec.domain.cpu?.cores, 1, 'the running VMI keeps its cores');
     assert.equal(unchanged?.metadata?.uid, before?.metadata?.uid);
-    assert.deepEqual((await s.kube.get(VMIS, NS, NAME))?.spec.domain.cpu, { sockets: 2, cores: 2, threads: 1, maxSockets: 4 });
+    assert.deepEqual((await s.kube.get(VMIS, NS, NAME))?.spec.domain.cpu, { sockets: 2, cores: 2, threads: 1, maxSockets: 4, model: 'host-model' }, "the new topology; maxSockets and the CPU model from virt-api's VMI webhook");
   });
 });

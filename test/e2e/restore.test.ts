@@ -11,7 +11,6 @@ import { readOnly } from '../../ops/cluster-reader.ts';
 import { diagnose, DIAGNOSABLE } from '../../ops/diagnose/diagnose.ts';
 import { parseTarget } from '../../ops/target.ts';
 import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
-import { legacyFirmwareUuid } from '../../shared/api/firmware-uuid.ts';
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, EVENTS, INSTANCETYPES, PVCS, VM_RESTORES, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachineRestore } from '../../shared/api/snapshot.ts';
@@ -169,10 +168,10 @@ describe('restore end to end', () => {
     // arrange
     await vmWithClaim('rs-src', 'Halted');
     await until('the claim is bound', async () => (await s.kube.get(PVCS, NS, 'rs-src-data'))?.status?.phase === 'Bound');
-    // The VM controller writes the source's firmware UUID (UUIDv5 of its name); the snapshot takes it.
-    await until('the source has its firmware UUID', async () => (await vmOf('rs-src'))?.spec.template.spec?.domain.firmware?.uuid === legacyFirmwareUuid('rs-src'), { problems: s.problems });
     await readySnapshot('rs-src-snap', 'rs-src');
     const source = await vmOf('rs-src');
+    // virt-api's VM webhook gave the source its firmware UUID at create; the snapshot takes it.
+    const sourceUuid = source?.spec.template.spec?.domain.firmware?.uuid;
     // act
     const r = await restoreOf('rs-new-r', 'rs-src-snap', 'rs-new', { patches: ['{"op":"replace","path":"/metadata/labels/app","value":"rs-new"}'] });
     await until('the restore completes', () => complete('rs-new-r'), { problems: s.problems });
@@ -183,7 +182,8 @@ describe('restore end to end', () => {
     assert.equal(vm?.spec.runStrategy, 'Halted');
     assert.deepEqual(vm?.metadata?.labels, { app: 'rs-new' });
     assert.equal(claimOf(vm, 'data'), `restore-${uid}-data`);
-    assert.equal(vm?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('rs-src'), "the snapshot's UUID, none of its own name");
+    assert.ok(sourceUuid);
+    assert.equal(vm?.spec.template.spec?.domain.firmware?.uuid, sourceUuid, "the snapshot's UUID, none of its own name (nor the webhook's: the template names one)");
     assert.equal(vm?.status?.restoreInProgress, undefined);
     const pvc = await s.kube.get(PVCS, NS, `restore-${uid}-data`);
     assert.equal(pvc?.metadata?.annotations?.['restore.kubevirt.io/name'], 'rs-new-r');

@@ -99,7 +99,11 @@ export async function startCluster(opts: SandboxOptions & { speed: number; migra
   };
 }
 
-/** A small VMI with a containerDisk; `nodeSelector` pins it. */
+/**
+ * A small VMI with a containerDisk and a masquerade interface on the pod network (virt-api's
+ * webhook would otherwise give it the cluster's default, bridge, which is not live-migratable);
+ * `nodeSelector` pins it.
+ */
 export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, string>; labels?: Record<string, string>; cpuModel?: string } = {}): VirtualMachineInstance {
   return {
     apiVersion: 'kubevirt.io/v1',
@@ -107,9 +111,10 @@ export function vmiManifest(name: string, opts: { nodeSelector?: Record<string, 
     metadata: { name, namespace: NS, labels: { app: 'migration-test', ...opts.labels } },
     spec: {
       domain: {
-        devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } },
+        devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '128Mi' } },
         ...(opts.cpuModel ? { cpu: { model: opts.cpuModel } } : {}),
       },
+      networks: [{ name: 'default', pod: {} }],
       volumes: [{ name: 'root', containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.9.0' } }],
       ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
     },

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { V1ControllerRevision } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstanceSpec } from '../../../shared/api/index.ts';
 import { CLUSTER_INSTANCETYPES, CLUSTER_PREFERENCES, CONTROLLER_REVISIONS, INSTANCETYPES, PREFERENCES, PVCS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
-import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness } from './support.ts';
+import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   const kube = harness(server).kube;
   // Shared fixtures: a cluster instance type and preference, and namespaced ones.
   await kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name: 'u1.small', labels: { l: 'stripped' } }, spec: { cpu: { guest: 2 }, memory: { guest: '1Gi' } } });
@@ -90,7 +90,6 @@ describe('VM reconcile: instance types and preferences', () => {
       `create controllerrevisions ${itRev}`,
       `create controllerrevisions ${prefRev}`,
       'patch virtualmachines/status it-1',
-      'patch virtualmachines it-1', // the firmware UUID
       `create controllerrevisions revision-start-vm-${got?.metadata?.uid ?? ''}-${got?.metadata?.generation ?? 1}`,
       'create virtualmachineinstances it-1',
       'patch virtualmachines/status it-1',
@@ -112,7 +111,8 @@ describe('VM reconcile: instance types and preferences', () => {
     assert.deepEqual([data.apiVersion, data.kind, data.metadata['name'], data.metadata['labels']], ['instancetype.kubevirt.io/v1beta1', 'VirtualMachineClusterInstancetype', 'u1.small', undefined]);
     assert.deepEqual(data.spec, it?.spec);
     const vmi = await h.kube.get(VMIS, NS, 'it-1');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 1, cores: 2, threads: 1, maxSockets: 1 }, 'guest 2 vCPUs as cores (preferredCPUTopology: cores)');
+    // virt-api's VMI webhook adds the rest: maxSockets = sockets × 4 (KubeVirt's default maxHotplugRatio) and the CPU model.
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 1, cores: 2, threads: 1, maxSockets: 4, model: 'host-model' }, 'guest 2 vCPUs as cores (preferredCPUTopology: cores)');
     assert.equal(vmi?.spec.domain.memory?.guest, '1Gi');
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'root', disk: { bus: 'sata' } }]);
     assert.equal(vmi?.spec.domain.devices.interfaces?.[0]?.model, 'e1000', 'the preference reaches the default pod interface');
@@ -130,7 +130,7 @@ describe('VM reconcile: instance types and preferences', () => {
     const got = await h.kube.get(VMS, NS, 'it-ns');
     assert.equal(got?.status?.instancetypeRef?.kind, 'VirtualMachineInstancetype');
     const vmi = await h.kube.get(VMIS, NS, 'it-ns');
-    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 4, cores: 1, threads: 1, maxSockets: 4 });
+    assert.deepEqual(vmi?.spec.domain.cpu, { sockets: 4, cores: 1, threads: 1, maxSockets: 16, model: 'host-model' }, "maxSockets: 4 sockets × KubeVirt's default maxHotplugRatio 4 (virt-api's webhook)");
     assert.deepEqual(vmi?.spec.domain.devices.disks, [{ name: 'root', disk: { bus: 'scsi' } }]);
     assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/instancetype-name'], 'ns-medium');
     assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/preference-name'], 'ns-pref');
@@ -201,7 +201,7 @@ describe('VM reconcile: instance types and preferences', () => {
     const first = await h.kube.get(VMIS, NS, 'pin-1');
     assert.ok(pinned?.endsWith('-1'), pinned);
     assert.equal((await h.kube.get(VMS, NS, 'pin-1'))?.status?.instancetypeRef?.controllerRevisionRef?.name, pinned);
-    assert.deepEqual(first?.spec.domain.cpu, { sockets: 1, cores: 1, threads: 1, maxSockets: 1 }, 'still the pinned 1 vCPU (maxSockets: the hotplug default, ratio 1 without liveUpdateConfiguration)');
+    assert.deepEqual(first?.spec.domain.cpu, { sockets: 1, cores: 1, threads: 1, maxSockets: 4, model: 'host-model' }, "still the pinned 1 vCPU (maxSockets and model: virt-api's webhook, KubeVirt's default maxHotplugRatio 4)");
     const second = await h.kube.get(VMS, NS, 'pin-2');
     assert.ok(second?.status?.instancetypeRef?.controllerRevisionRef?.name?.endsWith('-2'), 'generation 2');
     assert.equal((await h.kube.get(VMIS, NS, 'pin-2'))?.spec.domain.cpu?.sockets, 3);

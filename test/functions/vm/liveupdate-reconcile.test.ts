@@ -7,19 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { CLUSTER_INSTANCETYPES, CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
-import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
-import type { KubeVirt } from '../../../shared/api/index.ts';
-import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
+import { clusterKubeVirt, harness, NS, objectActions, reconcileUntilSettled, setVmiStatus, startKubevirtApiServer, vmManifest, type Harness } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 let config: ClusterConfig;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   const kube = harness(server).kube;
   const it = (name: string, spec: { cpu: { guest: number; dedicatedCPUPlacement?: boolean }; memory: { guest: string } }) => kube.create(CLUSTER_INSTANCETYPES, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name }, spec });
   await it('lu.small', { cpu: { guest: 1 }, memory: { guest: '1Gi' } });
@@ -29,9 +28,9 @@ before(async () => {
 after(async () => {
   await server.close();
 });
-beforeEach(() => {
-  config = clusterConfigFromKubeVirt({ spec: { configuration: { liveUpdateConfiguration: { maxCpuSockets: 4 } } } } as KubeVirt);
+beforeEach(async () => {
   const base = harness(server);
+  config = await clusterKubeVirt(base.kube, { configuration: { liveUpdateConfiguration: { maxCpuSockets: 4 } } });
   h = { ...base, deps: { ...base.deps, clusterConfig: async () => config } };
   server.audit.clear();
 });
@@ -86,8 +85,8 @@ describe('VM live updates against the sandbox API server', () => {
     assert.equal(vmi?.spec.domain.cpu?.sockets, 3);
     assert.equal(vmi?.spec.domain.resources?.requests?.['cpu'], '300m');
     assert.equal(await restartCondition('lu-cpu'), undefined);
-    // Generation 2: the firmware UUID was written before the start (generation 1 → 2).
-    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '2', 'the template differs from the start revision');
+    // Started at generation 1 (virt-api's VM webhook gave the UUID at create); the sockets made 2.
+    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '1', 'the template differs from the start revision: not moved');
     assert.ok(objectActions(server).includes('patch virtualmachineinstances lu-cpu'), objectActions(server).join('\n'));
     assert.deepEqual(settled.errors, []);
   });
@@ -120,7 +119,7 @@ describe('VM live updates against the sandbox API server', () => {
     const vmiBefore = await h.kube.get(VMIS, NS, 'lu-restart');
     // restart: the VMI goes (as virtctl restart would ask), Always starts a new one
     await h.kube.delete(VMIS, NS, 'lu-restart');
-    await h.kube.patch(VMIS, NS, 'lu-restart', { type: 'merge', body: { status: { phase: 'Succeeded' } } });
+    await setVmiStatus(h, 'lu-restart', { phase: 'Succeeded' });
     await reconcileUntilSettled(server, h, `${NS}/lu-restart`);
     const after = await restartCondition('lu-restart');
     const vmiAfter = await h.kube.get(VMIS, NS, 'lu-restart');
@@ -131,7 +130,7 @@ describe('VM live updates against the sandbox API server', () => {
     assert.equal(second?.message, first?.message, 'the first message is kept while it stays True');
     assert.equal(vmiBefore?.spec.domain.cpu?.sockets, 1, 'no hotplug while a restart is pending');
     assert.equal(after, undefined, 'the start cleared it');
-    assert.deepEqual(vmiAfter?.spec.domain.cpu, { sockets: 2, cores: 2, threads: 1, maxSockets: 4 });
+    assert.deepEqual(vmiAfter?.spec.domain.cpu, { sockets: 2, cores: 2, threads: 1, maxSockets: 4, model: 'host-model' }, "the new topology, with the webhook's maxima and CPU model");
   });
 
   test('a change outside the template (the run strategy) moves the vm-generation annotation; a change back clears RestartRequired', async () => {
@@ -149,16 +148,16 @@ describe('VM live updates against the sandbox API server', () => {
     const cleared = await restartCondition('lu-gen');
     const vm = await h.kube.get(VMS, NS, 'lu-gen');
     // assert
-    // Started at generation 2 (the firmware UUID written before the start), the run strategy makes 3.
-    assert.equal(annotation, '3');
+    // Started at generation 1 (no firmware UUID write: virt-api's VM webhook gave it), the run strategy makes 2.
+    assert.equal(annotation, '2');
     assert.equal(set?.message, 'a non-live-updatable field was changed in the template spec');
     assert.equal(cleared, undefined);
-    assert.equal(vm?.status?.observedGeneration, 5, 'the template equals the start revision again');
+    assert.equal(vm?.status?.observedGeneration, 4, 'the template equals the start revision again');
   });
 
   test('Stage: sockets raised need a restart, the VMI is left alone', async () => {
     // arrange
-    config = clusterConfigFromKubeVirt({ spec: { configuration: { vmRolloutStrategy: 'Stage' } } } as KubeVirt);
+    config = await clusterKubeVirt(h.kube, { configuration: { vmRolloutStrategy: 'Stage' } });
     await started('lu-stage');
     // act
     await patchTemplate('lu-stage', [{ op: 'replace', path: '/domain/cpu/sockets', value: 2 }]);

@@ -7,17 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { VMIS, VMS } from '../../../shared/api/resources.ts';
 import { hashedPodInterfaceName } from '../../../shared/template/render-metadata.ts';
-import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
   h = harness(server);
 });
 after(() => server.close());

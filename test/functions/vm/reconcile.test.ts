@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
-import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
+import { VM_CONTROLLER_FINALIZER, VMI_FINALIZER } from '../../../shared/api/well-known.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
-import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, setVmiStatus as playVmiStatus, startKubevirtApiServer, vmManifest, type Harness } from './support.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
 });
 after(async () => {
   await server.close();
@@ -24,9 +23,9 @@ beforeEach(() => {
   server.counters.reset();
 });
 
-/** Plays virt-handler (and the VMI controller) by writing the VMI's status by hand (VMIs have no /status). */
+/** Plays virt-handler and the VMI controller (support.ts): the VMI's status, a final one releasing virt-api's finalizer. */
 async function setVmiStatus(name: string, status: NonNullable<VirtualMachineInstance['status']>): Promise<void> {
-  await h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status } });
+  await playVmiStatus(h, name, status);
 }
 
 const RAN = [{ phase: 'Running', phaseTransitionTimestamp: '2026-03-01T12:00:00Z' }];
@@ -43,15 +42,14 @@ async function vmStatus(name: string) {
 }
 
 describe('VM reconcile against the sandbox API server', () => {
-  test('Always: finalizer, firmware UUID, then the VMI from the template, then status; the next pass writes nothing', async () => {
+  test('Always: finalizer, then the VMI from the template, then status; the next pass writes nothing', async () => {
     // arrange
     await h.kube.create(VMS, vmManifest('always-1', { runStrategy: 'Always' }));
     // act
     const settled = await reconcileUntilSettled(server, h, `${NS}/always-1`);
     // assert
     assert.deepEqual(actions(server), [
-      'patch virtualmachines always-1',
-      'patch virtualmachines always-1', // the firmware UUID, before the start
+      'patch virtualmachines always-1', // the finalizer; virt-api's VM webhook gave the template its firmware UUID
       await startRevisionCreate('always-1'),
       'create virtualmachineinstances always-1',
       'event SuccessfulCreate',
@@ -63,14 +61,15 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.ok(vmi, 'the VMI must exist');
     assert.equal(vmi.metadata?.labels?.app, 'demo', 'labels come from the template');
     assert.equal(vmi.metadata?.annotations?.['example.com/note'], 'from-template');
-    assert.deepEqual(vmi.metadata?.finalizers, [VM_CONTROLLER_FINALIZER]);
+    assert.deepEqual(vmi.metadata?.finalizers, [VM_CONTROLLER_FINALIZER, VMI_FINALIZER], "the controller's, then the one virt-api's VMI webhook appends");
     const ref = vmi.metadata?.ownerReferences?.[0];
     assert.deepEqual([ref?.kind, ref?.uid, ref?.controller], ['VirtualMachine', vm?.metadata?.uid, true]);
     assert.ok(vm?.metadata?.finalizers?.includes(VM_CONTROLLER_FINALIZER), 'the VM carries its finalizer');
-    // Generation 2: the firmware UUID went into the template before the start.
-    const revisionName = `revision-start-vm-${vm?.metadata?.uid ?? ''}-2`;
-    assert.equal(vm?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('always-1'), 'the template carries the UUIDv5 of the VM name');
-    assert.equal(vmi.spec.domain.firmware?.uuid, legacyFirmwareUuid('always-1'), 'and so does the VMI');
+    // Generation 1: the VM webhook's UUID is there from the create, so the controller writes no spec.
+    const revisionName = `revision-start-vm-${vm?.metadata?.uid ?? ''}-1`;
+    assert.equal(vm?.metadata?.generation, 1);
+    assert.match(vm?.spec.template.spec?.domain.firmware?.uuid ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-/, "the template carries the webhook's random UUID");
+    assert.equal(vmi.spec.domain.firmware?.uuid, vm?.spec.template.spec?.domain.firmware?.uuid, 'and so does the VMI');
     assert.equal(vmi.status?.virtualMachineRevisionName, revisionName, 'the VMI names the revision it was started from');
     const revision = await h.kube.get(CONTROLLER_REVISIONS, NS, revisionName);
     assert.deepEqual((revision?.data as { spec?: unknown } | undefined)?.spec, vm?.spec, 'the revision holds the VM spec');
@@ -120,7 +119,7 @@ describe('VM reconcile against the sandbox API server', () => {
     server.audit.clear();
     await reconcileUntilSettled(server, h, `${NS}/manual-1`);
     // assert
-    assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request (the finalizer, the firmware UUID)');
+    assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request (the finalizer, the status)');
     assert.deepEqual(objectActions(server), [await startRevisionCreate('manual-1'), 'create virtualmachineinstances manual-1', 'patch virtualmachines/status manual-1']);
     assert.equal((await vmStatus('manual-1'))?.stateChangeRequests, undefined, 'the Start request is done');
   });
@@ -219,8 +218,7 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/dv-1`);
     // assert
     assert.deepEqual(waiting.actions, [
-      'patch virtualmachines dv-1',
-      'patch virtualmachines dv-1', // the firmware UUID
+      'patch virtualmachines dv-1', // the finalizer
       'create datavolumes dv-1-root',
       'event SuccessfulDataVolumeCreate',
       'patch virtualmachines/status dv-1',
@@ -276,7 +274,7 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.deepEqual([failure?.status, failure?.reason], ['True', 'FailedCreate']);
   });
 
-  test('API calls per VM start (Always, no DataVolumes): 2 reads and 6 writes, then 2 reads to confirm', async () => {
+  test('API calls per VM start (Always, no DataVolumes): 2 reads and 5 writes, then 2 reads to confirm', async () => {
     // arrange
     await h.kube.create(VMS, vmManifest('calls-1', { runStrategy: 'Always' }));
     server.counters.reset();
@@ -284,11 +282,11 @@ describe('VM reconcile against the sandbox API server', () => {
     const settled = await reconcileUntilSettled(server, h, `${NS}/calls-1`);
     const calls = server.counters.snapshot().filter((c) => c.identity === CONTROLLER);
     const by = (verb: string) => calls.filter((c) => c.verb === verb).reduce((n, c) => n + c.count, 0);
-    // assert: get VM + get VMI; patch VM (finalizer), patch VM (firmware UUID), create the start revision, create VMI,
-    // create Event, patch VM status;
+    // assert: get VM + get VMI; patch VM (finalizer), create the start revision, create VMI, create Event,
+    // patch VM status (no firmware UUID write: virt-api's VM webhook gave the template one);
     // then the settling pass reads the VM and the VMI (and lowers the creation expectation).
     assert.equal(settled.passes, 2);
-    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 3, patch: 3, update: 0, delete: 0 });
+    assert.deepEqual({ get: by('get'), list: by('list'), create: by('create'), patch: by('patch'), update: by('update'), delete: by('delete') }, { get: 4, list: 0, create: 3, patch: 2, update: 0, delete: 0 });
   });
 
   test('storage locks: no VMI starts while a restore is in progress; a snapshot lock (status and finalizer) survives every pass', async () => {

@@ -6,13 +6,41 @@
  */
 import { after, before, beforeEach } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
-import type { VirtualMachine } from '../../../shared/api/index.ts';
+import { virtApiMutatingHook } from '../../../sandbox/kubevirt/mutation-webhook.ts';
+import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { KUBEVIRTS, NAMESPACES, VMIS } from '../../../shared/api/resources.ts';
+import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../../shared/config/cluster-config.ts';
+import { VMI_FINALIZER } from '../../../shared/api/well-known.ts';
 import type { Outcome } from '../../../shared/reconcile/outcome.ts';
 import { openSqliteState, type SqliteStateStore } from '../../../shared/state/sqlite-state.ts';
 import type { VmDeps } from '../../../functions/vm/deps.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
+
+/**
+ * The sandbox API server with virt-api's VMI and VM create mutators, as on a KubeVirt cluster:
+ * the VM controller's VMIs get their defaults (runtimeUser, hotplug maxima, …) from the webhook,
+ * and new VMs their firmware UUID.
+ */
+export async function startKubevirtApiServer(): Promise<ApiServer> {
+  const server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server.admission.onMutateCreate(virtApiMutatingHook());
+  return server;
+}
+
+/**
+ * Makes `spec` the cluster's KubeVirt CR (`kubevirt/kubevirt`, created or replaced) and returns the
+ * controller's configuration from that same CR: virt-api's webhooks read the CR in the server, so
+ * a test that gives the controller a configuration must give the cluster the same one.
+ */
+export async function clusterKubeVirt(kube: KubeClient, spec: KubeVirt['spec']): Promise<ClusterConfig> {
+  if (!(await kube.get(NAMESPACES, undefined, 'kubevirt'))) await kube.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } });
+  const current = await kube.get(KUBEVIRTS, 'kubevirt', 'kubevirt');
+  const kv: KubeVirt = { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec };
+  const stored = current ? await kube.patch(KUBEVIRTS, 'kubevirt', 'kubevirt', { type: 'json', ops: [{ op: 'replace', path: '/spec', value: spec }] }) : await kube.create(KUBEVIRTS, kv);
+  return clusterConfigFromKubeVirt(stored);
+}
 
 export const CONTROLLER = 'vm-controller';
 export const NS = 'default';
@@ -49,7 +77,7 @@ export function sandboxPerFile(): { readonly server: ApiServer; readonly h: Harn
   let server: ApiServer | undefined;
   let h: Harness | undefined;
   before(async () => {
-    server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+    server = await startKubevirtApiServer();
   });
   after(async () => {
     await server?.close();
@@ -66,6 +94,18 @@ export function sandboxPerFile(): { readonly server: ApiServer; readonly h: Harn
       return h!;
     },
   };
+}
+
+/**
+ * Plays virt-handler and the VMI controller (identity `test`): writes the VMI's status (VMIs have
+ * no /status here); a final phase also drops virt-api's `foregroundDeleteVirtualMachine` finalizer,
+ * as KubeVirt's VMI controller does once a final VMI has no pod left (these tests run no pods).
+ */
+export async function setVmiStatus(h: Harness, name: string, status: NonNullable<VirtualMachineInstance['status']>): Promise<void> {
+  const final = status.phase === 'Succeeded' || status.phase === 'Failed';
+  const finalizers = final ? (await h.kube.get(VMIS, NS, name))?.metadata?.finalizers : undefined;
+  const metadata = finalizers?.includes(VMI_FINALIZER) ? { metadata: { finalizers: finalizers.filter((f) => f !== VMI_FINALIZER) } } : {};
+  await h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status, ...metadata } });
 }
 
 /** `verb resource[/sub] name` for every write the controller made, events as `event Reason`. */

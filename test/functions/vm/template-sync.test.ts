@@ -1,12 +1,17 @@
 /**
  * What the VM reconcile writes back into the VM template (reference-vm-vmi-depth §7), against the
- * sandbox API server: the firmware UUID synchroniser (the UUIDv5 of the VM name, test + add on the
- * firmware; `FirmwareUUIDError`; a running VMI that already has the UUID needs no restart) and the
- * PCI topology annotations copied from the VMI.
+ * sandbox API server with virt-api's create mutators: the firmware UUID synchroniser (the UUIDv5 of
+ * the VM name, test + add on the firmware, after the start; `FirmwareUUIDError`; a running VMI that
+ * already has the UUID needs no restart) and the PCI topology annotations copied from the VMI.
+ *
+ * virt-api's VM webhook gives every new VM a firmware UUID and (for a PCIe template) the PCI
+ * topology version annotation at CREATE only, so the synchronisers only ever write for a VM whose
+ * template lost them in an update (or that predates the webhook): the tests remove them by a JSON
+ * patch after the create, as such an update would.
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachine } from '../../../shared/api/index.ts';
 import { legacyFirmwareUuid } from '../../../shared/api/firmware-uuid.ts';
 import { LATEST_OBSERVED_API_VERSION_ANNOTATION, STORAGE_OBSERVED_API_VERSION_ANNOTATION, VM_CONTROLLER_FINALIZER } from '../../../shared/api/well-known.ts';
@@ -14,13 +19,13 @@ import { CONTROLLER_REVISIONS, VMIS, VMS } from '../../../shared/api/resources.t
 import type { VmKube } from '../../../functions/vm/deps.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { startRevision, vmiFromVm } from '../../../functions/vm/vmi-from-vm.ts';
-import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness } from './support.ts';
+import { CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, vmManifest, type Harness, startKubevirtApiServer } from './support.ts';
 
 let server: ApiServer;
 let h: Harness;
 
 before(async () => {
-  server = await startApiServer({ port: 0, tooLargeWaitMs: 50 });
+  server = await startKubevirtApiServer();
 });
 after(async () => {
   await server.close();
@@ -54,6 +59,13 @@ function adopted(name: string, spec: Partial<VirtualMachine['spec']>): VirtualMa
   return vm;
 }
 
+/** Creates `vm`, then removes what virt-api's VM webhook added at `paths` by an update (the webhook does not run on update). */
+async function createThenRemove(vm: VirtualMachine, paths: string[]): Promise<VirtualMachine> {
+  await h.kube.create(VMS, vm);
+  return h.kube.patch(VMS, NS, vm.metadata?.name ?? '', { type: 'json', ops: paths.map((path) => ({ op: 'remove' as const, path })) });
+}
+
+const UUID_PATH = '/spec/template/spec/domain/firmware/uuid';
 const RUNNING = { phase: 'Running', phaseTransitionTimestamps: [{ phase: 'Running', phaseTransitionTimestamp: '2026-03-01T12:00:00Z' }], conditions: [{ type: 'Ready', status: 'True' }] };
 
 /** The JSON patches of `name`'s spec and metadata the controller sent. */
@@ -62,11 +74,24 @@ function vmPatchBodies(name: string): unknown[] {
 }
 
 describe('VM reconcile: the firmware UUID synchroniser', () => {
-  test('a template without a UUID gets the UUIDv5 of the VM name, before the VMI starts; the firmware it had is kept', async () => {
+  test('a new VM has the webhook\'s UUID: the synchroniser writes nothing, the VMI starts from generation 1 with that UUID', async () => {
+    // arrange
+    await h.kube.create(VMS, adopted('fw-0', { runStrategy: 'Always' }));
+    // act
+    await reconcileUntilSettled(server, h, `${NS}/fw-0`);
+    // assert
+    const vm = await h.kube.get(VMS, NS, 'fw-0');
+    assert.deepEqual(vmPatchBodies('fw-0'), [], 'no VM spec patch');
+    assert.equal(vm?.metadata?.generation, 1);
+    assert.notEqual(vm?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('fw-0'), 'a random UUID, not the UUIDv5');
+    assert.equal((await h.kube.get(VMIS, NS, 'fw-0'))?.spec.domain.firmware?.uuid, vm?.spec.template.spec?.domain.firmware?.uuid);
+  });
+
+  test('a template without a UUID starts first (the VMI gets the UUIDv5 of the VM name); the next pass writes it into the template, the firmware it had kept; no restart', async () => {
     // arrange
     const vm = adopted('fw-1', { runStrategy: 'Always' });
     vm.spec.template.spec!.domain.firmware = { serial: 'serial-1' };
-    await h.kube.create(VMS, vm);
+    await createThenRemove(vm, [UUID_PATH]);
     // act
     await reconcileUntilSettled(server, h, `${NS}/fw-1`);
     // assert
@@ -74,20 +99,28 @@ describe('VM reconcile: the firmware UUID synchroniser', () => {
     const uuid = legacyFirmwareUuid('fw-1');
     assert.equal(uuid, '74c6e717-8d50-525f-a719-5e0e9b4530f4', 'UUIDv5 of the name in namespace 6a1a24a1-4061-4607-8bf4-a3963d0c5895 (Python uuid.uuid5 agrees)');
     assert.deepEqual(got?.spec.template.spec?.domain.firmware, { serial: 'serial-1', uuid });
-    assert.deepEqual(objectActions(server).slice(0, 3), ['patch virtualmachines fw-1', `create controllerrevisions revision-start-vm-${got?.metadata?.uid ?? ''}-2`, 'create virtualmachineinstances fw-1']);
-    assert.deepEqual(vmPatchBodies('fw-1')[0], [
+    assert.deepEqual(objectActions(server), [
+      `create controllerrevisions revision-start-vm-${got?.metadata?.uid ?? ''}-2`,
+      'create virtualmachineinstances fw-1',
+      'patch virtualmachines/status fw-1',
+      'patch virtualmachines fw-1', // the next pass: the synchroniser, once the VMI is seen
+      'patch virtualmachines/status fw-1',
+    ]);
+    assert.deepEqual(vmPatchBodies('fw-1'), [[
       { op: 'test', path: '/spec/template/spec/domain/firmware', value: { serial: 'serial-1' } },
       { op: 'add', path: '/spec/template/spec/domain/firmware', value: { serial: 'serial-1', uuid } },
-    ]);
+    ]]);
     const vmi = await h.kube.get(VMIS, NS, 'fw-1');
     assert.equal(vmi?.spec.domain.firmware?.uuid, uuid, 'the VMI has the same UUID');
     const revision = await h.kube.get(CONTROLLER_REVISIONS, NS, vmi?.status?.virtualMachineRevisionName ?? '');
-    assert.equal((revision?.data as { spec: VirtualMachine['spec'] }).spec.template.spec?.domain.firmware?.uuid, uuid, 'the start revision has it too');
+    assert.equal((revision?.data as { spec: VirtualMachine['spec'] }).spec.template.spec?.domain.firmware?.uuid, undefined, 'the start revision is the template as started: without it');
+    assert.equal(got?.status?.conditions?.find((c) => c.type === 'RestartRequired'), undefined, "the VMI's UUID equals the template's: neutralised");
+    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '2', 'the templates differ (the UUID): the annotation is not moved to the new generation');
   });
 
   test('a template with no firmware at all: test null + add; a stopped VM gets it too', async () => {
     // arrange
-    await h.kube.create(VMS, adopted('fw-2', { runStrategy: 'Halted' }));
+    await createThenRemove(adopted('fw-2', { runStrategy: 'Halted' }), ['/spec/template/spec/domain/firmware']);
     // act
     await reconcileUntilSettled(server, h, `${NS}/fw-2`);
     // assert
@@ -111,41 +144,47 @@ describe('VM reconcile: the firmware UUID synchroniser', () => {
     assert.equal((await h.kube.get(VMS, NS, 'fw-3'))?.spec.template.spec?.domain.firmware?.uuid, '11111111-2222-3333-4444-555555555555');
   });
 
-  test('an empty UUID counts as none (a clone blanks it): the VMI and the template get the UUIDv5', async () => {
+  test('an empty UUID counts as none (an update blanks it; at create the webhook replaces it): the VMI and the template get the UUIDv5', async () => {
     // arrange
-    const vm = adopted('fw-4', { runStrategy: 'Always' });
-    vm.spec.template.spec!.domain.firmware = { uuid: '' };
-    await h.kube.create(VMS, vm);
+    const created = await h.kube.create(VMS, { ...adopted('fw-4', { runStrategy: 'Always' }) });
+    await h.kube.patch(VMS, NS, 'fw-4', { type: 'json', ops: [{ op: 'replace', path: UUID_PATH, value: '' }] });
     // act
     await reconcileUntilSettled(server, h, `${NS}/fw-4`);
     // assert
     const uuid = legacyFirmwareUuid('fw-4');
+    assert.match(created.spec.template.spec?.domain.firmware?.uuid ?? '', /^[0-9a-f-]{36}$/, 'the webhook gave the created VM a UUID');
     assert.equal((await h.kube.get(VMS, NS, 'fw-4'))?.spec.template.spec?.domain.firmware?.uuid, uuid);
     assert.equal((await h.kube.get(VMIS, NS, 'fw-4'))?.spec.domain.firmware?.uuid, uuid);
   });
 
-  test('a failed patch: Failure FirmwareUUIDError, retried; nothing else that pass (no VMI); the next pass writes it and starts', async () => {
-    // arrange
-    await h.kube.create(VMS, adopted('fw-5', { runStrategy: 'Always' }));
+  test('a failed patch: Failure FirmwareUUIDError, retried; nothing after it that pass (no PCI topology write); the next pass writes it', async () => {
+    // arrange: started from a template without a UUID; virt-handler annotated the VMI with a PCI topology version
+    await createThenRemove(adopted('fw-5', { runStrategy: 'Always' }), [UUID_PATH, '/spec/template/metadata/annotations/kubevirt.io~1pci-topology-version']);
+    await reconcileVm(`${NS}/fw-5`, h.deps);
+    const vmi = await h.kube.get(VMIS, NS, 'fw-5');
+    await h.kube.patch(VMIS, NS, 'fw-5', { type: 'merge', body: { metadata: { annotations: { ...vmi?.metadata?.annotations, 'kubevirt.io/pci-topology-version': 'v3' } } } });
     server.faults.failNext(500, 1, { verb: 'patch', resource: 'virtualmachines', identity: CONTROLLER });
+    sent = [];
     // act
     const first = await reconcileVm(`${NS}/fw-5`, h.deps).then(() => undefined, (err: Error) => err);
     const failed = (await h.kube.get(VMS, NS, 'fw-5'))?.status?.conditions?.find((c) => c.type === 'Failure');
-    const vmiAfterFailure = await h.kube.get(VMIS, NS, 'fw-5');
+    const patchesOnFailure = vmPatchBodies('fw-5').length;
     await reconcileUntilSettled(server, h, `${NS}/fw-5`);
     // assert
     assert.ok(first instanceof Error, 'a requeued sync error: retried with backoff');
     assert.equal(failed?.reason, 'FirmwareUUIDError');
     assert.match(failed?.message ?? '', /^error encountered when trying to patch VM firmware: ./);
-    assert.equal(vmiAfterFailure, undefined, 'the failure ends the sync');
-    assert.equal((await h.kube.get(VMS, NS, 'fw-5'))?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('fw-5'));
-    assert.ok(await h.kube.get(VMIS, NS, 'fw-5'), 'started once the UUID is written');
-    assert.equal((await h.kube.get(VMS, NS, 'fw-5'))?.status?.conditions?.find((c) => c.type === 'Failure'), undefined, 'the Failure clears');
+    assert.equal(patchesOnFailure, 1, 'the failure ends the sync: the PCI topology annotation is not copied that pass');
+    const vm = await h.kube.get(VMS, NS, 'fw-5');
+    assert.equal(vm?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('fw-5'));
+    assert.equal(vm?.spec.template.metadata?.annotations?.['kubevirt.io/pci-topology-version'], 'v3', 'copied on the next pass');
+    assert.equal((await h.kube.get(VMIS, NS, 'fw-5'))?.metadata?.uid, vmi?.metadata?.uid, 'the same VMI');
+    assert.equal(vm?.status?.conditions?.find((c) => c.type === 'Failure'), undefined, 'the Failure clears');
   });
 
   test('a VMI started before the write (a VM from before this controller wrote UUIDs) has that UUID already: no RestartRequired; another UUID needs a restart', async () => {
     // arrange: the VM, its start revision and its running VMI as an earlier controller left them (no UUID in the template)
-    const vm = await h.kube.create(VMS, adopted('fw-6', { runStrategy: 'Always' }));
+    const vm = await createThenRemove(adopted('fw-6', { runStrategy: 'Always' }), [UUID_PATH]);
     await h.kube.create(CONTROLLER_REVISIONS, startRevision(vm));
     const vmi = await h.kube.create(VMIS, vmiFromVm(vm));
     await h.kube.patch(VMIS, NS, 'fw-6', { type: 'merge', body: { status: RUNNING } });
@@ -158,7 +197,7 @@ describe('VM reconcile: the firmware UUID synchroniser', () => {
     // assert
     assert.equal(vmi.spec.domain.firmware?.uuid, legacyFirmwareUuid('fw-6'));
     assert.equal(written?.spec.template.spec?.domain.firmware?.uuid, legacyFirmwareUuid('fw-6'));
-    assert.equal(written?.metadata?.generation, 2);
+    assert.equal(written?.metadata?.generation, 3, 'created 1, the UUID removed 2, written 3');
     assert.equal(written?.status?.conditions?.find((c) => c.type === 'RestartRequired'), undefined, "the VMI's UUID equals the template's: neutralised");
     assert.equal((await h.kube.get(VMIS, NS, 'fw-6'))?.metadata?.uid, vmi.metadata?.uid, 'the same VMI');
     assert.equal(changed?.status?.conditions?.find((c) => c.type === 'RestartRequired')?.message, 'a non-live-updatable field was changed in the template spec');
@@ -169,13 +208,20 @@ describe('VM reconcile: PCI topology annotations', () => {
   const VERSION = 'kubevirt.io/pci-topology-version';
   const SLOTS = 'kubevirt.io/pci-interface-slot-count';
 
-  /** A running VM whose VMI virt-handler has annotated (played by the test). */
-  async function annotatedRunning(name: string, annotations: Record<string, string>, template?: VirtualMachine['spec']['template']['metadata'] | null): Promise<void> {
+  /**
+   * A running VM whose template lost the version virt-api's VM webhook gave it (`remove`: the
+   * template path an update removed), and whose VMI virt-handler has annotated (played by the
+   * test) before the pass after its start. `machine`: the template's machine type (one without
+   * PCIe gets no version from either webhook).
+   */
+  async function annotatedRunning(name: string, annotations: Record<string, string>, opts: { template?: VirtualMachine['spec']['template']['metadata']; remove?: string; machine?: string } = {}): Promise<void> {
     const vm = adopted(name, { runStrategy: 'Always' });
-    if (template === null) delete vm.spec.template.metadata;
-    else if (template) vm.spec.template.metadata = template;
-    await h.kube.create(VMS, vm);
-    await reconcileUntilSettled(server, h, `${NS}/${name}`);
+    if (opts.template) vm.spec.template.metadata = opts.template;
+    if (opts.machine) vm.spec.template.spec!.domain.machine = { type: opts.machine };
+    if (opts.machine) await h.kube.create(VMS, vm);
+    else await createThenRemove(vm, [opts.remove ?? '/spec/template/metadata/annotations/kubevirt.io~1pci-topology-version']);
+    // The start pass only: the copy comes on the next pass (KubeVirt's synchronisers wait for the VMI to be seen).
+    await reconcileVm(`${NS}/${name}`, h.deps);
     const vmi = await h.kube.get(VMIS, NS, name);
     await h.kube.patch(VMIS, NS, name, { type: 'merge', body: { metadata: { annotations: { ...vmi?.metadata?.annotations, ...annotations } }, status: RUNNING } });
     server.audit.clear();
@@ -204,8 +250,8 @@ describe('VM reconcile: PCI topology annotations', () => {
 
   test('the version alone when the VMI has no slot count; a template without annotations or metadata gets them added', async () => {
     // arrange
-    await annotatedRunning('pci-2', { [VERSION]: 'v3' }, { labels: { app: 'x' } });
-    await annotatedRunning('pci-3', { [VERSION]: 'v3', [SLOTS]: '2' }, null);
+    await annotatedRunning('pci-2', { [VERSION]: 'v3' }, { template: { labels: { app: 'x' } }, remove: '/spec/template/metadata/annotations' });
+    await annotatedRunning('pci-3', { [VERSION]: 'v3', [SLOTS]: '2' }, { remove: '/spec/template/metadata' });
     // act
     await reconcileUntilSettled(server, h, `${NS}/pci-2`);
     await reconcileUntilSettled(server, h, `${NS}/pci-3`);
@@ -218,9 +264,9 @@ describe('VM reconcile: PCI topology annotations', () => {
     assert.deepEqual((await h.kube.get(VMS, NS, 'pci-3'))?.spec.template.metadata, { annotations: { [VERSION]: 'v3', [SLOTS]: '2' } });
   });
 
-  test('no version on the VMI: nothing copied, even a slot count', async () => {
+  test('no version on the VMI (a machine type without PCIe: neither webhook writes one): nothing copied, even a slot count', async () => {
     // arrange
-    await annotatedRunning('pci-4', { [SLOTS]: '2' });
+    await annotatedRunning('pci-4', { [SLOTS]: '2' }, { machine: 'pc-i440fx-rhel7.6.0' });
     // act
     await reconcileUntilSettled(server, h, `${NS}/pci-4`);
     // assert

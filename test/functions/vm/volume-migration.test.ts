@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { DATA_VOLUMES, PVCS, VMIS, VMS } from '../../../shared/api/resources.ts';
-import { NS, objectActions, reconcileUntilSettled as settle, sandboxPerFile, vmManifest } from './support.ts';
+import { NS, objectActions, reconcileUntilSettled as settle, sandboxPerFile, setVmiStatus, vmManifest } from './support.ts';
 
 const ctx = sandboxPerFile();
 const reconcileUntilSettled = (key: string, maxPasses?: number) => settle(ctx.server, ctx.h, key, maxPasses);
@@ -244,7 +244,7 @@ describe('VM volume updates (updateVolumesStrategy: Migration) against the sandb
           await ctx.h.kube.patch(VMIS, NS, name, { type: 'merge', body: { metadata: { finalizers: null } } });
           await ctx.h.kube.delete(VMIS, NS, name);
         } else {
-          await ctx.h.kube.patch(VMIS, NS, name, { type: 'merge', body: { status: { phase: 'Failed' } } });
+          await setVmiStatus(ctx.h, name, { phase: 'Failed' }); // merged into the status; the VMI controller's part too (support.ts)
         }
         await reconcileUntilSettled(`${NS}/${name}`);
         const recovery = await vmCondition(name, 'ManualRecoveryRequired');

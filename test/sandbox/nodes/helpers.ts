@@ -29,12 +29,15 @@ export function clients(kc: KubeConfig) {
   return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
 }
 
-/** A VMI as the webhook leaves it, without status (the controllers write it later, on the main resource). */
+/**
+ * A VMI as a client sends it. virt-api's mutating webhook (emulated by the sandbox) then defaults it
+ * at create: status Pending with `runtimeUser: 107` (a non-root launcher: virt-handler then needs
+ * tun and vhost-net in the launcher, and a claim's volume status), the CPU model, its finalizer.
+ */
 export function vmiBody(name: string): Vmi {
   return {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
-    // No finalizer: no VMI controller runs in these tests to remove it.
     metadata: { name, namespace: 'default' },
     spec: {
       domain: { machine: { type: 'q35' }, memory: { guest: '1Gi' }, resources: { requests: { memory: '1Gi' } }, devices: { interfaces: [{ name: 'default' }] } },
@@ -43,7 +46,10 @@ export function vmiBody(name: string): Vmi {
   };
 }
 
-/** A launcher pod for `vmi`, like the one the VMI controller renders (reduced). */
+/**
+ * A launcher pod for `vmi`, like the one the VMI controller renders (reduced): the devices its
+ * virtio interface on the pod network needs (kvm, tun, vhost-net).
+ */
 export function launcherPod(vmi: { name: string; uid: string }, extra: Partial<NonNullable<Pod['spec']>> = {}, labels: Record<string, string> = {}): V1Pod {
   return {
     metadata: {
@@ -58,7 +64,7 @@ export function launcherPod(vmi: { name: string; uid: string }, extra: Partial<N
       terminationGracePeriodSeconds: 60,
       nodeSelector: { 'kubevirt.io/schedulable': 'true', 'machine-type.node.kubevirt.io/q35': 'true' },
       containers: [
-        { name: 'compute', image: 'quay.io/kubevirt/virt-launcher:v1.9.0', resources: { requests: { cpu: '100m', memory: '1300Mi' }, limits: { 'devices.kubevirt.io/kvm': '1', 'devices.kubevirt.io/tun': '1' } } },
+        { name: 'compute', image: 'quay.io/kubevirt/virt-launcher:v1.9.0', resources: { requests: { cpu: '100m', memory: '1300Mi' }, limits: { 'devices.kubevirt.io/kvm': '1', 'devices.kubevirt.io/tun': '1', 'devices.kubevirt.io/vhost-net': '1' } } },
         { name: 'volumecontainerdisk', image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.6.0', resources: { requests: { cpu: '10m', memory: '40M' } } },
       ],
       ...(extra as object),
@@ -66,9 +72,13 @@ export function launcherPod(vmi: { name: string; uid: string }, extra: Partial<N
   };
 }
 
-/** Creates a VMI and returns its name and uid. */
+/**
+ * Creates a VMI and returns its name and uid. The finalizer virt-api's webhook adds is dropped at
+ * once: no VMI controller runs in these tests to remove it when the VMI ends.
+ */
 export async function createVmi(custom: CustomObjectsApi, name: string): Promise<{ name: string; uid: string }> {
   const created = (await custom.createNamespacedCustomObject({ ...VMIS, namespace: 'default', body: vmiBody(name) })) as Vmi;
+  await patchVmi(custom, name, { metadata: { finalizers: null } });
   return { name, uid: created.metadata!.uid! };
 }
 

@@ -204,14 +204,16 @@ describe('strict virt-handler (reference-node-side §1, §5)', () => {
     // arrange: a running VMI and a hotplug entry the controller wrote, its attachment pod not yet ready
     const vmi = await makeVmi(api, 'hot', { domain: { devices: {} }, volumes: [{ name: 'hp', persistentVolumeClaim: { claimName: 'hp-claim', hotpluggable: true } }] });
     const pod = await runningPod(api.core, launcherFor(vmi));
-    await handOff(api, 'hot', pod, { volumeStatus: [{ name: 'hp', target: '', phase: 'Bound', hotplugVolume: {} }] });
+    // The VMI is non-root (virt-api's webhook): the controller's claim info on the entry is what virt-handler's ownership step reads.
+    const info = claimInfo('hp-claim', 'ReadWriteOnce');
+    await handOff(api, 'hot', pod, { volumeStatus: [{ name: 'hp', target: '', phase: 'Bound', hotplugVolume: {}, persistentVolumeClaimInfo: info }] });
     await vmiWhere(api, 'hot', 'Scheduled, waiting on its hotplug volume', (x) => x.status?.phase === 'Scheduled' && status(x)['selinuxContext'] === 'none');
     const attach = await runningPod(api.core, {
       metadata: { name: 'hp-volume-hot', namespace: NS, labels: { 'kubevirt.io': 'hotplug-disk' }, annotations: { 'kubevirt.io/owner-vmi-name': 'hot' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid!, controller: true }] },
       spec: { nodeName: pod.spec!.nodeName!, containers: [{ name: 'hotplug-disk', image: 'busybox' }] },
     });
     // act: the controller sets the attachment pod's uid
-    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: NS, name: 'hot', body: { status: { volumeStatus: [{ name: 'hp', target: '', phase: 'AttachedToNode', reason: 'SuccessfulCreate', hotplugVolume: { attachPodName: 'hp-volume-hot', attachPodUID: attach.metadata!.uid! } }] } } }, MERGE);
+    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace: NS, name: 'hot', body: { status: { volumeStatus: [{ name: 'hp', target: '', phase: 'AttachedToNode', reason: 'SuccessfulCreate', hotplugVolume: { attachPodName: 'hp-volume-hot', attachPodUID: attach.metadata!.uid! }, persistentVolumeClaimInfo: info }] } } }, MERGE);
     // assert: §5.18 the start waited for it (no Synchronized error meanwhile), then the volume goes MountedToPod → Ready
     const v = await vmiWhere(api, 'hot', 'volume Ready', (x) => (x.status?.['volumeStatus'] as { phase?: string }[] | undefined)?.[0]?.phase === 'Ready');
     const entry = (v.status?.['volumeStatus'] as Record<string, unknown>[])[0]!;

@@ -54,9 +54,11 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
       const p = await getPod(api.core, pod.metadata!.name!);
       return p?.status?.phase === 'Running' && p;
     });
-    // The VMI controller's hand-off: phase, node, the label virt-handler selects by, activePods.
+    // The VMI controller's hand-off: phase, node, the label virt-handler selects by, activePods, and
+    // the claim's info (the VMI is non-root, virt-api's webhook: virt-handler's ownership step reads it).
     const node = running.spec!.nodeName!;
-    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName: node, activePods: { [running.metadata!.uid!]: node } }, metadata: { labels: { 'kubevirt.io/nodeName': node } } });
+    const claimInfo = { claimName: `${name}-disk`, accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem', capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' };
+    await patchVmi(api.custom, name, { status: { phase: 'Scheduled', nodeName: node, activePods: { [running.metadata!.uid!]: node }, volumeStatus: [{ name: 'rootdisk', target: '', persistentVolumeClaimInfo: claimInfo }] }, metadata: { labels: { 'kubevirt.io/nodeName': node } } });
     return vmiWhere(name, 'Running', (v) => v.status?.phase === 'Running');
   }
   const getVmi = async (name: string) => (await api.custom.getNamespacedCustomObject({ ...VMIS, namespace: NS, name })) as Vmi & { status?: Record<string, any> };
