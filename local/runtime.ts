@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '../shared/kube/client-node.ts';
 import { createVirtApiClient, type VirtApiClient } from '../shared/kube/virt-api.ts';
+import { kubevirtControllerUser } from '../shared/kube/kubevirt-identity.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import { MetricsRegistry } from '../shared/metrics/registry.ts';
@@ -69,6 +70,13 @@ export interface LocalRuntimeOptions {
    * the CR between cases and must not wait out the cache.
    */
   readonly clusterConfigTtlMs?: number;
+  /** KubeVirt's install namespace (default `kubevirt`): whose `kubevirt-controller` the controllers write as where virt-api judges identity. */
+  readonly kubevirtNamespace?: string;
+  /**
+   * Send the writes virt-api judges by identity as KubeVirt's controller (default true;
+   * shared/kube/kubevirt-identity.ts). Off only for a cluster without virt-api.
+   */
+  readonly impersonateKubeVirt?: boolean;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -111,10 +119,12 @@ export class LocalRuntime {
     this.#checkpointer = onDisk ? new Checkpointer(opts.dbPath) : undefined;
     this.queue = new SqliteKeyQueue({ db: this.#db, retry: opts.retry ?? DEFAULT_RETRY, ...(opts.visibilityTimeoutMs ? { visibilityTimeoutMs: opts.visibilityTimeoutMs } : {}) });
     this.state = openSqliteState({ db: this.#db });
-    this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
+    // The writes virt-api judges by identity go as KubeVirt's controller (shared/kube/kubevirt-identity.ts).
+    const clientOptions = { reportingInstance: 'virt-reconciler-local', impersonateKubeVirtController: opts.impersonateKubeVirt === false ? undefined : kubevirtControllerUser(opts.kubevirtNamespace) };
+    this.kube = createKubeClient(opts.kubeConfig, clientOptions);
     // On the real control plane each part has its own identity (as each Lambda has its own
     // role), so each controller gets its own client and reads the cluster configuration itself.
-    const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
+    const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), clientOptions) : this.kube));
     const ttl = opts.clusterConfigTtlMs;
     const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl);
     const now = opts.now ?? Date.now;

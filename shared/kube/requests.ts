@@ -15,6 +15,7 @@ import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, KubeObject, ListOptions, ListResult, Patch, ReadOptions, Scale } from './client.ts';
 import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
 import { NotFoundError, toKubeError, type ApiRequest, type Verb } from './errors.ts';
+import { judgedByVirtApiIdentity } from './kubevirt-identity.ts';
 
 /** Settings shared by both {@link KubeClient} factories. */
 export interface KubeClientOptions {
@@ -24,6 +25,12 @@ export interface KubeClientOptions {
   readonly reportingInstance?: string;
   /** Clock for event timestamps; the edge is the only place that reads the wall clock. */
   readonly now?: () => Date;
+  /**
+   * The user to impersonate on the writes virt-api judges by identity (kubevirt-identity.ts
+   * `judgedByVirtApiIdentity`): KubeVirt's controller, `kubevirtControllerUser(<KubeVirt
+   * namespace>)`. Unset: every request goes as the client's own identity (a cluster without virt-api).
+   */
+  readonly impersonateKubeVirtController?: string | undefined;
 }
 
 /** Default Event source component, as KubeVirt's virt-controller reports it. */
@@ -234,6 +241,8 @@ export interface Operation {
   readonly body?: unknown;
   /** Of the body; `application/json` unless a patch says otherwise. */
   readonly contentType?: string | undefined;
+  /** Sent as `Impersonate-User` (kubevirt-identity.ts): the request acts as this user. */
+  readonly impersonateUser?: string | undefined;
 }
 
 /** The URL path of an operation: creates and lists address the collection. */
@@ -270,11 +279,14 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
   const now = options.now ?? (() => new Date());
   const component = options.component ?? DEFAULT_EVENT_COMPONENT;
   const req = (o: Operation): ApiRequest => apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource);
-  const run = (o: Operation): Promise<unknown> => call(req(o), () => transport.send(o));
+  // The writes virt-api judges by identity go as KubeVirt's controller; every other request as our own.
+  const asUser = options.impersonateKubeVirtController;
+  const send = asUser ? (o: Operation) => transport.send(judgedByVirtApiIdentity(o) ? { ...o, impersonateUser: asUser } : o) : (o: Operation) => transport.send(o);
+  const run = (o: Operation): Promise<unknown> => call(req(o), () => send(o));
   return {
     get: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: ReadOptions) => {
       const o = op('get', res, { namespace: checkScope(res, namespace), name, query: readParams(opts) });
-      const got = await getOrUndefined(req(o), () => transport.send(o));
+      const got = await getOrUndefined(req(o), () => send(o));
       return got === undefined ? undefined : (reviverFor(res)(got) as T);
     },
     list: async <T>(res: Resource<T>, namespace: string | undefined, opts?: ListOptions) => {
@@ -301,12 +313,12 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
     delete: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: DeleteOptions) => {
       const body = deleteBody(opts);
       const o = op('delete', res, { namespace: checkScope(res, namespace), name, query: deleteParams(opts), ...(body ? { body } : {}) });
-      return deleted(req(o), () => transport.send(o));
+      return deleted(req(o), () => send(o));
     },
     getScale: async (res: Resource, namespace: string | undefined, name: string, opts?: ReadOptions) => {
       checkSubresource(res, 'scale');
       const o = op('get', res, { namespace: checkScope(res, namespace), name, subresource: 'scale', query: readParams(opts) });
-      return (await getOrUndefined(req(o), () => transport.send(o))) as Scale | undefined;
+      return (await getOrUndefined(req(o), () => send(o))) as Scale | undefined;
     },
     updateScale: async (res: Resource, namespace: string | undefined, name: string, replicas: number) => {
       checkSubresource(res, 'scale');
