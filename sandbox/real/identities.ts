@@ -112,6 +112,10 @@ export function sandboxRbac(): KubernetesObject[] {
     virtApi,
     binding(VIRT_API_ROLE, VIRT_API_ROLE, { kind: 'User', name: IDENTITIES[VIRT_API_IDENTITY]!.user }),
     ...PRODUCT_CLUSTER_ROLES.map((role) => binding(`virt-reconciler-sandbox-local-runtime-${role.replace(/^virt-reconciler-/, '')}`, role, { kind: 'Group', name: LOCAL_RUNTIME_GROUP })),
+    // The controllers' impersonation Roles in KubeVirt's namespace (a controller that writes VMIs
+    // may impersonate kubevirt-controller), bound by name like the ClusterRoles above: a binding to
+    // a controller without one grants nothing, and a chart installed later is bound already.
+    ...localRuntimeRoleBindings(CONTROLLERS.map((c) => ({ name: controllerRole(c), namespace: 'kubevirt' }))),
   ];
 }
 
