@@ -3,7 +3,8 @@
  * only fails when the condition never holds), and VMI/launcher-pod builders shaped like what the
  * VMI controller creates (label kubevirt.io=virt-launcher, controller ownerReference to the VMI).
  */
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { kubevirtControllerUser } from '../../../shared/kube/kubevirt-identity.ts';
 import type { Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
 export const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -25,8 +26,16 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/**
+ * The test's clients. The tests play virt-controller's part (VMIs, hand-offs and their status
+ * written by hand), so they act as its ServiceAccount: virt-api puts back a VMI status that anyone
+ * else writes (sandbox/kubevirt/identity-admission.ts). Impersonated, so the requests are still
+ * counted under `kc`'s identity.
+ */
 export function clients(kc: KubeConfig) {
-  return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  const asController = new KubeConfig();
+  asController.loadFromOptions({ clusters: kc.clusters, users: kc.users.map((u) => ({ ...u, impersonateUser: kubevirtControllerUser('kubevirt') })), contexts: kc.contexts, currentContext: kc.currentContext });
+  return { core: asController.makeApiClient(CoreV1Api), custom: asController.makeApiClient(CustomObjectsApi) };
 }
 
 /** A VMI as the webhook leaves it, without status (the controllers write it later, on the main resource). */
