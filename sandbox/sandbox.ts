@@ -53,10 +53,10 @@ export const KUBEVIRT_HANDLER_USER = serviceAccountUser(SANDBOX_KUBEVIRT_NAMESPA
 /** Each identity's user name on the real lane, which the emulator's admission sees too. */
 const SANDBOX_USERS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(IDENTITIES).map(([id, i]) => [id, i.user]));
 
-/** `kc` acting as {@link KUBEVIRT_HANDLER_USER} (client-node sends its `Impersonate-User`). */
-function asKubeVirtHandler(kc: KubeConfig): KubeConfig {
+/** `kc` acting as `user`: client-node sends its `Impersonate-User`; the identity stays `kc`'s. */
+export function kubeConfigActingAs(kc: KubeConfig, user: string): KubeConfig {
   const out = new KubeConfig();
-  out.loadFromOptions({ clusters: kc.clusters, users: kc.users.map((u) => ({ ...u, impersonateUser: KUBEVIRT_HANDLER_USER })), contexts: kc.contexts, currentContext: kc.currentContext });
+  out.loadFromOptions({ clusters: kc.clusters, users: kc.users.map((u) => ({ ...u, impersonateUser: user })), contexts: kc.contexts, currentContext: kc.currentContext });
   return out;
 }
 
@@ -237,7 +237,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!opts.clock) clock.dispose();
   };
   try {
-    const api = nodeSideApi(asKubeVirtHandler(apiServer.kubeConfig(NODE_SIM_IDENTITY)));
+    const api = nodeSideApi(kubeConfigActingAs(apiServer.kubeConfig(NODE_SIM_IDENTITY), KUBEVIRT_HANDLER_USER));
     let evictionWebhook: EvictionWebhookServer | undefined;
     if (real) {
       evictionWebhook = await startEvictionWebhookServer({ kc: apiServer.kubeConfig(VIRT_API_IDENTITY), ...(opts.onError ? { onError: opts.onError } : {}) });

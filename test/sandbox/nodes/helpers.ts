@@ -3,7 +3,8 @@
  * only fails when the condition never holds), and VMI/launcher-pod builders shaped like what the
  * VMI controller creates (label kubevirt.io=virt-launcher, controller ownerReference to the VMI).
  */
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { kubeConfigActingAs } from '../../../sandbox/sandbox.ts';
 import { kubevirtControllerUser } from '../../../shared/kube/kubevirt-identity.ts';
 import type { Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
@@ -33,8 +34,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
  * counted under `kc`'s identity.
  */
 export function clients(kc: KubeConfig) {
-  const asController = new KubeConfig();
-  asController.loadFromOptions({ clusters: kc.clusters, users: kc.users.map((u) => ({ ...u, impersonateUser: kubevirtControllerUser('kubevirt') })), contexts: kc.contexts, currentContext: kc.currentContext });
+  const asController = kubeConfigActingAs(kc, kubevirtControllerUser('kubevirt'));
   return { core: asController.makeApiClient(CoreV1Api), custom: asController.makeApiClient(CustomObjectsApi) };
 }
 
