@@ -19,6 +19,7 @@ import { InvalidInputError } from '../../shared/errors.ts';
 import { CliError, controlPlaneFlag, intFlag, parseFlags, type Command } from '../command.ts';
 import { SANDBOX_KUBECONFIG } from '../ops-backend.ts';
 import { clusterMigrations } from '../../ops/trace/collect.ts';
+import { impersonationFromEnv, KUBEVIRT_IDENTITY_ENV } from '../../shared/kube/kubevirt-identity.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -138,7 +139,10 @@ export const command: Command = {
         else process.stderr.write(l + '\n');
       },
     });
-    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize });
+    // KUBEVIRT_NAMESPACE and VR_IMPERSONATE_KUBEVIRT=false, as the Lambda functions read them
+    // (whose kubevirt-controller the VMI writes act as: docs/kube-client.md).
+    const kubevirtNamespace = process.env[KUBEVIRT_IDENTITY_ENV.namespace]?.trim();
+    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize, impersonateKubeVirt: impersonationFromEnv(process.env) !== undefined, ...(kubevirtNamespace ? { kubevirtNamespace } : {}) });
     rt.start();
     process.stdout.write(`queue and table: ${dbPath}\nlogs: ${logStream ? join(dataDir, 'virt-reconciler.log') : 'stderr'}\n`);
 
