@@ -55,6 +55,8 @@ interface Parts {
   /** The relay's client: it holds the Lease. */
   readonly relayKube: KubeClient;
   readonly kubeConfigFor: (c: Controller) => KubeConfig;
+  /** Whom the writes virt-api judges by identity act as (shared/kube/kubevirt-identity.ts): dry runs too, or admission would judge another writer. */
+  readonly impersonateKubeVirtController?: string | undefined;
 }
 
 export class LocalCutover {
@@ -109,7 +111,7 @@ export class LocalCutover {
   /** The instrumented reconcile's hooks for one controller. */
   hooks(controller: Controller): CutoverHooks {
     let dry = this.#dryRun.get(controller);
-    if (!dry) this.#dryRun.set(controller, (dry = createKubeClient(this.#parts.kubeConfigFor(controller), { dryRun: true, reportingInstance: 'virt-reconciler-local' })));
+    if (!dry) this.#dryRun.set(controller, (dry = createKubeClient(this.#parts.kubeConfigFor(controller), { dryRun: true, reportingInstance: 'virt-reconciler-local', impersonateKubeVirtController: this.#parts.impersonateKubeVirtController })));
     return {
       mode: () => this.gate.mode(),
       dryRun: dry,

@@ -10,6 +10,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '../shared/kube/client-node.ts';
 import { createVirtApiClient, type VirtApiClient } from '../shared/kube/virt-api.ts';
 import { guardedVirtApi } from '../shared/kube/guarded-writes.ts';
+import { kubevirtControllerUser } from '../shared/kube/kubevirt-identity.ts';
 import type { KubeClient } from '../shared/kube/client.ts';
 import type { Logger } from '../shared/metrics/log.ts';
 import { MetricsRegistry } from '../shared/metrics/registry.ts';
@@ -79,6 +80,13 @@ export interface LocalRuntimeOptions {
   readonly cutover?: CutoverOptions;
   /** Render launcher pods with this image, whatever the KubeVirt CR says (virt-controller's `--launcher-image`). */
   readonly launcherImage?: string;
+  /** KubeVirt's install namespace (default `kubevirt`): whose `kubevirt-controller` the controllers write as where virt-api judges identity. */
+  readonly kubevirtNamespace?: string;
+  /**
+   * Send the writes virt-api judges by identity as KubeVirt's controller (default true;
+   * shared/kube/kubevirt-identity.ts). Off only for a cluster without virt-api.
+   */
+  readonly impersonateKubeVirt?: boolean;
 }
 
 /** The subresource client: `url` when given, else the kubeconfig's cluster (bearer token, CA). */
@@ -123,16 +131,18 @@ export class LocalRuntime {
     this.#checkpointer = onDisk ? new Checkpointer(opts.dbPath) : undefined;
     this.queue = new SqliteKeyQueue({ db: this.#db, retry: opts.retry ?? DEFAULT_RETRY, ...(opts.visibilityTimeoutMs ? { visibilityTimeoutMs: opts.visibilityTimeoutMs } : {}) });
     this.state = openSqliteState({ db: this.#db });
-    this.kube = createKubeClient(opts.kubeConfig, { reportingInstance: 'virt-reconciler-local' });
+    // The writes virt-api judges by identity go as KubeVirt's controller (shared/kube/kubevirt-identity.ts).
+    const clientOptions = { reportingInstance: 'virt-reconciler-local', impersonateKubeVirtController: opts.impersonateKubeVirt === false ? undefined : kubevirtControllerUser(opts.kubevirtNamespace ?? opts.cutover?.namespace) };
+    this.kube = createKubeClient(opts.kubeConfig, clientOptions);
     // On the real control plane each part has its own identity (as each Lambda has its own
     // role), so each controller gets its own client and reads the cluster configuration itself.
-    const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), { reportingInstance: 'virt-reconciler-local' }) : this.kube));
+    const kubes = perController((c) => (opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor(c), clientOptions) : this.kube));
     const ttl = opts.clusterConfigTtlMs;
     const overrides = opts.launcherImage ? { launcherImage: opts.launcherImage } : {};
     const sharedConfig = opts.kubeConfigFor ? undefined : cachedClusterConfig(this.kube, ttl, Date.now, overrides);
     const now = opts.now ?? Date.now;
     this.cutover = opts.cutover
-      ? new LocalCutover(opts.cutover, { db: this.#db, state: this.state, log: opts.log, metrics: this.metrics, relayKube: opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor('relay')) : this.kube, kubeConfigFor: (c) => opts.kubeConfigFor?.(c) ?? opts.kubeConfig })
+      ? new LocalCutover(opts.cutover, { db: this.#db, state: this.state, log: opts.log, metrics: this.metrics, relayKube: opts.kubeConfigFor ? createKubeClient(opts.kubeConfigFor('relay')) : this.kube, kubeConfigFor: (c) => opts.kubeConfigFor?.(c) ?? opts.kubeConfig, impersonateKubeVirtController: clientOptions.impersonateKubeVirtController })
       : undefined;
     const specs = DEFINITIONS.map((def) =>
       bindController(def, {

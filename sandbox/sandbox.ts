@@ -30,6 +30,11 @@ import { deleteNodeWithPods } from './kubevirt/node-faults.ts';
 import { virtApiEvictionHook } from './kubevirt/eviction-webhook.ts';
 import { virtApiMigrationCreateHook } from './kubevirt/migration-webhook.ts';
 import { virtApiMutatingHook } from './kubevirt/mutation-webhook.ts';
+import { virtApiIdentityCreateHook, virtApiStatusRevertHook, virtApiVmiUpdateHook } from './kubevirt/identity-webhook.ts';
+import { SANDBOX_KUBEVIRT_NAMESPACE } from './kubevirt/identity-admission.ts';
+import { IDENTITIES } from './real/identities.ts';
+import { serviceAccountUser } from '../shared/kube/kubevirt-identity.ts';
+import { KubeConfig } from '@kubernetes/client-node';
 import { registerEvictionWebhook, startEvictionWebhookServer, VIRT_API_IDENTITY, type EvictionWebhookServer } from './kubevirt/eviction-webhook-server.ts';
 import { startVirtHandlerFleet, type VirtHandlerFleet } from './kubevirt/virt-handler-fleet.ts';
 import { startVirtOperator } from './kubevirt/virt-operator.ts';
@@ -37,6 +42,23 @@ import { startStorageAgents, type StorageAgents, type StorageAgentsOptions } fro
 
 /** The identity the node side uses (bearer token), visible in the server's counters and audit. */
 export const NODE_SIM_IDENTITY = 'node-sim';
+
+/**
+ * The user the node side acts as: virt-handler's ServiceAccount, whose VMI status writes virt-api
+ * keeps (a simulated virt-handler writing as anyone else would have every one of them put back).
+ * Impersonated, so the requests stay counted and audited as `node-sim`.
+ */
+export const KUBEVIRT_HANDLER_USER = serviceAccountUser(SANDBOX_KUBEVIRT_NAMESPACE, 'kubevirt-handler');
+
+/** Each identity's user name on the real lane, which the emulator's admission sees too. */
+const SANDBOX_USERS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(IDENTITIES).map(([id, i]) => [id, i.user]));
+
+/** `kc` acting as `user`: client-node sends its `Impersonate-User`; the identity stays `kc`'s. */
+export function kubeConfigActingAs(kc: KubeConfig, user: string): KubeConfig {
+  const out = new KubeConfig();
+  out.loadFromOptions({ clusters: kc.clusters, users: kc.users.map((u) => ({ ...u, impersonateUser: user })), contexts: kc.contexts, currentContext: kc.currentContext });
+  return out;
+}
 
 /** Simulated durations (ms on the sandbox clock). */
 export interface SandboxTimings {
@@ -188,7 +210,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
   const apiServer = real
     ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}), ...(opts.productRbac === false ? { productRbac: false } : {}) })
-    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }) });
+    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, users: SANDBOX_USERS, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }) });
   // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
   // emulator runs the decision as an in-process admission hook; the real API server calls it as
   // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.
@@ -198,6 +220,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // virt-api's VMI and VM mutators: every VMI and VM created is defaulted as on a KubeVirt cluster
   // (runtimeUser, CPU model, firmware UUID, …: kubevirt/vmi-mutation.ts, vm-mutation.ts).
   if (!real) apiServer.admission.onMutateCreate(virtApiMutatingHook());
+  // virt-api's identity rules (kubevirt/identity-admission.ts): a VMI status change by anyone but
+  // KubeVirt's service accounts is put back, a VMI spec or reserved-label change refused, a VMI
+  // created with a reserved label or a migration with a priority refused. The product writes those
+  // as KubeVirt's controller (Impersonate-User: shared/kube/kubevirt-identity.ts).
+  if (!real) {
+    apiServer.admission.onMutateUpdate(virtApiStatusRevertHook());
+    apiServer.admission.onUpdate(virtApiVmiUpdateHook());
+    apiServer.admission.onCreate(virtApiIdentityCreateHook());
+  }
 
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {
@@ -206,7 +237,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (!opts.clock) clock.dispose();
   };
   try {
-    const api = nodeSideApi(apiServer.kubeConfig(NODE_SIM_IDENTITY));
+    const api = nodeSideApi(kubeConfigActingAs(apiServer.kubeConfig(NODE_SIM_IDENTITY), KUBEVIRT_HANDLER_USER));
     let evictionWebhook: EvictionWebhookServer | undefined;
     if (real) {
       evictionWebhook = await startEvictionWebhookServer({ kc: apiServer.kubeConfig(VIRT_API_IDENTITY), ...(opts.onError ? { onError: opts.onError } : {}) });

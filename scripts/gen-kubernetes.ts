@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { controllerRole, controllerUser } from '../sandbox/real/identities.ts';
 import { CONTROLLERS } from '../shared/controllers.ts';
-import { controllerDescription, controllerRuleNotes, controllerRules, type PolicyRule } from '../infra/helm/controller-rules.ts';
+import { controllerDescription, controllerImpersonatesKubeVirt, controllerRuleNotes, controllerRules, impersonationDescription, IMPERSONATION_RULE, type PolicyRule } from '../infra/helm/controller-rules.ts';
 import { helm } from '../infra/helm/cli.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -37,12 +37,22 @@ export interface ControllerEntry {
   rules: PolicyRule[];
   /** Per rule, the comment lines that say why it is there (documentation only). */
   ruleNotes: string[][];
+  /** Its writes go as KubeVirt's controller: a Role in KubeVirt's namespace lets it impersonate that account. */
+  impersonation?: { description: string[]; rule: typeof IMPERSONATION_RULE };
 }
 
 /** The chart's controller data, from the registry and each controller's rules. */
 export function controllersData(): { controllers: ControllerEntry[] } {
   return {
-    controllers: CONTROLLERS.map((c) => ({ name: c, role: controllerRole(c), user: controllerUser(c), description: controllerDescription(c), rules: controllerRules(c), ruleNotes: controllerRuleNotes(c) })),
+    controllers: CONTROLLERS.map((c) => ({
+      name: c,
+      role: controllerRole(c),
+      user: controllerUser(c),
+      description: controllerDescription(c),
+      rules: controllerRules(c),
+      ruleNotes: controllerRuleNotes(c),
+      ...(controllerImpersonatesKubeVirt(c) ? { impersonation: { description: impersonationDescription(c), rule: IMPERSONATION_RULE } } : {}),
+    })),
   };
 }
 
@@ -62,7 +72,7 @@ export function splitRendered(rendered: string): Map<string, string> {
     const doc = raw.replace(/^\n?# Source: .*\n/, '').replace(/\s+$/, '\n');
     let file = source[1]!;
     if (file === 'controllers-rbac.yaml') {
-      const role = /^kind: ClusterRole(?:Binding)?\nmetadata:\n {2}name: virt-reconciler-(.+)$/m.exec(doc);
+      const role = /^kind: (?:Cluster)?Role(?:Binding)?\nmetadata:\n {2}name: virt-reconciler-(.+)$/m.exec(doc);
       if (!role) throw new Error(`gen:kubernetes: a document of controllers-rbac.yaml names no controller role:\n${doc}`);
       file = `${role[1]}-controller-rbac.yaml`;
     }

@@ -22,6 +22,7 @@ import { clusterMigrations } from '../../ops/trace/collect.ts';
 import type { LocalCutover } from '../../local/cutover.ts';
 import { NotFoundError } from '../../shared/kube/errors.ts';
 import { identityOf } from '../lease-flags.ts';
+import { impersonationFromEnv, KUBEVIRT_IDENTITY_ENV } from '../../shared/kube/kubevirt-identity.ts';
 
 function readManifestsOrExplain(dir: string): ReturnType<typeof readManifests> {
   try {
@@ -165,7 +166,16 @@ export const command: Command = {
       },
     });
     const mode = values.shadow ? 'shadow' : 'lead';
-    const rt = new LocalRuntime({ kubeConfig, dbPath, log, batchSize, cutover: { mode, identity: identityOf({ identity: values.identity }), ...(values['kubevirt-namespace'] ? { namespace: values['kubevirt-namespace'] } : {}) } });
+    // --kubevirt-namespace, else KUBEVIRT_NAMESPACE as the Lambda functions read it: where the
+    // Lease is, and whose kubevirt-controller the VMI writes act as (docs/kube-client.md);
+    // VR_IMPERSONATE_KUBEVIRT=false only for a cluster without virt-api.
+    const kubevirtNamespace = values['kubevirt-namespace'] ?? process.env[KUBEVIRT_IDENTITY_ENV.namespace]?.trim() ?? undefined;
+    const rt = new LocalRuntime({
+      kubeConfig, dbPath, log, batchSize,
+      impersonateKubeVirt: impersonationFromEnv(process.env) !== undefined,
+      ...(kubevirtNamespace ? { kubevirtNamespace } : {}),
+      cutover: { mode, identity: identityOf({ identity: values.identity }), ...(kubevirtNamespace ? { namespace: kubevirtNamespace } : {}) },
+    });
     const cutover = rt.cutover!;
     if (mode === 'lead') {
       const refusal = await leadOrExplain(cutover);

@@ -15,6 +15,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
 import { controllerInfo } from '../../shared/controllers.ts';
 import { EKS_ENV } from '../../shared/kube/eks-token.ts';
+import { KUBEVIRT_IDENTITY_ENV } from '../../shared/kube/kubevirt-identity.ts';
 import { BATCH_CONCURRENCY_ENV } from '../../shared/queue/batch-concurrency.ts';
 import type { Controller } from '../../shared/queue/message.ts';
 import { STATE_TABLE_ENV } from '../../shared/state/dynamodb-table.ts';
@@ -68,12 +69,14 @@ export class ReconcileFunction extends Construct {
         ...(settings.cluster !== undefined
           ? { [EKS_ENV.clusterName]: settings.cluster.name, [EKS_ENV.endpoint]: settings.cluster.endpoint, [EKS_ENV.caData]: settings.cluster.caData }
           : {}),
+        // KubeVirt's namespace: the VMI writes and migration creates act as its kubevirt-controller
+        // (shared/kube/kubevirt-identity.ts), and virt-controller's Lease is there (the cutover's fence).
+        [KUBEVIRT_IDENTITY_ENV.namespace]: settings.kubevirtNamespace,
         // Keys of a batch reconciled at once (shared/runtime/reconcile-batch.ts; the plan's in-flight count).
         [BATCH_CONCURRENCY_ENV]: String(settings.batchConcurrency),
         // The cutover's fence and shadow mode (shared/cutover/env.ts, docs/cutover.md).
         VR_MODE: settings.mode,
         VR_LEASE_IDENTITY: settings.leaseIdentity,
-        KUBEVIRT_NAMESPACE: settings.kubevirtNamespace,
         POWERTOOLS_SERVICE_NAME: `virt-reconciler-${controller}`,
         POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',

@@ -5,6 +5,7 @@
  */
 import { controllerInfo, perController } from '../../shared/controllers.ts';
 import { CONTROLLERS, type Controller } from '../../shared/queue/message.ts';
+import { DEFAULT_KUBEVIRT_NAMESPACE } from '../../shared/kube/kubevirt-identity.ts';
 
 /** Where the functions reach the cluster (all three, or none: then functions use loadKubeConfig). */
 export interface ClusterSettings {
@@ -55,6 +56,12 @@ export interface ReconcilerSettings {
   readonly maxConcurrency: Readonly<Record<Controller, number>>;
   /** EMF namespace of our own metrics. */
   readonly metricsNamespace: string;
+  /**
+   * KubeVirt's install namespace (`-c kubevirtNamespace=`, default `kubevirt`): the functions'
+   * `KUBEVIRT_NAMESPACE`, whose `kubevirt-controller` their VMI writes act as (docs/kube-client.md)
+   * and where virt-controller's Lease is (docs/cutover.md).
+   */
+  readonly kubevirtNamespace: string;
   /** SNS topic ARN for alarm actions (optional). */
   readonly alarmTopicArn?: string;
   readonly logRetentionDays: number;
@@ -63,9 +70,8 @@ export interface ReconcilerSettings {
    * ours; `shadow` — every write a dry run while it is not. Must match the chart's `mode`.
    */
   readonly mode: 'normal' | 'shadow';
-  /** Our holder identity in the Lease, and KubeVirt's namespace where it is. */
+  /** Our holder identity in the Lease (which is in `kubevirtNamespace`). */
   readonly leaseIdentity: string;
-  readonly kubevirtNamespace: string;
 }
 
 /**
@@ -206,11 +212,11 @@ export function readSettings(ctx: ContextReader): ReconcilerSettings {
     budget,
     maxConcurrency,
     metricsNamespace: str('metricsNamespace') ?? DEFAULT_METRICS_NAMESPACE,
+    kubevirtNamespace: str('kubevirtNamespace') ?? DEFAULT_KUBEVIRT_NAMESPACE,
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
     logRetentionDays: num('logRetentionDays', 30, 1, 3653),
     mode,
     leaseIdentity: str('leaseIdentity') ?? 'virt-reconciler',
-    kubevirtNamespace: str('kubevirtNamespace') ?? 'kubevirt',
   };
 }
 

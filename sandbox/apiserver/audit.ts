@@ -12,7 +12,10 @@ import type { KubeObject } from './types.ts';
 export interface AuditEntry {
   /** Simulated epoch ms (the sandbox clock). */
   time: number;
+  /** Who authenticated (the request's bearer token), as kube-apiserver's audit `user`. */
   identity: string;
+  /** The user the request acted as, when it impersonated one (audit `impersonatedUser`). */
+  impersonatedUser?: string;
   /** create, update, patch, delete, deletecollection. */
   verb: string;
   /** Store event: ADDED, MODIFIED, DELETED. */
@@ -63,6 +66,7 @@ export class AuditLog {
         object: e.object,
       };
       if (e.ctx.subresource) entry.subresource = e.ctx.subresource;
+      if (e.ctx.impersonatedUser) entry.impersonatedUser = e.ctx.impersonatedUser;
       if (md.namespace) entry.namespace = md.namespace;
       this.entries.push(entry);
       if (this.entries.length > this.limit) this.entries.shift();

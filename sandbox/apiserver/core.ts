@@ -23,6 +23,10 @@ export interface Core {
   createHooks?: CreateHook[];
   /** Mutating admission on every create (index.ts `admission.onMutateCreate`), in order. */
   mutatingCreateHooks?: MutatingCreateHook[];
+  /** Mutating admission on every update and patch (index.ts `admission.onMutateUpdate`), in order. */
+  mutatingUpdateHooks?: MutatingUpdateHook[];
+  /** Validating admission on every update and patch (index.ts `admission.onUpdate`), in order. */
+  updateHooks?: UpdateHook[];
 }
 
 /** What a create admission hook sees. */
@@ -32,6 +36,8 @@ export interface CreateRequest {
   /** The object as it will be stored (a copy). */
   object: Record<string, unknown>;
   identity: string;
+  /** The user name webhooks see (`userInfo.username`): Scope.user. */
+  user: string;
   dryRun: boolean;
 }
 
@@ -45,11 +51,40 @@ export type CreateHook = (core: Core, request: CreateRequest) => void;
  */
 export type MutatingCreateHook = (core: Core, request: CreateRequest) => Record<string, unknown> | undefined;
 
+/** What an update admission hook sees (PUT and PATCH, of the object or a subresource). */
+export interface UpdateRequest {
+  res: ResourceInfo;
+  namespace: string | undefined;
+  /** `status` for a write to /status; undefined for the object itself. */
+  subresource: string | undefined;
+  /** The object as stored now (read-only). */
+  oldObject: Record<string, unknown>;
+  /** The object as it would be stored (a copy). */
+  object: Record<string, unknown>;
+  identity: string;
+  user: string;
+  dryRun: boolean;
+}
+
+/** A mutating webhook on update: returns the object to store instead, or undefined; refuses by throwing an ApiError. */
+export type MutatingUpdateHook = (core: Core, request: UpdateRequest) => Record<string, unknown> | undefined;
+
+/** A validating webhook on update: refuses by throwing an ApiError. */
+export type UpdateHook = (core: Core, request: UpdateRequest) => void;
+
 /** One request's target and caller. */
 export interface Scope {
   res: ResourceInfo;
   namespace: string | undefined;
+  /** Who authenticated (the bearer token): counters, audit, fault matching. */
   identity: string;
+  /**
+   * The user name admission sees: the `Impersonate-User` of the request, else the identity's user
+   * name (ApiServerOptions.users), else the identity itself. Unset for the emulator's own writes.
+   */
+  user?: string;
+  /** Set when the request impersonated `user`. */
+  impersonated?: boolean;
   dryRun: boolean;
   /** The request's `fieldValidation` (HTTP writes only; the emulator's own writes are trusted). */
   fieldValidation?: FieldValidation;
@@ -63,7 +98,14 @@ export interface Scope {
 
 /** The audit context of a write made on behalf of a request. */
 export function writeContext(scope: Scope, verb: string, subresource?: string): WriteContext {
-  return subresource ? { identity: scope.identity, verb, subresource } : { identity: scope.identity, verb };
+  const ctx: WriteContext = subresource ? { identity: scope.identity, verb, subresource } : { identity: scope.identity, verb };
+  if (scope.impersonated && scope.user) ctx.impersonatedUser = scope.user;
+  return ctx;
+}
+
+/** The user name admission judges a request by (see Scope.user). */
+export function userOf(scope: Pick<Scope, 'user' | 'identity'>): string {
+  return scope.user ?? scope.identity;
 }
 
 /** Identity recorded for writes the emulator's own controllers make. */

@@ -39,11 +39,26 @@ export interface HandlerDeps {
   /** How long a read from a future resourceVersion waits before 504. */
   tooLargeWaitMs: number;
   serverAddress(): string;
+  /** Identity (bearer token) → the user name admission sees (ApiServerOptions.users). */
+  users?: Readonly<Record<string, string>>;
 }
 
 function identityOf(req: IncomingMessage): string {
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
   return m?.[1]?.trim() || 'admin';
+}
+
+/**
+ * The user a request acts as: its `Impersonate-User`, or its identity's user name. Impersonation is
+ * not authorised here (the emulator has no RBAC; the real lane checks `impersonate`), and the
+ * identity stays the authenticated one for counters and the audit, as kube-apiserver's audit
+ * keeps `user` beside `impersonatedUser`.
+ */
+function userOfRequest(deps: HandlerDeps, req: IncomingMessage, identity: string): { user: string; impersonated?: true } {
+  const impersonate = req.headers['impersonate-user'];
+  const as = (Array.isArray(impersonate) ? impersonate[0] : impersonate)?.trim();
+  if (as) return { user: as, impersonated: true };
+  return { user: deps.users?.[identity] ?? identity };
 }
 
 function rvParam(q: URLSearchParams): number | undefined {
@@ -122,7 +137,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     throw injected;
   }
 
-  const scope: Scope = { res: route.res, namespace: route.namespace, identity, dryRun: q.getAll('dryRun').includes('All'), fieldManager: managerOf(q, req) };
+  const scope: Scope = { res: route.res, namespace: route.namespace, identity, ...userOfRequest(deps, req, identity), dryRun: q.getAll('dryRun').includes('All'), fieldManager: managerOf(q, req) };
   if (route.res.namespaced && route.name !== undefined && route.namespace === undefined) throw unknownPath();
 
   if (route.subresource && (await serveSubresource(core, deps.evictionHooks, route, verb, scope, req, res))) return;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createClock, type Clock } from '../clock.ts';
 import { AuditLog } from './audit.ts';
-import type { Core, CreateHook, MutatingCreateHook } from './core.ts';
+import type { Core, CreateHook, MutatingCreateHook, MutatingUpdateHook, UpdateHook } from './core.ts';
 import { RequestCounters } from './counters.ts';
 import { startDisruptionController } from './disruption.ts';
 import { EvictionHooks, type EvictionHook } from './eviction.ts';
@@ -32,7 +32,7 @@ export type { CountQuery, RequestCount, RequestCounters } from './counters.ts';
 export type { FaultCode, FaultMatch, Faults } from './faults.ts';
 export type { KubeObject } from './types.ts';
 export type { EvictionHook, EvictionRequest } from './eviction.ts';
-export type { CreateHook, CreateRequest, MutatingCreateHook } from './core.ts';
+export type { CreateHook, CreateRequest, MutatingCreateHook, MutatingUpdateHook, UpdateHook, UpdateRequest } from './core.ts';
 export { ApiError } from './errors.ts';
 
 /** Options of {@link startApiServer}. */
@@ -58,6 +58,11 @@ export interface ApiServerOptions {
   namespaces?: string[];
   /** Deep-freeze stored objects, so that a mutation of one throws (default true; store.ts). */
   freezeObjects?: boolean;
+  /**
+   * The user name each identity (bearer token) has for admission — what a webhook reads as
+   * `userInfo.username` — when not the identity itself (the sandbox gives the real lane's users).
+   */
+  users?: Readonly<Record<string, string>>;
 }
 
 /** A running emulator. */
@@ -97,6 +102,13 @@ export interface ApiServerAdmission {
    * the object to store instead, or refuses by throwing an ApiError. Returns the remover.
    */
   onMutateCreate(hook: MutatingCreateHook): () => void;
+  /**
+   * Adds a hook run on every update and patch of a request (a mutating webhook): it returns the
+   * object to store instead, or refuses by throwing an ApiError. Returns the remover.
+   */
+  onMutateUpdate(hook: MutatingUpdateHook): () => void;
+  /** Adds a hook run on every update and patch of a request, after the mutating ones (a validating webhook). */
+  onUpdate(hook: UpdateHook): () => void;
 }
 
 /** Test hooks. */
@@ -153,7 +165,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   let url = '';
   const server = createServer(
-    createHandler({ core, hub, counters, faults, audit, evictionHooks, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, '') }),
+    createHandler({ core, hub, counters, faults, audit, evictionHooks, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, ''), ...(opts.users ? { users: opts.users } : {}) }),
   );
   // client-node's makeApiClient builds a new undici dispatcher for every request, so its
   // connections are never reused (ours keep theirs: shared/kube/connections.ts, whose agents let an
@@ -190,6 +202,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       onEviction: (hook) => evictionHooks.add(hook),
       onMutateCreate: (hook) => addHook((core.mutatingCreateHooks ??= []), hook),
       onCreate: (hook) => addHook((core.createHooks ??= []), hook),
+      onMutateUpdate: (hook) => addHook((core.mutatingUpdateHooks ??= []), hook),
+      onUpdate: (hook) => addHook((core.updateHooks ??= []), hook),
     },
     async close() {
       stopDisruption();

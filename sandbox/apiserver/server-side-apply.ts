@@ -92,7 +92,7 @@ export function applyObject(core: Core, scope: Scope, name: string, text: string
 
   // The object as written goes through the ordinary create/update rules; field validation
   // already ran on the configuration and ownership is settled.
-  const write: Scope = { res, namespace: scope.namespace, identity: scope.identity, dryRun: scope.dryRun, applying: true };
+  const write: Scope = { res, namespace: scope.namespace, identity: scope.identity, ...(scope.user !== undefined ? { user: scope.user } : {}), ...(scope.impersonated ? { impersonated: true } : {}), dryRun: scope.dryRun, applying: true };
   if (!live) return { object: createObject(core, write, merged), created: true };
   return { object: commitUpdate(core, write, live, merged, 'patch', opts.subresource), created: false };
 }

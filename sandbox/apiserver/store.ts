@@ -15,9 +15,12 @@ import { deepFreeze, type KubeObject } from './types.ts';
 
 /** Who caused a write: recorded in the audit log. */
 export interface WriteContext {
+  /** Who authenticated (the bearer token): what counters and the audit's `identity` record. */
   identity: string;
   verb: string;
   subresource?: string;
+  /** The user the request acted as (`Impersonate-User`), as kube-apiserver's audit `impersonatedUser`. */
+  impersonatedUser?: string;
 }
 
 /** One committed change. `object` is the state after (for DELETED: the last state, new RV). */

@@ -5,7 +5,7 @@
  * write nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { writeContext, type Core, type Scope } from './core.ts';
+import { userOf, writeContext, type Core, type Scope } from './core.ts';
 import { admitCreate, validateCreate } from './admission.ts';
 import { checkMicroTimes, generateName, prepareForCreate, prepareNamedForCreate, validateMetadata, validateName } from './defaults.ts';
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, invalid, notFound, unsupportedMediaType } from './errors.ts';
@@ -113,7 +113,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   // Mutating webhooks run before the storage create: they may replace anything but the identity
   // the server assigns below (the metadata they return is kept as the object's).
   for (const hook of core.mutatingCreateHooks ?? []) {
-    const mutated = hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, dryRun: scope.dryRun });
+    const mutated = hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
     if (mutated === undefined) continue;
     const target = obj as Record<string, unknown>;
     for (const k of Object.keys(target)) if (k !== 'metadata' && !(k in mutated)) delete target[k];
@@ -142,7 +142,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   checkMicroTimes(scope.res, obj);
   // Validating admission (compiled-in plugins, then webhooks) sees the object after defaulting, dry runs included.
   validateCreate(core, scope, obj);
-  for (const hook of core.createHooks ?? []) hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, dryRun: scope.dryRun });
+  for (const hook of core.createHooks ?? []) hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
   if (scope.dryRun) return obj;
   return core.store.put(scope.res, obj, writeContext(scope, 'create'));
 }
@@ -212,6 +212,7 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
       throw invalid(res, old.name!, [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}` }]);
     }
   }
+  admitUpdate(core, scope, stored, next, subresource);
   trackManagedFields(core, scope, stored, next, sentManagedFields, subresource);
   if (!jsonEqual(outsideMetadata(res, stored), outsideMetadata(res, next))) md.generation = (old.generation ?? 1) + 1;
   if (jsonEqual(stored, next)) return stored; // no-op: nothing written, RV unchanged
@@ -221,6 +222,33 @@ export function commitUpdate(core: Core, scope: Scope, stored: KubeObject, incom
     return core.store.remove(res, old.namespace, old.name!, writeContext(scope, verb, subresource))!;
   }
   return core.store.put(res, next, writeContext(scope, verb, subresource));
+}
+
+/** Metadata an update's mutating webhook may change (the rest is the server's). */
+const MUTABLE_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
+/**
+ * Update admission of requests (the emulator's own writes have no user and skip it): mutating
+ * webhooks, whose answer replaces `next` in place (everything but the server's metadata), then
+ * validating webhooks, which refuse by throwing.
+ */
+function admitUpdate(core: Core, scope: Scope, stored: KubeObject, next: KubeObject, subresource: string | undefined): void {
+  if (scope.user === undefined || (!core.mutatingUpdateHooks?.length && !core.updateHooks?.length)) return;
+  const request = (object: KubeObject) => ({ res: scope.res, namespace: scope.namespace, subresource, oldObject: stored as Record<string, unknown>, object: clone(object) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
+  for (const hook of core.mutatingUpdateHooks ?? []) {
+    const mutated = hook(core, request(next)) as KubeObject | undefined;
+    if (mutated === undefined) continue;
+    const target = next as Record<string, unknown>;
+    for (const k of Object.keys(target)) if (k !== 'metadata' && k !== 'apiVersion' && k !== 'kind' && !(k in mutated)) delete target[k];
+    for (const [k, v] of Object.entries(mutated)) if (k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') target[k] = v;
+    const md = next.metadata as Record<string, unknown>;
+    const from = (mutated.metadata ?? {}) as Record<string, unknown>;
+    for (const k of MUTABLE_METADATA) {
+      if (from[k] === undefined) delete md[k];
+      else md[k] = from[k];
+    }
+  }
+  for (const hook of core.updateHooks ?? []) hook(core, request(next));
 }
 
 function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {

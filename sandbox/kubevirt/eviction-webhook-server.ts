@@ -1,6 +1,7 @@
 /**
- * virt-api's launcher eviction interceptor, migration create validator and VMI/VM create mutators
- * (mutation-webhook.ts, in their own MutatingWebhookConfiguration) as KubeVirt deploys them on a
+ * virt-api's launcher eviction interceptor, migration create validator, VMI/VM mutators
+ * (mutation-webhook.ts, in their own MutatingWebhookConfiguration) and the identity rules of its
+ * VMI create/update admitters (identity-admission.ts) as KubeVirt deploys them on a
  * real cluster: a ValidatingWebhookConfiguration on `pods/eviction` CREATE and on
  * `virtualmachineinstancemigrations` CREATE (migration-admission.ts), served over HTTPS. The real lane's
  * kube-apiserver calls it for every eviction (`kubectl drain`, the workload updater's Evict); the
@@ -24,6 +25,7 @@ import { admitMigration, MIGRATION_CREATE_PATH, MIGRATION_CREATE_VALIDATOR, type
 import type { Vmi } from '../nodes/objects.ts';
 import type { KubeVirt } from '../../shared/api/index.ts';
 import { mutateOnCreate, mutatingWebhookConfiguration, mutationPatch, VIRT_API_MUTATOR, VM_MUTATE_PATH, VMI_MUTATE_PATH } from './mutation-webhook.ts';
+import { admitMigrationPriority, admitVmiCreate, admitVmiUpdate, revertedVmiStatus, VMI_CREATE_VALIDATE_PATH, VMI_CREATE_VALIDATOR, VMI_UPDATE_VALIDATE_PATH, VMI_UPDATE_VALIDATOR, type IdentityVerdict } from './identity-admission.ts';
 
 export { VIRT_API_IDENTITY } from './eviction-admission.ts';
 
@@ -41,6 +43,10 @@ interface AdmissionRequest {
   subResource?: string;
   dryRun?: boolean;
   object?: { metadata?: { annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+  /** The object before an UPDATE. */
+  oldObject?: Record<string, unknown>;
+  /** Who the request acts as (the impersonated user when it impersonated one). */
+  userInfo?: { username?: string };
 }
 
 export interface EvictionWebhookServer {
@@ -111,12 +117,34 @@ async function reviewMigration(api: NodeSideApi, req: AdmissionRequest): Promise
 
 /** The mutators' answer: the object as virt-api would store it, as a JSON patch. */
 async function reviewMutation(api: NodeSideApi, req: AdmissionRequest, resource: string): Promise<object> {
-  const list = plain<{ items?: KubeVirt[] }>(await api.custom.listNamespacedCustomObject({ ...KUBEVIRT, namespace: 'kubevirt', plural: 'kubevirts' }));
-  const mutated = req.operation === 'CREATE' && req.object ? mutateOnCreate(resource, req.object as Record<string, unknown>, list.items?.[0], new Date().toISOString().replace(/\.\d+Z$/, 'Z')) : undefined;
-  const response = mutated
-    ? { uid: req.uid ?? '', allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(mutationPatch(mutated))).toString('base64') }
-    : { uid: req.uid ?? '', allowed: true };
+  let patch: object[] | undefined;
+  if (req.operation === 'CREATE' && req.object) {
+    const list = plain<{ items?: KubeVirt[] }>(await api.custom.listNamespacedCustomObject({ ...KUBEVIRT, namespace: 'kubevirt', plural: 'kubevirts' }));
+    const mutated = mutateOnCreate(resource, req.object as Record<string, unknown>, list.items?.[0], new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    if (mutated) patch = mutationPatch(mutated);
+  } else if (req.operation === 'UPDATE' && resource === 'virtualmachineinstances' && req.object && req.oldObject) {
+    // The VMI mutator's UPDATE branch: a status change by anyone but KubeVirt's accounts is put back.
+    const reverted = revertedVmiStatus(req.oldObject, req.object as Record<string, unknown>, req.userInfo?.username ?? '');
+    if (reverted) patch = [{ op: 'add', path: '/status', value: reverted.status }];
+  }
+  const response = patch ? { uid: req.uid ?? '', allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') } : { uid: req.uid ?? '', allowed: true };
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}
+
+/** A validating answer from an identity verdict (a refusal keeps virt-api's code, reason and cause). */
+function identityReview(uid: string, verdict: IdentityVerdict): object {
+  const response = verdict.allowed
+    ? { uid, allowed: true }
+    : { uid, allowed: false, status: { code: verdict.code, reason: 'Invalid', message: verdict.message, details: { causes: [{ reason: 'FieldValueInvalid', message: verdict.message, ...(verdict.field ? { field: verdict.field } : {}) }] } } };
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}
+
+/** The VMI create and update admitters' identity rules. */
+function reviewVmi(req: AdmissionRequest, path: string): object {
+  const user = req.userInfo?.username ?? '';
+  const object = (req.object ?? {}) as Record<string, unknown>;
+  const verdict = path === VMI_CREATE_VALIDATE_PATH ? admitVmiCreate(object, user) : req.oldObject ? admitVmiUpdate(req.oldObject, object, user) : ({ allowed: true } as const);
+  return identityReview(req.uid ?? '', verdict);
 }
 
 /** The AdmissionReview answer: every refusal is a 429, as virt-api's. */
@@ -147,12 +175,17 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
     void (async () => {
       const path = req.url?.split('?')[0];
       const mutates = path === VMI_MUTATE_PATH ? 'virtualmachineinstances' : path === VM_MUTATE_PATH ? 'virtualmachines' : undefined;
-      if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH && mutates === undefined)) return reply(res, 404, { message: 'not found' });
+      const vmiValidates = path === VMI_CREATE_VALIDATE_PATH || path === VMI_UPDATE_VALIDATE_PATH;
+      if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH && mutates === undefined && !vmiValidates)) return reply(res, 404, { message: 'not found' });
       let request: AdmissionRequest = {};
       try {
         request = ((await bodyOf(req)) as { request?: AdmissionRequest }).request ?? {};
         if (mutates !== undefined) return reply(res, 200, await reviewMutation(api, request, mutates));
+        if (vmiValidates) return reply(res, 200, reviewVmi(request, path));
         if (path === MIGRATION_CREATE_PATH) {
+          // virt-api checks the priority before it reads the VMI.
+          const priority = admitMigrationPriority((request.object ?? {}) as Record<string, unknown>, request.userInfo?.username ?? '');
+          if (!priority.allowed) return reply(res, 200, identityReview(request.uid ?? '', priority));
           const m = await reviewMigration(api, request);
           verdicts.push(`${m.allowed ? 'allow' : 'deny'} migration ${request.namespace}/${request.name ?? ''}${m.allowed ? '' : `: ${m.message}`}`);
           const response = m.allowed ? { uid: request.uid ?? '', allowed: true } : { uid: request.uid ?? '', allowed: false, status: { code: 400, message: m.message } };
@@ -191,6 +224,17 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
 
 /** virt-operator's ValidatingWebhookConfiguration for the interceptor at `url`. */
 export function evictionWebhookConfiguration(url: string, caPem: string): object {
+  // The VMI create and update admitters, with only their identity rules here (identity-admission.ts).
+  const vmiValidator = (name: string, path: string, operation: string) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    clientConfig: { url: `${url}${path}`, caBundle: Buffer.from(caPem).toString('base64') },
+    rules: [{ operations: [operation], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: ['virtualmachineinstances'], scope: 'Namespaced' }],
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    sideEffects: 'None',
+    timeoutSeconds: 10,
+  });
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -216,6 +260,8 @@ export function evictionWebhookConfiguration(url: string, caPem: string): object
         sideEffects: 'None',
         timeoutSeconds: 10,
       },
+      vmiValidator(VMI_CREATE_VALIDATOR, VMI_CREATE_VALIDATE_PATH, 'CREATE'),
+      vmiValidator(VMI_UPDATE_VALIDATOR, VMI_UPDATE_VALIDATE_PATH, 'UPDATE'),
     ],
   };
 }

@@ -12,6 +12,11 @@ import type { Core } from '../apiserver/core.ts';
 import { patchObject } from '../apiserver/writes.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { admitEviction, launcherVmiName, VIRT_API_IDENTITY } from './eviction-admission.ts';
+import { serviceAccountUser } from '../../shared/kube/kubevirt-identity.ts';
+import { SANDBOX_KUBEVIRT_NAMESPACE } from './identity-admission.ts';
+
+/** virt-api's own user, which its identity rules count as KubeVirt's. */
+const VIRT_API_USER = serviceAccountUser(SANDBOX_KUBEVIRT_NAMESPACE, 'kubevirt-apiserver');
 
 function vmiResource(core: Core) {
   const res = core.registry.byPath('kubevirt.io', 'v1', 'virtualmachineinstances');
@@ -38,7 +43,7 @@ export function virtApiEvictionHook(): EvictionHook {
     const verdict = admitEviction(request.pod, vmi, request.eviction, clusterEvictionStrategy(core));
     if (verdict.kind === 'allow') return;
     if (verdict.kind === 'mark' && !request.dryRun) {
-      patchObject(core, { res, namespace, identity: VIRT_API_IDENTITY, dryRun: false }, vmiName, 'application/json-patch+json', verdict.patch);
+      patchObject(core, { res, namespace, identity: VIRT_API_IDENTITY, user: VIRT_API_USER, dryRun: false }, vmiName, 'application/json-patch+json', verdict.patch);
     }
     throw new ApiError(429, 'TooManyRequests', verdict.message);
   };

@@ -5,9 +5,11 @@
  * (served by eviction-webhook-server.ts, the sandbox's one virt-api webhook server), whose answer is
  * a JSON patch built here. The mutations themselves are vmi-mutation.ts and vm-mutation.ts.
  *
- * Registered for CREATE only, where KubeVirt's rules also name UPDATE: on update its VMI mutator
- * only reverts status changes by identities that are not KubeVirt's service accounts, and its VM
- * mutator re-applies the architecture and machine type defaults a VM created here already has.
+ * The VMI mutator is registered for CREATE and UPDATE, as KubeVirt's: on update it only puts back
+ * status changes by users that are not KubeVirt's service accounts (identity-admission.ts; on the
+ * emulator that is identity-webhook.ts's hook). The VM mutator is registered for CREATE only, where
+ * KubeVirt's also names UPDATE: there it re-applies the architecture and machine type defaults a VM
+ * created here already has.
  */
 import type { MutatingCreateHook } from '../apiserver/core.ts';
 import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
@@ -48,13 +50,14 @@ export function virtApiMutatingHook(): MutatingCreateHook {
   };
 }
 
-/** virt-operator's MutatingWebhookConfiguration for the mutators at `url` (CREATE only, see above). */
+/** virt-operator's MutatingWebhookConfiguration for the mutators at `url` (see above for the operations). */
 export function mutatingWebhookConfiguration(url: string, caPem: string): object {
   const webhook = (name: string, path: string, resource: string) => ({
     name,
     admissionReviewVersions: ['v1'],
     clientConfig: { url: `${url}${path}`, caBundle: Buffer.from(caPem).toString('base64') },
-    rules: [{ operations: ['CREATE'], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: [resource], scope: 'Namespaced' }],
+    // UPDATE for VMIs, as KubeVirt's: the mutator puts back status changes by non-KubeVirt users.
+    rules: [{ operations: resource === 'virtualmachineinstances' ? ['CREATE', 'UPDATE'] : ['CREATE'], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: [resource], scope: 'Namespaced' }],
     failurePolicy: 'Fail',
     matchPolicy: 'Equivalent',
     sideEffects: 'None',

@@ -17,6 +17,8 @@ interface AuditEvent {
   stage?: string;
   verb?: string;
   user?: { username?: string };
+  /** Who the request acted as, when it impersonated. */
+  impersonatedUser?: { username?: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string; resourceVersion?: string };
   responseStatus?: { code?: number };
   responseObject?: KubeObject & { kind?: string };
@@ -124,6 +126,7 @@ export class AuditFile {
     };
     if (ref.subresource) entry.subresource = ref.subresource;
     if (ref.namespace) entry.namespace = ref.namespace;
+    if (ev.impersonatedUser?.username) entry.impersonatedUser = ev.impersonatedUser.username;
     this.#entries.push(entry);
     if (this.#entries.length > this.limit) this.#entries.shift();
     for (const fn of this.#listeners) fn(entry);

@@ -106,9 +106,16 @@ export function sandboxRbac(): KubernetesObject[] {
     binding('virt-reconciler-sandbox-kubevirt-controller', 'cluster-admin', { kind: 'User', name: IDENTITIES[KUBEVIRT_CONTROLLER_IDENTITY]!.user }),
     nodeSim,
     binding(NODE_SIM_ROLE, NODE_SIM_ROLE, { kind: 'User', name: IDENTITIES['node-sim']!.user }),
+    // The node side acts as virt-handler's ServiceAccount (Impersonate-User, sandbox.ts), whose VMI
+    // status writes virt-api keeps: the impersonated user gets the node side's role.
+    binding(`${NODE_SIM_ROLE}-as-kubevirt-handler`, NODE_SIM_ROLE, { kind: 'User', name: 'system:serviceaccount:kubevirt:kubevirt-handler' }),
     virtApi,
     binding(VIRT_API_ROLE, VIRT_API_ROLE, { kind: 'User', name: IDENTITIES[VIRT_API_IDENTITY]!.user }),
     ...PRODUCT_CLUSTER_ROLES.map((role) => binding(`virt-reconciler-sandbox-local-runtime-${role.replace(/^virt-reconciler-/, '')}`, role, { kind: 'Group', name: LOCAL_RUNTIME_GROUP })),
+    // The controllers' impersonation Roles in KubeVirt's namespace (a controller that writes VMIs
+    // may impersonate kubevirt-controller), bound by name like the ClusterRoles above: a binding to
+    // a controller without one grants nothing, and a chart installed later is bound already.
+    ...localRuntimeRoleBindings(CONTROLLERS.map((c) => ({ name: controllerRole(c), namespace: 'kubevirt' }))),
   ];
 }
 

@@ -20,6 +20,7 @@
 import { CustomObjectsApi, Observable, setHeaderOptions, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import type { KubeClient } from './client.ts';
 import { pooledApiClient } from './connections.ts';
+import { IMPERSONATE_USER_HEADER } from './kubevirt-identity.ts';
 import { genericKubeClient, type KubeClientOptions, type Operation, type Query } from './requests.ts';
 
 export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './requests.ts';
@@ -27,7 +28,7 @@ export { DEFAULT_EVENT_COMPONENT, eventFor, type KubeClientOptions } from './req
 type Options = ConfigurationOptions<ObservableMiddleware>;
 
 /** Rewrites the core group's path and sets the operation's query parameters. */
-function requestOptions(query: Query, contentType: string | undefined, pathSuffix = ''): Options {
+function requestOptions(query: Query, contentType: string | undefined, pathSuffix = '', impersonateUser?: string): Options {
   const middleware: ObservableMiddleware = {
     pre: (ctx) => {
       let url = ctx.getUrl();
@@ -36,6 +37,8 @@ function requestOptions(query: Query, contentType: string | undefined, pathSuffi
       if (pathSuffix) url = url.replace(/(\?|$)/, `${pathSuffix}$1`);
       ctx.setUrl(url);
       for (const [k, v] of Object.entries(query)) ctx.setQueryParam(k, String(v));
+      // After authentication's headers: this request's own impersonation wins over a kubeconfig's.
+      if (impersonateUser) ctx.setHeaderParam(IMPERSONATE_USER_HEADER, impersonateUser);
       return new Observable(Promise.resolve(ctx));
     },
     post: (res) => new Observable(Promise.resolve(res)),
@@ -47,7 +50,7 @@ function requestOptions(query: Query, contentType: string | undefined, pathSuffi
 /** The `CustomObjectsApi` call of one operation: by verb, scope and subresource, never by resource. */
 function dispatch(api: CustomObjectsApi, o: Operation): Promise<unknown> {
   const at = { group: o.res.group, version: o.res.version, plural: o.res.plural };
-  const opts = requestOptions(o.query, o.contentType, o.subresource === 'eviction' ? `/${encodeURIComponent(o.name ?? '')}/eviction` : '');
+  const opts = requestOptions(o.query, o.contentType, o.subresource === 'eviction' ? `/${encodeURIComponent(o.name ?? '')}/eviction` : '', o.impersonateUser);
   const ns = o.namespace;
   const name = o.name ?? '';
   const body = o.body as object;

@@ -17,6 +17,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeClient } from './client.ts';
 import { caPem, validateConnection, type KubeConnection } from './connection.ts';
 import { KubeTransientError, type ApiRequest } from './errors.ts';
+import { IMPERSONATE_USER_HEADER } from './kubevirt-identity.ts';
 import { apiRequest, genericKubeClient, operationPath, type KubeClientOptions, type Operation } from './requests.ts';
 
 /** Settings of {@link createHttpKubeClient}. */
@@ -58,6 +59,8 @@ interface Outgoing {
   readonly query?: Query;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** `Impersonate-User` (kubevirt-identity.ts). */
+  readonly impersonateUser?: string;
 }
 
 /** Form-encoded like client-node's (space → `+`, `,` → `%2C`…), keys sorted for stable URLs. */
@@ -90,6 +93,7 @@ function transport(connection: KubeConnection, options: HttpKubeClientOptions): 
     const payload = out.body === undefined ? undefined : JSON.stringify(out.body);
     const headers: Record<string, string | number> = { Accept: 'application/json, */*;q=0.8' };
     if (token) headers.Authorization = `Bearer ${token}`;
+    if (out.impersonateUser) headers[IMPERSONATE_USER_HEADER] = out.impersonateUser;
     if (payload !== undefined) {
       headers['Content-Type'] = out.contentType ?? 'application/json';
       headers['Content-Length'] = Buffer.byteLength(payload);
@@ -149,7 +153,14 @@ export function createHttpKubeClient(connection: KubeConnection, options: HttpKu
     {
       send: (o: Operation) =>
         send(
-          { method: o.method, path: operationPath(o), query: o.query, ...(o.body !== undefined ? { body: o.body } : {}), ...(o.contentType ? { contentType: o.contentType } : {}) },
+          {
+            method: o.method,
+            path: operationPath(o),
+            query: o.query,
+            ...(o.body !== undefined ? { body: o.body } : {}),
+            ...(o.contentType ? { contentType: o.contentType } : {}),
+            ...(o.impersonateUser ? { impersonateUser: o.impersonateUser } : {}),
+          },
           apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource),
         ),
     },

@@ -15,6 +15,7 @@ import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, KubeObject, ListOptions, ListResult, Patch, ReadOptions, Scale } from './client.ts';
 import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
 import { NotFoundError, toKubeError, type ApiRequest, type Verb } from './errors.ts';
+import { judgedByVirtApiIdentity } from './kubevirt-identity.ts';
 
 /** Settings shared by both {@link KubeClient} factories. */
 export interface KubeClientOptions {
@@ -29,6 +30,12 @@ export interface KubeClientOptions {
    * validates, defaults and answers as for a real write, and persists nothing. Reads are unchanged.
    */
   readonly dryRun?: boolean;
+  /**
+   * The user to impersonate on the writes virt-api judges by identity (kubevirt-identity.ts
+   * `judgedByVirtApiIdentity`): KubeVirt's controller, `kubevirtControllerUser(<KubeVirt
+   * namespace>)`. Unset: every request goes as the client's own identity (a cluster without virt-api).
+   */
+  readonly impersonateKubeVirtController?: string | undefined;
 }
 
 /** Default Event source component, as KubeVirt's virt-controller reports it. */
@@ -239,6 +246,8 @@ export interface Operation {
   readonly body?: unknown;
   /** Of the body; `application/json` unless a patch says otherwise. */
   readonly contentType?: string | undefined;
+  /** Sent as `Impersonate-User` (kubevirt-identity.ts): the request acts as this user. */
+  readonly impersonateUser?: string | undefined;
 }
 
 /** The URL path of an operation: creates and lists address the collection. */
@@ -275,8 +284,15 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
   const now = options.now ?? (() => new Date());
   const component = options.component ?? DEFAULT_EVENT_COMPONENT;
   const req = (o: Operation): ApiRequest => apiRequest(o.res, o.verb, o.namespace, o.name, o.subresource);
-  // One place for dry runs: every write operation passes through `op` below, reads never carry it.
-  const send = options.dryRun ? (o: Operation) => transport.send(dryRunOf(o)) : (o: Operation) => transport.send(o);
+  // One place for dry runs and identity: every write operation passes through `op` below, reads
+  // never carry a dry run. The writes virt-api judges by identity go as KubeVirt's controller;
+  // every other request as our own.
+  const asUser = options.impersonateKubeVirtController;
+  const dressed = (o: Operation): Operation => {
+    const d = options.dryRun ? dryRunOf(o) : o;
+    return asUser && judgedByVirtApiIdentity(o) ? { ...d, impersonateUser: asUser } : d;
+  };
+  const send = (o: Operation) => transport.send(dressed(o));
   const run = (o: Operation): Promise<unknown> => call(req(o), () => send(o));
   return {
     get: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: ReadOptions) => {

@@ -14,6 +14,7 @@ import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { KubeClient } from '../kube/client.ts';
 import { connectionFromEnv } from '../kube/connection.ts';
 import { createHttpKubeClient } from '../kube/http-client.ts';
+import { impersonationFromEnv } from '../kube/kubevirt-identity.ts';
 import { fromEnv } from './env-credentials.ts';
 import { jsonLogger, type Logger } from '../metrics/log.ts';
 import { MetricsRegistry } from '../metrics/registry.ts';
@@ -60,7 +61,8 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
   if (env) return env;
   // Throws, naming the variables to set, when neither EKS_* nor KUBE_API_SERVER is configured.
   const connection = connectionFromEnv(vars);
-  const kube = createHttpKubeClient(connection, { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service });
+  // The writes virt-api judges by identity go as KubeVirt's controller (shared/kube/kubevirt-identity.ts).
+  const kube = createHttpKubeClient(connection, { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service, impersonateKubeVirtController: impersonationFromEnv(vars) });
   const aws = lambdaAwsConfig(vars);
   env = {
     queue: new SqsKeyQueue({ client: new SQSClient(aws), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
@@ -81,7 +83,7 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
       ...env,
       cutover: {
         mode: () => gate.mode(),
-        dryRun: createHttpKubeClient(connection, { dryRun: true, reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service }),
+        dryRun: createHttpKubeClient(connection, { dryRun: true, reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service, impersonateKubeVirtController: impersonationFromEnv(vars) }),
         // On AWS the decisions are logged, one line each; judging them against the live
         // controller runs where the watch is (the local runtime; docs/cutover.md, known limits).
         record: (controller, key, w) => {

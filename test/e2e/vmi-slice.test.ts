@@ -17,6 +17,7 @@ import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { HANDED_OFF, launcherPods, NS, phases, queueIdle, RUNTIME_IDENTITIES, startSlice, until, vmiManifest, type Slice } from './support.ts';
 import { PODS, VMIS } from '../../shared/api/resources.ts';
+import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { emulatorOnly } from '../support/lanes.ts';
 import { testSpec } from '../support/controller-context.ts';
 import { WRITE_FENCE_SCOPE } from '../../shared/reconcile/write-fence.ts';
@@ -315,5 +316,50 @@ describe('VMI slice: scale and API budget', () => {
     assert.ok(s.rt.metrics.total('relay_watch_restarts_total', { why: 'relist' }) > 7, 'the 410s did not cause relists');
     const pods = (await s.kube.list(PODS, NS, { labelSelector: 'kubevirt.io=virt-launcher' })).items.filter((p) => p.metadata?.name?.startsWith('virt-launcher-burst-'));
     assert.equal(pods.length, 100, `launcher pods for 100 VMIs: ${pods.length}`);
+  });
+});
+
+// virt-api puts back a VMI status written by anyone but KubeVirt's service accounts (the sandbox
+// does too, on both lanes): the VMI controller's status writes go as KubeVirt's controller
+// (Impersonate-User, shared/kube/kubevirt-identity.ts), and without that they would not stick.
+describe("VMI slice: virt-api's identity rules", () => {
+  test('the VMI controller writes VMIs as kubevirt-controller (impersonated), under its own identity, and its status sticks', async () => {
+    // arrange
+    const s = await startSlice();
+    try {
+      // act
+      await s.kube.create(VMIS, vmiManifest('as-kubevirt'));
+      await until('as-kubevirt Running', async () => (await phaseOf(s, 'as-kubevirt')) === 'Running', { problems: s.problems });
+      // assert: every committed VMI write of the runtime acted as KubeVirt's controller
+      const writes = s.sandbox.apiServer.audit.query({ resource: 'virtualmachineinstances', name: 'as-kubevirt' }).filter((e) => RUNTIME_IDENTITIES.has(e.identity) && e.verb !== 'delete');
+      assert.ok(writes.length >= 1, 'the VMI controller wrote the VMI');
+      for (const w of writes) assert.equal(w.impersonatedUser, 'system:serviceaccount:kubevirt:kubevirt-controller', `${w.identity} ${w.verb}`);
+      const phasesWritten = writes.map((w) => (w.object as unknown as VirtualMachineInstance).status?.phase);
+      assert.ok(phasesWritten.includes('Scheduling') || phasesWritten.includes('Scheduled'), `its status writes are the ones stored: ${phasesWritten.join(', ')}`);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test("with impersonation turned off, virt-api's rules put the VMI controller's status writes back: the VMI stays Pending", async () => {
+    // arrange
+    const s = await startSlice({ runtime: { impersonateKubeVirt: false } });
+    try {
+      // act: the controller creates the launcher pod and the node side runs it; its status writes do not stick
+      const vmi = await s.kube.create(VMIS, vmiManifest('not-kubevirt'));
+      await until('the launcher pod is Running', async () => {
+        const pods = (await s.kube.list(PODS, NS, { labelSelector: vmiPodsSelector(vmi.metadata?.uid ?? '') })).items;
+        return pods.some((p) => p.status?.phase === 'Running');
+      });
+      // A write whose only change was put back stores nothing (no audit entry): count the requests.
+      const vmiWrites = () => [...RUNTIME_IDENTITIES].reduce((n, identity) => n + s.sandbox.apiServer.counters.count({ identity, verb: ['patch', 'update'], resource: 'virtualmachineinstances' }), 0);
+      await until('the VMI controller wrote the VMI twice', () => vmiWrites() >= 2);
+      // assert
+      const got = await s.kube.get(VMIS, NS, 'not-kubevirt');
+      assert.equal(got?.status?.phase, 'Pending', "virt-api's mutator put every status of the controller back");
+      assert.equal(got?.status?.nodeName, undefined);
+    } finally {
+      await s.stop();
+    }
   });
 });

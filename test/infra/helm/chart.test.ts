@@ -108,13 +108,25 @@ describe('the Helm chart with the upstream Helm CLI', { skip: noHelm }, () => {
     const service = one(objects, 'Service', 'virt-reconciler-relay') as unknown as { spec: { ports: { name: string; port: number }[] } };
     assert.deepEqual(service.spec.ports.map((p) => `${p.name}:${p.port}`), ['health:8080', 'metrics:9090']);
     assert.equal(relayEnv(objects).VR_MODE, 'normal');
-    for (const o of objects) if (o.metadata.namespace !== undefined) assert.equal(o.metadata.namespace, RELEASE.namespace, `${o.kind}/${o.metadata.name} in the release's namespace`);
+    // The controllers' impersonation Roles live where the account they allow is: KubeVirt's namespace.
+    const inKubeVirt = (o: Obj) => (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.namespace === 'kubevirt';
+    assert.ok(objects.some(inKubeVirt), "the impersonation Roles are rendered in KubeVirt's namespace");
+    for (const o of objects) if (o.metadata.namespace !== undefined && !inKubeVirt(o)) assert.equal(o.metadata.namespace, RELEASE.namespace, `${o.kind}/${o.metadata.name} in the release's namespace`);
   });
 
   // Each value, what it renders: a table of flags and checks on the objects.
   const cases: { name: string; flags: string[]; check: (objects: Obj[]) => void }[] = [
     { name: 'mode=shadow reaches the relay as VR_MODE (the cutover, docs/cutover.md)', flags: ['--set', 'mode=shadow'], check: (o) => assert.equal(relayEnv(o).VR_MODE, 'shadow') },
     { name: 'the Lease identity and KubeVirt namespace reach the relay', flags: ['--set', 'leaseIdentity=vr-prod', '--set', 'kubevirtNamespace=kubevirt-system'], check: (o) => assert.deepEqual([relayEnv(o).VR_LEASE_IDENTITY, relayEnv(o).KUBEVIRT_NAMESPACE], ['vr-prod', 'kubevirt-system']) },
+    {
+      name: "kubevirtNamespace: the controllers' impersonation Roles and bindings move to KubeVirt's namespace",
+      flags: ['--set', 'kubevirtNamespace=kv-system'],
+      check: (o) => {
+        const roles = o.filter((x) => x.kind === 'Role' || x.kind === 'RoleBinding');
+        assert.ok(roles.length > 0);
+        for (const r of roles) assert.equal(r.metadata.namespace, 'kv-system', `${r.kind}/${r.metadata.name}`);
+      },
+    },
     { name: 'clusterId reaches the relay as CLUSTER_ID', flags: ['--set', 'clusterId=prod-eu-1'], check: (o) => assert.equal(relayEnv(o).CLUSTER_ID, 'prod-eu-1') },
     {
       name: 'queue URLs per controller, the region',

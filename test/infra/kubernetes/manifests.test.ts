@@ -301,6 +301,27 @@ describe('infra/kubernetes: manifests', () => {
     });
   }
 
+  // The controllers whose writes virt-api judges by identity (VMI creates/updates/patches,
+  // migration creates: shared/kube/kubevirt-identity.ts) send them as KubeVirt's controller.
+  const IMPERSONATING: readonly Controller[] = ['backup', 'evacuation', 'migration', 'node', 'pool', 'replicaset', 'vm', 'vmi', 'workload-updater'];
+  for (const controller of CONTROLLERS) {
+    const impersonates = IMPERSONATING.includes(controller);
+    test(`${controller} controller: ${impersonates ? 'may impersonate kubevirt-controller in kubevirt, nothing else' : 'impersonates no one'}`, () => {
+      const roles = manifests.filter((m) => m.obj.kind === 'Role' && m.obj.metadata.name === controllerRole(controller));
+      const anyImpersonation = manifests.filter((m) => ['Role', 'ClusterRole'].includes(m.obj.kind) && ((m.obj.rules ?? []) as Rule[]).some((r) => r.verbs.includes('impersonate')));
+      assert.ok(anyImpersonation.every((m) => m.obj.kind === 'Role'), 'never cluster-wide: a ClusterRole would allow kubevirt-controller of every namespace');
+      if (!impersonates) return assert.equal(roles.length, 0);
+      assert.equal(roles.length, 1);
+      assert.equal(roles[0]!.file, controllerRbacFile(controller));
+      assert.equal(roles[0]!.obj.metadata.namespace, 'kubevirt');
+      assert.deepEqual(roles[0]!.obj.rules, [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['kubevirt-controller'], verbs: ['impersonate'] }]);
+      const binding = manifests.find((m) => m.obj.kind === 'RoleBinding' && m.obj.metadata.name === controllerRole(controller))?.obj as unknown as { metadata: { namespace: string }; roleRef: { kind: string; name: string }; subjects: Array<{ kind: string; name: string }> };
+      assert.equal(binding.metadata.namespace, 'kubevirt');
+      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: controllerRole(controller) });
+      assert.deepEqual(binding.subjects.map((s) => `${s.kind}:${s.name}`), [`User:${controllerUser(controller)}`]);
+    });
+  }
+
   test('no controller RBAC file without a registered controller', () => {
     const files = readdirSync(DIR).filter((f) => f.endsWith('-controller-rbac.yaml')).sort();
     assert.deepEqual(files, CONTROLLERS.map(controllerRbacFile).sort());

@@ -4,6 +4,8 @@
  * VMI controller creates (label kubevirt.io=virt-launcher, controller ownerReference to the VMI).
  */
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { kubeConfigActingAs } from '../../../sandbox/sandbox.ts';
+import { kubevirtControllerUser } from '../../../shared/kube/kubevirt-identity.ts';
 import type { Pod, Vmi } from '../../../sandbox/nodes/objects.ts';
 
 export const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -25,8 +27,15 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/**
+ * The test's clients. The tests play virt-controller's part (VMIs, hand-offs and their status
+ * written by hand), so they act as its ServiceAccount: virt-api puts back a VMI status that anyone
+ * else writes (sandbox/kubevirt/identity-admission.ts). Impersonated, so the requests are still
+ * counted under `kc`'s identity.
+ */
 export function clients(kc: KubeConfig) {
-  return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  const asController = kubeConfigActingAs(kc, kubevirtControllerUser('kubevirt'));
+  return { core: asController.makeApiClient(CoreV1Api), custom: asController.makeApiClient(CustomObjectsApi) };
 }
 
 /**
