@@ -19,6 +19,7 @@ import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/sandbox.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
+import { AS_PRODUCT } from './as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -126,7 +127,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     const parts = new Set(opts.controllers ?? DEFINITIONS.map((d) => d.name));
     const pools = DEFINITIONS.filter((d) => parts.has(d.name)).map((def) => {
       const kc = sandbox.apiServer.kubeConfig(identityOf(def.name));
-      const kube = createKubeClient(kc);
+      const kube = createKubeClient(kc, AS_PRODUCT);
       const spec = bindController(def, {
         kube,
         expectations,
