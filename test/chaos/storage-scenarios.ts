@@ -6,6 +6,8 @@
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { KUBEVIRTS, PODS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_CLONES, VM_EXPORTS, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { REAL } from '../support/lanes.ts';
+import { virtApiClient } from '../support/virt-api-client.ts';
+import { USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
 import { creates, createdMoreThanOnce, overLimit } from './audit-invariants.ts';
 import { claim, NS, reach, vmWithClaim, type Scenario } from './scenario-support.ts';
@@ -161,7 +163,8 @@ export const hotplug: Scenario = {
       return st.length === names.length && st.every((s) => s.phase === 'Ready' && names.includes(s.name));
     };
     for (const [i, vol] of ['disk-a', 'disk-b'].entries()) {
-      await user.patch(VMIS, NS, HP, {
+      // virt-api's addvolume: the spec patch as virt-api's account (a user's is refused).
+      await virtApiClient(rig.sandbox.apiServer.kubeConfig(USER_IDENTITY)).patch(VMIS, NS, HP, {
         type: 'json',
         ops: [
           { op: 'add', path: '/spec/volumes/-', value: { name: vol, persistentVolumeClaim: { claimName: `chaos-hp-${vol.slice(-1)}`, hotpluggable: true } } },

@@ -14,6 +14,7 @@ import { IMMEDIATE_CLASS } from '../../sandbox/storage/classes.ts';
 import type { VolumeStatus } from '../../shared/api/index.ts';
 import { EVENTS, MIGRATIONS, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { virtApiClient } from '../support/virt-api-client.ts';
 import { NS, startSlice, until, vmiManifest, type Slice } from './support.ts';
 
 let slice: Slice;
@@ -44,7 +45,7 @@ describe('a live migration of a VMI with a hotplugged volume', () => {
     await kube.create(VMIS, vmiManifest('hpm'));
     await until('the VMI Running', async () => (await kube.get(VMIS, NS, 'hpm'))?.status?.phase === 'Running', { problems });
     const sourceNode = (await kube.get(VMIS, NS, 'hpm'))?.status?.nodeName;
-    await kube.patch(VMIS, NS, 'hpm', {
+    await virtApiClient(slice.sandbox.apiServer.kubeConfig('test')).patch(VMIS, NS, 'hpm', {
       type: 'json',
       ops: [
         { op: 'add', path: '/spec/volumes/-', value: { name: 'data', persistentVolumeClaim: { claimName: 'hpm-data', hotpluggable: true } } },

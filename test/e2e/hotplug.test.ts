@@ -16,6 +16,7 @@ import type { VirtualMachineInstance, VolumeStatus } from '../../shared/api/inde
 import { EVENTS, PODS, PVCS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { CREATED_BY_LABEL } from '../../shared/api/well-known.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
+import { virtApiClient } from '../support/virt-api-client.ts';
 import { NS, startSlice, until, vmiManifest, vmManifest, type Slice } from './support.ts';
 
 let slice: Slice;
@@ -52,7 +53,7 @@ const hotplugStatus = (vmi: VirtualMachineInstance | undefined): VolumeStatus[] 
 /** Adds a hotpluggable PVC volume and its disk to a running VMI's spec (what the VMI addvolume subresource does). */
 async function plugIntoVmi(vmi: string, volume: string, claim: string): Promise<void> {
   // Appends ('-'): safe against the controllers' concurrent status writes, unlike a resourceVersion test.
-  await kube.patch(VMIS, NS, vmi, {
+  await virtApiClient(slice.sandbox.apiServer.kubeConfig('test')).patch(VMIS, NS, vmi, {
     type: 'json',
     ops: [
       { op: 'add', path: '/spec/volumes/-', value: { name: volume, persistentVolumeClaim: { claimName: claim, hotpluggable: true } } },
@@ -116,7 +117,7 @@ describe('hotplug of PVCs to a running VMI', () => {
     const v = await kube.get(VMIS, NS, 'hp');
     const vi = v!.spec.volumes!.findIndex((x) => x.name === 'disk-a');
     const di = v!.spec.domain.devices.disks!.findIndex((x) => x.name === 'disk-a');
-    await kube.patch(VMIS, NS, 'hp', {
+    await virtApiClient(slice.sandbox.apiServer.kubeConfig('test')).patch(VMIS, NS, 'hp', { // virt-api's removevolume
       type: 'json',
       ops: [
         { op: 'test', path: `/spec/volumes/${vi}/name`, value: 'disk-a' },
