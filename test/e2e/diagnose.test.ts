@@ -6,6 +6,7 @@
  * the real CLI in a child process (the relay-lag case in process, on a clock 15 s ahead): its
  * first line names the cause; a healthy VMI gets "healthy" and exit 0.
  */
+import { kubevirtAccountClient } from '../support/virt-api-client.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,7 +130,8 @@ describe('virt-reconciler diagnose on the sandbox', () => {
     s.sandbox.apiServer.faults.failNext(409, 4, { verb: 'update', resource: 'virtualmachineinstances', identity: RUNTIME });
     // act: a stale launcher image version is a field only the controller writes (the node side
     // would put a phase back first), so the controller must write; its status writes keep losing.
-    await s.kube.patch(VMIS, NS, 'contended', { type: 'merge', body: { metadata: { labels: { poke: '1' } }, status: { launcherContainerImageVersion: 'stale' } } });
+    // Written as virt-handler: virt-api puts back a VMI status anyone but KubeVirt's accounts change.
+    await kubevirtAccountClient(s.sandbox.apiServer.kubeConfig('test'), 'kubevirt-handler').patch(VMIS, NS, 'contended', { type: 'merge', body: { metadata: { labels: { poke: '1' } }, status: { launcherContainerImageVersion: 'stale' } } });
     await until('conflicts used up', () => s.sandbox.apiServer.faults.remaining() <= 4);
     await until('queues idle', () => queueIdle(s, ['vm', 'vmi']));
     s.sandbox.apiServer.faults.clear();

@@ -12,5 +12,10 @@ import type { KubeClient } from '../../shared/kube/client.ts';
 import { DEFAULT_KUBEVIRT_NAMESPACE, serviceAccountUser } from '../../shared/kube/kubevirt-identity.ts';
 
 export function virtApiClient(kubeConfig: KubeConfig): KubeClient {
-  return createKubeClient(kubeConfig, { impersonateKubeVirtController: serviceAccountUser(DEFAULT_KUBEVIRT_NAMESPACE, 'kubevirt-apiserver') });
+  return kubevirtAccountClient(kubeConfig, 'kubevirt-apiserver');
+}
+
+/** The same for another of KubeVirt's accounts (a test standing in for virt-handler's status writes uses `kubevirt-handler`). */
+export function kubevirtAccountClient(kubeConfig: KubeConfig, account: 'kubevirt-apiserver' | 'kubevirt-handler'): KubeClient {
+  return createKubeClient(kubeConfig, { impersonateKubeVirtController: serviceAccountUser(DEFAULT_KUBEVIRT_NAMESPACE, account) });
 }
