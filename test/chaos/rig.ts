@@ -19,7 +19,7 @@ import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/sandbox.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from './as-product.ts';
+import { AS_PRODUCT } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';

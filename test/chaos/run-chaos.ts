@@ -10,7 +10,7 @@
  */
 import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from './as-product.ts';
+import { AS_PRODUCT } from '../support/as-product.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { DeadLetter, ReceivedKey, ReplayReport } from '../../shared/queue/port.ts';

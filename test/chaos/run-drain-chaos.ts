@@ -30,7 +30,7 @@ import { NO_VIRT_API } from '../../shared/kube/virt-api.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from './as-product.ts';
+import { AS_PRODUCT } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';

@@ -13,7 +13,7 @@ import { WorkerPool } from '../../local/workers.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from './as-product.ts';
+import { AS_PRODUCT } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';

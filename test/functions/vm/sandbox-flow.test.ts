@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { AS_PRODUCT } from '../../support/as-product.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../../../functions/vm/deps.ts';
@@ -28,7 +29,7 @@ after(async () => {
 
 test('Always → Running through the VMI function and the simulated node; Halted → Stopped, VMI gone', async () => {
   // arrange
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig('vm-controller'));
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig('vm-controller'), AS_PRODUCT);
   const state = openSqliteState();
   const log = { info: () => undefined, warn: () => undefined };
   const vmDeps: VmDeps = { kube, expectations: state.expectations, now: Date.now, log };

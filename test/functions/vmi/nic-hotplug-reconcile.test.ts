@@ -16,6 +16,8 @@ import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { PODS, VMIS } from '../../../shared/api/resources.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { AS_PRODUCT } from '../../support/as-product.ts';
+import { virtApiClient } from '../../support/virt-api-client.ts';
 import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { hashedPodInterfaceName } from '../../../shared/template/render-metadata.ts';
@@ -34,9 +36,10 @@ const STATUS = 'k8s.v1.cni.cncf.io/network-status';
 
 test('a bridge NIC plugged into a running VMI and unplugged again, through the VMI reconcile and the simulated node', async () => {
   // arrange
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig('test'));
+  // The NIC is plugged as virt-api's addinterface does it: a user's own VMI spec patch is refused.
+  const kube = virtApiClient(sandbox.apiServer.kubeConfig('test'));
   const state = openSqliteState();
-  const deps: VmiDeps = { kube: createKubeClient(sandbox.apiServer.kubeConfig('vmi-controller')), expectations: state.expectations, leases: state.leases, now: Date.now, log: { info: () => undefined, warn: () => undefined }, clusterConfig: async () => clusterConfigFromKubeVirt() };
+  const deps: VmiDeps = { kube: createKubeClient(sandbox.apiServer.kubeConfig('vmi-controller'), AS_PRODUCT), expectations: state.expectations, leases: state.leases, now: Date.now, log: { info: () => undefined, warn: () => undefined }, clusterConfig: async () => clusterConfigFromKubeVirt() };
   const base = vmiManifest('nic-vmi');
   base.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {} }];
   base.spec.networks = [{ name: 'default', pod: {} }];
