@@ -102,7 +102,20 @@ export async function createVmis(
   const api = pooledApiClient(cluster.kubeConfig(USER_IDENTITY), CustomObjectsApi);
   const create = async (name: string) => {
     tracker.sent(name, cluster.nowMs());
-    await api.createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: opts.namespace ?? 'default', plural: 'virtualmachineinstances', body: vmiManifest(name, opts.namespace) });
+    // A user retries what the network lost (the chaos lanes restart kube-apiserver and reset
+    // connections mid-burst); a retry that finds the VMI made by the lost attempt is done.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await api.createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: opts.namespace ?? 'default', plural: 'virtualmachineinstances', body: vmiManifest(name, opts.namespace) });
+        return;
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (attempt > 1 && code === 409) return;
+        const lost = err instanceof TypeError || code === 429 || (code !== undefined && code >= 500);
+        if (!lost || attempt >= 10) throw err;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
   };
   let done = 0;
   if (opts.ratePerSec) {

@@ -78,13 +78,13 @@ describe(`virt-api's create mutators in the sandbox (${REAL ? 'real control plan
     }
   });
 
-  test('real lane: virt-operator\'s configuration names both mutators, CREATE only, fail closed', { skip: REAL ? false : 'the emulator runs the mutators in process: no configuration object' }, async () => {
+  test('real lane: virt-operator\'s configuration names both mutators, fail closed: the VM one on CREATE, the VMI one on CREATE and UPDATE (its identity rule)', { skip: REAL ? false : 'the emulator runs the mutators in process: no configuration object' }, async () => {
     // act
     const config = await sb.apiServer.kubeConfig().makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: VIRT_API_MUTATOR });
     // assert
     assert.deepEqual(config.webhooks?.map((w) => [w.name, w.rules?.[0]?.resources, w.rules?.[0]?.operations, w.failurePolicy]), [
       ['virtualmachines-mutator.kubevirt.io', ['virtualmachines'], ['CREATE'], 'Fail'],
-      ['virtualmachineinstances-mutator.kubevirt.io', ['virtualmachineinstances'], ['CREATE'], 'Fail'],
+      ['virtualmachineinstances-mutator.kubevirt.io', ['virtualmachineinstances'], ['CREATE', 'UPDATE'], 'Fail'],
     ]);
   });
 });

@@ -16,9 +16,9 @@ const vmi = (domain: Record<string, unknown>, extra: Record<string, unknown> = {
   ({ metadata: { name: 'v' }, spec: { domain: { devices: {}, ...domain }, ...extra }, status }) as VirtualMachineInstance;
 
 describe('hotplug defaults (the VMI webhook)', () => {
-  test('table: maxSockets from maxCpuSockets, else sockets × ratio (1 without liveUpdateConfiguration, 4 by default), capped at 512 vCPUs, never below sockets', () => {
+  test('table: maxSockets from maxCpuSockets, else sockets × ratio (4 by default, with or without liveUpdateConfiguration, as the KubeVirt configuration defaults), capped at 512 vCPUs, never below sockets', () => {
     const cases: { name: string; config: Record<string, unknown>; sockets: number; cores: number; want: number }[] = [
-      { name: 'no liveUpdateConfiguration: ratio 1', config: {}, sockets: 2, cores: 1, want: 2 },
+      { name: 'no liveUpdateConfiguration: the default ratio 4', config: {}, sockets: 2, cores: 1, want: 8 },
       { name: 'liveUpdateConfiguration without a ratio: 4', config: { liveUpdateConfiguration: {} }, sockets: 2, cores: 1, want: 8 },
       { name: 'ratio 3', config: { liveUpdateConfiguration: { maxHotplugRatio: 3 } }, sockets: 2, cores: 1, want: 6 },
       { name: 'maxCpuSockets', config: { liveUpdateConfiguration: { maxCpuSockets: 6 } }, sockets: 2, cores: 1, want: 6 },
