@@ -90,7 +90,8 @@ describe('backup end to end (relay → queue → backup function → sandbox vir
     const tracker = (await s.kube.get(VM_BACKUP_TRACKERS, NS, TRACKER)) as VirtualMachineBackupTracker;
     assert.equal(tracker.status?.latestCheckpoint?.name, 'e2e-full');
     assert.deepEqual(tracker.status?.latestCheckpoint?.volumes, [{ volumeName: 'disk' }]);
-    assert.ok(await vmiClean(), 'utility volume detached and backupStatus cleared');
+    // virt-handler detaches the utility volume after the controller released it: a moment later.
+    await until('utility volume detached and backupStatus cleared', vmiClean, { tries: 3000, problems: s.problems });
     assert.ok((await eventsOf('e2e-full')).includes('Normal VirtualMachineBackupCompletedSuccessfully: Successfully completed VirtualMachineBackup'));
     // act: the next backup through the tracker
     await boundClaim('e2e-incr-target');
@@ -113,7 +114,8 @@ describe('backup end to end (relay → queue → backup function → sandbox vir
     const events = await eventsOf('e2e-abort');
     assert.ok(events.includes('Warning VirtualMachineBackupAborting: Backup is aborting'), events.join('\n'));
     assert.ok(events.includes('Warning VirtualMachineBackupFailed: backup was aborted'), events.join('\n'));
-    assert.ok(await vmiClean(), 'utility volume detached and backupStatus cleared');
+    // virt-handler detaches the utility volume after the controller released it: a moment later.
+    await until('utility volume detached and backupStatus cleared', vmiClean, { tries: 3000, problems: s.problems });
     assert.equal(((await s.kube.get(VM_BACKUP_TRACKERS, NS, TRACKER)) as VirtualMachineBackupTracker).status?.latestCheckpoint?.name, 'e2e-incr', 'an aborted backup leaves the checkpoint alone');
   });
 
