@@ -169,7 +169,7 @@ export const command: Command = {
     // --kubevirt-namespace, else KUBEVIRT_NAMESPACE as the Lambda functions read it: where the
     // Lease is, and whose kubevirt-controller the VMI writes act as (docs/kube-client.md);
     // VR_IMPERSONATE_KUBEVIRT=false only for a cluster without virt-api.
-    const kubevirtNamespace = values['kubevirt-namespace'] ?? process.env[KUBEVIRT_IDENTITY_ENV.namespace]?.trim() ?? undefined;
+    const kubevirtNamespace = values['kubevirt-namespace'] ?? process.env[KUBEVIRT_IDENTITY_ENV.namespace]?.trim();
     const rt = new LocalRuntime({
       kubeConfig, dbPath, log, batchSize,
       impersonateKubeVirt: impersonationFromEnv(process.env) !== undefined,

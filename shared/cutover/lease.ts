@@ -15,11 +15,12 @@
 import { LEASES, type CoordinationLease } from '../api/resources.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { AlreadyExistsError, KubeTransientError } from '../kube/errors.ts';
+import { DEFAULT_KUBEVIRT_NAMESPACE } from '../kube/kubevirt-identity.ts';
 
 /** The Lease's name (KubeVirt's `leaderelectionconfig.DefaultLeaseName`). */
 export const LEASE_NAME = 'virt-controller';
-/** KubeVirt's namespace when the deployment does not say otherwise. */
-export const DEFAULT_KUBEVIRT_NAMESPACE = 'kubevirt';
+/** KubeVirt's namespace when the deployment does not say otherwise: the one the identity rules use too. */
+export { DEFAULT_KUBEVIRT_NAMESPACE };
 /** When we may write after a takeover (epoch ms, decimal): the old leader has stopped by then. */
 export const WRITABLE_AFTER = 'virt-reconciler.io/writable-after';
 /** Set by `handback`: we hold the Lease only to let in-flight keys settle; nothing writes. */
