@@ -339,23 +339,37 @@ export class SqsKeyQueue implements KeyQueue {
     return { moved, skipped };
   }
 
-  /** Runs the timer forwarder once over the timer queues (local use and tests; on AWS a Lambda does it). */
+  /**
+   * Runs the timer forwarder once over the timer queues (local use and tests; on AWS a Lambda does
+   * it). As the Lambda's partial batch response: a timer whose send failed stays on its queue and
+   * comes back after its visibility timeout, the others are deleted; the first failure is thrown
+   * once every queue has been pumped.
+   */
   async pumpTimers(controllers: readonly Controller[] = CONTROLLERS): Promise<number> {
     let forwarded = 0;
+    let failed: unknown;
     for (const c of controllers) {
       const u = await this.urls(c);
       for (;;) {
         const out = await this.client.send(new ReceiveMessageCommand({ QueueUrl: u.timers, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
         const msgs = out.Messages ?? [];
         if (msgs.length === 0) break;
+        const done: string[] = [];
         for (const m of msgs) {
           const plan = planTimer(m.Body ?? '', this.now());
-          await applyTimerPlan(this.client, async () => u, plan);
+          try {
+            await applyTimerPlan(this.client, async () => u, plan);
+          } catch (err) {
+            failed ??= err;
+            continue;
+          }
+          done.push(m.ReceiptHandle ?? '');
           if (plan.kind === 'forward') forwarded++;
         }
-        await this.delete(u.timers, msgs.map((m) => m.ReceiptHandle ?? ''));
+        await this.delete(u.timers, done);
       }
     }
+    if (failed !== undefined) throw failed;
     return forwarded;
   }
 

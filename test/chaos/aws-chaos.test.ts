@@ -16,6 +16,7 @@ import { AwsFaults } from './aws-faults.ts';
 import { chaosViolations, runChaos } from './run-chaos.ts';
 import { seededRandom } from './injectors.ts';
 import { keyMessage } from '../queue/conformance.ts';
+import { openChaosStore } from './store.ts';
 
 const pinnedSeed = process.env.CHAOS_SEED ? { seed: Number(process.env.CHAOS_SEED) } : {};
 
@@ -45,6 +46,25 @@ test('the SDK middleware: a burst outlasts the SDK retries with the service erro
     assert.equal(new ProvisionedThroughputExceededException({ message: 'x', $metadata: {} }).name, 'ProvisionedThroughputExceededException', 'the DynamoDB throttle is the SDK’s own class');
   } finally {
     await sqs.stop();
+  }
+});
+
+test('a key requeued for later comes back through the timer queue, as the forwarder Lambda brings it (seed 935206 lost two VMIs whose expectation wait went there and stayed)', async () => {
+  // arrange: the chaos store, its faults off; a key received and requeued for one second
+  const store = await openChaosStore(seededRandom(935206), { backend: 'aws' });
+  try {
+    store.aws!.armed = false;
+    await store.queue.send([keyMessage('default/waits', 1, 'ADDED', 'vmi')]);
+    const [got] = await store.queue.receive('vmi', 1, 2000);
+    // act
+    await store.queue.requeueAfter('vmi', got!.receipt, 1);
+    const back = await store.queue.receive('vmi', 1, 10_000);
+    for (let i = 0; i < 50 && !store.injected().timersForwarded; i++) await new Promise((r) => setTimeout(r, 100));
+    // assert
+    assert.equal(back[0]?.message.key, 'default/waits', 'the requeued key was delivered again');
+    assert.ok(store.injected().timersForwarded! >= 1, 'forwarded by the timer pump');
+  } finally {
+    await store.close();
   }
 });
 

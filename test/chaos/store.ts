@@ -3,7 +3,8 @@
  * - `sqlite` (default): the local runtime's embedded SQLite queue and table, on disk;
  * - `aws`: SQS FIFO queues in fauxqs and the state table in DynamoDB Local, through the real AWS
  *   SDK clients and our SQS/DynamoDB adapters, with faults injected as SDK middleware
- *   (aws-faults.ts: throttling, 5xx, timeouts, lost lease extensions).
+ *   (aws-faults.ts: throttling, 5xx, timeouts, lost lease extensions), and the timer forwarder
+ *   pumped as its Lambda would be.
  * Both with short leases, so an abandoned key comes back quickly, and retries capped at 4 s.
  */
 import { randomUUID } from 'node:crypto';
@@ -117,6 +118,21 @@ async function openAwsStore(random: () => number, opts: ChaosStoreOptions): Prom
     faults.attach(sqsClient, 'sqs');
     faults.attach(dynamoClient, 'dynamodb');
     const state = openDynamoDbState({ tableName, client: dynamoClient });
+    // The timer forwarder, as its Lambda runs on AWS (shared/queue/timer-forwarder.ts): without it
+    // a key requeued for later (an expectation to wait out, a periodic check) would stay on the
+    // timer queue and never come back.
+    const timers = { forwarded: 0, failures: 0 };
+    let pumping = true;
+    const pump = (async () => {
+      while (pumping) {
+        try {
+          timers.forwarded += await queue.pumpTimers();
+        } catch {
+          timers.failures++; // under the SDK faults; the failed timers come back
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
     return {
       backend: 'aws',
       queue,
@@ -125,9 +141,11 @@ async function openAwsStore(random: () => number, opts: ChaosStoreOptions): Prom
       leaseMs: SQS_VISIBILITY_SECONDS * 1000,
       aws: faults,
       sqs: { client: sqsClient, prefix },
-      injected: () => ({ ...faults.counts }),
+      injected: () => ({ ...faults.counts, timersForwarded: timers.forwarded, timerPumpFailures: timers.failures }),
       async close() {
         faults.armed = false;
+        pumping = false;
+        await pump;
         await state.close();
         dynamoClient.destroy();
         await sqs.stop();

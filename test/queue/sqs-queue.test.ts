@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_RETRY } from '../../shared/queue/port.ts';
 import { receivesToExhaust, SQS_MAX_RECEIVE_COUNT, SqsKeyQueue } from '../../shared/queue/sqs-queue.ts';
-import { queueConformance, type HarnessOptions, type QueueHarness } from './conformance.ts';
+import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { keyMessage, queueConformance, type HarnessOptions, type QueueHarness } from './conformance.ts';
 import { startLocalSqs, type LocalSqs } from './fauxqs.ts';
 
 let sqs: LocalSqs;
@@ -72,3 +73,40 @@ describe('SqsKeyQueue retry policy against the redrive', () => {
     });
   }
 });
+
+describe('the timer pump (the forwarder Lambda, run locally)', () => {
+  test('a timer whose forward fails stays on its queue; the others are forwarded and deleted; the failure is thrown after the pump', async () => {
+    // arrange: two keys requeued for now; the first forward to the FIFO queue refused once
+    const client = sqs.client();
+    const prefix = `pump${n++}-${process.pid}`;
+    const queue = new SqsKeyQueue({ client, prefix });
+    await queue.ensureQueues(['vmi']);
+    await queue.send([keyMessage('default/a', 1, 'ADDED', 'vmi'), keyMessage('default/b', 1, 'ADDED', 'vmi')]);
+    for (const rk of await receiveAll(queue, 2)) await queue.requeueAfter('vmi', rk.receipt, 0);
+    let refused = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'SendMessageCommand' && refused === 0 && !String((args.input as { QueueUrl?: string }).QueueUrl).includes('timers')) {
+          refused++;
+          throw Object.assign(new Error('injected'), { name: 'InternalError' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseOneForward' },
+    );
+    // act
+    const pumped = await queue.pumpTimers(['vmi']).then(() => 'no error', (err: Error) => err.message);
+    const forwarded = await queue.receive('vmi', 10, 2000);
+    const left = await client.send(new GetQueueAttributesCommand({ QueueUrl: (await client.send(new GetQueueUrlCommand({ QueueName: `${prefix}-vmi-timers` }))).QueueUrl, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] }));
+    // assert
+    assert.equal(pumped, 'injected');
+    assert.equal(forwarded.length, 1, 'the other timer was forwarded');
+    assert.equal(left.Attributes?.ApproximateNumberOfMessagesNotVisible, '1', 'the refused timer is still on its queue, back after its visibility timeout');
+  });
+});
+
+async function receiveAll(queue: SqsKeyQueue, want: number) {
+  const got = [];
+  for (let i = 0; i < 10 && got.length < want; i++) got.push(...(await queue.receive('vmi', want - got.length, 1000)));
+  return got;
+}
