@@ -3,7 +3,7 @@
  * observe (VM, its VMI, its templated DataVolumes) → expectations gate → metadata (finalizer) →
  * sync (decide, then act) → status through `/status` → release the VMI once final.
  */
-import type { DataVolume, VirtualMachine, VirtualMachineInstance, VirtualMachineMemoryDumpRequest } from '../../shared/api/index.ts';
+import type { DataVolume, VirtualMachine, VirtualMachineInstance, VirtualMachineMemoryDumpRequest, VirtualMachineSpec } from '../../shared/api/index.ts';
 import {
   KIND_VM,
   KUBEVIRT_API_VERSION,
@@ -34,6 +34,7 @@ import { START_REQUEST } from './well-known.ts';
 import { syncVolumeHotplug } from './hotplug/step.ts';
 import { syncNetworks } from './network/step.ts';
 import { syncLiveUpdate, type LiveUpdateResult } from './liveupdate/step.ts';
+import { syncGenerationAnnotation } from './generation-annotation.ts';
 import { syncMemoryDump } from './memorydump/step.ts';
 import { dumpVolumeWanted } from './memorydump/decide.ts';
 import { clusterConfigFromKubeVirt, type ClusterConfig } from '../../shared/config/cluster-config.ts';
@@ -73,6 +74,14 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const meta = await syncVmMetadata(observed, deps);
   if (meta === 'gone') return done;
   observed = { ...observed, vm: meta };
+
+  // the VMI's vm-generation annotation follows a change outside the template (generation-annotation.ts)
+  let startSpec: { readonly uid: string | undefined; readonly spec: VirtualMachineSpec | undefined } | undefined;
+  if (satisfied && !observed.vm.metadata?.deletionTimestamp && observed.vmi) {
+    const r = await syncGenerationAnnotation(observed.vm, observed.vmi, deps);
+    observed = { ...observed, vmi: r.vmi };
+    if ('startSpec' in r) startSpec = { uid: r.vmi.metadata?.uid, spec: r.startSpec };
+  }
 
   // sync: decide, then act
   let syncError: SyncError | undefined;
@@ -210,7 +219,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const live = observed.vmi;
   if (startedOrStopped) restartRequired = { kind: 'clear' };
   else if (proceed && syncError === undefined && live && !observed.vm.metadata?.deletionTimestamp && !live.metadata?.deletionTimestamp && !isFinal(live)) {
-    const r = await syncLiveUpdate(observed.vm, live, resolved, config, deps);
+    const r = await syncLiveUpdate(observed.vm, live, resolved, config, deps, startSpec?.uid === live.metadata?.uid ? { startSpec: startSpec?.spec } : {});
     observed = { ...observed, vmi: r.vmi };
     restartRequired = r.restartRequired;
     volumeUpdateState = r.volumeUpdateState;

@@ -4,10 +4,11 @@
  * strategy, and only when no restart is pending — the CPU, affinity/nodeSelector, tolerations and
  * memory handlers, in KubeVirt's order, each patching the VMI spec. The VMI controller and the
  * workload updater take it from there (the `HotVCPUChange` / `HotMemoryChange` conditions, the
- * hotplug migration). Also the `kubevirt.io/vm-generation` annotation's catch-up.
+ * hotplug migration. (The `kubevirt.io/vm-generation` annotation's catch-up runs earlier in the
+ * pass: ../generation-annotation.ts.)
  */
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineSpec, VolumeUpdateState } from '../../../shared/api/index.ts';
-import { CONTROLLER_REVISIONS, VMIS } from '../../../shared/api/resources.ts';
+import { VMIS } from '../../../shared/api/resources.ts';
 import { isLiveUpdate } from '../../../shared/liveupdate/defaults.ts';
 import type { ClusterConfig } from '../../../shared/config/cluster-config.ts';
 import type { VmDeps } from '../deps.ts';
@@ -23,7 +24,7 @@ import { memoryChange } from './memory-hotplug.ts';
 import { affinityChanges, tolerationsChange } from './placement.ts';
 import { RESTART_REQUIRED_MESSAGE, restartRequired } from './restart-required.ts';
 import { syncVolumeUpdate } from '../volume-migration/step.ts';
-import { isDeepStrictEqual } from 'node:util';
+import { startSpecOf } from '../generation-annotation.ts';
 import { errorText } from '../../../shared/errors.ts';
 
 /** What the step leaves for the status write. */
@@ -39,12 +40,6 @@ export interface LiveUpdateResult {
   readonly error?: SyncError;
 }
 
-/** The generation suffix of a start revision name (`revision-start-vm-<uid>-<generation>`). */
-export function revisionGeneration(name: string | undefined): number | undefined {
-  const n = Number(name?.slice(name.lastIndexOf('-') + 1));
-  return name && Number.isInteger(n) ? n : undefined;
-}
-
 /** The VM template spec as the VMI would get it: defaults of the start, instance type and preference applied. */
 function expanded(vm: VirtualMachine, spec: VirtualMachineSpec, resolved: Resolved, config: ClusterConfig): VirtualMachineInstanceSpec | undefined {
   const r = expandVmi(vmiFromVm({ ...vm, spec }, resolved.preference?.spec, config), resolved);
@@ -58,25 +53,27 @@ const REASONS = {
   memory: ['HotPlugMemoryError', 'error encountered while handling memory hotplug requests: '],
 } as const;
 
-/** Runs the step for the VM's live (not final, not deleting) VMI. */
-export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineInstance, resolved: Resolved, config: ClusterConfig, deps: VmDeps): Promise<LiveUpdateResult> {
-  let vmi = vmiIn;
-  const startGeneration = revisionGeneration(vmi.status?.virtualMachineRevisionName);
+/**
+ * Runs the step for the VM's live (not final, not deleting) VMI. `known.startSpec`: the start
+ * spec when this pass has read it already (the generation annotation's sync, generation-annotation.ts).
+ */
+export async function syncLiveUpdate(
+  vm: VirtualMachine,
+  vmi: VirtualMachineInstance,
+  resolved: Resolved,
+  config: ClusterConfig,
+  deps: VmDeps,
+  known: { readonly startSpec?: VirtualMachineSpec | undefined } = {},
+): Promise<LiveUpdateResult> {
   // The revision is named by generation and the generation moves with every spec change: at the
   // same generation the start spec is the VM's own spec, and no read is needed.
   // Likewise once the vm-generation annotation has caught up: it moves only while the template
   // equals the start revision's, and only the template is compared.
   // Not with matchers: the annotation follows the template only, so an instance type switched by
   // its matcher (the template unchanged) is seen in the start revision's pinned revisions alone.
-  let startSpec: VirtualMachineSpec | undefined = vm.spec;
   const matchers = vm.spec.instancetype !== undefined || vm.spec.preference !== undefined;
   const caughtUp = !matchers && vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation);
-  if (startGeneration !== vm.metadata?.generation && !caughtUp) {
-    const name = vmi.status?.virtualMachineRevisionName;
-    const rev = name ? await deps.kube.get(CONTROLLER_REVISIONS, vm.metadata?.namespace ?? '', name) : undefined;
-    startSpec = (rev?.data as { spec?: VirtualMachineSpec } | undefined)?.spec;
-  }
-  if (startSpec && startSpec !== vm.spec) vmi = await syncGenerationAnnotation(vm, startSpec, vmi, deps);
+  const startSpec = caughtUp ? vm.spec : (known.startSpec ?? (await startSpecOf(vm, vmi, deps)));
 
   const current = expanded(vm, vm.spec, resolved, config);
   // The start spec with its own pinned revisions, the VM with its status refs (§1.7).
@@ -127,21 +124,4 @@ export async function syncLiveUpdate(vm: VirtualMachine, vmiIn: VirtualMachineIn
 /** A handler's RestartRequired comes after syncRestartRequired's clear, so it wins. */
 function withMessage(restart: LiveUpdateResult['restartRequired'], message: string | undefined): LiveUpdateResult['restartRequired'] {
   return message === undefined ? restart : { kind: 'set', message };
-}
-
-/**
- * `kubevirt.io/vm-generation` follows the VM's generation while the template still equals the
- * start revision's (a change outside the template, e.g. the run strategy): one JSON patch that
- * tests and replaces the whole annotation map, as KubeVirt does.
- */
-async function syncGenerationAnnotation(vm: VirtualMachine, startSpec: VirtualMachineSpec, vmi: VirtualMachineInstance, deps: VmDeps): Promise<VirtualMachineInstance> {
-  const generation = String(vm.metadata?.generation ?? '');
-  const annotations = vmi.metadata?.annotations ?? {};
-  if (generation === '' || annotations[VM_GENERATION_ANNOTATION] === generation) return vmi;
-  if (!isDeepStrictEqual(startSpec.template, vm.spec.template)) return vmi;
-  const ops = [
-    { op: 'test' as const, path: '/metadata/annotations', value: annotations },
-    { op: 'replace' as const, path: '/metadata/annotations', value: { ...annotations, [VM_GENERATION_ANNOTATION]: generation } },
-  ];
-  return deps.kube.patch(VMIS, vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '', { type: 'json', ops });
 }

@@ -155,6 +155,21 @@ describe('VM live updates against the sandbox API server', () => {
     assert.equal(vm?.status?.observedGeneration, 4, 'the template equals the start revision again');
   });
 
+  test('halted by its run strategy: the stopping VMI is given the new generation before it is deleted, and the VM reports it observed (KubeVirt bumps before the run-strategy step)', async () => {
+    // arrange
+    await started('lu-halt');
+    // act
+    await h.kube.patch(VMS, NS, 'lu-halt', { type: 'merge', body: { spec: { runStrategy: 'Halted' } } });
+    await reconcileUntilSettled(server, h, `${NS}/lu-halt`);
+    const vmi = await h.kube.get(VMIS, NS, 'lu-halt');
+    const vm = await h.kube.get(VMS, NS, 'lu-halt');
+    // assert
+    assert.ok(vmi?.metadata?.deletionTimestamp, 'the VMI is being stopped');
+    assert.equal(vmi?.metadata?.annotations?.['kubevirt.io/vm-generation'], '2', 'bumped in the same pass, before the stop');
+    assert.equal(vm?.status?.observedGeneration, 2);
+    assert.equal(vm?.status?.desiredGeneration, 2);
+  });
+
   test('Stage: sockets raised need a restart, the VMI is left alone', async () => {
     // arrange
     config = await clusterKubeVirt(h.kube, { configuration: { vmRolloutStrategy: 'Stage' } });

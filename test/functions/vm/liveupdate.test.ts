@@ -11,7 +11,7 @@ import { cpuChange } from '../../../functions/vm/liveupdate/cpu-hotplug.ts';
 import { memoryChange } from '../../../functions/vm/liveupdate/memory-hotplug.ts';
 import { affinityChanges, tolerationsChange } from '../../../functions/vm/liveupdate/placement.ts';
 import { restartRequired } from '../../../functions/vm/liveupdate/restart-required.ts';
-import { revisionGeneration } from '../../../functions/vm/liveupdate/step.ts';
+import { revisionGeneration } from '../../../functions/vm/generation-annotation.ts';
 import type { LiveChange } from '../../../functions/vm/liveupdate/change.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
