@@ -4,6 +4,8 @@
  * - `virtualmachineinstances/<name>/freeze|unfreeze` → the guest agent (nodes/guest-agent.ts),
  *   with virt-handler's thaw after `unfreezeTimeout`;
  * - `virtualmachineinstances/<name>/backup|redefine-checkpoint` → the backup agent;
+ * - `virtualmachineinstances/<name>/pause|unpause` → the `Paused` condition virt-handler writes
+ *   ({@link pauseAnswer});
  * - `virtualmachines/<name>/stop` → {@link stopAction}.
  * Every effect is a write through the Kubernetes API (client-node), so the server works beside
  * the emulator and beside a real control plane. It listens on its own port: controllers reach it
@@ -19,6 +21,7 @@ import type { Clock, ClockTimer } from '../clock.ts';
 import type { BackupAgent } from '../storage/backup-agent.ts';
 import type { BackupRequest } from '../storage/backup-steps.ts';
 import { stopAction, type StopTarget } from './vm-stop.ts';
+import { pauseAnswer } from './vmi-pause.ts';
 
 const VMIS = { ...KUBEVIRT, plural: 'virtualmachineinstances' } as const;
 const VMS = { ...KUBEVIRT, plural: 'virtualmachines' } as const;
@@ -87,6 +90,15 @@ export async function startVirtApi(opts: VirtApiOptions): Promise<VirtApi> {
     }
   };
 
+  const getVm = async (namespace: string, name: string): Promise<{ status?: { snapshotInProgress?: string | null } } | undefined> => {
+    try {
+      return (await api.custom.getNamespacedCustomObject({ ...VMS, namespace, name })) as { status?: { snapshotInProgress?: string | null } };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+
   const applyAgent = async (vmi: Vmi | undefined, answer: AgentAnswer): Promise<{ code: number; message?: string }> => {
     if ('code' in answer) return answer;
     const { namespace = '', name = '', resourceVersion } = vmi?.metadata ?? {};
@@ -126,6 +138,15 @@ export async function startVirtApi(opts: VirtApiOptions): Promise<VirtApi> {
       case 'backup': {
         if (typeof body.backupName !== 'string' || typeof body.cmd !== 'string') return { code: 400, message: 'backupName and cmd are required' };
         return backup.command(namespace, name, body as unknown as BackupRequest);
+      }
+      case 'pause':
+      case 'unpause': {
+        const vmi = await getVmi(namespace, name);
+        const vm = verb === 'unpause' ? await getVm(namespace, name) : undefined;
+        const answer = pauseAnswer(verb, vmi, name, clock.isoNow(), vm?.status?.snapshotInProgress != null);
+        if ('code' in answer) return answer;
+        await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body: answer.ops }, JSON_PATCH);
+        return { code: 200 };
       }
       case 'redefine-checkpoint':
         if (!(await getVmi(namespace, name))) return { code: 404, message: `virtualmachineinstance ${key} not found` };

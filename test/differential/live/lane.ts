@@ -145,7 +145,7 @@ export async function runSide(side: Side, scenarios: readonly Scenario[], log: (
       for (const step of s.steps) {
         const t0 = Date.now();
         try {
-          await step.run(kube, ns);
+          await step.run(kube, ns, sandbox.storage ? { virtApiUrl: sandbox.storage.virtApi.url } : {});
         } catch (err) {
           stuck = `${step.what}: the write failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
           break;

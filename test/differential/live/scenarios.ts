@@ -9,10 +9,15 @@ import { MIGRATIONS, NODES, PVCS, VM_CLONES, VM_EXPORTS, VM_POOLS, VM_RESTORES, 
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { IMMEDIATE_CLASS } from '../../../sandbox/storage/classes.ts';
 
+/** What a step may reach besides the API server: the sandbox's virt-api (its subresources). */
+export interface StepContext {
+  readonly virtApiUrl?: string;
+}
+
 /** One write and what must follow it. */
 export interface Step {
   readonly what: string;
-  run(kube: KubeClient, ns: string): Promise<void>;
+  run(kube: KubeClient, ns: string, ctx: StepContext): Promise<void>;
   /** What the step waits for (at most the lane's step timeout); none: the next step follows at once. */
   until?(kube: KubeClient, ns: string): Promise<boolean>;
 }
@@ -67,6 +72,20 @@ function vmWithClaim(ns: string, name: string): Step {
 /** The UID of the VMI a restart step deleted, by namespace: the restarted one has another. */
 const restarted = new Map<string, string>();
 
+/** A user's `virtctl pause|unpause vmi <name>`: virt-api's subresource (the sandbox's, sandbox/virt-api/vmi-pause.ts). */
+const vmiSubresource = (name: string, verb: 'pause' | 'unpause') => async (_k: KubeClient, ns: string, ctx: StepContext) => {
+  if (!ctx.virtApiUrl) throw new Error('no virt-api in this sandbox');
+  const res = await fetch(`${ctx.virtApiUrl}/apis/subresources.kubevirt.io/v1/namespaces/${ns}/virtualmachineinstances/${name}/${verb}`, { method: 'PUT', body: '{}' });
+  if (!res.ok) throw new Error(`${verb} ${ns}/${name}: ${res.status} ${await res.text()}`);
+};
+
+const vmPrintable = async (k: KubeClient, ns: string, name: string) => (await k.get(VMS, ns, name))?.status?.printableStatus;
+
+const readyOf = async (k: KubeClient, ns: string, name: string) => (await k.get(VMIS, ns, name))?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+const startedVm = (name: string): Step => ({ what: 'a VM Always, its VMI Running', run: (k, ns) => k.create(VMS, vm(ns, name, { runStrategy: 'Always' })).then(() => undefined), until: async (k, ns) => (await running(name)(k, ns)) && (await vmPrintable(k, ns, name)) === 'Running' });
+const pausedStep = (name: string): Step => ({ what: 'paused by the user: the VM Paused, the VMI not Ready', run: vmiSubresource(name, 'pause'), until: async (k, ns) => (await vmPrintable(k, ns, name)) === 'Paused' && (await readyOf(k, ns, name)) === 'False' });
+const unpausedStep = (name: string): Step => ({ what: 'unpaused: the VM Running, the VMI Ready', run: vmiSubresource(name, 'unpause'), until: async (k, ns) => (await vmPrintable(k, ns, name)) === 'Running' && (await readyOf(k, ns, name)) === 'True' });
+
 const setRunStrategy = (name: string, runStrategy: string) => (k: KubeClient, ns: string) => k.patch(VMS, ns, name, { type: 'merge', body: { spec: { runStrategy } } }).then(() => undefined);
 
 /** Every scenario, in the order they run. */
@@ -96,6 +115,10 @@ export const SCENARIOS: readonly Scenario[] = [
       },
     ],
   },
+  // Compared where each ends: paused (the launcher pod's readiness gate, the VMI not Ready, the VM
+  // Paused), and paused then unpaused.
+  { name: 'paused', steps: [startedVm('pz'), pausedStep('pz')] },
+  { name: 'unpaused', steps: [startedVm('upz'), pausedStep('upz'), unpausedStep('upz')] },
   {
     name: 'live-migration',
     steps: [

@@ -2,7 +2,7 @@
  * The storage agents against the sandbox cluster, over HTTP like everything else: the CAs
  * virt-operator publishes, the exporter pod's life (Pending until its Secrets exist, Running,
  * Succeeded at DEADLINE), the virt-api subresources (freeze/unfreeze through the guest agent and
- * its absence, the thaw after unfreezeTimeout, VM stop), virt-handler's backup work (utility
+ * its absence, the thaw after unfreezeTimeout, pause/unpause, VM stop), virt-handler's backup work (utility
  * volumes, asynchronous backupStatus, abort), CDI (a DataVolume's claim, adoption of a restored
  * claim), and — where the API server serves StorageClasses, PVs and VolumeSnapshots — the
  * provisioner and the CSI snapshotter. No controller runs: the tests play its part by hand.
@@ -137,6 +137,21 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
     const thaw = await put('virtualmachineinstances/vss/unfreeze');
     assert.equal(thaw.status, 500);
     assert.match(((await thaw.json()) as { message: string }).message, /fsfreeze is limited/);
+  });
+
+  test("pause and unpause: virt-handler's Paused condition added and removed; virt-api's refusals", async () => {
+    await runningVmi('pz');
+    assert.equal((await put('virtualmachineinstances/pz/unpause')).status, 409, 'not paused');
+    assert.equal((await put('virtualmachineinstances/pz/pause')).status, 200);
+    const paused = await vmiWhere('pz', 'paused', (v) => v.status?.conditions?.some((c) => c.type === 'Paused') === true);
+    const again = await put('virtualmachineinstances/pz/pause');
+    assert.equal(paused.status?.conditions?.find((c) => c.type === 'Paused')?.reason, 'PausedByUser');
+    assert.equal(paused.status?.conditions?.find((c) => c.type === 'Paused')?.message, 'VMI was paused by user');
+    assert.equal(again.status, 409);
+    assert.match(((await again.json()) as { message: string }).message, /VMI is already paused/);
+    assert.equal((await put('virtualmachineinstances/pz/unpause')).status, 200);
+    await vmiWhere('pz', 'unpaused', (v) => !v.status?.conditions?.some((c) => c.type === 'Paused'));
+    assert.equal((await put('virtualmachineinstances/nosuch/pause')).status, 404);
   });
 
   test('VM stop: Always becomes Halted; a halted VM is not running (409)', async () => {
