@@ -95,6 +95,7 @@ describe('VM reconcile against the sandbox API server', () => {
     await reconcileUntilSettled(server, h, `${NS}/halt-1`);
     // assert
     assert.deepEqual(objectActions(server), [
+      'patch virtualmachineinstances halt-1', // kubevirt.io/vm-generation follows the run strategy's change (generation-annotation.ts)
       'delete virtualmachineinstances halt-1',
       'patch virtualmachines/status halt-1', // Stopping
       'patch virtualmachines/status halt-1', // the VMI is final: Stopped
