@@ -17,10 +17,9 @@ import type { Expectations, Leases } from '../shared/state/port.ts';
 import { CutoverGate } from '../shared/cutover/gate.ts';
 import { LeaseKeeper } from '../shared/cutover/keeper.ts';
 import { LeaseClient, type AcquireResult, type LeaderTimings } from '../shared/cutover/lease.ts';
-import { ShadowRecorder } from '../shared/cutover/shadow-recorder.ts';
+import { readTarget, ShadowRecorder } from '../shared/cutover/shadow-recorder.ts';
 import { SqliteDivergences } from '../shared/cutover/divergence-store.ts';
 import { switchedExpectations, switchedLeases } from '../shared/cutover/shadow-state.ts';
-import type { Target } from '../shared/cutover/decision.ts';
 import { errorText } from '../shared/errors.ts';
 
 /** How the runtime stands to a virt-controller already in the cluster. */
@@ -100,7 +99,7 @@ export class LocalCutover {
       this.#shadowState = openSqliteState();
       this.expectations = switchedExpectations(parts.state.expectations, this.#shadowState.expectations);
       this.leases = switchedLeases(parts.state.leases, this.#shadowState.leases);
-      this.recorder = new ShadowRecorder({ sink: this.divergences, read: (t) => this.#read(t), metrics: parts.metrics, ...(options.shadowWindowMs !== undefined ? { windowMs: options.shadowWindowMs } : {}), ...(options.shadowLateMs !== undefined ? { lateMs: options.shadowLateMs } : {}) });
+      this.recorder = new ShadowRecorder({ sink: this.divergences, read: (t) => readTarget(this.#parts.relayKube, t), metrics: parts.metrics, ...(options.shadowWindowMs !== undefined ? { windowMs: options.shadowWindowMs } : {}), ...(options.shadowLateMs !== undefined ? { lateMs: options.shadowLateMs } : {}) });
     } else {
       this.recorder = undefined;
       this.expectations = undefined;
@@ -147,15 +146,5 @@ export class LocalCutover {
       this.#parts.log.warn('virt-controller lease: could not release it on stop (it expires by itself)', { error: errorText(err) });
     }
     await this.#shadowState?.close();
-  }
-
-  async #read(t: Target): Promise<unknown[]> {
-    const kube = this.#parts.relayKube;
-    if (t.name) {
-      const obj = await kube.get(t.resource, t.resource.namespaced ? t.namespace : undefined, t.name);
-      return obj === undefined ? [] : [obj];
-    }
-    const list = await kube.list(t.resource, t.resource.namespaced ? t.namespace : undefined);
-    return list.items.filter((o) => ((o as { metadata?: { name?: string } }).metadata?.name ?? '').startsWith(t.generateName ?? ''));
   }
 }

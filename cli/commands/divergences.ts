@@ -1,12 +1,15 @@
 /**
  * `virt-reconciler divergences`: what shadow mode would have written that the live virt-controller
  * did not (docs/cutover.md), by key, with the differing fields; read from the database of
- * `up --shadow`. Exit 0 when there are none, 1 when there are.
+ * `up --shadow`, or with `--aws` from the state table the AWS relay writes them to. Exit 0 when
+ * there are none, 1 when there are.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { SqliteDivergences, type StoredDivergence } from '../../shared/cutover/divergence-store.ts';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbDivergences, SqliteDivergences, type StoredDivergence } from '../../shared/cutover/divergence-store.ts';
+import { STATE_TABLE_ENV } from '../../shared/state/dynamodb-table.ts';
 import { CliError, parseFlags, type Command } from '../command.ts';
 import { controllerFlag, DEFAULT_DB } from '../queue-backend.ts';
 
@@ -16,6 +19,8 @@ Shadow mode's divergences: writes we would have made that the live virt-controll
 with the fields that differ. Exit 0 when there are none, 1 when there are.
 
   --db FILE             the database of 'up --shadow' (default ${DEFAULT_DB})
+  --aws                 the AWS deployment's instead: its state table, where the relay writes them
+  --table NAME          with --aws: the state table (default $${STATE_TABLE_ENV})
   --controller C        one controller's
   --json                as JSON`;
 
@@ -37,22 +42,41 @@ export function formatDivergences(list: readonly StoredDivergence[]): string {
 }
 
 export const command: Command = {
-  async run(argv) {
-    const { values } = parseFlags(argv, { db: { type: 'string' }, controller: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  async run(argv, env: NodeJS.ProcessEnv = process.env) {
+    const { values } = parseFlags(argv, { db: { type: 'string' }, aws: { type: 'boolean' }, table: { type: 'string' }, controller: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
     if (values.help) {
       process.stdout.write(HELP + '\n');
       return 0;
     }
+    if (values.table !== undefined && values.aws !== true) throw new CliError('--table only applies with --aws');
     const controller = controllerFlag(values.controller);
-    const file = resolve(values.db ?? DEFAULT_DB);
-    if (!existsSync(file)) throw new CliError(`no database at ${file}: run 'virt-reconciler up --shadow' first, or pass --db`, 1);
-    const db = new DatabaseSync(file);
-    try {
-      const list = new SqliteDivergences(db).list({ controller });
-      process.stdout.write(values.json ? JSON.stringify(list, null, 2) + '\n' : formatDivergences(list));
-      return list.length === 0 ? 0 : 1;
-    } finally {
-      db.close();
-    }
+    const list = values.aws ? await fromTable(values, env, controller) : fromDatabase(values.db, controller);
+    process.stdout.write(values.json ? JSON.stringify(list, null, 2) + '\n' : formatDivergences(list));
+    return list.length === 0 ? 0 : 1;
   },
 };
+
+function fromDatabase(db: string | undefined, controller: string | undefined): StoredDivergence[] {
+  const file = resolve(db ?? DEFAULT_DB);
+  if (!existsSync(file)) throw new CliError(`no database at ${file}: run 'virt-reconciler up --shadow' first, or pass --db (--aws for an AWS deployment)`, 1);
+  const handle = new DatabaseSync(file);
+  try {
+    return new SqliteDivergences(handle).list({ controller });
+  } finally {
+    handle.close();
+  }
+}
+
+async function fromTable(values: { db?: string | undefined; table?: string | undefined }, env: NodeJS.ProcessEnv, controller: string | undefined): Promise<StoredDivergence[]> {
+  if (values.db !== undefined) throw new CliError('--db and --aws name different stores: pass one');
+  const table = values.table ?? env[STATE_TABLE_ENV];
+  if (!table) throw new CliError(`--aws needs the state table: pass --table NAME or set ${STATE_TABLE_ENV}`);
+  const client = new DynamoDBClient({});
+  try {
+    return await new DynamoDbDivergences(client, table).list({ controller });
+  } catch (err) {
+    throw new CliError(`could not read divergences from table ${table}: ${err instanceof Error ? err.message : String(err)}`, 1);
+  } finally {
+    client.destroy();
+  }
+}

@@ -24,6 +24,8 @@ import type { ControllerQueue } from './controller-queue.ts';
 import { CONTROLLER_GAUGES, DIMENSION, METRIC, RESULTS } from './metric-names.ts';
 import type { ReconcilerSettings } from './settings.ts';
 import type { StateTable } from './state-table.ts';
+import type { ShadowQueue } from './shadow-queue.ts';
+import { SHADOW_QUEUE_ENV } from '../../shared/cutover/shadow-channel.ts';
 
 export interface ReconcileFunctionProps {
   readonly controller: Controller;
@@ -31,6 +33,8 @@ export interface ReconcileFunctionProps {
   readonly queue: ControllerQueue;
   readonly state: StateTable;
   readonly settings: ReconcilerSettings;
+  /** Where the function sends its decisions in shadow mode (the relay judges them). */
+  readonly shadow: ShadowQueue;
 }
 
 const PERIOD = Duration.minutes(1);
@@ -77,6 +81,7 @@ export class ReconcileFunction extends Construct {
         // The cutover's fence and shadow mode (shared/cutover/env.ts, docs/cutover.md).
         VR_MODE: settings.mode,
         VR_LEASE_IDENTITY: settings.leaseIdentity,
+        [SHADOW_QUEUE_ENV]: props.shadow.queue.queueUrl,
         POWERTOOLS_SERVICE_NAME: `virt-reconciler-${controller}`,
         POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
@@ -98,6 +103,7 @@ export class ReconcileFunction extends Construct {
     const own = controllerInfo(controller).sweep ? [queue.queue.queueArn] : [];
     this.role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.timers.queueArn, queue.dlq.queueArn, ...own] }));
     props.state.grantStateAccess(this.role);
+    props.shadow.grantSend(this.role);
 
     if (settings.cluster !== undefined && settings.createAccessEntries) {
       // EKS access entry: the apiserver maps this role to the user virt-reconciler:<controller>,

@@ -1,6 +1,7 @@
 /**
  * The relay's AWS identity: an IAM role for EKS Pod Identity (no access keys in the cluster) that
- * may only send to the three FIFO key queues; with a cluster in context, the association to the
+ * may only send to the FIFO key queues (and, for shadow mode, receive from the shadow queue and
+ * write divergences to the state table: stack.ts); with a cluster in context, the association to the
  * relay's ServiceAccount (infra/kubernetes/relay-rbac.yaml).
  */
 import * as eks from 'aws-cdk-lib/aws-eks';

@@ -17,6 +17,8 @@ import { ReconcileFunction } from './reconcile-function.ts';
 import { RelayIdentity } from './relay-identity.ts';
 import { planConcurrency, visibilityTimeoutFor, type ReconcilerSettings } from './settings.ts';
 import { StateTable } from './state-table.ts';
+import { ShadowQueue } from './shadow-queue.ts';
+import { SHADOW_QUEUE_ENV } from '../../shared/cutover/shadow-channel.ts';
 import { SweepSchedules } from './sweep-schedules.ts';
 import { TimerForwarder } from './timer-forwarder.ts';
 
@@ -45,6 +47,7 @@ export class ReconcilerStack extends Stack {
     }
 
     this.state = new StateTable(this, 'State', { tableName: `${s.prefix}-state` });
+    const shadow = new ShadowQueue(this, 'Shadow', { prefix: s.prefix });
     const units = CONTROLLERS.map((controller) => {
       const queue = new ControllerQueue(this, `Queue-${controller}`, {
         prefix: s.prefix,
@@ -52,7 +55,7 @@ export class ReconcilerStack extends Stack {
         visibilityTimeoutSeconds: visibilityTimeoutFor(s.timeoutSeconds),
         maxReceiveCount: s.maxReceiveCount,
       });
-      const fn = new ReconcileFunction(this, `Reconcile-${controller}`, { controller, assetDir: asset(controller), queue, state: this.state, settings: s });
+      const fn = new ReconcileFunction(this, `Reconcile-${controller}`, { controller, assetDir: asset(controller), queue, state: this.state, settings: s, shadow });
       return { queue, fn };
     });
     this.queues = units.map((u) => u.queue);
@@ -60,6 +63,9 @@ export class ReconcilerStack extends Stack {
     this.forwarder = new TimerForwarder(this, 'TimerForwarder', { assetDir: asset('timer-forwarder'), queues: this.queues, settings: s });
     this.sweeps = new SweepSchedules(this, 'Sweeps', { prefix: s.prefix, queues: this.queues });
     const relay = new RelayIdentity(this, 'Relay', { queues: this.queues, ...(s.cluster !== undefined ? { clusterName: s.cluster.name } : {}) });
+    // Shadow mode: the relay receives the functions' decisions and writes divergences to the table.
+    shadow.grantConsume(relay.role);
+    this.state.grantDivergenceWrites(relay.role);
     new ReconcilerDashboard(this, 'Dashboard', { dashboardName: `${s.prefix}`, units, forwarder: this.forwarder, sweeps: this.sweeps });
 
     if (s.alarmTopicArn !== undefined) {
@@ -68,6 +74,7 @@ export class ReconcilerStack extends Stack {
     }
 
     new CfnOutput(this, 'RelayRoleArn', { value: relay.role.roleArn, description: 'EKS Pod Identity role of the relay ServiceAccount virt-reconciler/virt-reconciler-relay' });
+    new CfnOutput(this, 'ShadowQueueUrl', { value: shadow.queue.queueUrl, description: `${SHADOW_QUEUE_ENV}: the chart's shadow.queueUrl (mode shadow)` });
     new CfnOutput(this, 'StateTableName', { value: this.state.table.tableName, description: `${STATE_TABLE_ENV} for the CLI` });
     for (const u of units) {
       const C = u.queue.controller.toUpperCase();

@@ -8,6 +8,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { DIVERGENCE_PK } from '../../shared/cutover/divergence-store.ts';
 
 /** The item operations shared/state/dynamodb-*.ts issue (Get/Put/Update/Delete/Query), nothing else. */
 export const STATE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'] as const;
@@ -32,5 +33,16 @@ export class StateTable extends Construct {
   /** Lets `grantee` run exactly {@link STATE_ACTIONS} on this table (no index, no scan, no batch). */
   grantStateAccess(grantee: iam.IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...STATE_ACTIONS], resources: [this.table.tableArn] }));
+  }
+
+  /** The relay in shadow mode: it writes divergences (one UpdateItem each, shared/cutover/divergence-store.ts) and nothing else. */
+  grantDivergenceWrites(grantee: iam.IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [DIVERGENCE_PK] } },
+      }),
+    );
   }
 }

@@ -7,6 +7,7 @@
  * fields that differ from the object as last seen. An object the watch did not show in that span
  * (unchanged, or of a kind the relay does not watch) is read once, at judgement time.
  */
+import type { KubeClient } from '../kube/client.ts';
 import type { ShadowWrite } from '../kube/guarded-writes.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import { decisionOf, diffDecision, type Decision, type FieldDiff, type Target } from './decision.ts';
@@ -27,7 +28,7 @@ export interface Divergence {
 
 /** Where divergences go (a table; the CLI and the dashboard read it back). */
 export interface DivergenceSink {
-  add(d: Divergence): void;
+  add(d: Divergence): void | Promise<void>;
 }
 
 export interface ShadowRecorderOptions {
@@ -45,6 +46,8 @@ export interface ShadowRecorderOptions {
   readonly lateMs?: number;
   /** Wall clock. */
   readonly now?: () => number;
+  /** A divergence the sink refused (it is judged again at the next pass). */
+  readonly onSinkError?: (err: unknown) => void;
 }
 
 interface Pending {
@@ -91,7 +94,14 @@ export class ShadowRecorder {
   record(controller: string, key: string, w: ShadowWrite): void {
     const decision = decisionOf(w);
     this.#opts.metrics?.inc('shadow_writes_total', 'Dry-run writes made in shadow mode', { controller });
-    if (!decision) return;
+    if (decision) this.recordDecision(controller, key, decision, this.#now());
+  }
+
+  /**
+   * One decision, made at `at` (epoch ms): {@link record}'s, or one a function made elsewhere and
+   * sent over the shadow queue (shadow-channel.ts).
+   */
+  recordDecision(controller: string, key: string, decision: Decision, at: number): void {
     this.counts.decisions++;
     // An earlier decision of ours on the same object and field set, not judged yet, is an
     // intermediate step (a status computed from a VMI seen at another instant than the live
@@ -104,7 +114,7 @@ export class ShadowRecorder {
         this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { controller, verdict: 'superseded' });
       }
     }
-    this.#pending.push({ at: this.#now(), controller, key, decision });
+    this.#pending.push({ at, controller, key, decision });
   }
 
   /**
@@ -215,11 +225,18 @@ export class ShadowRecorder {
       this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { ...labels, verdict: 'agreed' });
       return;
     }
+    const object = `${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name ?? `${target.generateName ?? ''}*`}`;
+    try {
+      await this.#opts.sink.add({ at: p.at, controller: p.controller, key: p.key, write: p.decision.write, object, fields: best ?? [] });
+    } catch (err) {
+      // The table did not take it (a throttled DynamoDB): judged again, and written, at the next pass.
+      this.#pending.push(p);
+      this.#opts.onSinkError?.(err);
+      return;
+    }
     this.counts.diverged++;
     this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { ...labels, verdict: 'diverged' });
     this.#opts.metrics?.inc('shadow_divergences_total', 'Shadow decisions the live controller did not make', labels);
-    const object = `${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name ?? `${target.generateName ?? ''}*`}`;
-    this.#opts.sink.add({ at: p.at, controller: p.controller, key: p.key, write: p.decision.write, object, fields: best ?? [] });
   }
 
   #candidates(t: Target): string[] {
@@ -256,4 +273,14 @@ function isObjectUpdate(d: Decision): boolean {
 function sameFields(a: Decision, b: Decision): boolean {
   const keys = (d: Decision) => (d.expectation.kind === 'gone' ? 'gone' : Object.keys(d.expectation.expect).sort().join(','));
   return keys(a) === keys(b);
+}
+
+/** The recorder's `read`: a target's live object by name, or the objects of its generateName prefix. */
+export async function readTarget(kube: KubeClient, t: Target): Promise<unknown[]> {
+  if (t.name) {
+    const obj = await kube.get(t.resource, t.resource.namespaced ? t.namespace : undefined, t.name);
+    return obj === undefined ? [] : [obj];
+  }
+  const list = await kube.list(t.resource, t.resource.namespaced ? t.namespace : undefined);
+  return list.items.filter((o) => ((o as { metadata?: { name?: string } }).metadata?.name ?? '').startsWith(t.generateName ?? ''));
 }

@@ -78,17 +78,17 @@ export interface ShadowWrite {
  * Reads through `live`, writes through `dryRun` (a client made with `dryRun: true`); each write is
  * passed to `record` with its answer. The reconcile sees the dry run's answer, as it would a real one.
  */
-export function shadowKubeClient(live: KubeClient, dryRun: KubeClient, record: (w: ShadowWrite) => void): KubeClient {
+export function shadowKubeClient(live: KubeClient, dryRun: KubeClient, record: (w: ShadowWrite) => void | Promise<void>): KubeClient {
   return decorateKubeClient(live, async (method, args, call) => {
     if (!WRITES.has(method)) return call();
     const send = () => (dryRun[method] as (...a: unknown[]) => Promise<unknown>).apply(dryRun, args as unknown[]);
     const w = shadowWriteOf(method, args);
     try {
       const result = await send();
-      record({ ...w, answer: { result } });
+      await record({ ...w, answer: { result } });
       return result;
     } catch (error) {
-      record({ ...w, answer: { error } });
+      await record({ ...w, answer: { error } });
       throw error;
     }
   });

@@ -65,10 +65,10 @@ export interface CutoverHooks {
   mode(): Promise<WriteMode>;
   /** The controller's client with `dryRun: true`, for shadow writes. */
   readonly dryRun: KubeClient;
-  /** Takes each shadow write of a reconcile. */
-  record(controller: string, key: string, w: ShadowWrite): void;
+  /** Takes each shadow write of a reconcile (awaited: on AWS it is sent to the relay's judge, shared/cutover/shadow-channel.ts). */
+  record(controller: string, key: string, w: ShadowWrite): void | Promise<void>;
   /** A shadow reconcile begun at `startedAt` (epoch ms, wall clock) decided all it would write (shared/cutover/shadow-recorder.ts `settled`). */
-  settled?(controller: string, key: string, startedAt: number): void;
+  settled?(controller: string, key: string, startedAt: number): void | Promise<void>;
 }
 
 /** Buckets for API calls per reconcile. */
@@ -130,7 +130,7 @@ export function instrumented<D>(spec: ControllerSpec<D>, opts: InstrumentOptions
       const outcome = await fencedToDone(mode === 'shadow' ? runShadowed(run) : run(), opts.metrics, controller, opts.cutover);
       // A shadow pass that ran its course decided all it would write; one that met a race or
       // waits on its expectations decided nothing about what it left unwritten.
-      if (mode === 'shadow' && !race.met && !(outcome.kind === 'requeue' && outcome.waiting)) opts.cutover?.settled?.(controller, rk.message.key, shadowFrom);
+      if (mode === 'shadow' && !race.met && !(outcome.kind === 'requeue' && outcome.waiting)) await opts.cutover?.settled?.(controller, rk.message.key, shadowFrom);
       result = { outcome };
       opts.log.info('reconciled', { ...fields, ...(tally.hits > 0 ? { viewReads: tally.hits } : {}), outcome: outcome.kind, ...(outcome.kind === 'requeue' ? { afterSeconds: outcome.afterSeconds, why: outcome.why } : {}), ...(outcome.kind === 'terminal' ? { reason: outcome.reason } : {}), apiCalls: counter.total(), calls: counter.byCall(), ms: now() - started });
       return outcome;
@@ -174,7 +174,7 @@ function guardedClient(kube: KubeClient, mode: WriteMode, controller: Controller
     return shadowKubeClient(kube, cutover.dryRun, (w) => {
       if (race.met) return;
       if ('error' in w.answer && isRaceError(w.answer.error)) race.met = true;
-      else cutover.record(controller, key, w);
+      else return cutover.record(controller, key, w);
     });
   }
   return fencedKubeClient(kube, async () => (await cutover.mode()) === 'write');

@@ -28,7 +28,7 @@ import type { CutoverHooks } from '../reconcile/instrument.ts';
 import { cutoverEnv } from '../cutover/env.ts';
 import { CutoverGate } from '../cutover/gate.ts';
 import { LeaseClient } from '../cutover/lease.ts';
-import { decisionOf } from '../cutover/decision.ts';
+import { channelHooks, SHADOW_QUEUE_ENV, SqsShadowChannel } from '../cutover/shadow-channel.ts';
 
 export interface LambdaEnv {
   readonly queue: KeyQueue;
@@ -64,8 +64,9 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
   // The writes virt-api judges by identity go as KubeVirt's controller (shared/kube/kubevirt-identity.ts).
   const kube = createHttpKubeClient(connection, { reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service, impersonateKubeVirtController: impersonationFromEnv(vars) });
   const aws = lambdaAwsConfig(vars);
+  const sqs = new SQSClient(aws);
   env = {
-    queue: new SqsKeyQueue({ client: new SQSClient(aws), prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
+    queue: new SqsKeyQueue({ client: sqs, prefix: vars.QUEUE_PREFIX ?? 'virt-reconciler', urls: queueUrlsFromEnv(vars) }),
     state: openDynamoDbState({ client: new DynamoDBClient(aws) }),
     kube,
     clusterConfig: cachedClusterConfig(kube),
@@ -79,18 +80,17 @@ export function lambdaEnv(service: string, vars: NodeJS.ProcessEnv = process.env
     const gate = new CutoverGate({ identity: cut.identity, shadow: cut.mode === 'shadow', readLease: async () => (await lease.read()).lease });
     const log = env.log;
     const metrics = env.metrics;
+    const shadowUrl = vars[SHADOW_QUEUE_ENV];
+    if (cut.mode === 'shadow' && !shadowUrl) log.warn(`shadow mode without ${SHADOW_QUEUE_ENV}: decisions are logged, not judged`);
+    const channel = cut.mode === 'shadow' && shadowUrl ? new SqsShadowChannel({ client: sqs, url: shadowUrl, log, metrics }) : undefined;
     env = {
       ...env,
       cutover: {
         mode: () => gate.mode(),
         dryRun: createHttpKubeClient(connection, { dryRun: true, reportingInstance: vars.AWS_LAMBDA_FUNCTION_NAME ?? service, impersonateKubeVirtController: impersonationFromEnv(vars) }),
-        // On AWS the decisions are logged, one line each; judging them against the live
-        // controller runs where the watch is (the local runtime; docs/cutover.md, known limits).
-        record: (controller, key, w) => {
-          metrics.inc('shadow_writes_total', 'Dry-run writes made in shadow mode', { controller });
-          const d = decisionOf(w);
-          if (d) log.info('shadow decision', { controller, key, write: d.write, object: `${d.target.kind} ${d.target.namespace ?? ''}/${d.target.name ?? `${d.target.generateName ?? ''}*`}` });
-        },
+        // Each decision is logged, one line, and sent to the relay, which judges it against its
+        // watch and writes divergences to the state table (shared/cutover/shadow-channel.ts).
+        ...channelHooks(channel, log, metrics),
       },
     };
   }

@@ -9,6 +9,7 @@
  * | lease       | `lease#<counter>`   | `-`           | holders (map holder → expiresAt ms), ttl     |
  * | traces      | `tracebatch#<ctl>#<hour>` | `<ms>#<rand>` | z (one invocation's entries, deflated JSON), ks (their keys, string set), expiresAt, ttl |
  * | trace entry (earlier layout, read only) | `trace#<ctl>#<key>` | `<ms>#<rand>` | e (the entry as JSON), expiresAt, ttl |
+ * | shadow divergence (shared/cutover/divergence-store.ts) | `shadowdiv` | `<controller>\|<key>\|<write>\|<object>\|<paths>` | controller, key, write, object, fields (JSON), firstAt, lastAt, count, ttl |
  *
  * `ttl` is epoch seconds (the table's TTL attribute); `setAt`, `updatedAt`, `expiresAt` are
  * epoch ms compared by our own code, because DynamoDB deletes expired items lazily.

@@ -109,7 +109,7 @@ describe('shadow reconciles and the judge', () => {
       } as unknown as KubeClient;
       const settled: string[] = [];
       const recorded: string[] = [];
-      const cutover: CutoverHooks = { mode: async () => 'shadow', dryRun, record: (_c, _k, w) => recorded.push(w.verb), settled: (ctrl, key) => settled.push(`${ctrl} ${key}`) };
+      const cutover: CutoverHooks = { mode: async () => 'shadow', dryRun, record: (_c, _k, w) => void recorded.push(w.verb), settled: (ctrl, key) => void settled.push(`${ctrl} ${key}`) };
       const spec: ControllerSpec<KubeClient> = {
         controller: 'vmi',
         deps: (k) => k,

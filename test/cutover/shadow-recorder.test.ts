@@ -17,7 +17,7 @@ function recorder(live: unknown[] = []) {
   let now = 1_000_000;
   const found: Divergence[] = [];
   const reads: string[] = [];
-  const r = new ShadowRecorder({ sink: { add: (d) => found.push(d) }, read: async (t) => (reads.push(`${t.kind}/${t.name}`), live), windowMs: 1000, lateMs: 2000, now: () => now });
+  const r = new ShadowRecorder({ sink: { add: (d) => void found.push(d) }, read: async (t) => (reads.push(`${t.kind}/${t.name}`), live), windowMs: 1000, lateMs: 2000, now: () => now });
   return { r, found, reads, tick: (ms: number) => (now += ms) };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The relay's container entry as a process: `node functions/relay/main.ts` with a kubeconfig
  * (the sandbox API server), queue URLs from the environment (fauxqs, a local SQS), PORT and
- * CLUSTER_ID; keys reach SQS, the probes answer, SIGTERM flushes and exits 0.
+ * CLUSTER_ID; keys reach SQS, the probes answer, SIGTERM flushes and exits 0. In shadow mode it
+ * judges the functions' decisions from the shadow queue and writes divergences to DynamoDB Local.
  */
 import { CONTROLLERS } from '../../../shared/controllers.ts';
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
@@ -19,6 +20,33 @@ import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { queueNames, SqsKeyQueue } from '../../../shared/queue/sqs-queue.ts';
 import { startLocalSqs, type LocalSqs } from '../../queue/fauxqs.ts';
 import { VMIS } from '../../../shared/api/resources.ts';
+import { DynamoDbDivergences } from '../../../shared/cutover/divergence-store.ts';
+import { channelHooks, SqsShadowChannel } from '../../../shared/cutover/shadow-channel.ts';
+import type { ShadowWrite } from '../../../shared/kube/guarded-writes.ts';
+import type { Logger } from '../../../shared/metrics/log.ts';
+import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
+import { ensureTable } from '../../../shared/state/dynamodb-state.ts';
+import { startDynamoDbLocal } from '../../support/dynamodb-local.ts';
+
+/** `node functions/relay/main.ts` with ports 0, fauxqs and test credentials, plus `env`; its stderr lines into `lines`. */
+function spawnRelay(env: NodeJS.ProcessEnv, lines: string[]): ChildProcess {
+  const c = spawn(process.execPath, ['functions/relay/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', METRICS_PORT: '0', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: sqs.endpoint, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  c.stderr!.setEncoding('utf8').on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
+  return c;
+}
+
+/** The relay's first listen URL, from its "relay started" log line (fails naming the log if none comes). */
+async function startedUrl(lines: readonly string[]): Promise<string> {
+  for (let i = 0; i < 1000; i++) {
+    const url = lines.map((l) => JSON.parse(l) as { message?: string; listen?: string[] }).find((l) => l.message === 'relay started')?.listen?.[0];
+    if (url) return url;
+    await sleep(10);
+  }
+  assert.fail(`no "relay started" line:\n${lines.join('\n')}`);
+}
 
 let api: ApiServer;
 let sqs: LocalSqs;
@@ -47,31 +75,9 @@ test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTER
   );
   const kubeconfig = await api.writeKubeconfig(join(await mkdtemp(join(tmpdir(), 'relay-main-')), 'kubeconfig'), 'relay');
   const lines: string[] = [];
-  child = spawn(process.execPath, ['functions/relay/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KUBECONFIG: kubeconfig,
-      ...urls,
-      QUEUE_PREFIX: prefix,
-      CLUSTER_ID: 'c1',
-      PORT: '0',
-      METRICS_PORT: '0',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
+  child = spawnRelay({ KUBECONFIG: kubeconfig, ...urls, QUEUE_PREFIX: prefix, CLUSTER_ID: 'c1' }, lines);
   const exited = once(child, 'exit');
-  let url = '';
-  for (let i = 0; i < 1000 && !url; i++) {
-    const started = lines.map((l) => JSON.parse(l) as { message?: string; listen?: string[] }).find((l) => l.message === 'relay started');
-    url = started?.listen?.[0] ?? '';
-    if (!url) await sleep(10);
-  }
-  assert.ok(url, `no "relay started" line:\n${lines.join('\n')}`);
+  const url = await startedUrl(lines);
   // act
   let ready = 0;
   for (let i = 0; i < 500 && ready !== 200; i++) {
@@ -106,4 +112,57 @@ test('main: keys to SQS with the cluster prefix, /readyz 200 once synced, SIGTER
   assert.ok(keys.has('c1:default/from-main'), `keys on SQS: ${[...keys].join(', ')}; log:\n${lines.slice(-5).join('\n')}`);
   assert.equal(code, 0, `exit code; log:\n${lines.slice(-5).join('\n')}`);
   assert.ok(lines.some((l) => l.includes('"relay stopped"')), 'no clean-stop log line');
+});
+
+test("main in shadow mode judges the functions' decisions from the shadow queue against its watch: an agreeing one counted, a diverging one in the state table", async () => {
+  // arrange: DynamoDB Local, the shadow queue, a live VMI labelled a=b with no phase
+  const ddb = await startDynamoDbLocal();
+  try {
+    const table = `relay-shadow-${process.pid}`;
+    await ensureTable(ddb.client(), table);
+    const client = sqs.client();
+    const shadowUrl = (await client.send(new CreateQueueCommand({ QueueName: `relay-shadow-${process.pid}.fifo`, Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' } }))).QueueUrl!;
+    const prefix = 'relay-shadow';
+    await new SqsKeyQueue({ client, prefix }).ensureQueues();
+    const kubeconfig = await api.writeKubeconfig(join(await mkdtemp(join(tmpdir(), 'relay-shadow-')), 'kubeconfig'), 'relay');
+    await createKubeClient(api.kubeConfig('test')).create(VMIS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'sh', namespace: 'default', labels: { a: 'b' } }, spec: { domain: { devices: {} } } } as VirtualMachineInstance);
+    const lines: string[] = [];
+    child = spawnRelay(
+      {
+        KUBECONFIG: kubeconfig,
+        QUEUE_PREFIX: prefix,
+        AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint,
+        VR_MODE: 'shadow',
+        SHADOW_QUEUE_URL: shadowUrl,
+        STATE_TABLE_NAME: table,
+        SHADOW_WINDOW_SECONDS: '1',
+        SHADOW_LATE_SECONDS: '2',
+      },
+      lines,
+    );
+    const exited = once(child, 'exit');
+    const url = await startedUrl(lines);
+    // act: what two functions' hooks send (shared/cutover/shadow-channel.ts)
+    const quiet: Logger = { info() {}, warn() {}, error() {}, with: () => quiet };
+    const hooks = channelHooks(new SqsShadowChannel({ client, url: shadowUrl, log: quiet, metrics: new MetricsRegistry() }), quiet, new MetricsRegistry());
+    const patch = (body: unknown): ShadowWrite => ({ verb: 'patch', method: 'patch', resource: VMIS, namespace: 'default', name: 'sh', body, patchType: 'merge', answer: { result: { metadata: { name: 'sh' } } } });
+    await hooks.record('vmi', 'default/sh', patch({ metadata: { labels: { a: 'b' } } }));
+    await hooks.record('vmi', 'default/sh', patch({ status: { phase: 'Scheduled' } }));
+    const sink = new DynamoDbDivergences(ddb.client(), table);
+    let stored: Awaited<ReturnType<DynamoDbDivergences['list']>> = [];
+    for (let i = 0; i < 200 && stored.length === 0; i++) {
+      stored = await sink.list();
+      if (stored.length === 0) await sleep(100);
+    }
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    child = undefined;
+    // assert
+    assert.deepEqual(stored.map((d) => [d.key, d.write, d.fields.map((f) => f.path)]), [['default/sh', 'patch virtualmachineinstances', ['status.phase']]], lines.slice(-5).join('\n'));
+    assert.match(metrics, /shadow_decisions_total\{[^}]*verdict="agreed"[^}]*\} 1/);
+    assert.equal(code, 0);
+  } finally {
+    await ddb.stop();
+  }
 });

@@ -11,7 +11,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, planConcurrency } from '../../../in
 const N = CONTROLLERS.length;
 import { buildStack, fixtureDist, removeTemps, resourcesOf } from './support.ts';
 
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 let dist = '';
 let template: Template;
@@ -43,7 +43,9 @@ describe('ReconcilerStack: queues', () => {
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-dlq.fifo`, FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true });
       template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `virt-reconciler-${c}-timers`, SqsManagedSseEnabled: true, RedrivePolicy: Match.objectLike({ maxReceiveCount: 10 }) });
     }
-    template.resourceCountIs('AWS::SQS::Queue', 4 * N);
+    // and shadow mode's channel from the functions to the relay (shared/cutover/shadow-channel.ts)
+    template.hasResourceProperties('AWS::SQS::Queue', { QueueName: 'virt-reconciler-shadow.fifo', FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true, MessageRetentionPeriod: 3600 });
+    template.resourceCountIs('AWS::SQS::Queue', 4 * N + 1);
   });
 
   test('every FIFO queue redrives to a FIFO DLQ (a standard DLQ would fail at deploy)', () => {
@@ -82,6 +84,7 @@ describe('ReconcilerStack: functions', () => {
             [`DLQ_URL_${C}`]: Match.anyValue(),
             [`TIMER_QUEUE_URL_${C}`]: Match.anyValue(),
             STATE_TABLE_NAME: Match.anyValue(),
+            SHADOW_QUEUE_URL: Match.anyValue(),
             POWERTOOLS_METRICS_NAMESPACE: 'VirtReconciler',
             NODE_OPTIONS: '--enable-source-maps',
           }),
@@ -119,8 +122,10 @@ describe('ReconcilerStack: functions', () => {
     for (const r of resourcesOf(template, 'AWS::IAM::Role')) assert.equal(r.props.ManagedPolicyArns, undefined, `${r.id}: managed policies carry Resource "*"`);
     const relay = resourcesOf(template, 'AWS::IAM::Policy').find((p) => p.id.startsWith('RelayRole'))!;
     const relayStatements = (relay.props.PolicyDocument as { Statement: Statement[] }).Statement;
-    assert.deepEqual(relayStatements.map((s) => s.Action), ['sqs:SendMessage'], 'the relay only sends keys');
+    assert.deepEqual(relayStatements.map((s) => s.Action), ['sqs:SendMessage', ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], 'dynamodb:UpdateItem'], 'the relay sends keys; in shadow mode it consumes decisions and writes divergences');
     assert.equal(JSON.stringify(relayStatements[0]!.Resource).match(/Queue\w+?Queue/g)?.length, N, 'to every FIFO key queue');
+    assert.match(JSON.stringify(relayStatements[1]!.Resource), /ShadowQueue/, 'decisions from the shadow queue only');
+    assert.deepEqual(relayStatements[2]!.Condition, { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['shadowdiv'] } }, 'divergence items only');
     for (const name of CONTROLLERS) {
       // Logical ids drop the '-' of names such as disruption-budget.
       const c = name.replaceAll('-', '');
@@ -133,6 +138,7 @@ describe('ReconcilerStack: functions', () => {
       assert.deepEqual(JSON.stringify(send.Resource).match(/Queue\w+?(Timers|Dlq)/g)?.sort(), [`Queue${c}Dlq`, `Queue${c}Timers`].sort());
       // A swept controller sends the keys its sweep lists to its own queue; no other controller may.
       assert.equal(new RegExp(`Queue${c}Queue`).test(JSON.stringify(send.Resource)), controllerInfo(name).sweep !== undefined, `${name}: own queue in SendMessage iff it has a sweep`);
+      assert.ok(statements.some((s) => ([] as string[]).concat(s.Action).includes('sqs:SendMessage') && /ShadowQueue/.test(JSON.stringify(s.Resource))), `${name} may send its shadow decisions`);
       const ddb = statements.find((s) => ([] as string[]).concat(s.Action).some((a) => a.startsWith('dynamodb:')))!;
       assert.deepEqual(([] as string[]).concat(ddb.Action).sort(), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     }

@@ -117,6 +117,16 @@ describe('the Helm chart with the upstream Helm CLI', { skip: noHelm }, () => {
   // Each value, what it renders: a table of flags and checks on the objects.
   const cases: { name: string; flags: string[]; check: (objects: Obj[]) => void }[] = [
     { name: 'mode=shadow reaches the relay as VR_MODE (the cutover, docs/cutover.md)', flags: ['--set', 'mode=shadow'], check: (o) => assert.equal(relayEnv(o).VR_MODE, 'shadow') },
+    {
+      name: "shadow.queueUrl and shadow.stateTable reach the relay in shadow mode only (it judges the functions' decisions)",
+      flags: ['--set', 'mode=shadow', '--set', 'shadow.queueUrl=https://sqs.example/1/vr-shadow.fifo', '--set', 'shadow.stateTable=vr-state'],
+      check: (o) => assert.deepEqual([relayEnv(o).SHADOW_QUEUE_URL, relayEnv(o).STATE_TABLE_NAME], ['https://sqs.example/1/vr-shadow.fifo', 'vr-state']),
+    },
+    {
+      name: 'shadow.* without mode=shadow renders nothing',
+      flags: ['--set', 'shadow.queueUrl=https://sqs.example/1/vr-shadow.fifo', '--set', 'shadow.stateTable=vr-state'],
+      check: (o) => assert.deepEqual([relayEnv(o).SHADOW_QUEUE_URL, relayEnv(o).STATE_TABLE_NAME], [undefined, undefined]),
+    },
     { name: 'the Lease identity and KubeVirt namespace reach the relay', flags: ['--set', 'leaseIdentity=vr-prod', '--set', 'kubevirtNamespace=kubevirt-system'], check: (o) => assert.deepEqual([relayEnv(o).VR_LEASE_IDENTITY, relayEnv(o).KUBEVIRT_NAMESPACE], ['vr-prod', 'kubevirt-system']) },
     {
       name: "kubevirtNamespace: the controllers' impersonation Roles and bindings move to KubeVirt's namespace",
