@@ -290,6 +290,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (opts.storage) {
       storage = await startStorageAgents({ api, clock, ...(onError ? { onError } : {}) }, opts.storage === true ? {} : opts.storage);
       started.push(storage);
+      // virt-api's subresources through the API server, as its APIService serves them on a cluster
+      // (KubeVirt's own virt-controller calls freeze/unfreeze that way). The emulator only: on the
+      // real lane our controllers reach virt-api by its own URL (the subresource base URL).
+      if (!real) apiServer.admission.aggregate('subresources.kubevirt.io', storage.virtApi.url);
     }
     const kubeconfigPath = opts.kubeconfigOut ?? join(await mkdtemp(join(tmpdir(), 'virt-reconciler-sandbox-')), 'kubeconfig');
     await apiServer.writeKubeconfig(kubeconfigPath);

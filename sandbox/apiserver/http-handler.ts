@@ -10,6 +10,7 @@ import { readBody, readRaw, send, sendError, warningHeaders } from './http-io.ts
 import { applyObject } from './server-side-apply.ts';
 import { serveSubresource } from './subresource-handler.ts';
 import type { AuditLog } from './audit.ts';
+import type { Aggregation } from './aggregation.ts';
 import type { Core, Scope } from './core.ts';
 import type { RequestCounters } from './counters.ts';
 import { deleteObject, deleteResponse, parseDeleteOptions } from './deletion.ts';
@@ -41,6 +42,8 @@ export interface HandlerDeps {
   serverAddress(): string;
   /** Identity (bearer token) → the user name admission sees (ApiServerOptions.users). */
   users?: Readonly<Record<string, string>>;
+  /** Groups served by another server (aggregation.ts). */
+  aggregation?: Aggregation;
 }
 
 function identityOf(req: IncomingMessage): string {
@@ -112,6 +115,8 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   }
   if (path === '/version') return send(res, 200, SANDBOX_VERSION);
   if (method === 'GET' && (path === '/openapi/v2' || path.startsWith('/openapi/v3'))) return serveOpenApi(core, path, req, res);
+  const aggregated = deps.aggregation?.target(path);
+  if (aggregated !== undefined) return deps.aggregation!.proxy(aggregated, req, res);
   const doc = method === 'GET' ? discovery(core.registry, path, deps.serverAddress()) : undefined;
   if (doc) return send(res, 200, doc);
 

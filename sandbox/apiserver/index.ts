@@ -5,6 +5,7 @@
  * patches, status subresources, finalizers, graceful pod deletion, garbage collection and
  * namespaces (see docs/sandbox-apiserver.md for what is and is not emulated).
  */
+import { Aggregation } from './aggregation.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -109,6 +110,11 @@ export interface ApiServerAdmission {
   onMutateUpdate(hook: MutatingUpdateHook): () => void;
   /** Adds a hook run on every update and patch of a request, after the mutating ones (a validating webhook). */
   onUpdate(hook: UpdateHook): () => void;
+  /**
+   * Serves `/apis/<group>/…` from another server, as an APIService does (aggregation.ts): the
+   * sandbox's virt-api for `subresources.kubevirt.io`. Returns the remover.
+   */
+  aggregate(group: string, baseUrl: string): () => void;
 }
 
 /** Test hooks. */
@@ -150,6 +156,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const counters = new RequestCounters();
   const audit = new AuditLog(store, clock);
   const evictionHooks = new EvictionHooks();
+  const aggregation = new Aggregation();
   const stopDisruption = startDisruptionController(core);
   const faults = new Faults(() => hub.dropAll(), () => store.currentRv());
 
@@ -165,7 +172,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   let url = '';
   const server = createServer(
-    createHandler({ core, hub, counters, faults, audit, evictionHooks, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, ''), ...(opts.users ? { users: opts.users } : {}) }),
+    createHandler({ core, hub, counters, faults, audit, evictionHooks, aggregation, watchTimeoutSeconds: opts.watchTimeoutSeconds ?? [1800, 3600], tooLargeWaitMs, serverAddress: () => url.replace(/^http:\/\//, ''), ...(opts.users ? { users: opts.users } : {}) }),
   );
   // client-node's makeApiClient builds a new undici dispatcher for every request, so its
   // connections are never reused (ours keep theirs: shared/kube/connections.ts, whose agents let an
@@ -204,6 +211,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       onCreate: (hook) => addHook((core.createHooks ??= []), hook),
       onMutateUpdate: (hook) => addHook((core.mutatingUpdateHooks ??= []), hook),
       onUpdate: (hook) => addHook((core.updateHooks ??= []), hook),
+      aggregate: (group, baseUrl) => aggregation.add(group, baseUrl),
     },
     async close() {
       stopDisruption();

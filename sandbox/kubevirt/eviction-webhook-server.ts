@@ -24,7 +24,7 @@ import { admitEviction, launcherVmiName, type EvictionVerdict } from './eviction
 import { admitMigration, MIGRATION_CREATE_PATH, MIGRATION_CREATE_VALIDATOR, type MigrationRequest, type MigrationVerdict } from './migration-admission.ts';
 import type { Vmi } from '../nodes/objects.ts';
 import type { KubeVirt } from '../../shared/api/index.ts';
-import { mutateOnCreate, mutatingWebhookConfiguration, mutationPatch, VIRT_API_MUTATOR, VM_MUTATE_PATH, VMI_MUTATE_PATH } from './mutation-webhook.ts';
+import { mutateOnCreate, mutatingWebhookConfiguration, mutationPatch, MIGRATION_MUTATE_PATH, VIRT_API_MUTATOR, VM_MUTATE_PATH, VMI_MUTATE_PATH } from './mutation-webhook.ts';
 import { admitMigrationPriority, admitVmiCreate, admitVmiUpdate, revertedVmiStatus, VMI_CREATE_VALIDATE_PATH, VMI_CREATE_VALIDATOR, VMI_UPDATE_VALIDATE_PATH, VMI_UPDATE_VALIDATOR, type IdentityVerdict } from './identity-admission.ts';
 
 export { VIRT_API_IDENTITY } from './eviction-admission.ts';
@@ -174,7 +174,7 @@ export async function startEvictionWebhookServer(opts: EvictionWebhookOptions): 
   const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     void (async () => {
       const path = req.url?.split('?')[0];
-      const mutates = path === VMI_MUTATE_PATH ? 'virtualmachineinstances' : path === VM_MUTATE_PATH ? 'virtualmachines' : undefined;
+      const mutates = path === VMI_MUTATE_PATH ? 'virtualmachineinstances' : path === VM_MUTATE_PATH ? 'virtualmachines' : path === MIGRATION_MUTATE_PATH ? 'virtualmachineinstancemigrations' : undefined;
       const vmiValidates = path === VMI_CREATE_VALIDATE_PATH || path === VMI_UPDATE_VALIDATE_PATH;
       if (req.method !== 'POST' || (path !== EVICTION_PATH && path !== MIGRATION_CREATE_PATH && mutates === undefined && !vmiValidates)) return reply(res, 404, { message: 'not found' });
       let request: AdmissionRequest = {};

@@ -1,9 +1,10 @@
 /**
- * virt-api's VMI and VM mutating webhooks (CREATE) on both lanes: the emulator runs them as an
+ * virt-api's VMI, VM and migration mutating webhooks (CREATE) on both lanes: the emulator runs them as an
  * in-process mutating admission hook (`api.admission.onMutateCreate`); the real lane's
  * kube-apiserver calls them over HTTPS as KubeVirt's MutatingWebhookConfiguration `virt-api-mutator`
  * (served by eviction-webhook-server.ts, the sandbox's one virt-api webhook server), whose answer is
- * a JSON patch built here. The mutations themselves are vmi-mutation.ts and vm-mutation.ts.
+ * a JSON patch built here. The mutations themselves are vmi-mutation.ts, vm-mutation.ts and
+ * migration-mutation.ts.
  *
  * The VMI mutator is registered for CREATE and UPDATE, as KubeVirt's: on update it only puts back
  * status changes by users that are not KubeVirt's service accounts (identity-admission.ts; on the
@@ -15,6 +16,7 @@ import type { MutatingCreateHook } from '../apiserver/core.ts';
 import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../shared/api/index.ts';
 import { mutateVmiOnCreate } from './vmi-mutation.ts';
 import { mutateVmOnCreate } from './vm-mutation.ts';
+import { mutateMigrationOnCreate } from './migration-mutation.ts';
 
 /** KubeVirt's names: the configuration virt-operator creates, its two webhooks and their paths. */
 export const VIRT_API_MUTATOR = 'virt-api-mutator';
@@ -22,11 +24,14 @@ export const VMI_MUTATOR = 'virtualmachineinstances-mutator.kubevirt.io';
 export const VM_MUTATOR = 'virtualmachines-mutator.kubevirt.io';
 export const VMI_MUTATE_PATH = '/virtualmachineinstances-mutate';
 export const VM_MUTATE_PATH = '/virtualmachines-mutate';
+export const MIGRATION_MUTATOR = 'migrations-mutator.kubevirt.io';
+export const MIGRATION_MUTATE_PATH = '/migration-mutate-create';
 
 /** The object as virt-api's mutator returns it for a CREATE of `resource` (undefined: not one it mutates). */
 export function mutateOnCreate(resource: string, object: Record<string, unknown>, kubevirt: KubeVirt | undefined, now: string): Record<string, unknown> | undefined {
   if (resource === 'virtualmachineinstances') return mutateVmiOnCreate(object as unknown as VirtualMachineInstance, { kubevirt, now }) as unknown as Record<string, unknown>;
   if (resource === 'virtualmachines') return mutateVmOnCreate(object as unknown as VirtualMachine, kubevirt) as unknown as Record<string, unknown>;
+  if (resource === 'virtualmachineinstancemigrations') return mutateMigrationOnCreate(object);
   return undefined;
 }
 
@@ -43,7 +48,7 @@ export function mutationPatch(mutated: Record<string, unknown>): { op: 'add'; pa
 export function virtApiMutatingHook(): MutatingCreateHook {
   return (core, request) => {
     if (request.res.group !== 'kubevirt.io') return undefined;
-    if (request.res.resource !== 'virtualmachineinstances' && request.res.resource !== 'virtualmachines') return undefined;
+    if (!['virtualmachineinstances', 'virtualmachines', 'virtualmachineinstancemigrations'].includes(request.res.resource)) return undefined;
     const kvRes = core.registry.byPath('kubevirt.io', 'v1', 'kubevirts');
     const kubevirt = kvRes ? (core.store.scan(kvRes)[0] as unknown as KubeVirt | undefined) : undefined;
     return mutateOnCreate(request.res.resource, request.object, kubevirt, core.clock.isoNow());
@@ -68,6 +73,6 @@ export function mutatingWebhookConfiguration(url: string, caPem: string): object
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: VIRT_API_MUTATOR, labels: { 'kubevirt.io': VIRT_API_MUTATOR, 'app.kubernetes.io/managed-by': 'virt-operator' } },
-    webhooks: [webhook(VM_MUTATOR, VM_MUTATE_PATH, 'virtualmachines'), webhook(VMI_MUTATOR, VMI_MUTATE_PATH, 'virtualmachineinstances')],
+    webhooks: [webhook(VM_MUTATOR, VM_MUTATE_PATH, 'virtualmachines'), webhook(VMI_MUTATOR, VMI_MUTATE_PATH, 'virtualmachineinstances'), webhook(MIGRATION_MUTATOR, MIGRATION_MUTATE_PATH, 'virtualmachineinstancemigrations')],
   };
 }

@@ -1,5 +1,5 @@
 /**
- * virt-api's VMI and VM create mutators as the sandbox wires them, on either lane: in-process
+ * virt-api's VMI, VM and migration create mutators as the sandbox wires them, on either lane: in-process
  * mutating admission on the emulator, the `virt-api-mutator` MutatingWebhookConfiguration the
  * real lane's kube-apiserver calls over HTTPS (sandbox/kubevirt/mutation-webhook.ts). A VMI and a
  * VM created by a client come back defaulted as on a KubeVirt cluster, and the mutators read the
@@ -10,12 +10,13 @@ import { after, before, describe, test } from 'node:test';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { KUBEVIRTS, VMIS, VMS } from '../../../shared/api/resources.ts';
+import { KUBEVIRTS, MIGRATIONS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import { VMI_FINALIZER } from '../../../shared/api/well-known.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { VIRT_API_MUTATOR } from '../../../sandbox/kubevirt/mutation-webhook.ts';
 import { REAL } from '../../support/lanes.ts';
+import { kubevirtAccountClient } from '../../support/virt-api-client.ts';
 
 const NS = 'default';
 
@@ -78,13 +79,25 @@ describe(`virt-api's create mutators in the sandbox (${REAL ? 'real control plan
     }
   });
 
-  test('real lane: virt-operator\'s configuration names both mutators, fail closed: the VM one on CREATE, the VMI one on CREATE and UPDATE (its identity rule)', { skip: REAL ? false : 'the emulator runs the mutators in process: no configuration object' }, async () => {
+  test('a migration created by a client gets the kubevirt.io/vmi-name label and the migrationJobFinalize finalizer (virt-api\'s migration mutator)', async () => {
+    // arrange: the validator wants a running VMI (as virt-handler reports it)
+    await kube.create(VMIS, vmi('mig-src'));
+    await kubevirtAccountClient(sb.apiServer.kubeConfig('admin'), 'kubevirt-handler').patch(VMIS, NS, 'mig-src', { type: 'merge', body: { status: { phase: 'Running', nodeName: sb.nodeNames[0], conditions: [{ type: 'LiveMigratable', status: 'True' }] } } });
+    // act
+    const created = await kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mut-mig', namespace: NS, labels: { mine: 'x' } }, spec: { vmiName: 'mig-src' } } as never);
+    // assert
+    assert.deepEqual(created.metadata?.labels, { mine: 'x', 'kubevirt.io/vmi-name': 'mig-src' });
+    assert.deepEqual(created.metadata?.finalizers, ['kubevirt.io/migrationJobFinalize']);
+  });
+
+  test('real lane: virt-operator\'s configuration names the three mutators, fail closed: the VM one on CREATE, the VMI one on CREATE and UPDATE (its identity rule)', { skip: REAL ? false : 'the emulator runs the mutators in process: no configuration object' }, async () => {
     // act
     const config = await sb.apiServer.kubeConfig().makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: VIRT_API_MUTATOR });
     // assert
     assert.deepEqual(config.webhooks?.map((w) => [w.name, w.rules?.[0]?.resources, w.rules?.[0]?.operations, w.failurePolicy]), [
       ['virtualmachines-mutator.kubevirt.io', ['virtualmachines'], ['CREATE'], 'Fail'],
       ['virtualmachineinstances-mutator.kubevirt.io', ['virtualmachineinstances'], ['CREATE', 'UPDATE'], 'Fail'],
+      ['migrations-mutator.kubevirt.io', ['virtualmachineinstancemigrations'], ['CREATE'], 'Fail'],
     ]);
   });
 });

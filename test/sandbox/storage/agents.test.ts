@@ -154,6 +154,19 @@ describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not ava
     assert.equal((await put('virtualmachineinstances/nosuch/pause')).status, 404);
   });
 
+  test('the subresource API through the API server, as its APIService serves it (KubeVirt calls it so): the emulator passes it to virt-api', async () => {
+    await runningVmi('agg');
+    const viaApiServer = (verb: string) =>
+      fetch(`${sb.apiServer.url}/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/agg/${verb}`, { method: 'PUT', body: '{}', headers: { authorization: 'Bearer test', 'content-type': 'application/json' } });
+    const paused = await viaApiServer('pause');
+    await vmiWhere('agg', 'paused', (v) => v.status?.conditions?.some((c) => c.type === 'Paused') === true);
+    const again = await viaApiServer('pause');
+    assert.equal(paused.status, 200);
+    assert.equal(again.status, 409, "virt-api's answer comes back as it is");
+    assert.match(((await again.json()) as { message: string }).message, /already paused/);
+    assert.ok(sb.storage!.virtApi.calls().includes(`PUT ${NS}/agg/pause`));
+  });
+
   test('VM stop: Always becomes Halted; a halted VM is not running (409)', async () => {
     const VMS = { group: 'kubevirt.io', version: 'v1', plural: 'virtualmachines' } as const;
     await api.custom.createNamespacedCustomObject({ ...VMS, namespace: NS, body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'stopme' }, spec: { runStrategy: 'Always', template: { spec: {} } } } });
