@@ -211,6 +211,25 @@ export function controllerOf(obj: KubeObject): OwnerReference | undefined {
 }
 
 /** Finds a condition by type. */
+/**
+ * A VMI condition as virt-handler (Go) writes it: KubeVirt's VirtualMachineInstanceCondition
+ * marshalled — `lastProbeTime` and `lastTransitionTime` always there (`null` when unset: a
+ * metav1.Time is a struct, which `omitempty` never drops), `reason` and `message` only when not
+ * empty. A condition written otherwise (`{type, status}` alone) is one KubeVirt's own virt-controller
+ * cannot patch: its JSON-patch `test` of `/status/conditions` carries the nulls, and kube-apiserver
+ * tells a missing key from a null one.
+ */
+export function goVmiCondition(c: Condition): Condition {
+  return {
+    type: c.type,
+    status: c.status,
+    lastProbeTime: c.lastProbeTime ?? null,
+    lastTransitionTime: (c.lastTransitionTime ?? null) as string,
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.message ? { message: c.message } : {}),
+  };
+}
+
 export function conditionOf(conds: Condition[] | undefined, type: string): Condition | undefined {
   return conds?.find((c) => c.type === type);
 }

@@ -37,9 +37,10 @@ import type { EventRecorder, EventType } from './events.ts';
 import { DEFAULT_HANDLER_CONFIG, handlerConfigOf, type HandlerConfig } from './vmi-migratable.ts';
 import { startVerdict } from './vmi-start-checks.ts';
 import { SELINUX_CONTEXT_ANNOTATION } from './node-pool.ts';
-import { LAUNCHER_SOCKET_TIMEOUT_MS, NODE_NAME_LABEL, everyUpdateFields, launcherState, scheduledAtMs, withSyncFailure, withoutSyncFailure } from './vmi-owner-status.ts';
+import { LAUNCHER_SOCKET_TIMEOUT_MS, NODE_NAME_LABEL, everyUpdateFields, launcherState, sameConditions, scheduledAtMs, withSyncFailure, withoutSyncFailure } from './vmi-owner-status.ts';
 import { cbtStep, trackersToMark, type Tracker } from './cbt-steps.ts';
-import { isTerminalPhase, keyOf, splitKey, timeMs, type Condition, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
+import { applyMergePatch } from '../apiserver/merge-patch.ts';
+import { goVmiCondition, isTerminalPhase, keyOf, splitKey, timeMs, type Condition, type KubeObject, type Node, type Pod, type Vmi } from './objects.ts';
 import type { Clock, ClockTimer } from '../clock.ts';
 
 
@@ -209,13 +210,17 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       .filter((p) => p.spec?.nodeName === nodeName)
       .sort((a, b) => (timeMs(b.metadata?.creationTimestamp) ?? 0) - (timeMs(a.metadata?.creationTimestamp) ?? 0))[0];
 
-  // VMIs have no status subresource (as in KubeVirt): status and labels go in one merge patch on
-  // the object itself. resourceVersion precondition: a decision taken on a stale cache must not
-  // land (409, retried).
+  // VMIs have no status subresource (as in KubeVirt): status and labels go in one update of the
+  // object itself, as virt-handler's `Update` does — the handler's change applied to its cached VMI
+  // as a merge patch would be, the conditions as Go marshals them (objects.ts goVmiCondition: null
+  // times kept, which a merge patch would delete, and KubeVirt's virt-controller tests them in its
+  // own patches). The cached resourceVersion is the precondition: a decision taken on a stale cache
+  // must not land (409, retried).
   const patchVmi = async (vmi: Vmi, change: { status?: Record<string, unknown>; labels?: Record<string, string | null> }) => {
-    const { namespace = '', name = '', resourceVersion } = vmi.metadata ?? {};
-    const body = { metadata: { resourceVersion, ...(change.labels ? { labels: change.labels } : {}) }, ...(change.status ? { status: change.status } : {}) };
-    await api.custom.patchNamespacedCustomObject({ ...VMIS, namespace, name, body }, MERGE_PATCH);
+    const { namespace = '', name = '' } = vmi.metadata ?? {};
+    const body = applyMergePatch(structuredClone(vmi), { ...(change.labels ? { metadata: { labels: change.labels } } : {}), ...(change.status ? { status: change.status } : {}) }) as Vmi;
+    if (Array.isArray(body.status?.conditions)) body.status.conditions = body.status.conditions.map(goVmiCondition);
+    await api.custom.replaceNamespacedCustomObject({ ...VMIS, namespace, name, body });
   };
   const patchStatus = (vmi: Vmi, status: Record<string, unknown>) => patchVmi(vmi, { status });
   const baseConditions = (vmi: Vmi, base: Record<string, unknown>): Condition[] => (base['conditions'] as Condition[] | undefined) ?? vmi.status?.conditions ?? [];
@@ -254,7 +259,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
         event(vmi, 'Warning', 'SyncFailed', verdict.message, host);
         if (verdict.critical) return finish(vmi, 'Failed', host, { ...base, conditions });
         const change = { ...base, conditions };
-        if (JSON.stringify(change.conditions) !== JSON.stringify(vmi.status?.conditions ?? []) || Object.keys(base).length > 0) await patchStatus(vmi, change);
+        if (!sameConditions(change.conditions, vmi.status?.conditions ?? []) || Object.keys(base).length > 0) await patchStatus(vmi, change);
         return retryLater(key);
       }
       retries.delete(key);
@@ -263,7 +268,7 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
       event(vmi, 'Normal', 'Created', 'VirtualMachineInstance defined.', host);
       const conditions = withoutSyncFailure(baseConditions(vmi, base));
       const change = { ...base, conditions };
-      if (JSON.stringify(conditions) !== JSON.stringify(vmi.status?.conditions ?? []) || Object.keys(base).length > 0) return patchStatus(vmi, change);
+      if (!sameConditions(conditions, vmi.status?.conditions ?? []) || Object.keys(base).length > 0) return patchStatus(vmi, change);
     }
     if (!due(key, 'boot', bootMs)) return;
     const running = { ...vmi, status: { ...vmi.status, ...runningVmiStatus(vmi, launcher.pod, now) } } as Vmi;

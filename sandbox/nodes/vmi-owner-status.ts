@@ -4,7 +4,7 @@
  * `updateLiveMigrationConditions`, `handleSyncError`; `pkg/controller/conditions.go`
  * `CheckFailure`; `launcher-clients.go` `IsLauncherClientUnresponsive`).
  */
-import type { Condition, Pod, Vmi } from './objects.ts';
+import { goVmiCondition, type Condition, type Pod, type Vmi } from './objects.ts';
 import { liveMigratable, storageLiveMigratable, withMigratability, type HandlerConfig } from './vmi-migratable.ts';
 
 /** The condition reason KubeVirt gives every handler sync error. */
@@ -29,8 +29,13 @@ export function everyUpdateFields(vmi: Vmi, config: HandlerConfig, nodeLabels: R
   const out: Record<string, unknown> = {};
   if (selinuxContext !== '' && vmi.status?.['selinuxContext'] !== selinuxContext) out['selinuxContext'] = selinuxContext;
   if (vmi.status?.['migrationMethod'] !== method) out['migrationMethod'] = method;
-  if (JSON.stringify(conditions) !== JSON.stringify(vmi.status?.conditions ?? [])) out['conditions'] = conditions;
+  if (!sameConditions(conditions, vmi.status?.conditions ?? [])) out['conditions'] = conditions;
   return out;
+}
+
+/** The same conditions once both are written as Go writes them (goVmiCondition): no write is due. */
+export function sameConditions(a: readonly Condition[], b: readonly Condition[]): boolean {
+  return JSON.stringify(a.map(goVmiCondition)) === JSON.stringify(b.map(goVmiCondition));
 }
 
 /**
