@@ -66,6 +66,10 @@ describe('virt-handler (hand-offs made by hand)', () => {
     assert.deepEqual((st.interfaces as { ipAddress?: string }[])[0]?.ipAddress, pod.status!.podIP);
     assert.equal(running.status?.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
     assert.ok(st.guestOSInfo, 'guestOSInfo reported');
+    // Written as Go marshals KubeVirt's conditions (virt-handler's Update): both times always there,
+    // null when unset; KubeVirt's virt-controller tests the list as it marshals it in its patches.
+    for (const c of running.status?.conditions ?? []) assert.deepEqual(['lastProbeTime' in c, 'lastTransitionTime' in c], [true, true], `${c.type}: ${JSON.stringify(c)}`);
+    assert.equal(running.status?.conditions?.find((c) => c.type === 'LiveMigratable')?.lastProbeTime, null);
   });
 
   test('a migration hand-off completes: migrationState filled, nodeName moves, source pod completes', async () => {
