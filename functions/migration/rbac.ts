@@ -20,6 +20,7 @@ export const migrationRbac: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['list'], why: 'An unschedulable host-model target pod: is any other node able to run its CPU model (NoSuitableNodesForHostModelMigration)?' },
   { apiGroups: [''], resources: ['resourcequotas'], verbs: ['list'], why: "The target pod's automatic CPU and memory limits: the namespace's quotas, as for the launcher pod." },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's ConfigMap: the target pod is not rendered while it is missing, as KubeVirt's template service refuses." },
+  { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: ['get'], why: "ExternalNetResourceInjection off: the Multus networks' NetworkAttachmentDefinitions, for the target pod's device-plugin resources, as for the launcher pod." },
   { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/backup'], verbs: ['update'], why: 'A system-critical migration aborts the backup running on its VMI (virt-api, a PUT).' },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },

@@ -26,7 +26,7 @@ import { handedOff, isFinal, nextPhase } from './phases.ts';
 import { matchPolicy, resolveMigrationConfiguration } from './policies.ts';
 import { decideSync, type Observed, type SyncAction } from './sync.ts';
 import { launcherClaimNames, renderClaimInfo } from '../../shared/storage/launcher-claims.ts';
-import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
+import { missingSidecarConfigMap, namespaceLimits, networkResources } from '../../shared/template/read-cluster-facts.ts';
 import { renderMigrationTargetPod, sourcePodOf, targetPodsOf } from './target-pod.ts';
 import { syncTargetPodNetworkInfo } from './target-network-info.ts';
 import { targetReadyAnnotationPatch } from './target-ready.ts';
@@ -325,13 +325,15 @@ async function createTargetPod(key: string, observed: Observed, deps: MigrationD
   // labels) decide automatic CPU and memory limits, as they did for the source pod.
   const missing = await missingSidecarConfigMap(deps.kube, vmi, current);
   if (missing) return cannot(`failed to render launch manifest: ${missing}`);
+  const networks = await networkResources(deps.kube, vmi, current);
+  if ('missing' in networks) return cannot(`failed to render launch manifest: ${networks.missing}`);
   const namespace = await namespaceLimits(deps.kube, vmi, current);
   const backend = await prepareTargetBackend(vmi, migration, current, deps);
   if (backend.kind === 'error') return cannot(backend.message);
   const persistentStatePvcs = backend.kind === 'ready' ? backend.pvcs : undefined;
   let pod: V1Pod;
   try {
-    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, { backendPvc: persistentStatePvcs?.target, pvcs: renderClaimInfo(claims), namespace });
+    pod = renderMigrationTargetPod(vmi, migration, o.sourcePod as V1Pod, current, sourceNodeLabels, { backendPvc: persistentStatePvcs?.target, pvcs: renderClaimInfo(claims), namespace, networkResources: networks.resources });
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
     return cannot(err.message);

@@ -87,6 +87,8 @@ export interface TargetPodFacts {
   pvcs?: Record<string, PvcInfo>;
   /** The namespace's quota and label facts (automatic limits). */
   namespace?: NamespaceInfo;
+  /** The Multus networks' device-plugin resources (ExternalNetResourceInjection off), as for the launcher pod. */
+  networkResources?: Record<string, string>;
 }
 
 /**
@@ -102,7 +104,7 @@ export function renderMigrationTargetPod(
   sourceNodeLabels: Readonly<Record<string, string>> = {},
   facts: TargetPodFacts = {},
 ): V1Pod {
-  const backend = { ...(facts.backendPvc ? { backendPvc: facts.backendPvc } : {}), ...(facts.pvcs ? { pvcs: facts.pvcs } : {}), ...(facts.namespace ? { namespace: facts.namespace } : {}) };
+  const backend = { ...(facts.backendPvc ? { backendPvc: facts.backendPvc } : {}), ...(facts.pvcs ? { pvcs: facts.pvcs } : {}), ...(facts.namespace ? { namespace: facts.namespace } : {}), ...(facts.networkResources ? { networkResources: facts.networkResources } : {}) };
   const pinned = renderVolumesImageNames(vmi).length > 0 ? pinnedImageVolumes(vmi, sourcePod) : undefined;
   // Re-migration: keep the digests the VMI already runs. The renderer does not see the source
   // pod on this path, so its CPU selectors come in through the node labels instead.

@@ -20,5 +20,6 @@ export const vmiRbac: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['list'], why: 'Topology hints: the lowest TSC frequency the nodes report, for a VMI that needs one (invtsc, Hyper-V re-enlightenment), once before its launcher pod.' },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], why: "A hook sidecar's script: its ConfigMap must exist before the launcher pod is rendered." },
+  { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: ['get'], why: "ExternalNetResourceInjection off: each Multus network's NetworkAttachmentDefinition names the device-plugin resource the launcher pod requests (KubeVirt's template service reads it at every render)." },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },
 ];

@@ -19,7 +19,7 @@ import { PvcNotFoundError } from '../../shared/template/errors.ts';
 import { POD_EXPECTATIONS, type VmiDeps } from './deps.ts';
 import { earlyPodList } from './early-pod-list.ts';
 import { ensureBackendStorage, listBackendPvcs } from './backend-pvc.ts';
-import { missingSidecarConfigMap, namespaceLimits } from '../../shared/template/read-cluster-facts.ts';
+import { missingSidecarConfigMap, namespaceLimits, networkResources } from '../../shared/template/read-cluster-facts.ts';
 import { backendPvcFor, backendStorageNeeded } from '../../shared/storage/backend-storage.ts';
 import { currentVmiPod, isControlledBy, isPodReady, isTempPod, podKey } from '../../shared/predicates/pods.ts';
 import { activePodAnnotations, evictionInProgressOps, podAnnotationOps } from '../../shared/network/pod-annotations.ts';
@@ -295,8 +295,12 @@ async function createLauncherPod(key: string, o: Observed, wffc: boolean, seen: 
     const missing = await missingSidecarConfigMap(deps.kube, vmi, config);
     // Retried with backoff, as KubeVirt retries a render that failed on a read.
     if (missing) return { kind: 'failed', error: { reason: 'FailedCreate', message: `failed to render launch manifest: ${missing}`, requeue: true } };
+    // ExternalNetResourceInjection off: each Multus network's NetworkAttachmentDefinition names the
+    // device-plugin resource the pod requests; one not there refuses the render, retried (a NAD made later is read then).
+    const networks = await networkResources(deps.kube, vmi, config);
+    if ('missing' in networks) return { kind: 'failed', error: { reason: 'FailedCreate', message: `failed to render launch manifest: ${networks.missing}`, requeue: true } };
     const namespace = await namespaceLimits(deps.kube, vmi, config);
-    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, config, { namespace, pvcs, ...(backendPvc ? { backendPvc } : {}) });
+    pod = (wffc ? renderTempPod : renderLauncherPod)(vmi, config, { namespace, pvcs, ...(backendPvc ? { backendPvc } : {}), networkResources: networks.resources });
   } catch (err) {
     if (err instanceof PvcNotFoundError) return { kind: 'failed', error: { reason: 'FailedPvcNotFound', message: err.message, requeue: false } };
     if (!(err instanceof InvalidInputError)) throw err;

@@ -209,18 +209,23 @@ function markHotplug(vmi: VirtualMachineInstance, ratio: number | undefined, now
 }
 
 function syncReadyCondition(status: VirtualMachineInstanceStatus, pod: V1Pod | undefined, vmiPodExists: boolean, now: string): void {
+  // KubeVirt stamps its own not-ready reasons with both times, at metav1.Time's whole seconds.
+  const notReady = (reason: string, message: string) => {
+    const at = seconds(now) ?? now;
+    setCondition(status, { ...condition(VMI_CONDITION.Ready, 'False', reason, message, at), lastProbeTime: at });
+  };
   if (!pod || !vmiPodExists) {
-    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodNotExists', 'virt-launcher pod has not yet been scheduled', now));
+    notReady('PodNotExists', 'virt-launcher pod has not yet been scheduled');
   } else if (isPodDownOrGoingDown(pod)) {
-    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodTerminating', 'virt-launcher pod is terminating', now));
+    notReady('PodTerminating', 'virt-launcher pod is terminating');
   } else if (status.phase !== 'Running') {
-    setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'GuestNotRunning', 'Guest VM is not reported as running', now));
+    notReady('GuestNotRunning', 'Guest VM is not reported as running');
   } else {
     const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-    if (!ready) setCondition(status, condition(VMI_CONDITION.Ready, 'False', 'PodConditionMissing', 'virt-launcher pod is missing the Ready condition', now));
+    if (!ready) notReady('PodConditionMissing', 'virt-launcher pod is missing the Ready condition');
     // The pod's condition as KubeVirt copies it: empty reason and message omitted, the time at
     // metav1.Time's whole seconds.
-    else setCondition(status, { ...condition(VMI_CONDITION.Ready, ready.status as 'True' | 'False' | 'Unknown', ready.reason ?? '', ready.message ?? '', now), lastTransitionTime: seconds(toIso(ready.lastTransitionTime)) ?? now });
+    else setCondition(status, { ...condition(VMI_CONDITION.Ready, ready.status as 'True' | 'False' | 'Unknown', ready.reason ?? '', ready.message ?? '', now), lastProbeTime: seconds(toIso(ready.lastProbeTime as Date | string | undefined)) ?? null, lastTransitionTime: seconds(toIso(ready.lastTransitionTime)) ?? now });
   }
 }
 

@@ -234,6 +234,16 @@ export const CONFIG_MAPS = defineResource<V1ConfigMap>({ group: '', version: 'v1
 
 export const SECRETS = defineResource<V1Secret>({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true });
 
+/** Multus' NetworkAttachmentDefinition: only its annotations are read (the SR-IOV resource name). */
+export interface NetworkAttachmentDefinition {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: { config?: string };
+}
+
+export const NETWORK_ATTACHMENT_DEFINITIONS = defineResource<NetworkAttachmentDefinition>({ group: 'k8s.cni.cncf.io', version: 'v1', plural: 'network-attachment-definitions', kind: 'NetworkAttachmentDefinition', namespaced: true });
+
 export const EVENTS = defineResource<unknown>({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true });
 
 /** Read for automatic resource limits: a quota that limits CPU or memory makes the launcher pod carry limits. */

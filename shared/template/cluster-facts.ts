@@ -8,6 +8,7 @@ import type { V1Namespace, V1PersistentVolumeClaim, V1ResourceQuota } from '@kub
 import type { VirtualMachineInstance } from '../api/index.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import { selectorMatches } from '../predicates/label-selector.ts';
+import { InvalidInputError } from '../errors.ts';
 import { backendPvcFor } from '../storage/backend-storage.ts';
 import type { RenderOptions } from './render-launcher-pod.ts';
 import type { NamespaceInfo } from './render-resources.ts';
@@ -43,6 +44,51 @@ export function namespaceInfo(vmi: VirtualMachineInstance, config: ClusterConfig
   return { ...(labels ? { labels: { ...labels } } : {}), quotaLimitsMemory, quotaLimitsCpu };
 }
 
+/** KubeVirt's Multus annotation naming the device-plugin resource a network's pods need. */
+export const NAD_RESOURCE_NAME_ANNOTATION = 'k8s.v1.cni.cncf.io/resourceName';
+
+/** The NetworkAttachmentDefinition of each Multus network: `ns/name`, or a name in the VMI's namespace. */
+export function multusNads(vmi: VirtualMachineInstance): { network: string; namespace: string; name: string }[] {
+  const own = vmi.metadata?.namespace ?? '';
+  return (vmi.spec.networks ?? []).flatMap((n) => {
+    const full = n.multus?.networkName;
+    if (full === undefined) return [];
+    const at = full.indexOf('/');
+    return [{ network: n.name, namespace: at >= 0 ? full.slice(0, at) : own, name: at >= 0 ? full.slice(at + 1) : full }];
+  });
+}
+
+type Nad = { metadata?: { annotations?: Record<string, string> } };
+
+/**
+ * KubeVirt's `NetworkToResource`, with `ExternalNetResourceInjection` off (it is on by default):
+ * each Multus network's resource from its NetworkAttachmentDefinition, as `find` gives it
+ * (undefined: not there). A missing one refuses the render with KubeVirt's words. With the gate on,
+ * nothing is looked up and nothing injected (the network's own webhook does it).
+ */
+export function networkResourcesFrom(vmi: VirtualMachineInstance, config: ClusterConfig, find: (namespace: string, name: string) => Nad | undefined): { resources: Record<string, string> } | { missing: string } {
+  if (config.featureGates.has('ExternalNetResourceInjection')) return { resources: {} };
+  const resources: Record<string, string> = {};
+  for (const ref of multusNads(vmi)) {
+    const nad = find(ref.namespace, ref.name);
+    if (!nad) return { missing: `failed to locate network attachment definition ${ref.namespace}/${ref.name}` };
+    resources[ref.network] = nad.metadata?.annotations?.[NAD_RESOURCE_NAME_ANNOTATION] ?? '';
+  }
+  return { resources };
+}
+
+/** The same, reading each NetworkAttachmentDefinition with `get` (only while the gate is off). */
+export async function networkResourcesOf(vmi: VirtualMachineInstance, config: ClusterConfig, get: (namespace: string, name: string) => Promise<Nad | undefined>): Promise<{ resources: Record<string, string> } | { missing: string }> {
+  if (config.featureGates.has('ExternalNetResourceInjection')) return { resources: {} };
+  const read = new Map<string, Nad | undefined>();
+  for (const ref of multusNads(vmi)) {
+    const id = `${ref.namespace}/${ref.name}`;
+    if (!read.has(id)) read.set(id, await get(ref.namespace, ref.name));
+    if (read.get(id) === undefined) break;
+  }
+  return networkResourcesFrom(vmi, config, (namespace, name) => read.get(`${namespace}/${name}`));
+}
+
 /** Any object of a YAML stream (`kind`, `metadata`): what `renderFactsFromObjects` picks from. */
 export interface ClusterObject {
   kind?: string;
@@ -53,7 +99,9 @@ export interface ClusterObject {
 /**
  * The render options a set of cluster objects gives for `vmi` (the CLI's `--objects`): its
  * namespace's PVCs (a DataVolume counts as the PVC it becomes), the backend-storage claim among
- * them, its namespace's quotas and labels. Objects without a namespace count as the VMI's.
+ * them, its namespace's quotas and labels, the Multus networks' NetworkAttachmentDefinitions (a
+ * missing one is KubeVirt's render error, an InvalidInputError). Objects without a namespace
+ * count as the VMI's.
  */
 export function renderFactsFromObjects(objects: readonly ClusterObject[], vmi: VirtualMachineInstance, config: ClusterConfig): RenderOptions {
   const ns = vmi.metadata?.namespace ?? 'default';
@@ -62,9 +110,13 @@ export function renderFactsFromObjects(objects: readonly ClusterObject[], vmi: V
   const quotas = objects.filter((o) => o.kind === 'ResourceQuota' && inNs(o)) as V1ResourceQuota[];
   const namespace = objects.find((o) => o.kind === 'Namespace' && o.metadata?.name === ns) as V1Namespace | undefined;
   const backend = backendPvcFor(vmi.metadata?.name ?? '', pvcs)?.metadata?.name;
+  const nads = objects.filter((o) => o.kind === 'NetworkAttachmentDefinition');
+  const networks = networkResourcesFrom(vmi, config, (namespace, name) => nads.find((o) => o.metadata?.name === name && (o.metadata?.namespace ?? ns) === namespace) as Nad | undefined);
+  if ('missing' in networks) throw new InvalidInputError('spec.networks', networks.missing);
   return {
     pvcs: Object.fromEntries(pvcs.map((p) => [p.metadata?.name ?? '', pvcInfo(p)])),
     namespace: namespaceInfo(vmi, config, quotas, namespace?.metadata?.labels ?? {}),
     ...(backend ? { backendPvc: backend } : {}),
+    ...(Object.keys(networks.resources).length > 0 ? { networkResources: networks.resources } : {}),
   };
 }

@@ -5,10 +5,10 @@
  * for the render is decided in cluster-facts.ts (pure).
  */
 import type { VirtualMachineInstance } from '../api/index.ts';
-import { CONFIG_MAPS, NAMESPACES, RESOURCE_QUOTAS } from '../api/resources.ts';
+import { CONFIG_MAPS, NAMESPACES, NETWORK_ATTACHMENT_DEFINITIONS, RESOURCE_QUOTAS } from '../api/resources.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { namespaceInfo, namespaceLabelsMatter } from './cluster-facts.ts';
+import { namespaceInfo, namespaceLabelsMatter, networkResourcesOf } from './cluster-facts.ts';
 import type { NamespaceInfo } from './render-resources.ts';
 import { requestedSidecars } from './sidecars.ts';
 
@@ -38,4 +38,13 @@ export async function missingSidecarConfigMap(kube: Pick<KubeClient, 'get'>, vmi
     if (!(await kube.get(CONFIG_MAPS, namespace, s.configMap.name))) return `configmaps "${s.configMap.name}" not found`;
   }
   return undefined;
+}
+
+/**
+ * The Multus networks' device-plugin resources (`ExternalNetResourceInjection` off): one GET of
+ * each network's NetworkAttachmentDefinition, as KubeVirt's template service makes at every render
+ * (it keeps no NAD cache). `missing`: KubeVirt's render error for the first one not there.
+ */
+export function networkResources(kube: Pick<KubeClient, 'get'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<{ resources: Record<string, string> } | { missing: string }> {
+  return networkResourcesOf(vmi, config, (namespace, name) => kube.get(NETWORK_ATTACHMENT_DEFINITIONS, namespace, name));
 }

@@ -37,6 +37,12 @@ export interface RenderOptions {
   ordinalInterfaces?: boolean;
   /** The backend-storage PVC (persistent TPM/EFI); required when the VMI needs one. */
   backendPvc?: string;
+  /**
+   * With `ExternalNetResourceInjection` off: each Multus network's device-plugin resource, from its
+   * NetworkAttachmentDefinition's `k8s.v1.cni.cncf.io/resourceName` ('' for none), by network name
+   * (read-cluster-facts.ts `networkResources`); one of each is requested by the compute container.
+   */
+  networkResources?: Record<string, string>;
 }
 
 function rejectUnsupported(vmi: VirtualMachineInstance): void {
@@ -82,7 +88,7 @@ export function renderLauncherPod(vmi: VirtualMachineInstance, config: ClusterCo
   const name = vmiName(vmi);
   const uid = vmiUid(vmi);
   const overhead = memoryOverhead(vmi, config).bytes;
-  const resources = renderResources(vmi, config, overhead, opts.namespace);
+  const resources = renderResources(vmi, config, overhead, opts.namespace, opts.networkResources);
   const sidecarList = requestedSidecars(vmi, config);
   const sidecars = renderSidecars(vmi, config, sidecarList);
   const vols = renderVolumes(vmi, config, {

@@ -63,6 +63,7 @@ export function renderResources(
   config: ClusterConfig,
   overheadBytes: bigint,
   ns: NamespaceInfo = {},
+  networkResources: Readonly<Record<string, string>> = {},
 ): RenderedResources {
   const user = vmiResources(vmi);
   const vmRequests: ResourceList = { ...user.requests };
@@ -188,6 +189,8 @@ export function renderResources(
   if (ls?.tdx !== undefined) bump('devices.kubevirt.io/tdx');
   if (hasPersistentReservation(vmi)) bump(PR_HELPER_RESOURCE);
   if (config.featureGates.has('IOMMUFD')) bump('devices.kubevirt.io/iommufd');
+  // The Multus networks' SR-IOV (or other device-plugin) resources, one per network (KubeVirt's WithNetworkResources).
+  for (const r of Object.values(networkResources)) if (r) bump(r);
 
   return {
     requests: toStrings({ ...calcRequests, ...vmRequests }),

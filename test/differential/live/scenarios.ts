@@ -5,7 +5,7 @@
  * restore Complete); what the controller leaves on the way is then compared, not asserted here.
  */
 import type { VirtualMachine, VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { MIGRATIONS, NODES, PVCS, VM_CLONES, VM_EXPORTS, VM_POOLS, VM_RESTORES, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../../shared/api/resources.ts';
+import { KUBEVIRTS, MIGRATIONS, NETWORK_ATTACHMENT_DEFINITIONS, NODES, PODS, PVCS, VM_CLONES, VM_EXPORTS, VM_POOLS, VM_RESTORES, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../../shared/api/resources.ts';
 import type { KubeClient } from '../../../shared/kube/client.ts';
 import { IMMEDIATE_CLASS } from '../../../sandbox/storage/classes.ts';
 
@@ -239,6 +239,33 @@ export const SCENARIOS: readonly Scenario[] = [
         until: async (k, ns) => (await running('dv')(k, ns)) && (await k.get(VMS, ns, 'dv'))?.status?.printableStatus === 'Running',
       },
       { what: 'Halted: the VMI gone, the DataVolume kept', run: setRunStrategy('dv', 'Halted'), until: async (k, ns) => (await gone('dv')(k, ns)) && (await k.get(VMS, ns, 'dv'))?.status?.printableStatus === 'Stopped' },
+    ],
+  },
+  // Last: it turns a gate of the cluster's KubeVirt CR off, which every later scenario would see.
+  {
+    name: 'nad-resource',
+    steps: [
+      {
+        what: 'ExternalNetResourceInjection off in the KubeVirt CR; a NetworkAttachmentDefinition naming a device-plugin resource',
+        async run(k, ns) {
+          const kv = (await k.list(KUBEVIRTS, undefined)).items[0]!;
+          await k.patch(KUBEVIRTS, kv.metadata?.namespace ?? 'kubevirt', kv.metadata?.name ?? 'kubevirt', { type: 'merge', body: { spec: { configuration: { developerConfiguration: { disabledFeatureGates: ['ExternalNetResourceInjection'] } } } } });
+          await k.create(NETWORK_ATTACHMENT_DEFINITIONS, { apiVersion: 'k8s.cni.cncf.io/v1', kind: 'NetworkAttachmentDefinition', metadata: { name: 'sriov-net', namespace: ns, annotations: { 'k8s.v1.cni.cncf.io/resourceName': 'intel.com/sriov_netdevice' } }, spec: { config: '{"cniVersion":"0.3.1","name":"sriov-net","type":"bridge"}' } });
+        },
+      },
+      {
+        what: 'a VMI on that network: its launcher pod requests the resource (no node has it: Pending)',
+        async run(k, ns) {
+          // The gate reaches KubeVirt's controller through its informer at once, ours within its
+          // cluster-config cache's 5 s (shared/config/cluster-config-cache.ts): the render is compared, not that latency.
+          await new Promise((r) => setTimeout(r, 6000));
+          await k.create(VMIS, vmi(ns, 'nad', {
+            domain: { ...VMI_SPEC.domain, devices: { ...VMI_SPEC.domain.devices, interfaces: [...VMI_SPEC.domain.devices.interfaces, { name: 'sriov', bridge: {} }] } },
+            networks: [...VMI_SPEC.networks, { name: 'sriov', multus: { networkName: 'sriov-net' } }],
+          }));
+        },
+        until: async (k, ns) => (await k.list(PODS, ns)).items.some((p) => p.spec?.containers.some((c) => c.resources?.requests?.['intel.com/sriov_netdevice'] !== undefined)),
+      },
     ],
   },
 ];

@@ -1,7 +1,8 @@
 /**
  * The facts the VMI controller reads from the cluster and hands the renderer (docs/fidelity.md,
  * found by the differential corpus): each claim's volume mode and access modes, the namespace's
- * ResourceQuotas and labels (automatic limits), a hook sidecar's ConfigMap, and a backend-storage
+ * ResourceQuotas and labels (automatic limits), a hook sidecar's ConfigMap, the Multus networks'
+ * NetworkAttachmentDefinitions (ExternalNetResourceInjection off), and a backend-storage
  * lookup that works for VMI names no label value can hold. One reconcile pass against the emulator API server each.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import type { VmiDeps } from '../../../functions/vmi/deps.ts';
 import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
 import type { KubeVirt, VirtualMachineInstance } from '../../../shared/api/index.ts';
 import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
-import { CONFIG_MAPS, NAMESPACES, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
+import { CONFIG_MAPS, NAMESPACES, NETWORK_ATTACHMENT_DEFINITIONS, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../../shared/api/resources.ts';
 import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { silentLogger } from '../../../shared/metrics/log.ts';
@@ -111,6 +112,48 @@ describe('the VMI controller reads what the renderer needs', () => {
     assert.equal(sync?.reason, 'FailedCreate');
     assert.equal(sync?.message, 'failed to render launch manifest: configmaps "hook-script" not found');
     assert.equal(after.items.length, 1, 'the pod once it exists');
+  });
+
+  test("ExternalNetResourceInjection off: a Multus network's NAD missing → FailedCreate with KubeVirt's words, no pod; present → its resourceName requested once per network", async () => {
+    // arrange
+    const ns = 'facts-nad';
+    await namespace(ns);
+    const kv: KubeVirt = { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: 'kubevirt', namespace: 'kubevirt' }, spec: { configuration: { developerConfiguration: { disabledFeatureGates: ['ExternalNetResourceInjection'] } } } };
+    const vmi = vmiManifest('sriov-a');
+    vmi.metadata!.namespace = ns;
+    vmi.spec.networks = [...(vmi.spec.networks ?? []), { name: 'sriov1', multus: { networkName: 'sriov-net' } }, { name: 'sriov2', multus: { networkName: `${ns}/sriov-net` } }, { name: 'plain', multus: { networkName: 'plain-net' } }];
+    vmi.spec.domain.devices.interfaces = [...(vmi.spec.domain.devices.interfaces ?? []), { name: 'sriov1', sriov: {} }, { name: 'sriov2', sriov: {} }, { name: 'plain', bridge: {} }];
+    const created = await ctx.kube.create(VMIS, vmi);
+    const d = deps(kv);
+    const nad = (name: string, annotations: Record<string, string> = {}) => ctx.kube.create(NETWORK_ATTACHMENT_DEFINITIONS, { apiVersion: 'k8s.cni.cncf.io/v1', kind: 'NetworkAttachmentDefinition', metadata: { name, namespace: ns, annotations }, spec: { config: '{}' } });
+    // act
+    await reconcileVmi(`${ns}/sriov-a`, d).catch(() => undefined);
+    const before = await ctx.kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    const sync = (await ctx.kube.get(VMIS, ns, 'sriov-a'))?.status?.conditions?.find((c) => c.type === 'Synchronized');
+    await nad('sriov-net', { 'k8s.v1.cni.cncf.io/resourceName': 'intel.com/sriov_netdevice' });
+    await nad('plain-net');
+    await reconcileVmi(`${ns}/sriov-a`, d);
+    const after = await ctx.kube.list(PODS, ns, { labelSelector: `${CREATED_BY_LABEL}=${created.metadata?.uid ?? ''}` });
+    // assert
+    assert.equal(before.items.length, 0, 'no pod while the NAD is missing');
+    assert.equal(sync?.reason, 'FailedCreate');
+    assert.equal(sync?.message, `failed to render launch manifest: failed to locate network attachment definition ${ns}/sriov-net`);
+    const compute = after.items[0]!.spec!.containers[0]!;
+    assert.equal(compute.resources?.requests?.['intel.com/sriov_netdevice'], '2', 'two networks on the resource: two devices');
+    assert.equal(compute.resources?.limits?.['intel.com/sriov_netdevice'], '2');
+  });
+
+  test('ExternalNetResourceInjection on (the default): no NAD is read, nothing is injected', async () => {
+    // arrange
+    const ns = 'facts-nad-on';
+    await namespace(ns);
+    const vmi = vmiManifest('sriov-b');
+    vmi.spec.networks = [...(vmi.spec.networks ?? []), { name: 'sriov1', multus: { networkName: 'nowhere' } }];
+    vmi.spec.domain.devices.interfaces = [...(vmi.spec.domain.devices.interfaces ?? []), { name: 'sriov1', sriov: {} }];
+    // act
+    const c = await computeOf(ns, vmi);
+    // assert
+    assert.deepEqual(Object.keys(c.resources?.requests ?? {}).filter((k) => k.includes('/')), []);
   });
 
   test('a VMI name longer than a label value gets its launcher pod (the backend-storage lookup needs no selector)', async () => {
