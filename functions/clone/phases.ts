@@ -98,7 +98,12 @@ export async function runPhases(clone: VirtualMachineClone, source: Found, learn
     phase = PHASE.succeeded;
   }
 
-  if (phase === PHASE.succeeded && clone.status?.restoreName) await cleanUp(clone, source, snapshotName, clone.status.restoreName, learned, deps, rv);
+  // The clean-up runs from a Succeeded clone as stored, never in the pass that reaches it (KubeVirt
+  // falls through into it): deleting the temporary snapshot before Succeeded is written would leave
+  // a clone that a lost status write (a killed worker, a refused update) puts back in
+  // RestoreInProgress with its snapshot gone — which fails it (Q-C4). Found by the clone chaos
+  // scenario, seed 791053. Writing Succeeded wakes the clone for the clean-up pass.
+  if (phase === PHASE.succeeded && clone.status?.phase === PHASE.succeeded && clone.status.restoreName) await cleanUp(clone, source, snapshotName, clone.status.restoreName, learned, deps, rv);
 }
 
 /** The snapshot of a VM source, once every claim volume supports snapshots. Ends the pass. */

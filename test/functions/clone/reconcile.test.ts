@@ -134,8 +134,12 @@ describe('clone reconcile against the sandbox API server', () => {
     assert.equal(await pass('c1'), undefined);
     const afterRestore = await getClone('c1');
     const restore = await kube.get(VM_RESTORES, NS, `tmp-restore-${uid}`);
-    // act 4: restore complete, target and claim there → Succeeded and cleaned up in one pass
+    // act 4: restore complete, target and claim there → Succeeded written; the next pass (woken by
+    // that write) cleans up — never the pass that reaches Succeeded (chaos seed 791053)
     await restoreDone(`tmp-restore-${uid}`);
+    assert.equal(await pass('c1'), undefined);
+    const succeeded = await getClone('c1');
+    const keptUntilWritten = [await kube.get(VM_RESTORES, NS, `tmp-restore-${uid}`), await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)].map((o) => o !== undefined);
     assert.equal(await pass('c1'), undefined);
     const final = await getClone('c1');
     // assert
@@ -155,6 +159,8 @@ describe('clone reconcile against the sandbox API server', () => {
       '{"op":"remove","path":"/metadata/annotations/drop-me","value":null}',
       '{"op":"replace","path":"/spec/template/spec/domain/firmware/uuid","value":""}',
     ]);
+    assert.equal(succeeded?.status?.phase, 'Succeeded');
+    assert.deepEqual(keptUntilWritten, [true, true], 'the temporary restore and snapshot stay until Succeeded is stored');
     assert.equal(final?.status?.phase, 'Succeeded');
     assert.equal(final?.status?.targetName, 'c1-target');
     assert.equal(final?.status?.snapshotName, undefined);
@@ -176,6 +182,28 @@ describe('clone reconcile against the sandbox API server', () => {
     assert.deepEqual(server.audit.query({ identity: CONTROLLER }).map((e) => `${e.verb} ${e.resource} ${JSON.stringify((e.object as VirtualMachineClone).status)}`), [], JSON.stringify(final?.status));
   });
 
+  test('the pass that reaches Succeeded loses its status write (a killed worker): the next pass still finds its snapshot and succeeds (chaos seed 791053)', async () => {
+    // arrange: a clone at RestoreInProgress with its restore done
+    const vm = await sourceVm('src-lost');
+    const c = await cloneOf('c-lost', { kind: 'VirtualMachine', name: 'src-lost' });
+    const uid = c.metadata?.uid ?? '';
+    await pass('c-lost');
+    await snapshotReady(`tmp-snapshot-${uid}`, vm);
+    await pass('c-lost');
+    await restoreDone(`tmp-restore-${uid}`);
+    // act: the pass that reaches Succeeded dies at its status write
+    const lossy = { ...deps.kube, get: deps.kube.get.bind(deps.kube), create: deps.kube.create.bind(deps.kube), delete: deps.kube.delete.bind(deps.kube), createEvent: deps.kube.createEvent.bind(deps.kube), update: () => Promise.reject(new Error('worker killed')) } as CloneDeps['kube'];
+    const died = await reconcileClone(`${NS}/c-lost`, { ...deps, kube: lossy }).then(() => 'no error', (err: Error) => err.message);
+    const afterDeath = (await getClone('c-lost'))?.status?.phase;
+    for (let i = 0; i < 3; i++) await pass('c-lost');
+    const final = await getClone('c-lost');
+    // assert
+    assert.equal(died, 'worker killed');
+    assert.equal(afterDeath, 'RestoreInProgress', 'nothing stored');
+    assert.equal(final?.status?.phase, 'Succeeded', JSON.stringify(final?.status));
+    assert.equal(await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`), undefined, 'cleaned up after Succeeded was stored');
+  });
+
   test('a snapshot source: unset → RestoreInProgress in one write, no snapshot taken, the user snapshot kept at the end', async () => {
     // arrange
     const vm = await sourceVm('src-2');
@@ -186,7 +214,8 @@ describe('clone reconcile against the sandbox API server', () => {
     await pass('c2');
     const first = await getClone('c2');
     await restoreDone(`tmp-restore-${c.metadata?.uid ?? ''}`);
-    await pass('c2');
+    await pass('c2'); // Succeeded
+    await pass('c2'); // the clean-up
     // assert
     assert.equal(first?.status?.phase, 'RestoreInProgress');
     assert.equal(first?.status?.snapshotName, undefined, 'never set for a snapshot source');
