@@ -64,6 +64,25 @@ function hotplugPodMetadata(launcherPod: V1Pod, vmi: VirtualMachineInstance, ann
   };
 }
 
+
+/**
+ * The attachment pod's SELinux level (KubeVirt's `matchSELinuxLevelOfVMI`): `s0` by default, the
+ * VMI's own level when it has an SELinux context other than `none`; while the VMI has none yet,
+ * its migration source's (a target being prepared). No context at all, or one without a level,
+ * refuses the render with KubeVirt's words.
+ */
+function attachmentSelinuxLevel(vmi: VirtualMachineInstance): string {
+  let context = vmi.status?.selinuxContext;
+  if (!context) {
+    context = vmi.status?.migrationState?.sourceState?.selinuxContext;
+    if (!context) throw new InvalidInputError('status.selinuxContext', 'VMI is missing SELinux context');
+  }
+  if (context === 'none') return 's0';
+  const level = selinuxLevel(context);
+  if (!level) throw new InvalidInputError('status.selinuxContext', `VMI has invalid SELinux context: ${context}`);
+  return level;
+}
+
 /** The attachment pod for `volumes` of `vmi`, whose launcher pod is `launcherPod` (running on a node). */
 export function renderAttachmentPod(
   volumes: AttachmentVolume[],
@@ -73,8 +92,7 @@ export function renderAttachmentPod(
 ): V1Pod {
   const node = launcherPod.spec?.nodeName;
   if (!node) throw new InvalidInputError('launcherPod.spec.nodeName', 'is required: the launcher must be scheduled');
-  const level = selinuxLevel(vmi.status?.selinuxContext);
-  if (!level && vmi.status?.selinuxContext !== 'none') throw new InvalidInputError('status.selinuxContext', 'VMI is missing SELinux context');
+  const level = attachmentSelinuxLevel(vmi);
 
   const podVolumes: V1Volume[] = [{ name: 'hotplug-disks', emptyDir: {} }];
   const mounts: V1VolumeMount[] = [{ name: 'hotplug-disks', mountPath: '/path', mountPropagation: 'HostToContainer' }];
@@ -117,7 +135,7 @@ export function renderAttachmentPod(
           allowPrivilegeEscalation: false,
           seccompProfile: { type: 'RuntimeDefault' },
           capabilities: { drop: ['ALL'] },
-          seLinuxOptions: { ...(config.selinuxLauncherType && { type: config.selinuxLauncherType }), ...(level && { level }) },
+          seLinuxOptions: { ...(config.selinuxLauncherType && { type: config.selinuxLauncherType }), level },
         },
         volumeMounts: mounts,
         ...(devices.length > 0 && { volumeDevices: devices }),

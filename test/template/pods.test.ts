@@ -247,6 +247,21 @@ describe('hotplug attachment pod (reference §b.9)', () => {
     assert.throws(() => renderAttachmentPod([], launcher, noCtx, config), /SELinux context/);
   });
 
+  test("table: the SELinux level as KubeVirt's matchSELinuxLevelOfVMI sets it", () => {
+    const cases: { name: string; status: Record<string, unknown>; want: string | RegExp }[] = [
+      { name: 'a node without SELinux (none): s0, the default (live lane hotplug)', status: { selinuxContext: 'none' }, want: 's0' },
+      { name: 'the VMI\'s level', status: { selinuxContext: 'system_u:system_r:container_t:s0:c1,c2' }, want: 's0:c1,c2' },
+      { name: 'no context yet: the migration source\'s', status: { selinuxContext: '', migrationState: { sourceState: { selinuxContext: 'system_u:system_r:container_t:s0:c3,c4' } } }, want: 's0:c3,c4' },
+      { name: "no context yet, the source's none: s0", status: { migrationState: { sourceState: { selinuxContext: 'none' } } }, want: 's0' },
+      { name: 'a context without a level: refused', status: { selinuxContext: 'system_u:system_r' }, want: /VMI has invalid SELinux context: system_u:system_r/ },
+    ];
+    for (const c of cases) {
+      const v = { ...vmi, status: { ...vmi.status, selinuxContext: undefined, ...c.status } } as typeof vmi;
+      if (c.want instanceof RegExp) assert.throws(() => renderAttachmentPod([], launcher, v, config), c.want, c.name);
+      else assert.equal(renderAttachmentPod([], launcher, v, config).spec?.containers[0]?.securityContext?.seLinuxOptions?.level, c.want, c.name);
+    }
+  });
+
   test('a volume virt-handler already uses (Ready/MountedToPod) is a pod volume, not mounted again', () => {
     // act
     const pod = renderAttachmentPod([{ name: 'hot', claimName: 'hot-claim', mounted: true }, { name: 'new', claimName: 'n' }], launcher, vmi, config);

@@ -241,6 +241,33 @@ export const SCENARIOS: readonly Scenario[] = [
       { what: 'Halted: the VMI gone, the DataVolume kept', run: setRunStrategy('dv', 'Halted'), until: async (k, ns) => (await gone('dv')(k, ns)) && (await k.get(VMS, ns, 'dv'))?.status?.printableStatus === 'Stopped' },
     ],
   },
+  {
+    // Declarative hotplug: the user edits the running VM's template; the VM controller carries the
+    // volume to the VMI, the VMI controller makes the attachment pod, virt-handler attaches it.
+    name: 'hotplug',
+    steps: [
+      {
+        what: 'a claim, and a VM Always Running',
+        async run(k, ns) {
+          await k.create(PVCS, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'hp-data', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: IMMEDIATE_CLASS } });
+          await k.create(VMS, vm(ns, 'hp', { runStrategy: 'Always' }));
+        },
+        until: async (k, ns) => (await running('hp')(k, ns)) && (await k.get(PVCS, ns, 'hp-data'))?.status?.phase === 'Bound',
+      },
+      {
+        what: 'a hotpluggable volume added to its template: the attachment pod, the volume Ready on the VMI',
+        run: (k, ns) =>
+          k.patch(VMS, ns, 'hp', {
+            type: 'json',
+            ops: [
+              { op: 'add', path: '/spec/template/spec/volumes/-', value: { name: 'hp-disk', persistentVolumeClaim: { claimName: 'hp-data', hotpluggable: true } } },
+              { op: 'add', path: '/spec/template/spec/domain/devices/disks/-', value: { name: 'hp-disk', disk: { bus: 'scsi' } } },
+            ],
+          }).then(() => undefined),
+        until: async (k, ns) => ((await k.get(VMIS, ns, 'hp'))?.status?.volumeStatus ?? []).some((v) => v.name === 'hp-disk' && v.phase === 'Ready'),
+      },
+    ],
+  },
   // Last: it turns a gate of the cluster's KubeVirt CR off, which every later scenario would see.
   {
     name: 'nad-resource',
