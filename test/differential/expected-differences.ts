@@ -20,7 +20,7 @@ const OUTCOME = ['(outcome)'];
 
 /** The root causes (docs/fidelity.md, "Differences today"). */
 const CAUSE = {
-  nadResources: "R1 the oracle's limit, not ours: render-oracle takes no NetworkAttachmentDefinitions, so with ExternalNetResourceInjection off it refuses; ours reads the NAD and requests its resource, as KubeVirt's virt-controller does (live lane nad-resource: identical)",
+  nadResources: "R1 the oracle's limit, not ours: render-oracle does not find the case's NetworkAttachmentDefinition, so with ExternalNetResourceInjection off it refuses; ours reads the NAD and requests its resource, as KubeVirt's virt-controller does (live lane nad-resource: identical)",
 } as const;
 
 export const EXPECTED_DIFFERENCES: Readonly<Record<string, ExpectedDifference>> = {
