@@ -46,4 +46,5 @@ test('worstUnavailable: two pool VMs down at one instant after the change; insta
   // assert
   assert.equal(r.instants, 4);
   assert.equal(r.worst, 2);
+  assert.match(r.at, /of p-1 .*: p-0 Running Ready=True; p-1 Scheduled Ready=False|of p-0 .*: p-0 Scheduled Ready=False; p-1 Scheduled Ready=False/);
 });

@@ -59,22 +59,35 @@ export function vmiAvailable(v: Vmi | undefined): boolean {
 
 /**
  * Replays the VMI writes from `from` on (entries before it set the initial state): the most of
- * `names` unavailable at one instant, and how many instants were replayed.
+ * `names` unavailable at one instant, how many instants were replayed, and that worst instant
+ * described (the write that made it, each VMI's state: absent, deleting, phase, Ready) for the
+ * report of a violation.
  */
-export function worstUnavailable(entries: readonly AuditEntry[], names: readonly string[], from: number): { worst: number; instants: number } {
+export function worstUnavailable(entries: readonly AuditEntry[], names: readonly string[], from: number): { worst: number; instants: number; at: string } {
   const vmis = new Map<string, Vmi>();
   let worst = 0;
   let instants = 0;
+  let at = '';
   const since = new Set(entries.slice(from));
   const ordered = inCommitOrder(entries.filter((e) => e.resource === 'virtualmachineinstances' && !e.subresource && names.includes(e.name)));
+  const state = (n: string) => {
+    const v = vmis.get(n);
+    if (!v) return `${n} absent`;
+    const ready = v.status?.conditions?.find((c) => c.type === 'Ready') as { status: string; reason?: string } | undefined;
+    return `${n} ${v.metadata?.deletionTimestamp ? 'deleting ' : ''}${v.status?.phase ?? '-'} Ready=${ready ? `${ready.status}${ready.reason ? `/${ready.reason}` : ''}` : '-'}`;
+  };
   for (const e of ordered) {
     if (e.type === 'DELETED') vmis.delete(e.name);
     else vmis.set(e.name, e.object as Vmi);
     if (!since.has(e)) continue;
     instants++;
-    worst = Math.max(worst, names.filter((n) => !vmiAvailable(vmis.get(n))).length);
+    const down = names.filter((n) => !vmiAvailable(vmis.get(n))).length;
+    if (down > worst) {
+      worst = down;
+      at = `after ${e.identity}'s ${e.verb} of ${e.name} (rv ${e.resourceVersion}): ${names.map(state).join('; ')}`;
+    }
   }
-  return { worst, instants };
+  return { worst, instants, at };
 }
 
 /**
