@@ -39,8 +39,17 @@ function oid(dotted: string): Buffer {
   return tlv(0x06, Buffer.from(out));
 }
 
-function positiveInteger(b: Buffer): Buffer {
-  return tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+/**
+ * A non-negative DER INTEGER from big-endian bytes: minimal (leading zero bytes dropped, one kept
+ * for zero), with a 0x00 in front only when the high bit is set. A redundant leading zero is
+ * "illegal padding" to OpenSSL: a random serial starting with 0x00 made one certificate in 256
+ * unreadable (a test run hit it).
+ */
+export function positiveInteger(b: Buffer): Buffer {
+  let i = 0;
+  while (i < b.length - 1 && b[i] === 0) i++;
+  const v = b.subarray(i);
+  return tlv(0x02, v.length === 0 ? Buffer.from([0]) : v[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), v]) : v);
 }
 
 /** UTCTime until 2049, GeneralizedTime after (RFC 5280 §4.1.2.5). */
@@ -108,8 +117,9 @@ export function issueCertificate(o: IssueOptions): IssuedCertificate {
   const ec = caKey.asymmetricKeyType === 'ec';
   if (!ec && caKey.asymmetricKeyType !== 'rsa') throw new Error(`unsupported CA key type ${caKey.asymmetricKeyType ?? 'unknown'}`);
   const sigAlg = ec ? seq(oid('1.2.840.10045.4.3.2')) : seq(oid('1.2.840.113549.1.1.11'), Buffer.from([0x05, 0x00]));
+  // 16 random bytes, positive and without a leading zero (RFC 5280: at most 20 octets, positive).
   const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const extensions: Buffer[] = [
     seq(oid('2.5.29.19'), TRUE, octets(seq())), // basicConstraints: not a CA
     seq(oid('2.5.29.15'), TRUE, octets(bits(Buffer.from([0xa0]), 5))), // keyUsage: digitalSignature, keyEncipherment
