@@ -4,20 +4,12 @@
  * ("illegal padding", a full test run, 2026-12-06).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { HAS_OPENSSL } from '../support/openssl.ts';
 import { X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
 import { makeCa } from '../../sandbox/pki.ts';
 import { issueCertificate, positiveInteger } from '../../shared/storage/x509.ts';
 
-const openssl = (() => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 test('a DER INTEGER from bytes: leading zeros dropped, a 0x00 only before a high bit', () => {
   const cases: [number[], string][] = [
@@ -32,7 +24,7 @@ test('a DER INTEGER from bytes: leading zeros dropped, a 0x00 only before a high
   for (const [bytes, hex] of cases) assert.equal(positiveInteger(Buffer.from(bytes)).toString('hex'), hex, JSON.stringify(bytes));
 });
 
-test('500 certificates in a row: every one is read by OpenSSL, its serial positive and without padding', { skip: openssl ? false : 'openssl is not available to make the CA' }, async () => {
+test('500 certificates in a row: every one is read by OpenSSL, its serial positive and without padding', { skip: HAS_OPENSSL ? false : 'openssl is not available to make the CA' }, async () => {
   // arrange
   const ca = await makeCa('x509 test CA');
   const now = Date.UTC(2026, 11, 6);

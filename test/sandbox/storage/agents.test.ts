@@ -8,7 +8,7 @@
  * provisioner and the CSI snapshotter. No controller runs: the tests play its part by hand.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { HAS_OPENSSL } from '../../support/openssl.ts';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
@@ -16,18 +16,10 @@ import { NO_GUEST_AGENT_ANNOTATION } from '../../../sandbox/nodes/guest-agent.ts
 import { clients, getPod, launcherPod, patchVmi, VMIS, vmiBody, waitFor, MERGE } from '../nodes/helpers.ts';
 import type { Vmi } from '../../../sandbox/nodes/objects.ts';
 
-const openssl = (() => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const NS = 'default';
 const DVS = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' } as const;
 
-describe('sandbox storage agents', { skip: openssl ? false : 'openssl is not available to make the operator CAs' }, () => {
+describe('sandbox storage agents', { skip: HAS_OPENSSL ? false : 'openssl is not available to make the operator CAs' }, () => {
   let sb: Sandbox;
   let api: ReturnType<typeof clients>;
   let served: Set<string>;
