@@ -92,7 +92,7 @@ function shadowJudge(sqs: SQSClient, kube: KubeClient, metrics: MetricsRegistry)
     ...(late !== undefined ? { lateMs: late * 1000 } : {}),
     onSinkError: (err) => log.warn('shadow: a divergence was not written to the state table; retried', { error: errorText(err) }),
   });
-  const pump = new ShadowPump({ client: sqs, url, recorder, log });
+  const pump = new ShadowPump({ client: sqs, url, recorder, log, metrics });
   return {
     recorder,
     start() {

@@ -46,6 +46,11 @@ export interface Decision {
   readonly write: string;
 }
 
+/** `Pod default/virt-launcher-vmi-a-*`, `VirtualMachineInstance default/vmi-a`: a target as logs and divergences name it. */
+export function describeTarget(t: Target): string {
+  return `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name ?? `${t.generateName ?? ''}*`}`;
+}
+
 const META_FIELDS = ['labels', 'annotations', 'ownerReferences', 'finalizers'] as const;
 
 type Obj = Record<string, unknown>;

@@ -17,7 +17,7 @@ import { errorText } from '../errors.ts';
 import type { Logger } from '../metrics/log.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import type { CutoverHooks } from '../reconcile/instrument.ts';
-import { decisionOf, type Decision } from './decision.ts';
+import { decisionOf, describeTarget, type Decision } from './decision.ts';
 import type { ShadowRecorder } from './shadow-recorder.ts';
 
 /** The environment variable naming the queue (the functions send, the relay receives). */
@@ -99,7 +99,7 @@ export function channelHooks(channel: SqsShadowChannel | undefined, log: Logger,
       metrics.inc('shadow_writes_total', 'Dry-run writes made in shadow mode', { controller });
       const d = decisionOf(w);
       if (!d) return;
-      log.info('shadow decision', { controller, key, write: d.write, object: `${d.target.kind} ${d.target.namespace ?? ''}/${d.target.name ?? `${d.target.generateName ?? ''}*`}` });
+      log.info('shadow decision', { controller, key, write: d.write, object: describeTarget(d.target) });
       await channel?.send({ v: 1, kind: 'decision', controller, key, at: Date.now(), decision: d });
     },
     settled: async (controller, key, startedAt) => {

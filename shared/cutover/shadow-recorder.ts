@@ -10,7 +10,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import type { ShadowWrite } from '../kube/guarded-writes.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
-import { decisionOf, diffDecision, type Decision, type FieldDiff, type Target } from './decision.ts';
+import { decisionOf, describeTarget, diffDecision, type Decision, type FieldDiff, type Target } from './decision.ts';
 
 /** A decision the live controller's result does not show. */
 export interface Divergence {
@@ -225,7 +225,7 @@ export class ShadowRecorder {
       this.#opts.metrics?.inc('shadow_decisions_total', 'Shadow decisions judged, by verdict', { ...labels, verdict: 'agreed' });
       return;
     }
-    const object = `${target.kind} ${target.namespace ? `${target.namespace}/` : ''}${target.name ?? `${target.generateName ?? ''}*`}`;
+    const object = describeTarget(target);
     try {
       await this.#opts.sink.add({ at: p.at, controller: p.controller, key: p.key, write: p.decision.write, object, fields: best ?? [] });
     } catch (err) {

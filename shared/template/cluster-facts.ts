@@ -58,7 +58,8 @@ export function multusNads(vmi: VirtualMachineInstance): { network: string; name
   });
 }
 
-type Nad = { metadata?: { annotations?: Record<string, string> } };
+/** What is read of a NetworkAttachmentDefinition: its annotations. */
+export type Nad = { metadata?: { annotations?: Record<string, string> } };
 
 /**
  * KubeVirt's `NetworkToResource`, with `ExternalNetResourceInjection` off (it is on by default):
@@ -75,18 +76,6 @@ export function networkResourcesFrom(vmi: VirtualMachineInstance, config: Cluste
     resources[ref.network] = nad.metadata?.annotations?.[NAD_RESOURCE_NAME_ANNOTATION] ?? '';
   }
   return { resources };
-}
-
-/** The same, reading each NetworkAttachmentDefinition with `get` (only while the gate is off). */
-export async function networkResourcesOf(vmi: VirtualMachineInstance, config: ClusterConfig, get: (namespace: string, name: string) => Promise<Nad | undefined>): Promise<{ resources: Record<string, string> } | { missing: string }> {
-  if (config.featureGates.has('ExternalNetResourceInjection')) return { resources: {} };
-  const read = new Map<string, Nad | undefined>();
-  for (const ref of multusNads(vmi)) {
-    const id = `${ref.namespace}/${ref.name}`;
-    if (!read.has(id)) read.set(id, await get(ref.namespace, ref.name));
-    if (read.get(id) === undefined) break;
-  }
-  return networkResourcesFrom(vmi, config, (namespace, name) => read.get(`${namespace}/${name}`));
 }
 
 /** Any object of a YAML stream (`kind`, `metadata`): what `renderFactsFromObjects` picks from. */

@@ -8,7 +8,7 @@ import type { VirtualMachineInstance } from '../api/index.ts';
 import { CONFIG_MAPS, NAMESPACES, NETWORK_ATTACHMENT_DEFINITIONS, RESOURCE_QUOTAS } from '../api/resources.ts';
 import type { ClusterConfig } from '../config/cluster-config.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { namespaceInfo, namespaceLabelsMatter, networkResourcesOf } from './cluster-facts.ts';
+import { multusNads, namespaceInfo, namespaceLabelsMatter, networkResourcesFrom, type Nad } from './cluster-facts.ts';
 import type { NamespaceInfo } from './render-resources.ts';
 import { requestedSidecars } from './sidecars.ts';
 
@@ -45,6 +45,14 @@ export async function missingSidecarConfigMap(kube: Pick<KubeClient, 'get'>, vmi
  * each network's NetworkAttachmentDefinition, as KubeVirt's template service makes at every render
  * (it keeps no NAD cache). `missing`: KubeVirt's render error for the first one not there.
  */
-export function networkResources(kube: Pick<KubeClient, 'get'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<{ resources: Record<string, string> } | { missing: string }> {
-  return networkResourcesOf(vmi, config, (namespace, name) => kube.get(NETWORK_ATTACHMENT_DEFINITIONS, namespace, name));
+export async function networkResources(kube: Pick<KubeClient, 'get'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<{ resources: Record<string, string> } | { missing: string }> {
+  const read = new Map<string, Nad | undefined>();
+  if (!config.featureGates.has('ExternalNetResourceInjection')) {
+    for (const ref of multusNads(vmi)) {
+      const id = `${ref.namespace}/${ref.name}`;
+      if (!read.has(id)) read.set(id, await kube.get(NETWORK_ATTACHMENT_DEFINITIONS, ref.namespace, ref.name));
+      if (read.get(id) === undefined) break; // the first missing one is the answer
+    }
+  }
+  return networkResourcesFrom(vmi, config, (namespace, name) => read.get(`${namespace}/${name}`));
 }
