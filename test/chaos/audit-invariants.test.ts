@@ -14,6 +14,8 @@ function entry(resource: string, verb: string, name: string, object: Record<stri
 }
 const launcher = (name: string, vmiUid: string, extra: Record<string, unknown> = {}) => entry('pods', 'create', name, { metadata: { name, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': vmiUid } }, ...extra });
 const vmi = (name: string, phase: string, ready: boolean) => entry('virtualmachineinstances', 'update', name, { status: { phase, conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } });
+const vmiDelete = (name: string) => entry('virtualmachineinstances', 'delete', name, { metadata: { name, deletionTimestamp: '2026-12-06T00:00:00Z' }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } }, 'MODIFIED');
+const vmStatus = (name: string, ready: boolean) => ({ ...entry('virtualmachines', 'update', name, { status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } }), subresource: 'status' });
 
 test('overLimit: a second live launcher pod for one VMI is reported; one replacing a deleted one, or a migration target beside its source, is not', () => {
   // arrange
@@ -47,4 +49,25 @@ test('worstUnavailable: two pool VMs down at one instant after the change; insta
   assert.equal(r.instants, 4);
   assert.equal(r.worst, 2);
   assert.match(r.at, /of p-1 .*: p-0 Running Ready=True; p-1 Scheduled Ready=False|of p-0 .*: p-0 Scheduled Ready=False; p-1 Scheduled Ready=False/);
+});
+
+test('worstUnavailable: a VMI restarted while its VM was not Ready is outside the budget (KubeVirt restarts unhealthy VMs first), and named', () => {
+  // arrange: three pool VMs, all VMIs Ready; p-1's VM reports Ready or not when the rollout starts,
+  // and the pool restarts p-1 and p-0 in one pass (the unhealthy step, then a budget of 1)
+  const names = ['p-0', 'p-1', 'p-2'];
+  const rollout = (p1VmReady: boolean) => {
+    const before = [vmi('p-0', 'Running', true), vmi('p-1', 'Running', true), vmi('p-2', 'Running', true), vmStatus('p-0', true), vmStatus('p-1', p1VmReady), vmStatus('p-2', true)];
+    const after = [vmiDelete('p-1'), vmiDelete('p-0'), entry('virtualmachineinstances', 'delete', 'p-1', {}), vmi('p-1', 'Scheduled', false)];
+    return worstUnavailable([...before, ...after], names, before.length);
+  };
+  // act
+  const unhealthy = rollout(false);
+  const ready = rollout(true);
+  // assert: with p-1's VM not Ready only p-0 counts against the budget, p-1 is named
+  assert.equal(unhealthy.worst, 1);
+  assert.deepEqual(unhealthy.unbudgeted, ['p-1']);
+  // with every VM Ready the same deletes are two against the budget
+  assert.equal(ready.worst, 2);
+  assert.deepEqual(ready.unbudgeted, []);
+  assert.match(ready.at, /p-0 deleting Running Ready=True \(VM Ready=True\); p-1 deleting Running Ready=True \(VM Ready=True\)/);
 });

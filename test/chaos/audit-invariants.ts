@@ -57,37 +57,64 @@ export function vmiAvailable(v: Vmi | undefined): boolean {
   return v !== undefined && !v.metadata?.deletionTimestamp && v.status?.phase === 'Running' && v.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
 
+type Vm = Obj & { status?: { conditions?: { type: string; status: string }[] } };
+
 /**
  * Replays the VMI writes from `from` on (entries before it set the initial state): the most of
  * `names` unavailable at one instant, how many instants were replayed, and that worst instant
- * described (the write that made it, each VMI's state: absent, deleting, phase, Ready) for the
- * report of a violation.
+ * described (the write that made it, each VMI's state: absent, deleting, phase, Ready, and its
+ * VM's Ready condition) for the report of a violation.
+ *
+ * What `maxUnavailable` bounds is KubeVirt's budget: a pool restarts the outdated VMI of a VM whose
+ * own Ready condition is not True first and outside the budget (`handleUnhealthyVMIs`; ours
+ * functions/pool/update-plan.ts). So a VMI deleted while its VM was not Ready (the VM's status is
+ * replayed from the same log) is counted apart — `unbudgeted`, until that VM's VMI is available
+ * again — and `worst` counts the others.
  */
-export function worstUnavailable(entries: readonly AuditEntry[], names: readonly string[], from: number): { worst: number; instants: number; at: string } {
+export function worstUnavailable(entries: readonly AuditEntry[], names: readonly string[], from: number): { worst: number; instants: number; at: string; unbudgeted: string[] } {
   const vmis = new Map<string, Vmi>();
+  const vmReady = new Map<string, boolean>();
+  const unbudgeted = new Set<string>();
+  const everUnbudgeted: string[] = [];
   let worst = 0;
   let instants = 0;
   let at = '';
   const since = new Set(entries.slice(from));
-  const ordered = inCommitOrder(entries.filter((e) => e.resource === 'virtualmachineinstances' && !e.subresource && names.includes(e.name)));
+  const ordered = inCommitOrder(
+    entries.filter((e) => names.includes(e.name) && ((e.resource === 'virtualmachineinstances' && !e.subresource) || e.resource === 'virtualmachines')),
+  );
   const state = (n: string) => {
     const v = vmis.get(n);
-    if (!v) return `${n} absent`;
+    const vm = vmReady.has(n) ? ` (VM Ready=${vmReady.get(n) ? 'True' : 'False'})` : '';
+    if (!v) return `${n} absent${vm}`;
     const ready = v.status?.conditions?.find((c) => c.type === 'Ready') as { status: string; reason?: string } | undefined;
-    return `${n} ${v.metadata?.deletionTimestamp ? 'deleting ' : ''}${v.status?.phase ?? '-'} Ready=${ready ? `${ready.status}${ready.reason ? `/${ready.reason}` : ''}` : '-'}`;
+    return `${n} ${v.metadata?.deletionTimestamp ? 'deleting ' : ''}${v.status?.phase ?? '-'} Ready=${ready ? `${ready.status}${ready.reason ? `/${ready.reason}` : ''}` : '-'}${vm}${unbudgeted.has(n) ? ' [restarted outside the budget: its VM was not Ready]' : ''}`;
   };
   for (const e of ordered) {
+    if (e.resource === 'virtualmachines') {
+      if (e.type === 'DELETED') vmReady.delete(e.name);
+      else if (e.object) vmReady.set(e.name, (e.object as Vm).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+      continue;
+    }
+    const before = vmis.get(e.name);
+    const wasLive = before !== undefined && !before.metadata?.deletionTimestamp;
     if (e.type === 'DELETED') vmis.delete(e.name);
     else vmis.set(e.name, e.object as Vmi);
+    // The write that starts a VMI's deletion, while its VM is not Ready: the unhealthy step's restart.
+    if (since.has(e) && wasLive && e.verb === 'delete' && vmReady.get(e.name) === false && !unbudgeted.has(e.name)) {
+      unbudgeted.add(e.name);
+      everUnbudgeted.push(e.name);
+    }
+    if (vmiAvailable(vmis.get(e.name))) unbudgeted.delete(e.name);
     if (!since.has(e)) continue;
     instants++;
-    const down = names.filter((n) => !vmiAvailable(vmis.get(n))).length;
+    const down = names.filter((n) => !vmiAvailable(vmis.get(n)) && !unbudgeted.has(n)).length;
     if (down > worst) {
       worst = down;
       at = `after ${e.identity}'s ${e.verb} of ${e.name} (rv ${e.resourceVersion}): ${names.map(state).join('; ')}`;
     }
   }
-  return { worst, instants, at };
+  return { worst, instants, at, unbudgeted: everUnbudgeted };
 }
 
 /**

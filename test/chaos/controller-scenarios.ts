@@ -51,12 +51,14 @@ const pool: Scenario = {
     say('pool: template changed; rolling out under chaos');
     await reach(out, 'every pool VMI on the new image', () => image(IMAGE_2), 180_000);
     const audit = rig.sandbox.apiServer.audit.query();
-    const { worst, instants, at } = worstUnavailable(audit, names, from);
-    if (worst > 1) out.push(`${worst} pool VMs unavailable at once during the rollout (maxUnavailable 1), ${at}`);
+    // KubeVirt's budget: VMIs of VMs not Ready are restarted first and outside it (audit-invariants.ts).
+    const { worst, instants, at, unbudgeted } = worstUnavailable(audit, names, from);
+    if (worst > 1) out.push(`${worst} pool VMs unavailable at once within the budget during the rollout (maxUnavailable 1), ${at}`);
     if (instants < 8) out.push(`the rollout wrote only ${instants} VMI instants: it proved nothing`);
     const vms = (await user.list(VMS, NS, { labelSelector: 'pool=chaos-pool' })).items.filter((v) => !v.metadata?.deletionTimestamp).length;
     if (vms !== 4) out.push(`${vms} pool VMs at the end, not 4`);
-    return { checked: `rollout of 4 VMs, maxUnavailable 1: ${instants} VMI instants, at most ${worst} unavailable`, violations: out };
+    const outside = unbudgeted.length ? `; restarted outside the budget (VM not Ready): ${unbudgeted.join(', ')}` : '';
+    return { checked: `rollout of 4 VMs, maxUnavailable 1: ${instants} VMI instants, at most ${worst} unavailable within the budget${outside}`, violations: out };
   },
 };
 
