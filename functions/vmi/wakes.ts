@@ -6,7 +6,7 @@
  * one ends); the PVCs and DataVolumes its volumes use and its backend-storage PVC; and a change
  * of the KubeVirt CR's backup-hooks annotation, which every VMI's status reflects.
  */
-import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, VMIS } from '../../shared/api/resources.ts';
+import { DATA_VOLUMES, KUBEVIRTS, MIGRATIONS, PODS, PVCS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
 import { KIND_VMI, SKIP_BACKUP_HOOKS_ANNOTATION, vmiPodsSelector } from '../../shared/api/well-known.ts';
 import { BACKEND_PVC_LABEL } from '../../shared/storage/backend-storage.ts';
 import { defineWakes, type ViewCause } from '../../shared/reconcile/define-controller.ts';
@@ -69,7 +69,10 @@ export function vmiMapper(): EventMapper {
 /**
  * What a VMI key's message carries (shared/relay/view.ts): the VMI and its pods, the reads every
  * pass starts with (reconcile.ts `observe`), and before the launcher pod exists, its leftover
- * backend-storage claim (the check before a launcher pod is created). While the VMI is not yet
+ * backend-storage claim (the check before a launcher pod is created) and the namespace's
+ * ResourceQuotas (the automatic-limits check of the render, which KubeVirt's template service
+ * answers from its informer, empty included: a quota the relay has not seen yet makes the pod
+ * creation refused by quota admission, and the retry reads anew). While the VMI is not yet
  * scheduled (no phase, or Pending) an empty answer is an answer, as KubeVirt's informer's is: the
  * pods of such a VMI are only the one its pod creation record tells of, and the expectations gate
  * re-reads from the API server whenever there is a record — provided the reconcile is served that
@@ -87,7 +90,12 @@ function vmiViewReads(key: string, source: ViewSource): ViewRead[] {
   return [
     { resource: VMIS, namespace, name },
     ...(uid ? [{ resource: PODS, namespace, labelSelector: vmiPodsSelector(uid), ...(unscheduled ? { trustEmptyWith: self } : {}) }] : []),
-    ...(unscheduled ? [{ resource: PVCS, namespace, labelSelector: `${BACKEND_PVC_LABEL}=${name}`, trustEmptyWith: self }] : []),
+    ...(unscheduled
+      ? [
+          { resource: PVCS, namespace, labelSelector: `${BACKEND_PVC_LABEL}=${name}`, trustEmptyWith: self },
+          { resource: RESOURCE_QUOTAS, namespace, trustEmptyWith: self },
+        ]
+      : []),
   ];
 }
 
@@ -113,7 +121,8 @@ function vmiViewHold(key: string, event: ViewCause, source: ViewSource): number 
 /** What wakes the VMI controller's keys, and what their messages carry. */
 export const vmiWakes = defineWakes({
   controller: 'vmi',
-  watches: [{ res: VMIS }, LAUNCHER_PODS, { res: PVCS }, { res: DATA_VOLUMES }, { res: KUBEVIRTS }, { res: MIGRATIONS }],
+  // ResourceQuotas wake nothing (the mapper ignores them): they are watched for the view.
+  watches: [{ res: VMIS }, LAUNCHER_PODS, { res: PVCS }, { res: DATA_VOLUMES }, { res: KUBEVIRTS }, { res: MIGRATIONS }, { res: RESOURCE_QUOTAS }],
   mapper: vmiMapper,
-  view: { resources: [VMIS, PODS, PVCS], reads: vmiViewReads, holdMs: vmiViewHold },
+  view: { resources: [VMIS, PODS, PVCS, RESOURCE_QUOTAS], reads: vmiViewReads, holdMs: vmiViewHold },
 });

@@ -14,13 +14,16 @@ import { requestedSidecars } from './sidecars.ts';
 
 /**
  * What the pod's automatic resource limits depend on (reference §b.6): one LIST of the
- * namespace's ResourceQuotas (one limiting memory or CPU asks for limits), and the namespace
+ * namespace's ResourceQuotas (one limiting memory or CPU asks for limits) — at `resourceVersion`
+ * 0, as fresh as the API server's watch cache, which is what KubeVirt's informer gives its
+ * template service (and what a message's view may answer: the VMI controller's carries the
+ * quotas while the VMI is unscheduled) —, and the namespace
  * itself only when its labels matter (the memory-limit ratio label, the cluster's
  * `autoCPULimitNamespaceLabelSelector`).
  */
 export async function namespaceLimits(kube: Pick<KubeClient, 'get' | 'list'>, vmi: VirtualMachineInstance, config: ClusterConfig): Promise<NamespaceInfo> {
   const namespace = vmi.metadata?.namespace ?? '';
-  const quotas = (await kube.list(RESOURCE_QUOTAS, namespace)).items;
+  const quotas = (await kube.list(RESOURCE_QUOTAS, namespace, { resourceVersion: '0' })).items;
   // A namespace that is gone (the VMI is on its way out) has no labels: KubeVirt's lookup fails the same way.
   const labels = namespaceLabelsMatter(vmi, config, quotas) ? ((await kube.get(NAMESPACES, undefined, namespace))?.metadata?.labels ?? {}) : undefined;
   return namespaceInfo(vmi, config, quotas, labels);
