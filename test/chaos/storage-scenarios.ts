@@ -61,8 +61,8 @@ export const clone: Scenario = {
       spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-clone-src' }, target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'chaos-clone-dst' } },
     });
     const uid = c.metadata?.uid ?? '';
-    if (!(await reach(out, 'the clone Succeeded', async () => (await user.get(VM_CLONES, NS, 'chaos-clone'))?.status?.phase === 'Succeeded', 180_000))) {
-      // Where it stuck: the clone, its temporary snapshot and restore, the target.
+    // Where it stuck: the clone, its temporary snapshot and restore, both VMs, the contents, the dead letters.
+    const whereStuck = async () => {
       const brief = (o: { status?: unknown } | undefined) => (o ? JSON.stringify(o.status ?? {}).slice(0, 600) : 'absent');
       out.push(`  clone: ${brief(await user.get(VM_CLONES, NS, 'chaos-clone'))}`);
       out.push(`  tmp-snapshot: ${brief(await user.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`))}`);
@@ -71,8 +71,9 @@ export const clone: Scenario = {
       out.push(`  source VM: ${brief(await user.get(VMS, NS, 'chaos-clone-src'))}`);
       out.push(`  snapshot contents: ${(await user.list(VM_SNAPSHOT_CONTENTS, NS)).items.map((c) => `${c.metadata?.name} ${brief(c)}`).join('; ') || 'none'}`);
       out.push(`  dead letters: ${JSON.stringify(await rig.store.queue.listDeadLetters()).slice(0, 600)}`);
-    }
-    await reach(out, 'the temporary snapshot and restore gone', async () => (await user.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)) === undefined && (await user.get(VM_RESTORES, NS, `tmp-restore-${uid}`)) === undefined);
+    };
+    if (!(await reach(out, 'the clone Succeeded', async () => (await user.get(VM_CLONES, NS, 'chaos-clone'))?.status?.phase === 'Succeeded', 180_000))) await whereStuck();
+    else if (!(await reach(out, 'the temporary snapshot and restore gone', async () => (await user.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)) === undefined && (await user.get(VM_RESTORES, NS, `tmp-restore-${uid}`)) === undefined))) await whereStuck();
     const audit = rig.sandbox.apiServer.audit.query();
     const targets = creates(audit, 'virtualmachines', (n) => n === 'chaos-clone-dst');
     if (targets !== 1) out.push(`the target VM was created ${targets} times`);

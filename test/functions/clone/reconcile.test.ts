@@ -204,6 +204,32 @@ describe('clone reconcile against the sandbox API server', () => {
     assert.equal(await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`), undefined, 'cleaned up after Succeeded was stored');
   });
 
+  test('the clean-up pass dies between deleting the restore and the snapshot: the next pass deletes the snapshot and settles (chaos clone seed 2, emulator/aws)', async () => {
+    // arrange: a Succeeded clone whose clean-up deleted the restore and then lost its snapshot delete (a killed worker, a refused request)
+    const vm = await sourceVm('src-half');
+    const c = await cloneOf('c-half', { kind: 'VirtualMachine', name: 'src-half' });
+    const uid = c.metadata?.uid ?? '';
+    await pass('c-half');
+    await snapshotReady(`tmp-snapshot-${uid}`, vm);
+    await pass('c-half');
+    await restoreDone(`tmp-restore-${uid}`);
+    await pass('c-half'); // Succeeded stored
+    const refusing = { ...deps.kube, get: deps.kube.get.bind(deps.kube), create: deps.kube.create.bind(deps.kube), createEvent: deps.kube.createEvent.bind(deps.kube), update: deps.kube.update.bind(deps.kube), delete: (res: Parameters<CloneDeps['kube']['delete']>[0], ...rest: unknown[]) => (res === VM_SNAPSHOTS ? Promise.reject(new Error('worker killed')) : (deps.kube.delete as (...a: unknown[]) => Promise<boolean>)(res, ...rest)) } as CloneDeps['kube'];
+    const died = await reconcileClone(`${NS}/c-half`, { ...deps, kube: refusing }).then(() => 'no error', (err: Error) => err.message);
+    const between = [await kube.get(VM_RESTORES, NS, `tmp-restore-${uid}`), await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)].map((o) => o !== undefined);
+    // act
+    const next = await pass('c-half');
+    const final = await getClone('c-half');
+    // assert: KubeVirt would wait for ever for the restore it deleted ("restore … is not created yet") and leave the snapshot
+    assert.match(died, /cannot clean up snapshot/);
+    assert.deepEqual(between, [false, true], 'restore gone, snapshot left');
+    assert.equal(next, undefined, 'the pass settles');
+    assert.equal(await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`), undefined, 'the temporary snapshot deleted');
+    assert.equal(final?.status?.phase, 'Succeeded');
+    assert.equal(final?.status?.restoreName, undefined);
+    assert.equal(final?.status?.snapshotName, undefined);
+  });
+
   test('a snapshot source: unset → RestoreInProgress in one write, no snapshot taken, the user snapshot kept at the end', async () => {
     // arrange
     const vm = await sourceVm('src-2');
