@@ -182,17 +182,24 @@ describe('clone reconcile against the sandbox API server', () => {
     assert.deepEqual(server.audit.query({ identity: CONTROLLER }).map((e) => `${e.verb} ${e.resource} ${JSON.stringify((e.object as VirtualMachineClone).status)}`), [], JSON.stringify(final?.status));
   });
 
+  /** A VM-source clone taken to RestoreInProgress with its restore complete; its uid. */
+  async function restoredClone(name: string, source: string): Promise<string> {
+    const vm = await sourceVm(source);
+    const uid = (await cloneOf(name, { kind: 'VirtualMachine', name: source })).metadata?.uid ?? '';
+    await pass(name);
+    await snapshotReady(`tmp-snapshot-${uid}`, vm);
+    await pass(name);
+    await restoreDone(`tmp-restore-${uid}`);
+    return uid;
+  }
+  /** The controller's client with its methods bound, to override one. */
+  const kubeOf = () => ({ ...deps.kube, get: deps.kube.get.bind(deps.kube), create: deps.kube.create.bind(deps.kube), delete: deps.kube.delete.bind(deps.kube), createEvent: deps.kube.createEvent.bind(deps.kube), update: deps.kube.update.bind(deps.kube) });
+
   test('the pass that reaches Succeeded loses its status write (a killed worker): the next pass still finds its snapshot and succeeds (chaos seed 791053)', async () => {
     // arrange: a clone at RestoreInProgress with its restore done
-    const vm = await sourceVm('src-lost');
-    const c = await cloneOf('c-lost', { kind: 'VirtualMachine', name: 'src-lost' });
-    const uid = c.metadata?.uid ?? '';
-    await pass('c-lost');
-    await snapshotReady(`tmp-snapshot-${uid}`, vm);
-    await pass('c-lost');
-    await restoreDone(`tmp-restore-${uid}`);
+    const uid = await restoredClone('c-lost', 'src-lost');
     // act: the pass that reaches Succeeded dies at its status write
-    const lossy = { ...deps.kube, get: deps.kube.get.bind(deps.kube), create: deps.kube.create.bind(deps.kube), delete: deps.kube.delete.bind(deps.kube), createEvent: deps.kube.createEvent.bind(deps.kube), update: () => Promise.reject(new Error('worker killed')) } as CloneDeps['kube'];
+    const lossy = { ...kubeOf(), update: () => Promise.reject(new Error('worker killed')) } as CloneDeps['kube'];
     const died = await reconcileClone(`${NS}/c-lost`, { ...deps, kube: lossy }).then(() => 'no error', (err: Error) => err.message);
     const afterDeath = (await getClone('c-lost'))?.status?.phase;
     for (let i = 0; i < 3; i++) await pass('c-lost');
@@ -206,15 +213,9 @@ describe('clone reconcile against the sandbox API server', () => {
 
   test('the clean-up pass dies between deleting the restore and the snapshot: the next pass deletes the snapshot and settles (chaos clone seed 2, emulator/aws)', async () => {
     // arrange: a Succeeded clone whose clean-up deleted the restore and then lost its snapshot delete (a killed worker, a refused request)
-    const vm = await sourceVm('src-half');
-    const c = await cloneOf('c-half', { kind: 'VirtualMachine', name: 'src-half' });
-    const uid = c.metadata?.uid ?? '';
-    await pass('c-half');
-    await snapshotReady(`tmp-snapshot-${uid}`, vm);
-    await pass('c-half');
-    await restoreDone(`tmp-restore-${uid}`);
+    const uid = await restoredClone('c-half', 'src-half');
     await pass('c-half'); // Succeeded stored
-    const refusing = { ...deps.kube, get: deps.kube.get.bind(deps.kube), create: deps.kube.create.bind(deps.kube), createEvent: deps.kube.createEvent.bind(deps.kube), update: deps.kube.update.bind(deps.kube), delete: (res: Parameters<CloneDeps['kube']['delete']>[0], ...rest: unknown[]) => (res === VM_SNAPSHOTS ? Promise.reject(new Error('worker killed')) : (deps.kube.delete as (...a: unknown[]) => Promise<boolean>)(res, ...rest)) } as CloneDeps['kube'];
+    const refusing = { ...kubeOf(), delete: (res: Parameters<CloneDeps['kube']['delete']>[0], ...rest: unknown[]) => (res === VM_SNAPSHOTS ? Promise.reject(new Error('worker killed')) : (deps.kube.delete as (...a: unknown[]) => Promise<boolean>)(res, ...rest)) } as CloneDeps['kube'];
     const died = await reconcileClone(`${NS}/c-half`, { ...deps, kube: refusing }).then(() => 'no error', (err: Error) => err.message);
     const between = [await kube.get(VM_RESTORES, NS, `tmp-restore-${uid}`), await kube.get(VM_SNAPSHOTS, NS, `tmp-snapshot-${uid}`)].map((o) => o !== undefined);
     // act
