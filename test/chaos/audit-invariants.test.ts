@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AuditEntry } from '../../sandbox/apiserver/audit.ts';
-import { createdMoreThanOnce, launcherOf, overLimit, worstUnavailable } from './audit-invariants.ts';
+import { createdMoreThanOnce, launcherOf, OverLimit, overLimit, worstUnavailable } from './audit-invariants.ts';
 
 let rv = 100;
 function entry(resource: string, verb: string, name: string, object: Record<string, unknown>, type: AuditEntry['type'] = verb === 'create' ? 'ADDED' : verb === 'delete' ? 'DELETED' : 'MODIFIED'): AuditEntry {
@@ -70,4 +70,17 @@ test('worstUnavailable: a VMI restarted while its VM was not Ready is outside th
   assert.equal(ready.worst, 2);
   assert.deepEqual(ready.unbudgeted, []);
   assert.match(ready.at, /p-0 deleting Running Ready=True \(VM Ready=True\); p-1 deleting Running Ready=True \(VM Ready=True\)/);
+});
+
+test('OverLimit fed a minute at a time (the soak drops the log it replayed) finds what one replay of the whole log finds', () => {
+  // arrange: a second launcher pod for uid-e created in the batch after the first
+  const first = [launcher('virt-launcher-e-1', 'uid-e'), launcher('virt-launcher-f-1', 'uid-f')];
+  const second = [entry('pods', 'delete', 'virt-launcher-f-1', {}), launcher('virt-launcher-e-2', 'uid-e')];
+  const check = new OverLimit('pods', launcherOf);
+  // act
+  const found = [...check.feed(first), ...check.feed(second)];
+  // assert
+  assert.deepEqual(found, overLimit([...first, ...second], 'pods', launcherOf));
+  assert.equal(found.length, 1);
+  assert.match(found[0] ?? '', /virt-launcher-e-1 \+ virt-launcher-e-2 live at once for uid-e/);
 });

@@ -33,21 +33,41 @@ export function creates(entries: readonly AuditEntry[], resource: string, names:
  * pod per volume set", "one exporter pod per export".
  */
 export function overLimit(entries: readonly AuditEntry[], resource: string, groupOf: (o: Obj) => string | undefined, limit = 1): string[] {
-  const group = new Map<string, string>();
-  const live = new Map<string, Set<string>>();
-  const out: string[] = [];
-  for (const e of inCommitOrder(entries)) {
-    if (e.resource !== resource || e.subresource) continue;
-    const g = group.get(e.name) ?? groupOf(e.object as Obj);
-    if (g === undefined) continue;
-    group.set(e.name, g);
-    const set = live.get(g) ?? new Set<string>();
-    live.set(g, set);
-    if (isLive(e)) set.add(e.name);
-    else set.delete(e.name);
-    if (set.size > limit) out.push(`${[...set].join(' + ')} live at once for ${g} (rv ${e.resourceVersion}, ${e.verb} by ${e.identity})`);
+  return new OverLimit(resource, groupOf, limit).feed(entries);
+}
+
+/**
+ * {@link overLimit} fed in batches (each in commit order, later batches later), keeping what it has
+ * replayed: how a long run (the soak) checks every instant while it drops the log it has read.
+ */
+export class OverLimit {
+  readonly #group = new Map<string, string>();
+  readonly #live = new Map<string, Set<string>>();
+  readonly resource: string;
+  readonly groupOf: (o: Obj) => string | undefined;
+  readonly limit: number;
+  constructor(resource: string, groupOf: (o: Obj) => string | undefined, limit = 1) {
+    this.resource = resource;
+    this.groupOf = groupOf;
+    this.limit = limit;
   }
-  return out;
+
+  /** Replays `entries`; the violations they add. */
+  feed(entries: readonly AuditEntry[]): string[] {
+    const out: string[] = [];
+    for (const e of inCommitOrder(entries)) {
+      if (e.resource !== this.resource || e.subresource) continue;
+      const g = this.#group.get(e.name) ?? this.groupOf(e.object as Obj);
+      if (g === undefined) continue;
+      this.#group.set(e.name, g);
+      const set = this.#live.get(g) ?? new Set<string>();
+      this.#live.set(g, set);
+      if (isLive(e)) set.add(e.name);
+      else set.delete(e.name);
+      if (set.size > this.limit) out.push(`${[...set].join(' + ')} live at once for ${g} (rv ${e.resourceVersion}, ${e.verb} by ${e.identity})`);
+    }
+    return out;
+  }
 }
 
 type Vmi = Obj & { status?: { phase?: string; conditions?: { type: string; status: string }[] } };

@@ -8,7 +8,7 @@ import { startApiServer } from '../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { checkAudit, replicaSetChaosViolations, runReplicaSetChaos } from './run-replicaset-chaos.ts';
+import { checkAudit, ReplicaSetWithinSpec, replicaSetChaosViolations, runReplicaSetChaos } from './run-replicaset-chaos.ts';
 
 test('a replica set scaled up and down under worker kills, duplicate deliveries ×5, 409/429/500 and dropped watches: never more live VMIs than spec.replicas, and exactly spec.replicas after each step', async () => {
   // arrange + act
@@ -35,11 +35,19 @@ test('the audit check itself: a VMI joining beyond spec.replicas is reported', a
     const owned = (name: string) => ({ metadata: { name, namespace: 'default', ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceReplicaSet', name: 'audit-rs', uid: rs.metadata!.uid!, controller: true }] }, spec: { domain: { devices: {} } } }) as VirtualMachineInstance;
     await kube.create(VMIS, owned('one'));
     const clean = checkAudit(server.audit, 'audit-rs');
+    const firstBatchEntries = server.audit.query();
+    // The soak's way: replayed in batches, each dropped once read.
+    const streaming = new ReplicaSetWithinSpec('audit-rs');
+    const firstBatch = streaming.feed(server.audit.query());
+    server.audit.clear();
     await kube.create(VMIS, owned('two'));
     // act
-    const over = checkAudit(server.audit, 'audit-rs');
+    const over = checkAudit({ query: () => [...firstBatchEntries, ...server.audit.query()] }, 'audit-rs');
+    const secondBatch = streaming.feed(server.audit.query());
     // assert
     assert.deepEqual(clean.overshoots, []);
+    assert.deepEqual(firstBatch, []);
+    assert.deepEqual(secondBatch, over.overshoots, 'the batches find what the whole log does');
     assert.equal(over.overshoots.length, 1);
     assert.match(over.overshoots[0] ?? '', /create two by test .*: 2 live, spec.replicas 1/);
     assert.equal(over.maxExcess, 1);

@@ -170,34 +170,53 @@ async function reachExactly(kube: KubeClient, replicas: number, timeoutMs: numbe
 /** Replays the audit log: the replica set's live VMIs against its spec.replicas at every write. */
 export function checkAudit(audit: { query(q: object): AuditEntry[] }, rsName = RS): { overshoots: string[]; maxExcess: number; auditEntries: number } {
   const entries: AuditEntry[] = audit.query({});
-  let uid: string | undefined;
-  let replicas = 0;
-  let draining = false;
-  let maxExcess = 0;
-  const live = new Set<string>();
-  const overshoots: string[] = [];
-  for (const e of entries) {
-    if (e.resource === 'virtualmachineinstancereplicasets' && e.name === rsName) {
-      const rs = e.object as unknown as VirtualMachineInstanceReplicaSet;
-      uid = rs.metadata?.uid;
-      const next = rs.spec?.replicas ?? 1;
-      if (next < live.size) draining = true;
-      replicas = next;
-    } else if (e.resource === 'virtualmachineinstances' && uid) {
-      const v = e.object as unknown as VirtualMachineInstance;
-      const ours = v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid) === true;
-      const isLive = ours && e.type !== 'DELETED' && !v.metadata?.deletionTimestamp;
-      const joined = isLive && !live.has(e.name);
-      if (isLive) live.add(e.name);
-      else live.delete(e.name);
-      if (joined && (draining || live.size > replicas)) {
-        overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} live, spec.replicas ${replicas}${draining ? ' (while draining a scale-down)' : ''}`);
-      }
-    }
-    if (draining && live.size <= replicas) draining = false;
-    if (!draining) maxExcess = Math.max(maxExcess, live.size - replicas);
+  const check = new ReplicaSetWithinSpec(rsName);
+  return { overshoots: check.feed(entries), maxExcess: check.maxExcess, auditEntries: entries.length };
+}
+
+/**
+ * {@link checkAudit} fed in batches (later batches later), keeping what it has replayed: how the
+ * soak checks every write while it drops the log it has read.
+ */
+export class ReplicaSetWithinSpec {
+  #uid: string | undefined;
+  #replicas = 0;
+  #draining = false;
+  readonly #live = new Set<string>();
+  /** The most live VMIs above spec.replicas outside a scale-down's drain, so far. */
+  maxExcess = 0;
+  readonly rsName: string;
+  constructor(rsName = RS) {
+    this.rsName = rsName;
   }
-  return { overshoots, maxExcess, auditEntries: entries.length };
+
+  /** Replays `entries`; the overshoots they add. */
+  feed(entries: readonly AuditEntry[]): string[] {
+    const overshoots: string[] = [];
+    const live = this.#live;
+    for (const e of entries) {
+      if (e.resource === 'virtualmachineinstancereplicasets' && e.name === this.rsName) {
+        const rs = e.object as unknown as VirtualMachineInstanceReplicaSet;
+        this.#uid = rs.metadata?.uid;
+        const next = rs.spec?.replicas ?? 1;
+        if (next < live.size) this.#draining = true;
+        this.#replicas = next;
+      } else if (e.resource === 'virtualmachineinstances' && this.#uid) {
+        const v = e.object as unknown as VirtualMachineInstance;
+        const ours = v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === this.#uid) === true;
+        const isLive = ours && e.type !== 'DELETED' && !v.metadata?.deletionTimestamp;
+        const joined = isLive && !live.has(e.name);
+        if (isLive) live.add(e.name);
+        else live.delete(e.name);
+        if (joined && (this.#draining || live.size > this.#replicas)) {
+          overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} live, spec.replicas ${this.#replicas}${this.#draining ? ' (while draining a scale-down)' : ''}`);
+        }
+      }
+      if (this.#draining && live.size <= this.#replicas) this.#draining = false;
+      if (!this.#draining) this.maxExcess = Math.max(this.maxExcess, live.size - this.#replicas);
+    }
+    return overshoots;
+  }
 }
 
 /** What must hold after a run; an empty list means it passed. */
