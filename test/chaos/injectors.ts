@@ -224,13 +224,15 @@ export function startFaultLoop(sandbox: Sandbox, random: () => number, identitie
 
 /**
  * The user's client in a chaos run: it retries, as kubectl and a person do, while the API server
- * restarts or refuses (a network error, 429, 5xx), for up to a minute. A create whose answer was
+ * restarts or refuses (a network error, 429, 5xx), for up to three minutes (a kube-apiserver
+ * restarted on a loaded 2-core machine answered 503 "the request has been made before all known
+ * HTTP paths have been installed" for over a minute: real/sqlite, replicaset, seed 2). A create whose answer was
  * lost and that then finds its object (409) counts as done. The faults are the product's to
  * survive, not the harness's.
  */
 export function patientUser(inner: KubeClient): KubeClient {
   return decorateKubeClient(inner, async (method, args, call) => {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 180_000;
     for (let attempt = 0; ; attempt++) {
       try {
         return await call();
