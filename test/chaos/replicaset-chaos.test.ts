@@ -49,8 +49,18 @@ test('the audit check itself: a VMI joining beyond spec.replicas is reported', a
     assert.deepEqual(firstBatch, []);
     assert.deepEqual(secondBatch, over.overshoots, 'the batches find what the whole log does');
     assert.equal(over.overshoots.length, 1);
-    assert.match(over.overshoots[0] ?? '', /create two by test .*: 2 live, spec.replicas 1/);
+    assert.match(over.overshoots[0] ?? '', /create two by test .*: 2 active \(one -, two -\), spec.replicas 1/);
     assert.equal(over.maxExcess, 1);
+    // KubeVirt's replica set replaces a finished VMI before deleting it: a Failed one beside its replacement is no overshoot
+    await kube.delete(VMIS, 'default', 'two');
+    await kube.update(VMIS, { ...(await kube.get(VMIS, 'default', 'one'))!, status: { phase: 'Failed' } } as VirtualMachineInstance);
+    const replaced = new ReplicaSetWithinSpec('audit-rs');
+    replaced.feed([...firstBatchEntries, ...server.audit.query()]);
+    server.audit.clear();
+    await kube.create(VMIS, owned('three'));
+    assert.deepEqual(replaced.feed(server.audit.query()), [], 'a Failed VMI and its replacement');
+    await kube.create(VMIS, owned('four'));
+    assert.equal(replaced.feed(server.audit.query()).length, 1, 'a second active one is an overshoot');
   } finally {
     await server.close();
   }

@@ -167,11 +167,23 @@ async function reachExactly(kube: KubeClient, replicas: number, timeoutMs: numbe
   return `not reached: ${seen}`;
 }
 
-/** Replays the audit log: the replica set's live VMIs against its spec.replicas at every write. */
+/**
+ * Replays the audit log: the replica set's active VMIs against its spec.replicas at every write.
+ * Active as KubeVirt's replica set counts them (`filterActiveVMIs`): not terminating, not in a final
+ * phase (Succeeded, Failed), not marked `Ready=False/PodTerminating` — it replaces a finished VMI
+ * before it deletes it, so a Failed VMI beside its replacement is not an overshoot.
+ */
 export function checkAudit(audit: { query(q: object): AuditEntry[] }, rsName = RS): { overshoots: string[]; maxExcess: number; auditEntries: number } {
   const entries: AuditEntry[] = audit.query({});
   const check = new ReplicaSetWithinSpec(rsName);
   return { overshoots: check.feed(entries), maxExcess: check.maxExcess, auditEntries: entries.length };
+}
+
+/** KubeVirt's replica set's "active": not terminating, not final, not Ready=False/PodTerminating. */
+export function isActiveVmi(v: VirtualMachineInstance | undefined): boolean {
+  if (!v || v.metadata?.deletionTimestamp) return false;
+  if (v.status?.phase === 'Succeeded' || v.status?.phase === 'Failed') return false;
+  return !(v.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'PodTerminating');
 }
 
 /**
@@ -182,8 +194,9 @@ export class ReplicaSetWithinSpec {
   #uid: string | undefined;
   #replicas = 0;
   #draining = false;
-  readonly #live = new Set<string>();
-  /** The most live VMIs above spec.replicas outside a scale-down's drain, so far. */
+  /** Active VMIs of the replica set, as last written. */
+  readonly #live = new Map<string, VirtualMachineInstance>();
+  /** The most active VMIs above spec.replicas outside a scale-down's drain, so far. */
   maxExcess = 0;
   readonly rsName: string;
   constructor(rsName = RS) {
@@ -204,12 +217,13 @@ export class ReplicaSetWithinSpec {
       } else if (e.resource === 'virtualmachineinstances' && this.#uid) {
         const v = e.object as unknown as VirtualMachineInstance;
         const ours = v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === this.#uid) === true;
-        const isLive = ours && e.type !== 'DELETED' && !v.metadata?.deletionTimestamp;
+        const isLive = ours && e.type !== 'DELETED' && isActiveVmi(v);
         const joined = isLive && !live.has(e.name);
-        if (isLive) live.add(e.name);
+        if (isLive) live.set(e.name, v);
         else live.delete(e.name);
         if (joined && (this.#draining || live.size > this.#replicas)) {
-          overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} live, spec.replicas ${this.#replicas}${this.#draining ? ' (while draining a scale-down)' : ''}`);
+          const states = [...live.values()].map((x) => `${x.metadata?.name} ${x.status?.phase ?? '-'}`).join(', ');
+          overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} active (${states}), spec.replicas ${this.#replicas}${this.#draining ? ' (while draining a scale-down)' : ''}`);
         }
       }
       if (this.#draining && live.size <= this.#replicas) this.#draining = false;
