@@ -105,8 +105,12 @@ export class SqliteKeyQueue implements KeyQueue {
   }
 
   async send(messages: readonly KeyMessage[]): Promise<void> {
-    // Validate at the edge: a sender bug is reported to the sender, not stored.
-    const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
+    // Validate at the edge: a sender bug is reported to the sender, not stored. The body checked is
+    // the body stored (a message with a view is tens of KB: serialized once).
+    const checked = messages.map((m) => {
+      const body = JSON.stringify(m);
+      return { m: parseKeyMessage(body), body };
+    });
     const now = this.now();
     const added = new Map<Controller, number>();
     inWriteTransaction(this.db, () => {
@@ -115,9 +119,9 @@ export class SqliteKeyQueue implements KeyQueue {
         `INSERT INTO queue_dedup (controller, dedup_id, expires_at) VALUES (?, ?, ?)
          ON CONFLICT (controller, dedup_id) DO NOTHING`,
       );
-      for (const m of checked) {
+      for (const { m, body } of checked) {
         if (claim.run(m.controller, dedupId(m), now + this.dedupMs).changes === 0) continue; // exact duplicate
-        this.enqueue(m.controller, m.key, JSON.stringify(m), now, wakeDelayMs(m.controller));
+        this.enqueue(m.controller, m.key, body, now, wakeDelayMs(m.controller));
         added.set(m.controller, (added.get(m.controller) ?? 0) + 1);
       }
     });
