@@ -214,15 +214,25 @@ export function queueConformance(name: string, make: HarnessFactory): void {
       withHarness({}, async (h) => {
         // arrange
         const pool: Controller = 'pool';
+        const sentAt = h.now();
         await h.queue.send([keyMessage('ns/p', 1, 'MODIFIED', pool)]);
         // act
         const atOnce = await h.queue.receive(pool, 1, 0);
         await h.advance(500);
         const halfway = await h.queue.receive(pool, 1, 0);
+        // On a real clock (SQS) a starved machine can take the whole delay to get here: then the
+        // receive proves nothing about the delay, and only what it cannot have seen is asserted.
+        const beforeDue = h.now() - sentAt < 1000;
         await h.queue.send([keyMessage('ns/p', 2, 'MODIFIED', pool)]);
         await h.advance(700);
         // (SQS delays each message and hands a group's next only after its first is settled.)
         const got: ReceivedKey[] = [];
+        if (!beforeDue) {
+          for (const rk of halfway) {
+            got.push(rk);
+            await h.queue.ack(pool, rk.receipt);
+          }
+        }
         for (let i = 0; i < 8 && got.at(-1)?.message.cause.resourceVersion !== '2'; i++) {
           for (const rk of await h.queue.receive(pool, 1, 300)) {
             got.push(rk);
@@ -231,7 +241,7 @@ export function queueConformance(name: string, make: HarnessFactory): void {
         }
         // assert
         assert.deepEqual(atOnce, [], 'the key must not come before its delay');
-        assert.deepEqual(halfway, [], 'the key must not come halfway through its delay');
+        if (beforeDue) assert.deepEqual(halfway, [], 'the key must not come halfway through its delay');
         assert.equal(got.at(-1)?.message.cause.resourceVersion, '2', 'the event sent inside the delay must reach the controller');
         if (h.caps.coalescesWaiting) assert.equal(got[0]?.coalesced, 2, 'one delivery at the first event\'s time, carrying both');
       }));
