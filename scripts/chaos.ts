@@ -69,7 +69,7 @@ if (values.soak !== undefined) {
     [
       `seed ${r.seed}, ${r.minutes} min; actions: ${listed(r.actions)}`,
       `injected: ${listed(r.injected)}`,
-      `slopes per hour: retained heap ${r.slopes.heapMbPerHour} MB, rss ${r.slopes.rssMbPerHour} MB, queued keys ${r.slopes.queuedPerHour}; ${r.auditEntriesChecked} audit entries replayed by the invariants`,
+      `slopes per hour: retained heap ${r.slopes.heapMbPerHour} MB, rss ${r.slopes.rssMbPerHour} MB, queued keys ${r.slopes.queuedPerHour}, the cluster's Events ${r.slopes.eventsPerHour}; ${r.auditEntriesChecked} audit entries replayed by the invariants`,
       `DLQ: ${r.deadLetters.map((d) => `${d.key} [${d.reason}]`).join(', ') || 'empty'}`,
       r.violations.length ? `FAILED:\n  - ${r.violations.join('\n  - ')}` : 'PASSED: converged after calm, only the poison dead-lettered, one launcher pod per VMI and the replica set within spec.replicas at every audit instant',
     ].join('\n'),

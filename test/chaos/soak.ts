@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { VirtualMachine, VirtualMachineInstanceReplicaSet, VirtualMachinePool } from '../../shared/api/index.ts';
-import { MIGRATIONS, NODES, PODS, VM_POOLS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../shared/api/resources.ts';
+import { EVENTS, MIGRATIONS, NODES, PODS, VM_POOLS, VM_SNAPSHOTS, VMI_REPLICA_SETS, VMIS, VMS } from '../../shared/api/resources.ts';
 import { CONTROLLERS } from '../../shared/queue/message.ts';
 import type { DeadLetter } from '../../shared/queue/port.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
@@ -40,6 +40,13 @@ export interface SoakSample {
   readonly heapMb: number;
   readonly rssMb: number;
   readonly queued: number;
+  /**
+   * Objects the cluster keeps that the churn only adds to: Events (kube-apiserver expires them after
+   * an hour, `--event-ttl`; the emulator keeps them) and migrations (nobody deletes them). On the
+   * emulator lane they are in this process's heap too.
+   */
+  readonly events: number;
+  readonly migrations: number;
 }
 
 export interface SoakReport {
@@ -50,7 +57,7 @@ export interface SoakReport {
   readonly injected: Record<string, number>;
   readonly samples: readonly SoakSample[];
   /** Least-squares slopes per hour. */
-  readonly slopes: { heapMbPerHour: number; rssMbPerHour: number; queuedPerHour: number };
+  readonly slopes: { heapMbPerHour: number; rssMbPerHour: number; queuedPerHour: number; eventsPerHour: number };
   readonly deadLetters: readonly DeadLetter[];
   /** Audit-log entries the invariants replayed (the whole run's writes). */
   readonly auditEntriesChecked: number;
@@ -153,11 +160,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const sample = async (minute: number) => {
     const depths = await Promise.all(CONTROLLERS.map((c) => rig.store.queue.depth(c)));
     const queued = depths.reduce((a, d) => a + d.visible + d.inFlight, 0);
+    const [events, migrations] = await Promise.all([EVENTS, MIGRATIONS].map(async (r) => (await user.list(r, NS).catch(() => ({ items: [] }))).items.length));
     checkAuditSoFar();
     gc();
     const m = process.memoryUsage();
-    samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued });
-    say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
+    samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued, events: events ?? 0, migrations: migrations ?? 0 });
+    say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}, events ${events}, migrations ${migrations}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
   };
   try {
     const labels = { soak: 'rs' };
@@ -224,7 +232,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     actions,
     injected,
     samples,
-    slopes: { heapMbPerHour: perHour((s) => s.heapMb), rssMbPerHour: perHour((s) => s.rssMb), queuedPerHour: perHour((s) => s.queued) },
+    slopes: { heapMbPerHour: perHour((s) => s.heapMb), rssMbPerHour: perHour((s) => s.rssMb), queuedPerHour: perHour((s) => s.queued), eventsPerHour: perHour((s) => s.events) },
     deadLetters,
     auditEntriesChecked,
     violations,
