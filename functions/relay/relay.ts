@@ -108,6 +108,15 @@ export class Relay {
     await this.#outbox.close();
   }
 
+  /**
+   * Leaves the shared metrics registry as if this relay had never been there (its KubeVirt
+   * collectors removed): for a relay replaced by another in the same process. A stopped relay
+   * otherwise keeps reporting (leading 0) until its process ends, as it should.
+   */
+  detachMetrics(): void {
+    this.kubevirtMetrics?.detach();
+  }
+
   /** Ready once every resource has been listed once. */
   get ready(): boolean {
     return this.#reflectors.every((r) => r.synced);

@@ -63,9 +63,14 @@ export class MetricsRegistry {
   /**
    * Adds a collector whose families are written after the registry's own at every render (the
    * relay's KubeVirt collectors). Collectors never reach {@link drain}: they serve scrapes only.
+   * Returns its remover.
    */
-  addCollector(c: MetricsCollector): void {
+  addCollector(c: MetricsCollector): () => void {
     this.#collectors.push(c);
+    return () => {
+      const i = this.#collectors.indexOf(c);
+      if (i >= 0) this.#collectors.splice(i, 1);
+    };
   }
 
   /** Whether a family of this name has been written to (not counting collectors). */

@@ -75,7 +75,9 @@ export async function startChaosRelay(opts: { kubeConfig: KubeConfig; queue: Pic
       injected.relayKills++;
       alive.value = false;
       const dead = relay;
-      // Its watches go on closing in the background; nothing it sends arrives.
+      // Its watches go on closing in the background; nothing it sends arrives; its metrics go with
+      // it at once, as a dead process's do (the soak found every killed relay kept by the shared registry).
+      dead.detachMetrics();
       void dead.stop().catch(() => undefined);
       alive = { value: true };
       relay = make();

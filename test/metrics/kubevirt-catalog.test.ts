@@ -177,3 +177,21 @@ describe("KubeVirt's virt-controller metrics", () => {
     assert.deepEqual(ours, [], `promtool flags our exposition:\n${ours.join('\n')}`);
   });
 });
+
+describe('a relay replaced in the same registry', () => {
+  it('leaves it when detached: its families written once, not once per relay that ever ran', () => {
+    // arrange: a killed relay and its replacement on one registry (the chaos harness's kill)
+    const reg = new MetricsRegistry();
+    const dead = new KubevirtMetrics(reg, () => true);
+    const live = new KubevirtMetrics(reg, () => true);
+    live.start();
+    const leading = () => (reg.render().match(/^kubevirt_virt_controller_leading_status /gm) ?? []).length;
+    const twice = leading();
+    // act
+    dead.detach();
+    // assert
+    assert.equal(twice, 2, 'both relays wrote the family');
+    assert.equal(leading(), 1);
+    assert.match(reg.render(), /^kubevirt_virt_controller_leading_status 1$/m, 'the live one');
+  });
+});

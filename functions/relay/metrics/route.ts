@@ -39,6 +39,7 @@ export class KubevirtMetrics {
   readonly collector: KubevirtCollector;
   readonly route: RelayRoute;
   #running = false;
+  #removers: (() => void)[];
 
   /** `synced`: whether the relay's watches have all listed once; `holdsLease`: whether we hold virt-controller's Lease (undefined: no cutover runs). */
   constructor(registry: MetricsRegistry, synced: () => boolean, holdsLease: () => boolean | undefined = () => undefined) {
@@ -50,8 +51,17 @@ export class KubevirtMetrics {
         return [];
       },
     };
-    registry.addCollector(componentCollector(() => ({ running: this.#running, synced: synced(), holdsLease: holdsLease() })));
-    registry.addCollector(this.collector);
+    this.#removers = [registry.addCollector(componentCollector(() => ({ running: this.#running, synced: synced(), holdsLease: holdsLease() }))), registry.addCollector(this.collector)];
+  }
+
+  /**
+   * Takes this relay's collectors out of the registry: for a relay replaced by another in the same
+   * process and registry (the chaos harness's kill), whose families would otherwise be written
+   * twice on every scrape and whose whole relay the registry would keep alive.
+   */
+  detach(): void {
+    for (const remove of this.#removers) remove();
+    this.#removers = [];
   }
 
   start(): void {
