@@ -10,7 +10,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
 import { PVCS, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS, VOLUME_SNAPSHOT_CLASSES, VOLUME_SNAPSHOTS } from '../../../shared/api/resources.ts';
 import type { VirtualMachine } from '../../../shared/api/snapshot.ts';
-import { SUCCEEDED_METRIC } from '../../../functions/snapshot/reconcile.ts';
+import { reconcileSnapshot, SUCCEEDED_METRIC } from '../../../functions/snapshot/reconcile.ts';
+import { isPermanent } from '../../../shared/errors.ts';
 import { volumeSnapshotProblems, type CheckedVm } from '../../../functions/clone/checks.ts';
 import { actions, conditions, csiReady, harness, NS, pass, settle, snapshotOf, sourceVm, storage, VSC, type Harness } from './support.ts';
 
@@ -229,6 +230,23 @@ describe('snapshot reconcile against the sandbox API server', () => {
     const vm = await vmOf('del-1');
     assert.equal(vm?.status?.snapshotInProgress, undefined);
     assert.ok(!vm?.metadata?.finalizers?.includes('snapshot.kubevirt.io/snapshot-source-protection'));
+  });
+
+  test('a source VM deleted before its lock: the refused finalizer (422, object being deleted) is retried, never dead-lettered (soak seed 61)', async () => {
+    // arrange: a VM that another finalizer keeps while it is being deleted
+    await sourceVm(h, 'gone-1');
+    await h.kube.patch(VMS, NS, 'gone-1', { type: 'merge', body: { metadata: { finalizers: ['test.example/keep'] } } });
+    await snapshotOf(h, 'snap-gone-1', 'gone-1');
+    const key = `${NS}/snap-gone-1`;
+    await pass(h, key); // the first pass never locks
+    await h.kube.delete(VMS, NS, 'gone-1');
+    // act
+    const err = await reconcileSnapshot(key, h.deps).then(() => undefined, (e: unknown) => e);
+    // assert: a transient error (retried with backoff, as KubeVirt's workqueue does), not bad input
+    assert.ok(err instanceof Error, 'the pass fails');
+    assert.equal(isPermanent(err), false, `not permanent: ${String(err)}`);
+    assert.match((err as Error).message, /being deleted/);
+    await h.kube.patch(VMS, NS, 'gone-1', { type: 'merge', body: { metadata: { finalizers: null } } });
   });
 
   test('a source of another kind is bad input, not retried', async () => {
