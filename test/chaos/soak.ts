@@ -7,8 +7,8 @@
  * (the heap retained after a full garbage collection, and resident memory) and the queues' depth
  * are sampled, and the audit log written since the last minute is replayed by the invariants (one
  * launcher pod per VMI at every instant, the replica set never above its spec.replicas) and
- * dropped: an hour of churn is several times what the log keeps (100,000 entries), and a log kept
- * whole would be most of the process's memory growth. At the end the slopes (least squares, per
+ * dropped: an hour of churn writes ~45,000 entries, each holding the object version it wrote, and
+ * a log kept whole was most of the process's memory growth (docs/reliability.md, "The soak"). At the end the slopes (least squares, per
  * hour, after a two-minute warm-up) are reported, the faults stop, the cluster must converge and
  * the DLQ must hold the poison only.
  */
@@ -160,7 +160,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const sample = async (minute: number) => {
     const depths = await Promise.all(CONTROLLERS.map((c) => rig.store.queue.depth(c)));
     const queued = depths.reduce((a, d) => a + d.visible + d.inFlight, 0);
-    const [events, migrations] = await Promise.all([EVENTS, MIGRATIONS].map(async (r) => (await user.list(r, NS).catch(() => ({ items: [] }))).items.length));
+    // A count the faults kept from being read repeats the last one, rather than a 0 that would bend the slope.
+    const last = samples.at(-1);
+    const [events, migrations] = await Promise.all(
+      ([[EVENTS, last?.events], [MIGRATIONS, last?.migrations]] as const).map(async ([r, before]) => (await user.list(r, NS).then((l) => l.items.length, () => undefined)) ?? before ?? 0),
+    );
     checkAuditSoFar();
     gc();
     const m = process.memoryUsage();
