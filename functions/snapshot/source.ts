@@ -6,7 +6,7 @@
  */
 import { DATA_VOLUMES, PODS, VMIS, VMS } from '../../shared/api/resources.ts';
 import type { VirtualMachine, VirtualMachineSnapshot, Vmi } from '../../shared/api/snapshot.ts';
-import { InvalidInputError, TransientError } from '../../shared/errors.ts';
+import { InvalidInputError } from '../../shared/errors.ts';
 import type { JsonPatchOperation } from '../../shared/kube/client.ts';
 import { addFinalizerOps, removeFinalizerOps } from '../../shared/kube/finalizer-ops.ts';
 import { failureDeadlineMs } from './deadline.ts';
@@ -87,18 +87,7 @@ export async function lock(src: Source, snapshotName: string, lookup: StorageLoo
     vm = await patchVm(vm, ops, deps, true);
   }
   const fin = addFinalizerOps(vm, SOURCE_FINALIZER);
-  if (fin.length > 0) {
-    try {
-      vm = await patchVm(vm, fin, deps);
-    } catch (err) {
-      // The VM was deleted meanwhile: the API server refuses a new finalizer on an object being
-      // deleted (422). KubeVirt returns the error and its workqueue retries until the VM is gone;
-      // a 422 is otherwise a permanent error here (dead-lettered at once), so it is made a
-      // transient one. Found by the soak (seed 61): three snapshots of deleted VMs dead-lettered.
-      if (err instanceof InvalidInputError && /being deleted/.test(err.message)) throw new TransientError('SourceBeingDeleted', `cannot lock source ${namespace}/${vm.metadata?.name ?? ''}: ${err.message}`, { cause: err });
-      throw err;
-    }
-  }
+  if (fin.length > 0) vm = await patchVm(vm, fin, deps);
   src.vm = vm;
   src.state = sourceState(vm, src.vmi, snapshotName);
   return { locked: src.state.locked, message: lockMessage(src.state.locked) };

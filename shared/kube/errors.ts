@@ -157,6 +157,9 @@ const PATCH_NOT_APPLIED_MESSAGE = 'the server rejected our request due to an err
  * Maps anything client-node throws to the classes above. Errors that are already ours pass
  * through; an unrecognised error is returned unchanged (a bug, reported as InternalError).
  */
+/** kube-apiserver's refusal of a new finalizer on an object being deleted. */
+const FINALIZER_ON_DELETING = /no new finalizers can be added if the object is being deleted/;
+
 export function toKubeError(err: unknown, request: ApiRequest): unknown {
   if (err instanceof ReconcilerError) return err;
   if (!err || typeof err !== 'object') return err;
@@ -185,6 +188,10 @@ export function toKubeError(err: unknown, request: ApiRequest): unknown {
   if (code === 422 && request.verb === 'patch' && (unapplied || (causes.length === 0 && message === PATCH_NOT_APPLIED_MESSAGE))) {
     return new KubeTransientError('Conflict', request, `patch not applied: ${unapplied?.message ?? 'a test operation failed or a path is missing'}`, { status: code, cause: err });
   }
+  // A finalizer added to an object whose deletion began meanwhile: the object changed, not the
+  // request's fault — KubeVirt's controllers return it and their workqueues retry (the soak, seed
+  // 61: snapshots of VMs deleted under them were dead-lettered as bad input).
+  if (code === 422 && FINALIZER_ON_DELETING.test(message)) return new KubeTransientError('Conflict', request, message, { status: code, cause: err });
   if (code === 422) return new KubeInvalidError(request, message, causes);
   return new KubeRequestError(request, code, status.reason ?? `Http${code}`, message, { cause: err });
 }
