@@ -15,6 +15,9 @@
  *   --only vmi,drain,pool    just these parts (vmi, replicaset, drain, or a scenario's name)
  *   --soak 60m               the soak instead (test/chaos/soak.ts): mixed churn with faults for
  *                            the duration, memory and queue depth sampled each minute, slopes
+ *   --actions a,b            with --soak: only these of its actions (scaleRs,drain,…), to replay a
+ *                            seed with a narrower mix
+ *   --heap-snapshots DIR     with --soak: V8 heap snapshots after the warm-up and at the end, in DIR
  *   --lambda                 with --backend aws: the VMI run's keys consumed by Lambda-shaped
  *                            invocations (batches, killed at their deadline or by a crash)
  *   --json FILE              also append each part's report to FILE (JSON lines)
@@ -23,7 +26,7 @@
  * first use, the AWS backend starts DynamoDB Local (Java; `npm test` installs it). A part that
  * cannot run says why in one line and the others go on. Exits 1 when anything failed.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
@@ -35,6 +38,8 @@ const { values } = parseArgs({
     soak: { type: 'string' },
     json: { type: 'string' },
     lambda: { type: 'boolean', default: false },
+    actions: { type: 'string' },
+    'heap-snapshots': { type: 'string' },
   },
 });
 const fail = (why: string): never => {
@@ -43,6 +48,9 @@ const fail = (why: string): never => {
 };
 if (values.lane !== 'emulator' && values.lane !== 'real') fail(`--lane must be emulator or real, not ${JSON.stringify(values.lane)}`);
 if (values.backend !== 'sqlite' && values.backend !== 'aws') fail(`--backend must be sqlite or aws, not ${JSON.stringify(values.backend)}`);
+if (values.actions !== undefined && values.soak === undefined) fail('--actions goes with --soak (it narrows the soak\'s mix)');
+if (values['heap-snapshots'] !== undefined && values.soak === undefined) fail('--heap-snapshots goes with --soak');
+if (values['heap-snapshots'] !== undefined && !existsSync(values['heap-snapshots'])) fail(`--heap-snapshots: no directory ${values['heap-snapshots']}`);
 if (values.lambda && values.backend !== 'aws') fail('--lambda needs --backend aws (Lambda-shaped invocations consume SQS)');
 const backend = values.backend as 'sqlite' | 'aws';
 // The lane is read when the suites' modules load: set it before importing them.
@@ -60,10 +68,13 @@ const listed = (injected: Record<string, number>) => Object.entries(injected).ma
 if (values.soak !== undefined) {
   const m = /^(\d+)(m|min)?$/.exec(values.soak);
   if (!m) fail(`--soak takes minutes, e.g. 60m, not ${JSON.stringify(values.soak)}`);
-  const { runSoak } = await import('../test/chaos/soak.ts');
+  const { runSoak, SOAK_ACTIONS } = await import('../test/chaos/soak.ts');
   const minutes = Number(m![1]);
+  const actions = values.actions?.split(',').filter(Boolean);
+  const unknown = actions?.filter((a) => !(SOAK_ACTIONS as readonly string[]).includes(a)) ?? [];
+  if (unknown.length) fail(`--actions: unknown ${unknown.join(', ')}; the soak's actions are ${SOAK_ACTIONS.join(', ')}`);
   out(`chaos: soak of ${minutes} min on the ${values.lane} lane over ${backend}`);
-  const r = await runSoak({ minutes, backend, ...(seeds[0] !== undefined ? { seed: seeds[0] } : {}), progress: (l) => out(`  ${l}`) });
+  const r = await runSoak({ minutes, backend, ...(seeds[0] !== undefined ? { seed: seeds[0] } : {}), ...(actions ? { actions } : {}), ...(values['heap-snapshots'] ? { heapSnapshotDir: values['heap-snapshots'] } : {}), progress: (l) => out(`  ${l}`) });
   record({ part: 'soak', ...r });
   out(
     [
@@ -71,7 +82,7 @@ if (values.soak !== undefined) {
       `injected: ${listed(r.injected)}`,
       `slopes per hour: retained heap ${r.slopes.heapMbPerHour} MB, rss ${r.slopes.rssMbPerHour} MB, queued keys ${r.slopes.queuedPerHour}, the cluster's Events ${r.slopes.eventsPerHour}; ${r.auditEntriesChecked} audit entries replayed by the invariants`,
       `DLQ: ${r.deadLetters.map((d) => `${d.key} [${d.reason}]`).join(', ') || 'empty'}`,
-      r.violations.length ? `FAILED:\n  - ${r.violations.join('\n  - ')}` : 'PASSED: converged after calm, only the poison dead-lettered, one launcher pod per VMI and the replica set within spec.replicas at every audit instant',
+      r.violations.length ? `FAILED:\n  - ${r.violations.join('\n  - ')}${r.trails.map((t, i) => `\n  overshoot ${i + 1}, the writes before it:\n    ${t.join('\n    ')}`).join('')}` : 'PASSED: converged after calm, only the poison dead-lettered, one launcher pod per VMI and the replica set within spec.replicas at every audit instant',
     ].join('\n'),
   );
   process.exit(r.violations.length ? 1 : 0);

@@ -51,6 +51,10 @@ test('the audit check itself: a VMI joining beyond spec.replicas is reported', a
     assert.equal(over.overshoots.length, 1);
     assert.match(over.overshoots[0] ?? '', /create two by test .*: 2 active \(one -, two -\), spec.replicas 1/);
     assert.equal(over.maxExcess, 1);
+    // the writes that led to it stay readable after the log is dropped
+    assert.equal(streaming.trails.length, 1);
+    assert.match(streaming.trails[0]!.join('\n'), /rs audit-rs by test: spec.replicas 1, .*\n.*vmi one by test: - \(not active\)|vmi one by test: -; 1 active/);
+    assert.match(streaming.trails[0]!.at(-1) ?? '', /create vmi two by test: -; 2 active/);
     // KubeVirt's replica set replaces a finished VMI before deleting it: a Failed one beside its replacement is no overshoot
     await kube.delete(VMIS, 'default', 'two');
     await kube.update(VMIS, { ...(await kube.get(VMIS, 'default', 'one'))!, status: { phase: 'Failed' } } as VirtualMachineInstance);

@@ -198,9 +198,21 @@ export class ReplicaSetWithinSpec {
   readonly #live = new Map<string, VirtualMachineInstance>();
   /** The most active VMIs above spec.replicas outside a scale-down's drain, so far. */
   maxExcess = 0;
+  /**
+   * What led to each overshoot: the last {@link TRAIL} writes of the replica set and its VMIs
+   * before it, one line each (sandbox time, verb, who, the replica set's spec.replicas or the VMI's
+   * phase and Ready) — the log itself is dropped as it is replayed, so this is what is left to read.
+   */
+  readonly trails: string[][] = [];
+  readonly #trail: string[] = [];
   readonly rsName: string;
   constructor(rsName = RS) {
     this.rsName = rsName;
+  }
+
+  #remember(e: AuditEntry, what: string): void {
+    this.#trail.push(`${new Date(e.time).toISOString().slice(11, 23)} rv ${e.resourceVersion} ${e.verb}${e.subresource ? `/${e.subresource}` : ''} ${e.resource === 'virtualmachineinstances' ? `vmi ${e.name}` : `rs ${e.name}`} by ${e.identity}: ${what}`);
+    if (this.#trail.length > TRAIL) this.#trail.shift();
   }
 
   /** Replays `entries`; the overshoots they add. */
@@ -214,6 +226,7 @@ export class ReplicaSetWithinSpec {
         const next = rs.spec?.replicas ?? 1;
         if (next < live.size) this.#draining = true;
         this.#replicas = next;
+        this.#remember(e, `spec.replicas ${next}, status.replicas ${String(rs.status?.replicas)}, ${live.size} active`);
       } else if (e.resource === 'virtualmachineinstances' && this.#uid) {
         const v = e.object as unknown as VirtualMachineInstance;
         const ours = v.metadata?.ownerReferences?.some((r) => r.controller && r.uid === this.#uid) === true;
@@ -221,8 +234,10 @@ export class ReplicaSetWithinSpec {
         const joined = isLive && !live.has(e.name);
         if (isLive) live.set(e.name, v);
         else live.delete(e.name);
+        if (ours) this.#remember(e, `${e.type === 'DELETED' ? 'gone' : vmiState(v)}${isLive ? '' : ' (not active)'}; ${live.size} active`);
         if (joined && (this.#draining || live.size > this.#replicas)) {
           const states = [...live.values()].map((x) => `${x.metadata?.name} ${x.status?.phase ?? '-'}`).join(', ');
+          this.trails.push([...this.#trail]);
           overshoots.push(`${e.verb} ${e.name} by ${e.identity} at rv ${e.resourceVersion}: ${live.size} active (${states}), spec.replicas ${this.#replicas}${this.#draining ? ' (while draining a scale-down)' : ''}`);
         }
       }
@@ -231,6 +246,15 @@ export class ReplicaSetWithinSpec {
     }
     return overshoots;
   }
+}
+
+/** Writes kept before an overshoot ({@link ReplicaSetWithinSpec.trails}). */
+const TRAIL = 40;
+
+/** A VMI's phase, node, Ready condition and deletion, as a trail line shows it. */
+function vmiState(v: VirtualMachineInstance): string {
+  const ready = v.status?.conditions?.find((c) => c.type === 'Ready');
+  return [v.status?.phase ?? '-', v.status?.nodeName ? `on ${v.status.nodeName}` : '', ready ? `Ready=${ready.status}${ready.reason ? `/${ready.reason}` : ''}` : '', v.metadata?.deletionTimestamp ? 'deleting' : '', v.status?.migrationState && !v.status.migrationState.completed ? 'migrating' : ''].filter(Boolean).join(' ');
 }
 
 /** What must hold after a run; an empty list means it passed. */

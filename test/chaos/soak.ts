@@ -13,6 +13,7 @@
  * the DLQ must hold the poison only.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { VirtualMachine, VirtualMachineInstanceReplicaSet, VirtualMachinePool } from '../../shared/api/index.ts';
@@ -31,6 +32,13 @@ export interface SoakOptions {
   readonly backend?: ChaosBackend;
   /** One user action every this many ms. Default 1500. */
   readonly actionMs?: number;
+  /** Only these of the churn's actions (default all, {@link SOAK_ACTIONS}): to replay a seed with a narrower mix. */
+  readonly actions?: readonly string[];
+  /**
+   * Write a V8 heap snapshot here after the warm-up (minute 2) and at the end, before calm: what
+   * grew between them, by constructor, is what a heap slope is made of.
+   */
+  readonly heapSnapshotDir?: string;
   readonly progress?: (line: string) => void;
 }
 
@@ -62,6 +70,8 @@ export interface SoakReport {
   /** Audit-log entries the invariants replayed (the whole run's writes). */
   readonly auditEntriesChecked: number;
   readonly violations: string[];
+  /** For each of the first replica-set overshoots, the writes that led to it (ReplicaSetWithinSpec.trails). */
+  readonly trails: string[][];
 }
 
 /** A full garbage collection, without starting the process with --expose-gc. */
@@ -69,6 +79,9 @@ function collector(): () => void {
   v8.setFlagsFromString('--expose-gc');
   return vm.runInNewContext('gc') as () => void;
 }
+
+/** The churn's actions, in the order the soak's mix lists them. */
+export const SOAK_ACTIONS = ['createVmi', 'deleteVmi', 'createVm', 'toggleVm', 'deleteVm', 'scaleRs', 'scalePool', 'migrate', 'drain', 'snapshot'] as const;
 
 const NS = 'default';
 const POISON = 'soak-poison';
@@ -96,7 +109,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   let seq = 0;
   const ours = async (prefix: string) => (await user.list(VMIS, NS)).items.filter((v) => v.metadata?.name?.startsWith(prefix) && !v.metadata.deletionTimestamp);
   const vms = async () => (await user.list(VMS, NS)).items.filter((v) => v.metadata?.name?.startsWith('soak-vm-') && !v.metadata.deletionTimestamp);
-  const churn: Record<string, () => Promise<void>> = {
+  const churn: Record<(typeof SOAK_ACTIONS)[number], () => Promise<void>> = {
     async createVmi() {
       if ((await ours('soak-vmi-')).length < 15) await user.create(VMIS, vmiManifest(`soak-vmi-${++seq}`, { evictionStrategy: 'LiveMigrate' }));
     },
@@ -141,7 +154,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       else if (vm) await user.create(VM_SNAPSHOTS, { apiVersion: 'snapshot.kubevirt.io/v1beta1', kind: 'VirtualMachineSnapshot', metadata: { generateName: 'soak-snap-', namespace: NS }, spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vm.metadata?.name ?? '' } } });
     },
   };
-  const names = Object.keys(churn);
+  const names = opts.actions?.length ? [...opts.actions] : Object.keys(churn);
+  const unknown = names.filter((n) => !(n in churn));
+  const act = (n: string) => churn[n as keyof typeof churn];
+  if (unknown.length) throw new Error(`unknown soak action(s) ${unknown.join(', ')}: the soak's actions are ${SOAK_ACTIONS.join(', ')}`);
   // The invariants replay the log as it comes, a minute at a time, and the replayed part is dropped.
   const launcherPods = new OverLimit('pods', launcherOf);
   const replicaSet = new ReplicaSetWithinSpec('soak-rs');
@@ -168,6 +184,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     checkAuditSoFar();
     gc();
     const m = process.memoryUsage();
+    if (opts.heapSnapshotDir && (minute === 2 || minute === opts.minutes)) say(`heap snapshot at minute ${minute}: ${v8.writeHeapSnapshot(join(opts.heapSnapshotDir, `soak-${rig.seed}-minute-${minute}.heapsnapshot`))}`);
     samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued, events: events ?? 0, migrations: migrations ?? 0 });
     say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}, events ${events}, migrations ${migrations}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
   };
@@ -195,7 +212,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       }
       const a = pick(names)!;
       // A refused action (409, a VM already gone) is the user's race, not the product's.
-      await churn[a]!().then(() => did(a), () => did(`${a} refused`));
+      await act(a)().then(() => did(a), () => did(`${a} refused`));
       await sleep(opts.actionMs ?? 1500);
     }
     await sample(opts.minutes);
@@ -240,5 +257,6 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     deadLetters,
     auditEntriesChecked,
     violations,
+    trails: replicaSet.trails.slice(0, 5),
   };
 }
