@@ -136,6 +136,22 @@ function retryAfter(err: Record<string, unknown>, status: StatusBody): number | 
   return status.details?.retryAfterSeconds;
 }
 
+/**
+ * The seconds an answer asks to be retried after, as client-go reads them (`checkWait`,
+ * rest/with_retry.go): a 429 or a 5xx whose `Retry-After` header is a whole number of seconds.
+ * Anything else — no answer, another status, no header — is undefined.
+ */
+export function retryAfterAnswer(err: unknown): { status: number; seconds: number } | undefined {
+  if (!err || typeof err !== 'object' || err instanceof ReconcilerError) return undefined;
+  const e = err as Record<string, unknown>;
+  const status = httpStatus(e);
+  if (status === undefined || (status !== 429 && status < 500)) return undefined;
+  const headers = e.headers as Record<string, string> | undefined;
+  const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
+  if (raw === undefined || !/^\d+$/.test(String(raw).trim())) return undefined;
+  return { status, seconds: Number(raw) };
+}
+
 /** Network-level failure codes worth a retry (undici / Node). */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',

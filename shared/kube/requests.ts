@@ -14,7 +14,7 @@ import { EVENTS, PODS, resourceName, type Resource, type ResourceCoordinates, ty
 import { InvalidInputError } from '../errors.ts';
 import type { DeleteOptions, EventInput, KubeClient, KubeObject, ListOptions, ListResult, Patch, ReadOptions, Scale } from './client.ts';
 import { reviveNamespaceDates, reviveNodeDates, revivePodDates, revivePvcDates } from './core-dates.ts';
-import { NotFoundError, toKubeError, type ApiRequest, type Verb } from './errors.ts';
+import { NotFoundError, retryAfterAnswer, toKubeError, type ApiRequest, type Verb } from './errors.ts';
 import { judgedByVirtApiIdentity } from './kubevirt-identity.ts';
 
 /** Settings shared by both {@link KubeClient} factories. */
@@ -36,6 +36,40 @@ export interface KubeClientOptions {
    * namespace>)`. Unset: every request goes as the client's own identity (a cluster without virt-api).
    */
   readonly impersonateKubeVirtController?: string | undefined;
+  /** Retrying an answer that carries `Retry-After` inside the request ({@link RetryAfterPolicy}; default {@link RETRY_AFTER}). */
+  readonly retryAfter?: Partial<RetryAfterPolicy>;
+}
+
+/**
+ * client-go's REST client retries an answer that carries `Retry-After` — a 429 from API Priority
+ * and Fairness or max-in-flight, a 5xx a server asks to be retried — after that many seconds, up
+ * to 10 times (`rest.Request`'s default `maxRetries`), before the caller sees an error; KubeVirt's
+ * controllers never see most 429s. Ours do the same, narrower where a retry could act twice:
+ * - a 429 is retried for every verb: the server refused it before doing anything;
+ * - a 5xx only for reads (get, list): a write it answered may have been done (a 504 with
+ *   `Retry-After` after the object was stored), and a second `generateName` create or JSON-patch
+ *   append would not be idempotent — the write's error goes to the queue's backoff instead;
+ * - never an eviction (a disruption budget's 429 asks for 10 s; the caller treats a refused
+ *   eviction as an answer, as `kubectl drain` does);
+ * - a wait longer than `maxWaitSeconds` is not slept inside a function (a Lambda is billed for it
+ *   and has a deadline): the error goes to the queue's backoff.
+ */
+export interface RetryAfterPolicy {
+  readonly maxRetries: number;
+  readonly maxWaitSeconds: number;
+  /** Told of each retry (metrics, a chaos run's count of the 429s the controllers met). */
+  readonly onRetry?: (retry: { readonly request: ApiRequest; readonly status: number; readonly seconds: number }) => void;
+  /** How a wait is slept (tests). */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** {@link RetryAfterPolicy}'s defaults: client-go's 10 retries, waits of up to 5 s. */
+export const RETRY_AFTER: RetryAfterPolicy = { maxRetries: 10, maxWaitSeconds: 5 };
+
+/** Whether {@link RetryAfterPolicy} retries this answer to this operation. */
+function retriable(o: Operation, status: number): boolean {
+  if (o.subresource === 'eviction') return false;
+  return status === 429 || o.verb === 'get' || o.verb === 'list';
 }
 
 /** Default Event source component, as KubeVirt's virt-controller reports it. */
@@ -292,7 +326,21 @@ export function genericKubeClient(transport: Transport, options: KubeClientOptio
     const d = options.dryRun ? dryRunOf(o) : o;
     return asUser && judgedByVirtApiIdentity(o) ? { ...d, impersonateUser: asUser } : d;
   };
-  const send = (o: Operation) => transport.send(dressed(o));
+  const policy: RetryAfterPolicy = { ...RETRY_AFTER, ...options.retryAfter };
+  const pause = policy.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const send = async (o: Operation): Promise<unknown> => {
+    const d = dressed(o);
+    for (let retries = 0; ; retries++) {
+      try {
+        return await transport.send(d);
+      } catch (err) {
+        const answer = retryAfterAnswer(err);
+        if (!answer || retries >= policy.maxRetries || answer.seconds > policy.maxWaitSeconds || !retriable(o, answer.status)) throw err;
+        policy.onRetry?.({ request: req(o), status: answer.status, seconds: answer.seconds });
+        await pause(answer.seconds * 1000);
+      }
+    }
+  };
   const run = (o: Operation): Promise<unknown> => call(req(o), () => send(o));
   return {
     get: async <T>(res: Resource<T>, namespace: string | undefined, name: string, opts?: ReadOptions) => {

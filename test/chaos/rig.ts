@@ -19,7 +19,7 @@ import { PART_IDENTITY } from '../../sandbox/real/identities.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/sandbox.ts';
 import { cachedClusterConfig } from '../../shared/config/cluster-config-cache.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from '../support/as-product.ts';
+import { asProductCounting } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -127,7 +127,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     const parts = new Set(opts.controllers ?? DEFINITIONS.map((d) => d.name));
     const pools = DEFINITIONS.filter((d) => parts.has(d.name)).map((def) => {
       const kc = sandbox.apiServer.kubeConfig(identityOf(def.name));
-      const kube = createKubeClient(kc, AS_PRODUCT);
+      const kube = createKubeClient(kc, asProductCounting(seen));
       const spec = bindController(def, {
         kube,
         expectations,

@@ -10,7 +10,7 @@
  */
 import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from '../support/as-product.ts';
+import { asProductCounting } from '../support/as-product.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
 import type { DeadLetter, ReceivedKey, ReplayReport } from '../../shared/queue/port.ts';
@@ -110,7 +110,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const seen: Record<string, number> = {};
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity), AS_PRODUCT);
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig(controllerIdentity), asProductCounting(seen));
   // A key whose pod-create expectation was recorded by a worker that then died is taken over
   // after this long: more than a lease, as the function timeout would be in production.
   const expectations = chaosExpectations(state.expectations, killer);

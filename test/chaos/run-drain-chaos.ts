@@ -30,7 +30,7 @@ import { NO_VIRT_API } from '../../shared/kube/virt-api.ts';
 import type { VirtualMachineInstance } from '../../shared/api/index.ts';
 import { KUBEVIRTS, MIGRATIONS, NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from '../support/as-product.ts';
+import { asProductCounting } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -170,7 +170,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
   const seen: Record<string, number> = {};
   const poisoned = new Set([POISON_VMI]);
   const metrics = new MetricsRegistry();
-  const kubes = Object.fromEntries(PARTS.map((c) => [c, createKubeClient(sandbox.apiServer.kubeConfig(identityOf(c)), AS_PRODUCT)])) as Record<Controller, KubeClient>;
+  const kubes = Object.fromEntries(PARTS.map((c) => [c, createKubeClient(sandbox.apiServer.kubeConfig(identityOf(c)), asProductCounting(seen))])) as Record<Controller, KubeClient>;
   const expectations = chaosExpectations(state.expectations, killer);
   const now = () => sandbox.clock.nowMs();
   const specs = DEFINITIONS.filter((d) => PARTS.includes(d.name)).map((def) =>

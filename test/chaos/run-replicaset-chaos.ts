@@ -13,7 +13,7 @@ import { WorkerPool } from '../../local/workers.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../shared/api/index.ts';
 import { VMI_REPLICA_SETS, VMIS } from '../../shared/api/resources.ts';
 import { createKubeClient } from '../../shared/kube/client-node.ts';
-import { AS_PRODUCT } from '../support/as-product.ts';
+import { asProductCounting } from '../support/as-product.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../shared/metrics/registry.ts';
@@ -74,8 +74,8 @@ export async function runReplicaSetChaos(opts: ReplicaSetChaosOptions): Promise<
   const seen: Record<string, number> = {};
   const metrics = new MetricsRegistry();
   // Each controller under its own identity (its own RBAC role and APF flow on the real lane).
-  const kube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('replicaset')), AS_PRODUCT);
-  const vmiKube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('vmi')), AS_PRODUCT);
+  const kube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('replicaset')), asProductCounting(seen));
+  const vmiKube = createKubeClient(sandbox.apiServer.kubeConfig(identityOf('vmi')), asProductCounting(seen));
   const expectations = chaosExpectations(state.expectations, killer);
   // Expectations a read cannot settle are taken over after this long: more than a lease.
   const rsSpec = testSpec(replicaSetController, { kube, expectations, log: quiet, takeoverMs: 4000 });

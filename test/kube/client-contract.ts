@@ -357,10 +357,11 @@ export function kubeClientContract(name: string, make: KubeClientFactory): void 
       ] as const;
       for (const c of cases) {
         test(`HTTP ${c.code} → KubeTransientError ${c.reason}`, async () => {
-          // arrange
+          // arrange: no retry inside the request (below), so the answer itself is what comes back
+          const once = make(server, 'reconciler', { retryAfter: { maxRetries: 0 } });
           server.faults.failNext(c.code, 1, { verb: 'get', resource: 'virtualmachineinstances', identity: 'reconciler' });
           // act
-          const err = await rejection(kube.get(VMIS, NS, 'vmi-a'));
+          const err = await rejection(once.get(VMIS, NS, 'vmi-a'));
           // assert
           assert.ok(err instanceof KubeTransientError, String(err));
           assert.equal(err.reason, c.reason);
@@ -369,6 +370,46 @@ export function kubeClientContract(name: string, make: KubeClientFactory): void 
           if (c.code === 429) assert.ok((err.retryAfterSeconds ?? 0) > 0, 'Retry-After is carried over');
         });
       }
+
+      test("an answer with Retry-After is retried inside the request, as client-go's REST client does: a 429 for any verb, a 5xx for reads only", async () => {
+        // arrange: waits recorded, not slept
+        const retries: string[] = [];
+        const waits: number[] = [];
+        const patient = make(server, 'reconciler', { retryAfter: { onRetry: (r) => void retries.push(`${r.request.verb} ${r.status}`), sleep: async (ms) => void waits.push(ms) } });
+        await patient.create(VMIS, vmi('vmi-retry'));
+        server.faults.failNext(429, 3, { verb: 'get', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        // act + assert: three 429s (Retry-After: 1) waited out, the fourth try answered
+        assert.equal((await patient.get(VMIS, NS, 'vmi-retry'))?.metadata?.name, 'vmi-retry');
+        assert.deepEqual(retries, ['get 429', 'get 429', 'get 429']);
+        assert.deepEqual(waits, [1000, 1000, 1000]);
+        // a write's 429 too: refused before anything was done
+        server.faults.failNext(429, 1, { verb: 'patch', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        await patient.patch(VMIS, NS, 'vmi-retry', { type: 'merge', body: { metadata: { labels: { retried: 'yes' } } } });
+        assert.equal((await patient.get(VMIS, NS, 'vmi-retry'))?.metadata?.labels?.retried, 'yes');
+        // a 503 with Retry-After: a read retries; a write is handed back (it may have been done)
+        server.faults.failNext(503, 1, { verb: 'list', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        assert.ok((await patient.list(VMIS, NS)).items.length > 0);
+        server.faults.failNext(503, 1, { verb: 'patch', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        const write = await rejection(patient.patch(VMIS, NS, 'vmi-retry', { type: 'merge', body: { metadata: { labels: { retried: 'twice' } } } }));
+        assert.ok(write instanceof KubeTransientError && write.status === 503, String(write));
+        // a 500 without Retry-After is never retried
+        server.faults.failNext(500, 1, { verb: 'get', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        assert.ok((await rejection(patient.get(VMIS, NS, 'vmi-retry'))) instanceof KubeTransientError);
+        assert.deepEqual(retries, ['get 429', 'get 429', 'get 429', 'patch 429', 'list 503']);
+      });
+
+      test('in-request retries stop after maxRetries (client-go: 10) and the last answer comes back', async () => {
+        // arrange
+        let retried = 0;
+        const patient = make(server, 'reconciler', { retryAfter: { maxRetries: 2, onRetry: () => void retried++, sleep: async () => {} } });
+        server.faults.failNext(429, 5, { verb: 'get', resource: 'virtualmachineinstances', identity: 'reconciler' });
+        // act
+        const err = await rejection(patient.get(VMIS, NS, 'vmi-retry'));
+        // assert
+        assert.ok(err instanceof KubeTransientError && err.reason === 'TooManyRequests', String(err));
+        assert.equal(retried, 2);
+        server.faults.clear();
+      });
 
       test('an unreachable apiserver → KubeTransientError ServerError (network)', async () => {
         // arrange: a server that is gone

@@ -91,7 +91,7 @@ describe('cachedPolicySource over the facade (node:http client, sandbox API serv
   test('a failure before any good answer means no policies, not a failed reconcile', async () => {
     // arrange
     const source = cachedPolicySource(kube, TTL, now);
-    server.faults.failNext(503, 1, { verb: 'list', resource: 'migrationpolicies', identity: IDENTITY });
+    server.faults.failNext(500, 1, { verb: 'list', resource: 'migrationpolicies', identity: IDENTITY });
     // act
     const got = await source.policies();
     // assert
