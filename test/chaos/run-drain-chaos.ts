@@ -81,6 +81,8 @@ export interface DrainChaosReport {
   readonly unfinished: string[];
   /** VMIs not Running at the end. */
   readonly notRunning: string[];
+  /** For each VMI not Running at the end, how it got there: its and its pods' writes from the audit log ({@link lifeOf}). */
+  readonly notRunningWhy: string[];
   /** VMIs still on the drained node when the drain ended. */
   readonly leftOnNode: string[];
   /** VMIs not on the new launcher at the end, each with its launcher and its migrations' phases. */
@@ -302,6 +304,7 @@ export async function runDrainChaos(opts: DrainChaosOptions = {}): Promise<Drain
     updateSeconds,
     unfinished,
     notRunning: [...names, POISON_VMI].filter((n) => final.find((v) => v.metadata?.name === n)?.status?.phase !== 'Running'),
+    notRunningWhy: [...names, POISON_VMI].filter((n) => final.find((v) => v.metadata?.name === n)?.status?.phase !== 'Running' && n !== POISON_VMI).map((n) => lifeOf(audit, n)),
     leftOnNode,
     notUpdated: names
       .map((n) => final.find((v) => v.metadata?.name === n))
@@ -333,10 +336,36 @@ function migrationsOf(audit: readonly { resource: string; type: string; object: 
   return [...last].map(([n, p]) => `${n}: ${p}`).join(', ') || 'none';
 }
 
+/**
+ * A VMI's life as the audit log tells it, one line: each write to it (who, its phase, node and
+ * launcher, a Failed reason), to its launcher pods (who, create / delete / phase, node) and its
+ * migrations (who, phase) — what a VMI that ended Failed went through.
+ */
+export function lifeOf(audit: readonly AuditEntry[], vmi: string): string {
+  const out: string[] = [];
+  let last = '';
+  for (const e of audit) {
+    const o = e.object as { metadata?: { name?: string; ownerReferences?: { kind: string; name: string }[]; deletionTimestamp?: string }; spec?: { vmiName?: string; nodeName?: string }; status?: { phase?: string; nodeName?: string; reason?: string; launcherContainerImageVersion?: string; conditions?: { type: string; status: string; reason?: string }[] } };
+    let line: string | undefined;
+    if (e.resource === 'virtualmachineinstances' && e.name === vmi) {
+      const ready = o.status?.conditions?.find((c) => c.type === 'Ready');
+      line = `vmi ${e.verb}${e.subresource ? '/' + e.subresource : ''} by ${e.identity}: ${e.type === 'DELETED' ? 'gone' : `${o.status?.phase ?? '-'} on ${o.status?.nodeName ?? '-'} ${(o.status?.launcherContainerImageVersion ?? '').split(':').pop()}${ready ? ` Ready=${ready.status}/${ready.reason ?? ''}` : ''}${o.status?.reason ? ` reason ${o.status.reason}` : ''}`}`;
+    } else if (e.resource === 'pods' && o.metadata?.ownerReferences?.some((r) => r.kind === 'VirtualMachineInstance' && r.name === vmi)) {
+      line = `pod ${e.name} ${e.verb}${e.subresource ? '/' + e.subresource : ''} by ${e.identity}: ${e.type === 'DELETED' ? 'gone' : `${o.status?.phase ?? '-'} on ${o.spec?.nodeName ?? '-'}${o.metadata?.deletionTimestamp ? ' deleting' : ''}`}`;
+    } else if (e.resource === 'virtualmachineinstancemigrations' && o.spec?.vmiName === vmi) {
+      line = `migration ${e.name} ${e.verb} by ${e.identity}: ${e.type === 'DELETED' ? 'gone' : (o.status?.phase ?? 'new')}`;
+    }
+    if (line === undefined || line === last) continue;
+    last = line;
+    out.push(`${new Date(e.time).toISOString().slice(11, 23)} ${line}`);
+  }
+  return `${vmi}: ${out.slice(-60).join(' | ')}`;
+}
+
 /** What must hold after a run; an empty list means it passed. `limits: false` leaves the migration limits out (the real lane's known slip). */
 export function drainChaosViolations(r: DrainChaosReport, opts: { limits?: boolean } = {}): string[] {
   const out: string[] = [...r.unfinished];
-  if (r.notRunning.length) out.push(`not Running at the end: ${r.notRunning.join(', ')}`);
+  if (r.notRunning.length) out.push(`not Running at the end: ${r.notRunning.join(', ')}${r.notRunningWhy.length ? ` — ${r.notRunningWhy.join('; ')}` : ''}`);
   if (r.leftOnNode.length) out.push(`still on the drained node after the drain: ${r.leftOnNode.join(', ')}`);
   if (r.notUpdated.length) out.push(`not on the new launcher: ${r.notUpdated.join(', ')}`);
   if (r.outdatedCount !== 0) out.push(`outdated count on the CR ${String(r.outdatedCount)}, not 0`);

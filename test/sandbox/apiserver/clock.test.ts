@@ -22,6 +22,34 @@ describe('sandbox clock', () => {
     assert.equal(clock.pending(), 0);
   });
 
+  test('timers set and cleared behind the earliest leave its real timer alone (an hour of them held 25,000 timer lists)', async () => {
+    // arrange: count the real timers the clock arms
+    const clock = createClock({ speed: 1, start: 0 });
+    const real = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      armed++;
+      return real(...args);
+    }) as typeof setTimeout;
+    const fired: string[] = [];
+    try {
+      clock.setTimeout(() => fired.push('near'), 30);
+      // act: a hundred far-off timers set and cleared behind it
+      for (let i = 0; i < 100; i++) clock.clearTimeout(clock.setTimeout(() => fired.push('far'), 3_600_000 + i));
+      const behind = armed;
+      // a new earliest one re-arms
+      clock.setTimeout(() => fired.push('nearer'), 10);
+      await new Promise((r) => real(r, 80));
+      // assert
+      assert.equal(behind, 1, 'one real timer for the earliest, none for those behind it');
+      assert.deepEqual(fired, ['nearer', 'near']);
+      assert.equal(clock.pending(), 0);
+    } finally {
+      globalThis.setTimeout = real;
+      clock.dispose();
+    }
+  });
+
   test('timers scheduled from a firing timer that fall inside an advance() fire within it', () => {
     // arrange
     const clock = createClock({ speed: 0, start: 0 });
