@@ -106,6 +106,8 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /** Real control plane only: apply the product's RBAC from infra/kubernetes/ at start (default true; see RealApiServerOptions). */
   productRbac?: boolean;
+  /** Emulator only: how long an Event lives after its last write (kube-apiserver's `--event-ttl`, default one hour; the real control plane keeps its default). */
+  eventTtlMs?: number;
   /** The emulator deep-freezes what it stores, so a mutation of a stored object throws (default true; the benchmarks turn it off). */
   freezeObjects?: boolean;
 }
@@ -210,7 +212,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   // The kubelet finishes graceful deletions, as on a real cluster; the server must not.
   const apiServer = real
     ? await startRealApiServer({ clock, ...(opts.log ? { log: opts.log } : {}), ...(opts.productRbac === false ? { productRbac: false } : {}) })
-    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, users: SANDBOX_USERS, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }) });
+    : await startApiServer({ port: opts.port ?? 0, clock, podGraceExpiry: false, users: SANDBOX_USERS, ...(opts.freezeObjects === undefined ? {} : { freezeObjects: opts.freezeObjects }), ...(opts.eventTtlMs === undefined ? {} : { eventTtlMs: opts.eventTtlMs }) });
   // virt-api's eviction webhook: a migrating VMI's launcher pod is marked and refused (429). The
   // emulator runs the decision as an in-process admission hook; the real API server calls it as
   // KubeVirt's ValidatingWebhookConfiguration on pods/eviction, served over HTTPS below.

@@ -4,6 +4,7 @@
  * after the write. Queryable and subscribable, e.g. to check "never more than 5 migrations
  * running at any instant" from the sequence of writes.
  */
+import { EXPIRY } from './event-ttl.ts';
 import type { Clock } from '../clock.ts';
 import type { Store, StoreEvent } from './store.ts';
 import type { KubeObject } from './types.ts';
@@ -51,6 +52,8 @@ export class AuditLog {
   constructor(store: Store, clock: Clock, limit = 100_000) {
     this.limit = limit;
     store.subscribe((e) => {
+      // An Event's lease running out in etcd is no request (event-ttl.ts): kube-apiserver audits nothing.
+      if (e.ctx.verb === EXPIRY.verb) return;
       const md = e.object.metadata;
       const entry: AuditEntry = {
         time: clock.nowMs(),

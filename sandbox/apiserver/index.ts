@@ -13,6 +13,7 @@ import { createClock, type Clock } from '../clock.ts';
 import { AuditLog } from './audit.ts';
 import type { Core, CreateHook, MutatingCreateHook, MutatingUpdateHook, UpdateHook } from './core.ts';
 import { RequestCounters } from './counters.ts';
+import { DEFAULT_EVENT_TTL_MS, startEventTtl } from './event-ttl.ts';
 import { startDisruptionController } from './disruption.ts';
 import { EvictionHooks, type EvictionHook } from './eviction.ts';
 import { Faults } from './faults.ts';
@@ -64,6 +65,8 @@ export interface ApiServerOptions {
    * `userInfo.username` — when not the identity itself (the sandbox gives the real lane's users).
    */
   users?: Readonly<Record<string, string>>;
+  /** How long an Event lives after its last write (kube-apiserver's `--event-ttl`; default one hour, event-ttl.ts). */
+  eventTtlMs?: number;
 }
 
 /** A running emulator. */
@@ -158,6 +161,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const evictionHooks = new EvictionHooks();
   const aggregation = new Aggregation();
   const stopDisruption = startDisruptionController(core);
+  const stopEventTtl = startEventTtl(store, clock, opts.eventTtlMs ?? DEFAULT_EVENT_TTL_MS);
   const faults = new Faults(() => hub.dropAll(), () => store.currentRv());
 
   const nsRes = registry.byPath('', 'v1', 'namespaces')!;
@@ -215,6 +219,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     async close() {
       stopDisruption();
+      stopEventTtl();
       hub.dropAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
