@@ -59,6 +59,12 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // pod expectations (keyed by its UID) expire with the table's TTL.
   if (!vmi) return done;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
+  // A Scheduled or Running VMI without its pod goes Failed (update-status.ts) — a conclusion from an
+  // absence, which a read "not older than" the cause cannot prove: the message's view or the API
+  // server's watch cache may hold the VMI newer than its pods (the VMI moved to its migration
+  // target, the target pod not yet seen: the real lane's drain chaos, seed 12, failed a VMI that
+  // had just migrated). Confirmed with a consistent read before the VMI is failed for it.
+  if (rv !== undefined && podAbsent(observed)) observed = await observe(observed.vmi, deps, undefined);
   // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/hints.ts).
   const hints = await topologyHints(observed, deps);
   if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
@@ -192,6 +198,12 @@ async function syncPodAnnotations(vmi: VirtualMachineInstance, pod: V1Pod, deps:
     if (err instanceof NotFoundError) return {};
     return { error: { reason: 'FailedPodPatch', message: errorText(err), requeue: true } };
   }
+}
+
+/** A Scheduled or Running VMI whose current pod is missing (or only a temporary pod): what fails it. */
+function podAbsent(o: Observed): boolean {
+  const phase = o.vmi.status?.phase;
+  return (phase === 'Scheduled' || phase === 'Running') && (o.pod === undefined || isTempPod(o.pod));
 }
 
 /** The pods labelled as created by the VMI with this UID (launcher, migration target, temporary). */

@@ -1,0 +1,101 @@
+/**
+ * A Scheduled or Running VMI whose pod is gone goes Failed — but a read "not older than" the cause
+ * (the message's view, the API server's watch cache) can hold the VMI newer than its pods: right
+ * after a migration, the VMI on the target node, the target pod not yet in the read. The real
+ * lane's drain chaos (seed 12) failed a VMI that had just migrated that way. The absence is
+ * confirmed with a consistent read first. Against the sandbox API server (no simulated nodes).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import { startApiServer, type ApiServer } from '../../../sandbox/apiserver/index.ts';
+import type { VmiDeps } from '../../../functions/vmi/deps.ts';
+import { reconcileVmi } from '../../../functions/vmi/reconcile.ts';
+import { CREATED_BY_LABEL } from '../../../shared/api/well-known.ts';
+import { PODS, VMIS } from '../../../shared/api/resources.ts';
+import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { decorateKubeClient } from '../../../shared/kube/call-counter.ts';
+import type { KubeClient, ListResult } from '../../../shared/kube/client.ts';
+import { silentLogger } from '../../../shared/metrics/log.ts';
+import { openSqliteState } from '../../../shared/state/sqlite-state.ts';
+import { clusterConfigFromKubeVirt } from '../../../shared/config/cluster-config.ts';
+import { NS, vmiManifest } from '../../e2e/support.ts';
+
+let server: ApiServer;
+before(async () => {
+  server = await startApiServer({ port: 0 });
+});
+after(async () => {
+  await server.close();
+});
+
+const user = () => createKubeClient(server.kubeConfig('test'));
+
+function launcher(vmi: VirtualMachineInstance, name: string, node: string, phase: string): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: NS,
+      labels: { 'kubevirt.io': 'virt-launcher', [CREATED_BY_LABEL]: vmi.metadata?.uid ?? '' },
+      ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: vmi.metadata?.name ?? '', uid: vmi.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'compute', image: 'quay.io/kubevirt/virt-launcher:v1.9.0' }] },
+    status: { phase },
+  };
+}
+
+/** The controller's client, its reads "not older than" a version answered without `missing` (a lagging view or cache); consistent reads counted. */
+function lagging(kube: KubeClient, missing: string): { kube: KubeClient; consistentLists: () => number } {
+  let consistent = 0;
+  return {
+    kube: decorateKubeClient(kube, async (method, args, call) => {
+      const out = await call();
+      if (method !== 'list' || (args[0] as { plural?: string }).plural !== 'pods') return out;
+      const opts = args[2] as { resourceVersion?: string } | undefined;
+      if (opts?.resourceVersion === undefined) {
+        consistent++;
+        return out;
+      }
+      const l = out as ListResult<V1Pod>;
+      return { ...l, items: l.items.filter((p) => p.metadata?.name !== missing) };
+    }),
+    consistentLists: () => consistent,
+  };
+}
+
+test('a Running VMI whose pod a lagging read misses (its migration target) is not failed: a consistent read finds the pod (drain chaos, seed 12, real lane)', async () => {
+  // arrange: a VMI that just moved to node03, its source pod done on node01, its target pod running on node03
+  const created = await user().create(VMIS, vmiManifest('moved'));
+  const running = await user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
+  await user().create(PODS, launcher(running, 'virt-launcher-moved-source', 'node01', 'Succeeded'));
+  const target = await user().create(PODS, launcher(running, 'virt-launcher-moved-target', 'node03', 'Running'));
+  const { kube, consistentLists } = lagging(createKubeClient(server.kubeConfig('vmi-controller')), 'virt-launcher-moved-target');
+  const config = clusterConfigFromKubeVirt(undefined);
+  const st = openSqliteState();
+  const deps: VmiDeps = { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  // act: woken by the target pod's event, its reads "not older than" it
+  await reconcileVmi(`${NS}/moved`, deps, { minResourceVersion: target.metadata?.resourceVersion ?? '' });
+  // assert
+  const after = await user().get(VMIS, NS, 'moved');
+  assert.notEqual(after?.status?.phase, 'Failed', `failed for a pod a lagging read missed: ${JSON.stringify(after?.status?.conditions)}`);
+  assert.equal(consistentLists(), 1, 'the absence was confirmed with one consistent list');
+});
+
+test('a Running VMI whose pod is really gone still fails, after the consistent read', async () => {
+  // arrange
+  const created = await user().create(VMIS, vmiManifest('gone'));
+  const running = await user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
+  const old = await user().create(PODS, launcher(running, 'virt-launcher-gone-source', 'node01', 'Succeeded'));
+  const { kube, consistentLists } = lagging(createKubeClient(server.kubeConfig('vmi-controller')), 'none');
+  const config = clusterConfigFromKubeVirt(undefined);
+  const st = openSqliteState();
+  const deps: VmiDeps = { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  // act
+  await reconcileVmi(`${NS}/gone`, deps, { minResourceVersion: old.metadata?.resourceVersion ?? '' });
+  // assert
+  assert.equal((await user().get(VMIS, NS, 'gone'))?.status?.phase, 'Failed');
+  assert.equal(consistentLists(), 1);
+});
