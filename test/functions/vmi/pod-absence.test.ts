@@ -66,16 +66,25 @@ function lagging(kube: KubeClient, missing: string): { kube: KubeClient; consist
   };
 }
 
+/** A VMI Running on node03 (as after a migration to it), and the controller's deps over `kube`. */
+async function runningOnNode03(name: string): Promise<VirtualMachineInstance> {
+  const created = await user().create(VMIS, vmiManifest(name));
+  return user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
+}
+
+function depsOver(kube: KubeClient): VmiDeps {
+  const config = clusterConfigFromKubeVirt(undefined);
+  const st = openSqliteState();
+  return { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+}
+
 test('a Running VMI whose pod a lagging read misses (its migration target) is not failed: a consistent read finds the pod (drain chaos, seed 12, real lane)', async () => {
   // arrange: a VMI that just moved to node03, its source pod done on node01, its target pod running on node03
-  const created = await user().create(VMIS, vmiManifest('moved'));
-  const running = await user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
+  const running = await runningOnNode03('moved');
   await user().create(PODS, launcher(running, 'virt-launcher-moved-source', 'node01', 'Succeeded'));
   const target = await user().create(PODS, launcher(running, 'virt-launcher-moved-target', 'node03', 'Running'));
   const { kube, consistentLists } = lagging(createKubeClient(server.kubeConfig('vmi-controller')), 'virt-launcher-moved-target');
-  const config = clusterConfigFromKubeVirt(undefined);
-  const st = openSqliteState();
-  const deps: VmiDeps = { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  const deps = depsOver(kube);
   // act: woken by the target pod's event, its reads "not older than" it
   await reconcileVmi(`${NS}/moved`, deps, { minResourceVersion: target.metadata?.resourceVersion ?? '' });
   // assert
@@ -86,13 +95,10 @@ test('a Running VMI whose pod a lagging read misses (its migration target) is no
 
 test('a Running VMI whose pod is really gone still fails, after the consistent read', async () => {
   // arrange
-  const created = await user().create(VMIS, vmiManifest('gone'));
-  const running = await user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
+  const running = await runningOnNode03('gone');
   const old = await user().create(PODS, launcher(running, 'virt-launcher-gone-source', 'node01', 'Succeeded'));
   const { kube, consistentLists } = lagging(createKubeClient(server.kubeConfig('vmi-controller')), 'none');
-  const config = clusterConfigFromKubeVirt(undefined);
-  const st = openSqliteState();
-  const deps: VmiDeps = { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  const deps = depsOver(kube);
   // act
   await reconcileVmi(`${NS}/gone`, deps, { minResourceVersion: old.metadata?.resourceVersion ?? '' });
   // assert
