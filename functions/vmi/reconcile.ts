@@ -152,6 +152,10 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     const all = await deps.kube.list(VMIS, undefined);
     desired.status.VSOCKCID = await allocateCid(uid, `${key}/${uid}`, takenCids(all.items, uid), deps.leases, deps.now());
   }
+  if (desired.status?.phase === 'Failed' && podAbsent(observed)) {
+    // Worth a line where a person looks: a running guest's VMI failed because its pod is not there.
+    deps.log.warn('VMI failed: no pod of it on its node', { key, node: observed.vmi.status?.nodeName, pods: observed.pods.map((p) => `${p.metadata?.name}@${p.spec?.nodeName ?? '-'}/${p.status?.phase ?? '-'}`).join(' '), confirmedBy: rv === undefined ? 'consistent reads' : 'a consistent pod list' });
+  }
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);
   else if (write.kind === 'patch') await deps.kube.patch(VMIS, namespace, name, { type: 'json', ops: write.ops });

@@ -72,10 +72,11 @@ async function runningOnNode03(name: string): Promise<VirtualMachineInstance> {
   return user().update(VMIS, { ...created, status: { phase: 'Running', nodeName: 'node03' } } as VirtualMachineInstance);
 }
 
-function depsOver(kube: KubeClient): VmiDeps {
+function depsOver(kube: KubeClient, warnings: string[] = []): VmiDeps {
   const config = clusterConfigFromKubeVirt(undefined);
   const st = openSqliteState();
-  return { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log: silentLogger };
+  const log = { ...silentLogger, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push(`${message} ${JSON.stringify(fields)}`) };
+  return { kube, expectations: st.expectations, leases: st.leases, clusterConfig: async () => config, now: () => Date.now(), log };
 }
 
 test('a Running VMI whose pod a lagging read misses (its migration target) is not failed: a consistent read finds the pod (drain chaos, seed 12, real lane)', async () => {
@@ -98,10 +99,13 @@ test('a Running VMI whose pod is really gone still fails, after the consistent r
   const running = await runningOnNode03('gone');
   const old = await user().create(PODS, launcher(running, 'virt-launcher-gone-source', 'node01', 'Succeeded'));
   const { kube, consistentLists } = lagging(createKubeClient(server.kubeConfig('vmi-controller')), 'none');
-  const deps = depsOver(kube);
+  const warnings: string[] = [];
+  const deps = depsOver(kube, warnings);
   // act
   await reconcileVmi(`${NS}/gone`, deps, { minResourceVersion: old.metadata?.resourceVersion ?? '' });
   // assert
   assert.equal((await user().get(VMIS, NS, 'gone'))?.status?.phase, 'Failed');
   assert.equal(consistentLists(), 1);
+  assert.equal(warnings.length, 1, 'one line says why, with the pods it saw');
+  assert.match(warnings[0] ?? '', /VMI failed: no pod of it on its node .*"node":"node03".*virt-launcher-gone-source@node01\/.*"confirmedBy":"a consistent pod list"/);
 });
