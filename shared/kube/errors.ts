@@ -129,10 +129,16 @@ function httpStatus(err: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
-function retryAfter(err: Record<string, unknown>, status: StatusBody): number | undefined {
+/** The `Retry-After` header as whole seconds (how client-go reads it), or undefined. */
+function retryAfterHeader(err: Record<string, unknown>): number | undefined {
   const headers = err.headers as Record<string, string> | undefined;
-  const header = Number(headers?.['retry-after'] ?? headers?.['Retry-After']);
-  if (Number.isFinite(header) && header > 0) return header;
+  const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
+  return raw !== undefined && /^\d+$/.test(String(raw).trim()) ? Number(raw) : undefined;
+}
+
+function retryAfter(err: Record<string, unknown>, status: StatusBody): number | undefined {
+  const header = retryAfterHeader(err);
+  if (header !== undefined && header > 0) return header;
   return status.details?.retryAfterSeconds;
 }
 
@@ -146,10 +152,8 @@ export function retryAfterAnswer(err: unknown): { status: number; seconds: numbe
   const e = err as Record<string, unknown>;
   const status = httpStatus(e);
   if (status === undefined || (status !== 429 && status < 500)) return undefined;
-  const headers = e.headers as Record<string, string> | undefined;
-  const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
-  if (raw === undefined || !/^\d+$/.test(String(raw).trim())) return undefined;
-  return { status, seconds: Number(raw) };
+  const seconds = retryAfterHeader(e);
+  return seconds === undefined ? undefined : { status, seconds };
 }
 
 /** Network-level failure codes worth a retry (undici / Node). */

@@ -196,7 +196,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     checkAuditSoFar();
     gc();
     const m = process.memoryUsage();
-    if (opts.heapSnapshotDir && (minute === warmup || minute === opts.minutes)) say(`heap snapshot at minute ${minute}: ${v8.writeHeapSnapshot(join(opts.heapSnapshotDir, `soak-${rig.seed}-minute-${minute}.heapsnapshot`))}`);
+    // The first sample past the warm-up (a loaded machine skips minutes) and the last.
+    const firstSteady = minute >= warmup && !samples.some((x) => x.minute >= warmup);
+    if (opts.heapSnapshotDir && (firstSteady || minute === opts.minutes)) say(`heap snapshot at minute ${minute}: ${v8.writeHeapSnapshot(join(opts.heapSnapshotDir, `soak-${rig.seed}-minute-${minute}.heapsnapshot`))}`);
     samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued, events: events ?? 0, migrations: migrations ?? 0 });
     say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}, events ${events}, migrations ${migrations}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
   };
