@@ -51,20 +51,29 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // launcher pod of a new VMI); the early list is used only if it is of this VMI and no older
   // than the VMI read (earlyPodList), else the pods are listed after the VMI as usual.
   const hintedUid = ctx.cause?.kind === KIND_VMI ? ctx.cause.uid : undefined;
-  const [vmi, early] = await Promise.all([
+  const [read, early] = await Promise.all([
     deps.kube.get(VMIS, namespace, name, { resourceVersion: rv }),
     hintedUid ? listVmiPods(deps, namespace, hintedUid, rv).catch(() => undefined) : undefined,
   ]);
   // Gone: nothing left to wait for. Its pods go by garbage collection (owner reference), its
   // pod expectations (keyed by its UID) expire with the table's TTL.
-  if (!vmi) return done;
+  if (!read) return done;
+  let vmi = read;
   let observed = await observe(vmi, deps, rv, early && earlyPodList(early, hintedUid, vmi));
   // A Scheduled or Running VMI without its pod goes Failed (update-status.ts) — a conclusion from an
-  // absence, which a read "not older than" the cause cannot prove: the message's view or the API
-  // server's watch cache may hold the VMI newer than its pods (the VMI moved to its migration
-  // target, the target pod not yet seen: the real lane's drain chaos, seed 12, failed a VMI that
-  // had just migrated). Confirmed with a consistent read before the VMI is failed for it.
-  if (rv !== undefined && podAbsent(observed)) observed = await observe(observed.vmi, deps, undefined);
+  // absence, which reads "not older than" the cause cannot prove: the message's view or the API
+  // server's watch cache may hold the VMI and its pods at different moments. Newer pods than VMI:
+  // the VMI still on the source node, the source pod already gone after its migration. Newer VMI
+  // than pods: the VMI on the target node, the target pod not yet seen. The real lane's drain chaos
+  // (seed 12) failed VMIs that had just migrated both ways. So the VMI and its pods are read again,
+  // consistently, before the VMI is failed for it; the write then tests the node it was failed on
+  // (write-status.ts), for a VMI that moves between those reads and the write.
+  if (rv !== undefined && podAbsent(observed)) {
+    const fresh = await deps.kube.get(VMIS, namespace, name);
+    if (!fresh) return done;
+    vmi = fresh;
+    observed = await observe(vmi, deps, undefined);
+  }
   // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/hints.ts).
   const hints = await topologyHints(observed, deps);
   if (hints.vmi) observed = { ...observed, vmi: hints.vmi };
@@ -154,7 +163,7 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   }
   if (desired.status?.phase === 'Failed' && podAbsent(observed)) {
     // Worth a line where a person looks: a running guest's VMI failed because its pod is not there.
-    deps.log.warn('VMI failed: no pod of it on its node', { key, node: observed.vmi.status?.nodeName, pods: observed.pods.map((p) => `${p.metadata?.name}@${p.spec?.nodeName ?? '-'}/${p.status?.phase ?? '-'}`).join(' '), confirmedBy: rv === undefined ? 'consistent reads' : 'a consistent pod list' });
+    deps.log.warn('VMI failed: no pod of it on its node', { key, node: observed.vmi.status?.nodeName, pods: observed.pods.map((p) => `${p.metadata?.name}@${p.spec?.nodeName ?? '-'}/${p.status?.phase ?? '-'}`).join(' '), confirmedBy: rv === undefined ? 'consistent reads' : 'consistent reads again' });
   }
   const write = planVmiWrite(vmi, desired);
   if (write.kind === 'update') await deps.kube.update(VMIS, write.vmi);

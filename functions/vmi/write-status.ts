@@ -1,7 +1,8 @@
 /**
  * How the VMI controller writes what `computeVmi` decided (reference.md §a.4 "Write strategy"):
  * - in the phases virt-handler owns (Scheduled, Running) only a JSON patch with `test` ops on a
- *   few fields, so the controller can never overwrite what the handler wrote meanwhile;
+ *   few fields, so the controller can never overwrite what the handler wrote meanwhile (and, when
+ *   it fails the VMI, a `test` of the node it was failed on);
  * - otherwise one full update (PUT with the resourceVersion read: a stale read answers 409).
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -39,7 +40,14 @@ export function planVmiWrite(original: VirtualMachineInstance, desired: VirtualM
       else if (before === undefined) ops.push({ op: 'add', path, value: after });
       else ops.push({ op: 'test', path, value: before }, { op: 'replace', path, value: after });
     }
-    return ops.length === 0 ? { kind: 'none' } : { kind: 'patch', ops };
+    if (ops.length === 0) return { kind: 'none' };
+    // Failing a handed-off VMI rests on its pod being absent from its node; a VMI that moved to its
+    // migration target since it was read has not lost its pod. KubeVirt sends no such test (its
+    // informer caches make the window small); ours costs nothing when the node is unchanged and
+    // answers a conflict, re-read and retried, when it changed.
+    const node = original.status?.nodeName;
+    if (desired.status?.phase === 'Failed' && original.status?.phase !== 'Failed' && node) ops.unshift({ op: 'test', path: '/status/nodeName', value: node });
+    return { kind: 'patch', ops };
   }
   if (onlyPlacementChanged(original, desired)) return { kind: 'none' };
   const same =

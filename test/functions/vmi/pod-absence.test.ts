@@ -1,9 +1,11 @@
 /**
- * A Scheduled or Running VMI whose pod is gone goes Failed — but a read "not older than" the cause
- * (the message's view, the API server's watch cache) can hold the VMI newer than its pods: right
- * after a migration, the VMI on the target node, the target pod not yet in the read. The real
- * lane's drain chaos (seed 12) failed a VMI that had just migrated that way. The absence is
- * confirmed with a consistent read first. Against the sandbox API server (no simulated nodes).
+ * A Scheduled or Running VMI whose pod is gone goes Failed — but reads "not older than" the cause
+ * (the message's view, the API server's watch cache) can hold the VMI and its pods at different
+ * moments: right after a migration, the VMI on the target node and the target pod not yet read, or
+ * the VMI still on the source node and the source pod already gone. The real lane's drain chaos
+ * (seed 12) failed VMIs that had just migrated both ways. The absence is confirmed with consistent
+ * reads of both first, and the failing patch tests the node. Against the sandbox API server (no
+ * simulated nodes).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -94,7 +96,7 @@ test('a Running VMI whose pod a lagging read misses (its migration target) is no
   assert.equal(consistentLists(), 1, 'the absence was confirmed with one consistent list');
 });
 
-test('a Running VMI whose pod is really gone still fails, after the consistent read', async () => {
+test('a Running VMI whose pod is really gone still fails, after the consistent reads', async () => {
   // arrange
   const running = await runningOnNode03('gone');
   const old = await user().create(PODS, launcher(running, 'virt-launcher-gone-source', 'node01', 'Succeeded'));
@@ -107,5 +109,43 @@ test('a Running VMI whose pod is really gone still fails, after the consistent r
   assert.equal((await user().get(VMIS, NS, 'gone'))?.status?.phase, 'Failed');
   assert.equal(consistentLists(), 1);
   assert.equal(warnings.length, 1, 'one line says why, with the pods it saw');
-  assert.match(warnings[0] ?? '', /VMI failed: no pod of it on its node .*"node":"node03".*virt-launcher-gone-source@node01\/.*"confirmedBy":"a consistent pod list"/);
+  assert.match(warnings[0] ?? '', /VMI failed: no pod of it on its node .*"node":"node03".*virt-launcher-gone-source@node01\/.*"confirmedBy":"consistent reads again"/);
+});
+
+/** The controller's client, its VMI reads answered from before the VMI moved (`nodeName` as `node`): reads "not older than" a version only, or every read. */
+function staleVmi(kube: KubeClient, node: string, which: 'lagging reads' | 'every read'): KubeClient {
+  return decorateKubeClient(kube, async (method, args, call) => {
+    const out = await call();
+    if (method !== 'get' || (args[0] as { plural?: string }).plural !== 'virtualmachineinstances' || !out) return out;
+    const opts = args[3] as { resourceVersion?: string } | undefined;
+    if (which === 'lagging reads' && opts?.resourceVersion === undefined) return out;
+    const v = out as VirtualMachineInstance;
+    return { ...v, status: { ...v.status, nodeName: node } };
+  });
+}
+
+test('a Running VMI read from before its migration (still on the source node, the source pod gone) is read again, not failed (drain chaos, seed 12, real lane)', async () => {
+  // arrange: the VMI moved to node03, its source pod on node01 deleted, its target pod running; the view still holds the VMI on node01
+  const running = await runningOnNode03('stale-vmi');
+  const target = await user().create(PODS, launcher(running, 'virt-launcher-stale-vmi-target', 'node03', 'Running'));
+  const warnings: string[] = [];
+  const deps = depsOver(staleVmi(createKubeClient(server.kubeConfig('vmi-controller')), 'node01', 'lagging reads'), warnings);
+  // act
+  await reconcileVmi(`${NS}/stale-vmi`, deps, { minResourceVersion: target.metadata?.resourceVersion ?? '' });
+  // assert
+  const after = await user().get(VMIS, NS, 'stale-vmi');
+  assert.equal(after?.status?.phase, 'Running', `failed on a VMI read from before its migration: ${JSON.stringify(after?.status?.conditions)}`);
+  assert.equal(after?.status?.nodeName, 'node03');
+  assert.deepEqual(warnings, []);
+});
+
+test('a VMI that moves between the reads and the write is not failed: the failing patch tests its node and answers a conflict', async () => {
+  // arrange: every read says node01 (the VMI moved to node03 after them), no pod on node01
+  const running = await runningOnNode03('moved-meanwhile');
+  await user().create(PODS, launcher(running, 'virt-launcher-moved-meanwhile-target', 'node03', 'Running'));
+  const deps = depsOver(staleVmi(createKubeClient(server.kubeConfig('vmi-controller')), 'node01', 'every read'));
+  // act + assert: the pass is retried (a conflict), the VMI untouched
+  await assert.rejects(reconcileVmi(`${NS}/moved-meanwhile`, deps), (err: Error) => err.name === 'KubeTransientError' && /Conflict|test/.test(`${(err as { reason?: string }).reason} ${err.message}`));
+  const after = await user().get(VMIS, NS, 'moved-meanwhile');
+  assert.equal(after?.status?.phase, 'Running');
 });
