@@ -73,6 +73,8 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
     if (!fresh) return done;
     vmi = fresh;
     observed = await observe(vmi, deps, undefined);
+    // How often a lagging read would have failed a VMI, and which way it lagged: read from the log.
+    if (!podAbsent(observed)) deps.log.info('VMI pod absence not confirmed by consistent reads', { key, nodeRead: read.status?.nodeName, node: vmi.status?.nodeName, phase: vmi.status?.phase });
   }
   // A VMI that needs a TSC frequency gets its topology hint before its launcher pod (shared/topology/hints.ts).
   const hints = await topologyHints(observed, deps);
