@@ -1,8 +1,8 @@
 /**
  * How the VMI controller writes what `computeVmi` decided (reference.md §a.4 "Write strategy"):
  * - in the phases virt-handler owns (Scheduled, Running) only a JSON patch with `test` ops on a
- *   few fields, so the controller can never overwrite what the handler wrote meanwhile (and, when
- *   it fails the VMI, a `test` of the node it was failed on);
+ *   few fields, so the controller can never overwrite what the handler wrote meanwhile (and a `test`
+ *   of the node the VMI was read on);
  * - otherwise one full update (PUT with the resourceVersion read: a stale read answers 409).
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -41,12 +41,17 @@ export function planVmiWrite(original: VirtualMachineInstance, desired: VirtualM
       else ops.push({ op: 'test', path, value: before }, { op: 'replace', path, value: after });
     }
     if (ops.length === 0) return { kind: 'none' };
-    // Failing a handed-off VMI rests on its pod being absent from its node; a VMI that moved to its
-    // migration target since it was read has not lost its pod. KubeVirt sends no such test (its
-    // informer caches make the window small); ours costs nothing when the node is unchanged and
-    // answers a conflict, re-read and retried, when it changed.
+    // Everything the patch says was computed from the pod on the VMI's node as read: its phase, its
+    // Ready condition, its active pods. A read of the VMI from before its migration completed,
+    // beside its pods read after (a message's view whose VMI watch lagged its pod watch), takes the
+    // source pod, terminating or gone, for the VMI's: it wrote `Ready=False/PodTerminating`, which
+    // made a replica set replace a running VMI (the soak, seed 65), and `Failed/PodNotExists` (drain
+    // chaos, seed 12). The other tests cannot see that (those fields are the same before and after
+    // a move), so the node is tested too: a VMI that moved since the read answers a conflict and is
+    // read again. KubeVirt sends no such test (its informers lag each other far less); it costs
+    // nothing while the node is unchanged, which is all but the instant of a migration's end.
     const node = original.status?.nodeName;
-    if (desired.status?.phase === 'Failed' && original.status?.phase !== 'Failed' && node) ops.unshift({ op: 'test', path: '/status/nodeName', value: node });
+    if (node) ops.unshift({ op: 'test', path: '/status/nodeName', value: node });
     return { kind: 'patch', ops };
   }
   if (onlyPlacementChanged(original, desired)) return { kind: 'none' };

@@ -4,7 +4,8 @@
  * moments: right after a migration, the VMI on the target node and the target pod not yet read, or
  * the VMI still on the source node and the source pod already gone. The real lane's drain chaos
  * (seed 12) failed VMIs that had just migrated both ways. The absence is confirmed with consistent
- * reads of both first, and the failing patch tests the node. Against the sandbox API server (no
+ * reads of both first, and every patch tests the node it was read on (a VMI read on its source
+ * node also took the terminating source pod for its own: soak seed 65). Against the sandbox API server (no
  * simulated nodes).
  */
 import assert from 'node:assert/strict';
@@ -148,4 +149,19 @@ test('a VMI that moves between the reads and the write is not failed: the failin
   await assert.rejects(reconcileVmi(`${NS}/moved-meanwhile`, deps), (err: Error) => err.name === 'KubeTransientError' && /Conflict|test/.test(`${(err as { reason?: string }).reason} ${err.message}`));
   const after = await user().get(VMIS, NS, 'moved-meanwhile');
   assert.equal(after?.status?.phase, 'Running');
+});
+
+test('a VMI read from before its migration beside its source pod terminating is not marked PodTerminating: the patch tests the node (soak, seed 65: a replica set replaced a running VMI)', async () => {
+  // arrange: the VMI moved to node03, Ready; its source pod on node01 done; the view still holds the VMI on node01
+  const running = await runningOnNode03('source-terminating');
+  const ready = await user().update(VMIS, { ...running, status: { ...running.status, conditions: [{ type: 'Ready', status: 'True' }] } } as VirtualMachineInstance);
+  await user().create(PODS, launcher(ready, 'virt-launcher-source-terminating-source', 'node01', 'Succeeded'));
+  const target = await user().create(PODS, launcher(ready, 'virt-launcher-source-terminating-target', 'node03', 'Running'));
+  const deps = depsOver(staleVmi(createKubeClient(server.kubeConfig('vmi-controller')), 'node01', 'lagging reads'));
+  // act: the pass computes its status from the source pod; its patch is refused, to be retried with fresh reads
+  await assert.rejects(reconcileVmi(`${NS}/source-terminating`, deps, { minResourceVersion: target.metadata?.resourceVersion ?? '' }), (err: Error) => err.name === 'KubeTransientError');
+  // assert
+  const after = await user().get(VMIS, NS, 'source-terminating');
+  const readyNow = after?.status?.conditions?.find((c) => c.type === 'Ready');
+  assert.deepEqual([after?.status?.nodeName, readyNow?.status, readyNow?.reason ?? ''], ['node03', 'True', '']);
 });
