@@ -249,6 +249,18 @@ function encodedEvent(e: WireEvent): Buffer {
   return line;
 }
 
+/**
+ * A watch's server-side timeout when the client names none: random in [lo, hi] as kube-apiserver
+ * picks it (`--min-request-timeout` to twice that), in whole seconds. Each watch arms a Node timer
+ * of that length, and Node keeps a timer list per distinct length until that length has passed,
+ * even when the timer is cleared: a watch closed early (a drop, a relay restart) left a list for up
+ * to an hour, 30,000 of them (2 MB) in an hour's soak. Whole seconds bound them to one per second
+ * of the range.
+ */
+export function watchTimeoutSeconds([lo, hi]: readonly [number, number], random: () => number = Math.random): number {
+  return Math.round(lo + random() * (hi - lo));
+}
+
 function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
   const filter = { res: route.res, namespace: route.namespace, label: parseLabelSelector(q.get('labelSelector')), field: parseFieldSelector(q.get('fieldSelector'), route.res) };
   const raw = q.get('resourceVersion');
@@ -256,8 +268,7 @@ function serveWatch(deps: HandlerDeps, route: Route, q: URLSearchParams, req: In
   const ts = q.get('timeoutSeconds');
   const table = negotiate(req.headers.accept, true).form === 'table';
   const include = includeObjectParam(q);
-  const [lo, hi] = deps.watchTimeoutSeconds;
-  const timeoutSec = ts ? Number(ts) : lo + Math.random() * (hi - lo);
+  const timeoutSec = ts ? Number(ts) : watchTimeoutSeconds(deps.watchTimeoutSeconds);
   // Headers go out at once: client-node cannot abort a watch before it has them.
   res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
