@@ -117,11 +117,17 @@ const liveUpdate: Scenario = {
     if (!(await reach(out, 'the VMI Running and migratable', migratable, 180_000))) return { checked: 'live update', violations: out };
     const uid = (await user.get(VMIS, NS, LIVE))?.metadata?.uid;
     await user.patch(VMS, NS, LIVE, { type: 'json', ops: [{ op: 'replace', path: '/spec/template/spec/domain/cpu/sockets', value: 2 }] });
-    await reach(out, 'the VMI on 2 sockets after a migration', async () => {
+    const updated = await reach(out, 'the VMI on 2 sockets after a migration', async () => {
       const v = await user.get(VMIS, NS, LIVE);
       return v?.status?.currentCPUTopology?.sockets === 2 && !v.status.conditions?.some((c) => c.type === 'HotVCPUChange');
     }, 180_000);
     const v = await user.get(VMIS, NS, LIVE);
+    if (!updated) {
+      // Where it stopped, for the next reader (seed 263599 once stopped here under load, unread).
+      const vmNow = await user.get(VMS, NS, LIVE);
+      const conds = (cs: readonly { type?: string; status?: string; reason?: string }[] | undefined) => (cs ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `/${c.reason}` : ''}`).join(' ');
+      out.push(`where it stopped: VMI ${v?.status?.phase} on ${v?.status?.nodeName}, spec sockets ${v?.spec.domain.cpu?.sockets}, current ${JSON.stringify(v?.status?.currentCPUTopology)}, conditions ${conds(v?.status?.conditions)}; VM conditions ${conds(vmNow?.status?.conditions)}`);
+    }
     if (v?.metadata?.uid !== uid) out.push('the VMI was restarted, not updated live');
     const audit = rig.sandbox.apiServer.audit.query();
     const migrations = (await user.list(MIGRATIONS, NS)).items.filter((m) => m.spec?.vmiName === LIVE);
