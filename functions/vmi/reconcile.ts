@@ -66,8 +66,8 @@ export async function reconcileVmi(key: string, deps: VmiDeps, ctx: ReconcileCon
   // the VMI still on the source node, the source pod already gone after its migration. Newer VMI
   // than pods: the VMI on the target node, the target pod not yet seen. The real lane's drain chaos
   // (seed 12) failed VMIs that had just migrated both ways. So the VMI and its pods are read again,
-  // consistently, before the VMI is failed for it; the write then tests the node it was failed on
-  // (write-status.ts), for a VMI that moves between those reads and the write.
+  // consistently, before the VMI is failed for it; every patch of a handed-off VMI also tests the
+  // node it was read on (write-status.ts), for a VMI that moves between the reads and the write.
   if (rv !== undefined && podAbsent(observed)) {
     const fresh = await deps.kube.get(VMIS, namespace, name);
     if (!fresh) return done;
