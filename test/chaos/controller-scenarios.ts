@@ -12,7 +12,7 @@ import { KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, VM_POOLS, VMIS, VMS } from '.
 import { vmisWithTwoUnfinished } from '../support/migration-peaks.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
 import { creates, launcherOf, overLimit, worstUnavailable } from './audit-invariants.ts';
-import { NS, reach, type Scenario } from './scenario-support.ts';
+import { conditionsText, NS, reach, type Scenario } from './scenario-support.ts';
 import { backup, clone, exportScenario, hotplug, snapshotRestore } from './storage-scenarios.ts';
 
 export type { Scenario, ScenarioResult } from './scenario-support.ts';
@@ -125,8 +125,7 @@ const liveUpdate: Scenario = {
     if (!updated) {
       // Where it stopped, for the next reader (seed 263599 once stopped here under load, unread).
       const vmNow = await user.get(VMS, NS, LIVE);
-      const conds = (cs: readonly { type?: string; status?: string; reason?: string }[] | undefined) => (cs ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `/${c.reason}` : ''}`).join(' ');
-      out.push(`where it stopped: VMI ${v?.status?.phase} on ${v?.status?.nodeName}, spec sockets ${v?.spec.domain.cpu?.sockets}, current ${JSON.stringify(v?.status?.currentCPUTopology)}, conditions ${conds(v?.status?.conditions)}; VM conditions ${conds(vmNow?.status?.conditions)}`);
+      out.push(`where it stopped: VMI ${v?.status?.phase} on ${v?.status?.nodeName}, spec sockets ${v?.spec.domain.cpu?.sockets}, current ${JSON.stringify(v?.status?.currentCPUTopology)}, conditions [${conditionsText(v?.status?.conditions)}]; VM conditions [${conditionsText(vmNow?.status?.conditions)}]`);
     }
     if (v?.metadata?.uid !== uid) out.push('the VMI was restarted, not updated live');
     const audit = rig.sandbox.apiServer.audit.query();

@@ -30,6 +30,7 @@ import { openChaosStore, type ChaosBackend } from './store.ts';
 import { NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { testSpec } from '../support/controller-context.ts';
+import { conditionsText } from './scenario-support.ts';
 
 /**
  * On the real control plane (VR_CONTROL_PLANE=real) the relay and the VMI controller run under
@@ -235,11 +236,10 @@ async function describeVmi(kube: KubeClient, name: string): Promise<string> {
   if (vmi === undefined) return `${name}: gone`;
   if ('error' in vmi) return `${name}: ${vmi.error}`;
   const mine = pods.items.filter((p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid);
-  const conds = (vmi.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
   // An unbound pod says why: the scheduler's message (no node fits, the nodes it saw tainted…).
   const unbound = (p: (typeof mine)[number]) => p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message;
   const podLine = mine.map((p) => `${p.metadata?.name} ${p.status?.phase}${p.metadata?.deletionTimestamp ? ' deleting' : ''} node=${p.spec?.nodeName ?? '-'}${unbound(p) ? ` (${unbound(p)})` : ''}`).join('; ');
-  return `${name}: phase=${vmi.status?.phase ?? '-'} rv=${vmi.metadata?.resourceVersion} finalizers=${(vmi.metadata?.finalizers ?? []).join(',')} conditions=[${conds}] node=${vmi.status?.nodeName ?? '-'} pods=[${podLine || 'none'}]`;
+  return `${name}: phase=${vmi.status?.phase ?? '-'} rv=${vmi.metadata?.resourceVersion} finalizers=${(vmi.metadata?.finalizers ?? []).join(',')} conditions=[${conditionsText(vmi.status?.conditions)}] node=${vmi.status?.nodeName ?? '-'} pods=[${podLine || 'none'}]`;
 }
 
 /** What must hold after a run; an empty list means it passed. */
