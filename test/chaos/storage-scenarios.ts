@@ -5,6 +5,7 @@
  */
 import type { VirtualMachine } from '../../shared/api/index.ts';
 import { KUBEVIRTS, PODS, PVCS, VM_BACKUP_TRACKERS, VM_BACKUPS, VM_CLONES, VM_EXPORTS, VM_RESTORES, VM_SNAPSHOT_CONTENTS, VM_SNAPSHOTS, VMIS, VMS } from '../../shared/api/resources.ts';
+import type { KubeClient } from '../../shared/kube/client.ts';
 import { REAL } from '../support/lanes.ts';
 import { virtApiClient } from '../support/virt-api-client.ts';
 import { USER_IDENTITY } from '../bench/support/vmi-run.ts';
@@ -165,6 +166,33 @@ export const backup: Scenario = {
 };
 
 const HP = 'chaos-hp';
+
+/**
+ * Hot-plugs `vol` into the VMI exactly once, as virt-api would, through the chaos's faults. The JSON
+ * patch appends, so it is not idempotent: after a network error (a restarted kube-apiserver resets
+ * the connection) the patch may or may not have landed, and the VMI is read before trying again.
+ */
+async function addVolumeOnce(user: KubeClient, virtApi: KubeClient, vol: string): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const vmi = await user.get(VMIS, NS, HP);
+    if ((vmi?.spec.volumes ?? []).some((v) => v.name === vol)) return;
+    try {
+      await virtApi.patch(VMIS, NS, HP, {
+        type: 'json',
+        ops: [
+          { op: 'add', path: '/spec/volumes/-', value: { name: vol, persistentVolumeClaim: { claimName: `chaos-hp-${vol.slice(-1)}`, hotpluggable: true } } },
+          { op: 'add', path: '/spec/domain/devices/disks/-', value: { name: vol, disk: { bus: 'scsi' } } },
+        ],
+      });
+      return;
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (!(status === undefined || status === 429 || status >= 500) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
 export const hotplug: Scenario = {
   name: 'hotplug',
   controllers: ['vmi'],
@@ -179,15 +207,10 @@ export const hotplug: Scenario = {
       const st = ((await user.get(VMIS, NS, HP))?.status?.volumeStatus ?? []).filter((s) => s.hotplugVolume !== undefined);
       return st.length === names.length && st.every((s) => s.phase === 'Ready' && names.includes(s.name));
     };
+    // virt-api's addvolume: the spec patch as virt-api's account (a user's is refused).
+    const virtApi = virtApiClient(rig.sandbox.apiServer.kubeConfig(USER_IDENTITY));
     for (const [i, vol] of ['disk-a', 'disk-b'].entries()) {
-      // virt-api's addvolume: the spec patch as virt-api's account (a user's is refused).
-      await virtApiClient(rig.sandbox.apiServer.kubeConfig(USER_IDENTITY)).patch(VMIS, NS, HP, {
-        type: 'json',
-        ops: [
-          { op: 'add', path: '/spec/volumes/-', value: { name: vol, persistentVolumeClaim: { claimName: `chaos-hp-${vol.slice(-1)}`, hotpluggable: true } } },
-          { op: 'add', path: '/spec/domain/devices/disks/-', value: { name: vol, disk: { bus: 'scsi' } } },
-        ],
-      });
+      await addVolumeOnce(user, virtApi, vol);
       await reach(out, `${i + 1} volume(s) Ready`, ready(['disk-a', 'disk-b'].slice(0, i + 1)), 180_000);
       say(`hotplug: ${vol} Ready`);
     }
