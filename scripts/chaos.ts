@@ -18,6 +18,9 @@
  *   --actions a,b            with --soak: only these of its actions (scaleRs,drain,…), to replay a
  *                            seed with a narrower mix
  *   --heap-snapshots DIR     with --soak: V8 heap snapshots after the warm-up and at the end, in DIR
+ *   --cluster apart|in-process  with --soak: the emulator and simulated nodes in a process of their
+ *                            own (default on the emulator lane: this process's memory is then the
+ *                            product's and the harness's alone) or in this one (the real lane's way)
  *   --lambda                 with --backend aws: the VMI run's keys consumed by Lambda-shaped
  *                            invocations (batches, killed at their deadline or by a crash)
  *   --json FILE              also append each part's report to FILE (JSON lines)
@@ -40,6 +43,7 @@ const { values } = parseArgs({
     lambda: { type: 'boolean', default: false },
     actions: { type: 'string' },
     'heap-snapshots': { type: 'string' },
+    cluster: { type: 'string' },
   },
 });
 const fail = (why: string): never => {
@@ -51,6 +55,9 @@ if (values.backend !== 'sqlite' && values.backend !== 'aws') fail(`--backend mus
 if (values.actions !== undefined && values.soak === undefined) fail('--actions goes with --soak (it narrows the soak\'s mix)');
 if (values['heap-snapshots'] !== undefined && values.soak === undefined) fail('--heap-snapshots goes with --soak');
 if (values['heap-snapshots'] !== undefined && !existsSync(values['heap-snapshots'])) fail(`--heap-snapshots: no directory ${values['heap-snapshots']}`);
+if (values.cluster !== undefined && values.soak === undefined) fail('--cluster goes with --soak');
+if (values.cluster !== undefined && values.cluster !== 'apart' && values.cluster !== 'in-process') fail(`--cluster must be apart or in-process, not ${JSON.stringify(values.cluster)}`);
+if (values.cluster === 'apart' && values.lane === 'real') fail('--cluster apart runs the emulator lane only: the real lane\'s faults restart the control plane from this process');
 if (values.lambda && values.backend !== 'aws') fail('--lambda needs --backend aws (Lambda-shaped invocations consume SQS)');
 const backend = values.backend as 'sqlite' | 'aws';
 // The lane is read when the suites' modules load: set it before importing them.
@@ -73,14 +80,15 @@ if (values.soak !== undefined) {
   const actions = values.actions?.split(',').filter(Boolean);
   const unknown = actions?.filter((a) => !(SOAK_ACTIONS as readonly string[]).includes(a)) ?? [];
   if (unknown.length) fail(`--actions: unknown ${unknown.join(', ')}; the soak's actions are ${SOAK_ACTIONS.join(', ')}`);
+  const cluster = values.cluster as 'apart' | 'in-process' | undefined;
   out(`chaos: soak of ${minutes} min on the ${values.lane} lane over ${backend}`);
-  const r = await runSoak({ minutes, backend, ...(seeds[0] !== undefined ? { seed: seeds[0] } : {}), ...(actions ? { actions } : {}), ...(values['heap-snapshots'] ? { heapSnapshotDir: values['heap-snapshots'] } : {}), progress: (l) => out(`  ${l}`) });
+  const r = await runSoak({ minutes, backend, ...(cluster ? { cluster } : {}), ...(seeds[0] !== undefined ? { seed: seeds[0] } : {}), ...(actions ? { actions } : {}), ...(values['heap-snapshots'] ? { heapSnapshotDir: values['heap-snapshots'] } : {}), progress: (l) => out(`  ${l}`) });
   record({ part: 'soak', ...r });
   out(
     [
-      `seed ${r.seed}, ${r.minutes} min; actions: ${listed(r.actions)}`,
+      `seed ${r.seed}, ${r.minutes} min, the cluster ${r.cluster === 'apart' ? 'in its own process' : 'in this process'}; actions: ${listed(r.actions)}`,
       `injected: ${listed(r.injected)}`,
-      `slopes per hour: retained heap ${r.slopes.heapMbPerHour} MB, rss ${r.slopes.rssMbPerHour} MB, queued keys ${r.slopes.queuedPerHour}, the cluster's Events ${r.slopes.eventsPerHour}; ${r.auditEntriesChecked} audit entries replayed by the invariants`,
+      `slopes per hour: retained heap ${r.slopes.heapMbPerHour} MB, rss ${r.slopes.rssMbPerHour} MB${r.cluster === 'apart' ? ` (the product and the harness; the cluster's process: heap ${r.slopes.clusterHeapMbPerHour} MB, rss ${r.slopes.clusterRssMbPerHour} MB)` : ''}, queued keys ${r.slopes.queuedPerHour}, the cluster's Events ${r.slopes.eventsPerHour}; ${r.auditEntriesChecked} audit entries replayed by the invariants`,
       `DLQ: ${r.deadLetters.map((d) => `${d.key} [${d.reason}]`).join(', ') || 'empty'}`,
       r.violations.length ? `FAILED:\n  - ${r.violations.join('\n  - ')}${r.trails.map((t, i) => `\n  overshoot ${i + 1}, the writes before it:\n    ${t.join('\n    ')}`).join('')}` : 'PASSED: converged after calm, only the poison dead-lettered, one launcher pod per VMI and the replica set within spec.replicas at every audit instant',
     ].join('\n'),

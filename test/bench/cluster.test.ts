@@ -58,3 +58,35 @@ test('BENCH_SANDBOX names where the cluster runs; a wrong value is a clear error
     else process.env.BENCH_SANDBOX = saved;
   }
 });
+
+test("a child cluster started from sandbox options serves the emulator's fault hooks and drains its audit log", async () => {
+  // arrange
+  const cluster = await startClusterProcess({ vmis: 0, identities: [USER_IDENTITY], options: { nodes: 1, storage: true, controlPlane: 'emulator' } });
+  const kube = createKubeClient(cluster.kubeConfig(USER_IDENTITY));
+  try {
+    // act
+    await kube.create(VMIS, vmiManifest('apart-1') as unknown as VirtualMachineInstance);
+    const logged = await cluster.drainAudit();
+    const drainedAgain = await cluster.drainAudit();
+    await cluster.faults.failNext(500, 2, { identity: USER_IDENTITY, verb: 'get' });
+    const pending = await cluster.faults.remaining();
+    const refused = await kube.get(VMIS, 'default', 'apart-1').then(() => undefined, (err: unknown) => (err as { status?: number }).status);
+    await cluster.faults.clear();
+    const afterClear = await cluster.faults.remaining();
+    const read = await kube.get(VMIS, 'default', 'apart-1');
+    await cluster.faults.compactHistory();
+    await cluster.faults.dropWatches();
+
+    // assert
+    assert.deepEqual(cluster.nodeNames, ['node01']);
+    assert.match(cluster.virtApiUrl ?? '', /^https?:\/\/127\.0\.0\.1:\d+/, 'the storage side\'s virt-api server is named');
+    assert.ok(logged.some((e) => e.verb === 'create' && e.resource === 'virtualmachineinstances' && e.name === 'apart-1'), 'the create is in the drained log');
+    assert.equal(drainedAgain.filter((e) => e.name === 'apart-1' && e.verb === 'create').length, 0, 'a drained entry is not drained twice');
+    assert.equal(pending, 2);
+    assert.equal(refused, 500);
+    assert.equal(afterClear, 0);
+    assert.equal(read?.metadata?.name, 'apart-1');
+  } finally {
+    await cluster.stop();
+  }
+});

@@ -33,3 +33,17 @@ test('--heap-snapshots names a directory that exists', () => {
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--heap-snapshots: no directory \/nonexistent\/heap/);
 });
+
+test('--cluster goes with --soak, is apart or in-process, and apart is the emulator lane only', () => {
+  // act
+  const alone = chaos('--cluster', 'apart');
+  const wrong = chaos('--soak', '1m', '--cluster', 'elsewhere');
+  const real = chaos('--soak', '1m', '--cluster', 'apart', '--lane', 'real');
+  // assert
+  assert.equal(alone.status, 2);
+  assert.match(alone.stderr, /--cluster goes with --soak/);
+  assert.equal(wrong.status, 2);
+  assert.match(wrong.stderr, /--cluster must be apart or in-process, not "elsewhere"/);
+  assert.equal(real.status, 2);
+  assert.match(real.stderr, /--cluster apart runs the emulator lane only/);
+});

@@ -3,7 +3,7 @@
  * a worker that dies at any call of a reconcile (before or after the request is made), a slow
  * queue, a relay whose every message is delivered up to 5 times, and poisoned keys.
  */
-import type { Sandbox } from '../../sandbox/sandbox.ts';
+import type { ClusterFaults } from '../bench/support/cluster.ts';
 import { InvalidInputError } from '../../shared/errors.ts';
 import { VMIS } from '../../shared/api/resources.ts';
 import { decorateKubeClient } from '../../shared/kube/call-counter.ts';
@@ -174,40 +174,39 @@ export interface FaultLoop {
  * Every 0.3–1 s, one fault: the relay's watches dropped (15 %), dropped after compacting the
  * history so the re-watch gets 410 and relists (15 %), the next 3 controller requests answered
  * 429 (20 %) or 500 (20 %), the next 2 controller updates or creates 409 (20 %), the relay's next
- * list 500 (10 %). With `enabled` false (the real lane, which has no fault injection) it injects nothing.
+ * list 500 (10 %). The emulator's hooks, in this process or in the cluster's own (rig.ts).
  */
-export function startFaultLoop(sandbox: Sandbox, random: () => number, identities: { readonly controller: string; readonly relay: string }, enabled = true): FaultLoop {
+export function startFaultLoop(faults: ClusterFaults, random: () => number, identities: { readonly controller: string; readonly relay: string }): FaultLoop {
   const injected: Record<string, number> = { watchDrops: 0, watch410: 0, http429: 0, http500: 0, http409: 0, relayListErrors: 0 };
-  const faults = enabled ? sandbox.apiServer.faults : undefined;
-  let on = enabled;
+  let on = true;
   const loop = (async () => {
-    while (on && faults) {
+    while (on) {
       await new Promise((r) => setTimeout(r, 300 + random() * 700));
       if (!on) break;
       const pick = random();
       // Faults are injected against work, not against the clock: while earlier HTTP faults are
       // still waiting for requests to hit, add none. On a slow machine a time-based injector would
       // otherwise pile up faults until every request of a retrying key fails and its retries run out.
-      if (pick >= 0.3 && faults.remaining() > 0) continue;
+      if (pick >= 0.3 && (await faults.remaining()) > 0) continue;
       if (pick < 0.15) {
-        faults.dropWatches();
+        await faults.dropWatches();
         injected.watchDrops!++;
       } else if (pick < 0.3) {
         // History gone: the relay's re-watch from its last resourceVersion gets 410 and relists.
-        sandbox.apiServer.control.compactHistory();
-        faults.dropWatches();
+        await faults.compactHistory();
+        await faults.dropWatches();
         injected.watch410!++;
       } else if (pick < 0.5) {
-        faults.failNext(429, 3, { identity: identities.controller });
+        await faults.failNext(429, 3, { identity: identities.controller });
         injected.http429! += 3;
       } else if (pick < 0.7) {
-        faults.failNext(500, 3, { identity: identities.controller });
+        await faults.failNext(500, 3, { identity: identities.controller });
         injected.http500! += 3;
       } else if (pick < 0.9) {
-        faults.failNext(409, 2, { identity: identities.controller, verb: random() < 0.5 ? 'update' : 'create' });
+        await faults.failNext(409, 2, { identity: identities.controller, verb: random() < 0.5 ? 'update' : 'create' });
         injected.http409! += 2;
       } else {
-        faults.failNext(500, 1, { identity: identities.relay, verb: 'list' });
+        await faults.failNext(500, 1, { identity: identities.relay, verb: 'list' });
         injected.relayListErrors!++;
       }
     }
@@ -217,7 +216,7 @@ export function startFaultLoop(sandbox: Sandbox, random: () => number, identitie
     async stop() {
       on = false;
       await loop;
-      faults?.clear();
+      await faults.clear();
     },
   };
 }

@@ -27,6 +27,7 @@ import type { Controller } from '../../shared/queue/message.ts';
 import { bindController } from '../../shared/reconcile/define-controller.ts';
 import { instrumented } from '../../shared/reconcile/instrument.ts';
 import { REAL } from '../support/lanes.ts';
+import { inProcessCluster, startClusterProcess, type BenchCluster, type ClusterFaults } from '../bench/support/cluster.ts';
 import { CONTROLLER_IDENTITY, USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { chaosExpectations, chaosKube, DuplicatingSender, Killer, patientUser, seededRandom, startFaultLoop, withoutViewsOf, type FaultLoop } from './injectors.ts';
 import { startRealFaultLoop } from './real-faults.ts';
@@ -49,8 +50,12 @@ export function startLaneFaults(sandbox: Sandbox, random: () => number, relay: C
     const controllerUsers = DEFINITIONS.map((d) => server.userOf(PART_IDENTITY[d.name]));
     return startRealFaultLoop(server, random, { relay, controllerUsers, ...opts });
   }
-  const hooks = startFaultLoop(sandbox, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY });
-  // The emulator's loop, plus the relay's network now and then (every 2–5 s).
+  return emulatorLaneFaults(inProcessCluster(sandbox).faults, random, relay);
+}
+
+/** The emulator's fault loop (wherever the emulator runs), plus the relay's network now and then (every 2–5 s). */
+function emulatorLaneFaults(clusterFaults: ClusterFaults, random: () => number, relay: ChaosRelay): FaultLoop {
+  const hooks = startFaultLoop(clusterFaults, random, { controller: CONTROLLER_IDENTITY, relay: RELAY_IDENTITY });
   let on = true;
   const net = (async () => {
     while (on) {
@@ -86,10 +91,12 @@ export interface RigOptions {
   readonly log?: Logger;
 }
 
-export interface Rig {
+/** A rig whose cluster may run in a process of its own (the soak's: {@link startRigApart}). */
+export interface RigCore {
   readonly seed: number;
   readonly random: () => number;
-  readonly sandbox: Sandbox;
+  /** The cluster, in this process or its own: its kubeconfigs, nodes, audit log and memory. */
+  readonly cluster: BenchCluster;
   readonly store: ChaosStore;
   readonly killer: Killer;
   readonly sender: DuplicatingSender;
@@ -108,11 +115,41 @@ export interface Rig {
   stop(): Promise<void>;
 }
 
+/** A rig with its sandbox in this process, which the scenarios reach into (its audit log, storage, nodes). */
+export interface Rig extends RigCore {
+  readonly sandbox: Sandbox;
+}
+
+/** The sandbox a rig starts: three nodes, quick simulated boots, the options on top. */
+function rigSandboxOptions(opts: RigOptions): SandboxOptions {
+  return { nodes: 3, ...opts.sandbox, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.sandbox?.timings } };
+}
+
 export async function startRig(opts: RigOptions = {}): Promise<Rig> {
+  const sandbox = await startSandbox(rigSandboxOptions(opts));
+  const rig = await assembleRig(inProcessCluster(sandbox), opts, (random, relay) => startLaneFaults(sandbox, random, relay, { apiServerRestarts: opts.apiServerRestarts ?? 2 }));
+  return { ...rig, sandbox };
+}
+
+/**
+ * A rig whose cluster — the emulator and the simulated nodes — runs in a process of its own
+ * (test/bench/support/cluster-child.ts), its fault hooks and audit log reached over the channel:
+ * this process then holds the product (relay, queue, table, every controller) and the harness
+ * alone, so its memory is theirs. The emulator lane only: the real lane's faults restart processes
+ * this one owns.
+ */
+export async function startRigApart(opts: RigOptions = {}): Promise<RigCore> {
+  if (REAL) throw new Error('a rig with its cluster apart runs the emulator lane only (unset VR_CONTROL_PLANE=real, or keep the cluster in process)');
+  const { speed, ...options } = rigSandboxOptions(opts);
+  if (speed !== undefined && speed !== 1) throw new Error('a cluster in its own process runs at the wall clock\'s speed');
+  const cluster = await startClusterProcess({ vmis: 0, identities: [CONTROLLER_IDENTITY, RELAY_IDENTITY, USER_IDENTITY], options: { ...options, controlPlane: 'emulator' } });
+  return assembleRig(cluster, opts, (random, relay) => emulatorLaneFaults(cluster.faults, random, relay));
+}
+
+async function assembleRig(cluster: BenchCluster, opts: RigOptions, laneFaults: (random: () => number, relay: ChaosRelay) => FaultLoop): Promise<RigCore> {
   const seed = opts.seed ?? Date.now() % 1_000_000;
   const random = seededRandom(seed);
   const speed = opts.sandbox?.speed ?? 1;
-  const sandbox = await startSandbox({ nodes: 3, ...opts.sandbox, timings: { podStartupMs: 50, vmiBootMs: 50, vmiShutdownMs: 50, ...opts.sandbox?.timings } });
   let store: ChaosStore | undefined;
   try {
     store = await openChaosStore(random, { backend: opts.backend ?? 'sqlite' });
@@ -123,10 +160,10 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     const poisoned = new Set<string>();
     const metrics = new MetricsRegistry();
     const expectations = chaosExpectations(state.expectations, killer);
-    const now = () => sandbox.clock.nowMs();
+    const now = () => cluster.nowMs();
     const parts = new Set(opts.controllers ?? DEFINITIONS.map((d) => d.name));
     const pools = DEFINITIONS.filter((d) => parts.has(d.name)).map((def) => {
-      const kc = sandbox.apiServer.kubeConfig(identityOf(def.name));
+      const kc = cluster.kubeConfig(identityOf(def.name));
       const kube = createKubeClient(kc, asProductCounting(seen));
       const spec = bindController(def, {
         kube,
@@ -139,7 +176,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
         // A dead pass's expectations are taken over after 4 s of wall time: longer than any live
         // pass, as the function timeout would be in production.
         takeoverMs: 4000 * speed,
-        virtApi: virtApiFor(kc, sandbox.storage?.virtApi.url),
+        virtApi: virtApiFor(kc, cluster.virtApiUrl),
         metrics,
       });
       return new WorkerPool({
@@ -154,7 +191,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     });
     // A poisoned VMI's key goes without its view: its reads must reach the poisoned client.
     const sender = new DuplicatingSender(withoutViewsOf(slow, poisoned), random);
-    const relay = await startChaosRelay({ kubeConfig: sandbox.apiServer.kubeConfig(identityOf('relay')), queue: sender, metrics });
+    const relay = await startChaosRelay({ kubeConfig: cluster.kubeConfig(identityOf('relay')), queue: sender, metrics });
     let faults: FaultLoop | undefined;
     const calm = async () => {
       await faults?.stop();
@@ -165,18 +202,18 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
     return {
       seed,
       random,
-      sandbox,
+      cluster,
       store: s,
       killer,
       sender,
       relay,
       metrics,
       poisoned,
-      user: patientUser(createKubeClient(sandbox.apiServer.kubeConfig(USER_IDENTITY))),
+      user: patientUser(createKubeClient(cluster.kubeConfig(USER_IDENTITY))),
       async start() {
         relay.start();
         for (const p of pools) p.start();
-        faults = startLaneFaults(sandbox, random, relay, { apiServerRestarts: opts.apiServerRestarts ?? 2 });
+        faults = laneFaults(random, relay);
       },
       calm,
       injected: () => ({
@@ -194,12 +231,12 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
         await relay.stop();
         await Promise.all(pools.map((p) => p.stop()));
         await s.close();
-        await sandbox.stop();
+        await cluster.stop();
       },
     };
   } catch (err) {
     await store?.close();
-    await sandbox.stop();
+    await cluster.stop();
     throw err;
   }
 }

@@ -3,9 +3,10 @@
  * faults on the whole time, and a steady churn — one user action every `actionMs`: VMIs created
  * and deleted, VMs created, stopped, started and deleted, a replica set and a pool scaled, VMIs
  * migrated, a node's launcher pods evicted (a drain) and the node uncordoned again, VMs
- * snapshotted and the snapshots deleted — plus one poisoned VMI. Every minute the process's memory
- * (the heap retained after a full garbage collection, and resident memory) and the queues' depth
- * are sampled, and the audit log written since the last minute is replayed by the invariants (one
+ * snapshotted and the snapshots deleted — plus one poisoned VMI. On the emulator lane the cluster
+ * runs in a process of its own (rig.ts, startRigApart), so this process holds the product and the
+ * harness alone. Every minute each process's memory (the heap retained after a full garbage
+ * collection, and resident memory) and the queues' depth are sampled, and the audit log written since the last minute is replayed by the invariants (one
  * launcher pod per VMI at every instant, the replica set never above its spec.replicas) and
  * dropped: an hour of churn writes ~45,000 entries, each holding the object version it wrote, and
  * a log kept whole was most of the process's memory growth (docs/reliability.md, "The soak"). At the end the slopes (least squares, per
@@ -23,7 +24,8 @@ import { CONTROLLERS } from '../../shared/queue/message.ts';
 import type { DeadLetter } from '../../shared/queue/port.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
 import { launcherOf, OverLimit } from './audit-invariants.ts';
-import { startRig } from './rig.ts';
+import { startRig, startRigApart, type RigCore, type RigOptions } from './rig.ts';
+import { REAL } from '../support/lanes.ts';
 import { ReplicaSetWithinSpec } from './run-replicaset-chaos.ts';
 import type { ChaosBackend } from './store.ts';
 
@@ -40,14 +42,24 @@ export interface SoakOptions {
    * grew between them, by constructor, is what a heap slope is made of.
    */
   readonly heapSnapshotDir?: string;
+  /**
+   * Where the cluster (the emulator and the simulated nodes) runs: `apart`, in a process of its own
+   * (the default on the emulator lane), so that this process's memory is the product's and the
+   * harness's alone; or `in-process`, as the other chaos runs have it (the real lane always: its
+   * faults restart the control plane's processes from here).
+   */
+  readonly cluster?: 'apart' | 'in-process';
   readonly progress?: (line: string) => void;
 }
 
 export interface SoakSample {
   readonly minute: number;
-  /** The JS heap retained after a full garbage collection. */
+  /** This process's JS heap retained after a full garbage collection: with the cluster apart, the product's and the harness's. */
   readonly heapMb: number;
   readonly rssMb: number;
+  /** With the cluster apart, its process's retained heap and resident memory. */
+  readonly clusterHeapMb?: number;
+  readonly clusterRssMb?: number;
   readonly queued: number;
   /**
    * Objects the cluster keeps that the churn only adds to: Events (kube-apiserver expires them after
@@ -62,11 +74,13 @@ export interface SoakReport {
   readonly seed: number;
   readonly backend: ChaosBackend;
   readonly minutes: number;
+  /** Where the cluster ran ({@link SoakOptions.cluster}). */
+  readonly cluster: 'apart' | 'in-process';
   readonly actions: Record<string, number>;
   readonly injected: Record<string, number>;
   readonly samples: readonly SoakSample[];
   /** Least-squares slopes per hour. */
-  readonly slopes: { heapMbPerHour: number; rssMbPerHour: number; queuedPerHour: number; eventsPerHour: number };
+  readonly slopes: { heapMbPerHour: number; rssMbPerHour: number; queuedPerHour: number; eventsPerHour: number; clusterHeapMbPerHour?: number; clusterRssMbPerHour?: number };
   readonly deadLetters: readonly DeadLetter[];
   /** Audit-log entries the invariants replayed (the whole run's writes). */
   readonly auditEntriesChecked: number;
@@ -108,7 +122,9 @@ export function slope(points: readonly { x: number; y: number }[]): number {
 
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const say = opts.progress ?? (() => {});
-  const rig = await startRig({ ...(opts.seed !== undefined ? { seed: opts.seed } : {}), backend: opts.backend ?? 'sqlite', killRate: 0.02, apiServerRestarts: Math.max(2, Math.round(opts.minutes / 10)), sandbox: { nodes: 3, storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 }, eventTtlMs: SOAK_EVENT_TTL_MS } });
+  const placement = opts.cluster ?? (REAL ? 'in-process' : 'apart');
+  const rigOptions: RigOptions = { ...(opts.seed !== undefined ? { seed: opts.seed } : {}), backend: opts.backend ?? 'sqlite', killRate: 0.02, apiServerRestarts: Math.max(2, Math.round(opts.minutes / 10)), sandbox: { nodes: 3, storage: { snapshotCreateMs: 100, snapshotReadyMs: 100, provisionMs: 50 }, eventTtlMs: SOAK_EVENT_TTL_MS } };
+  const rig: RigCore = placement === 'apart' ? await startRigApart(rigOptions) : await startRig(rigOptions);
   const { user, random } = rig;
   const pick = <T>(xs: readonly T[]): T | undefined => xs[Math.floor(random() * xs.length)];
   const actions: Record<string, number> = {};
@@ -151,7 +167,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       if (v) await user.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { generateName: 'soak-mig-', namespace: NS }, spec: { vmiName: v.metadata?.name ?? '' } });
     },
     async drain() {
-      const node = pick(rig.sandbox.nodeNames);
+      const node = pick(rig.cluster.nodeNames);
       if (!node) return;
       await user.patch(NODES, undefined, node, { type: 'merge', body: { spec: { unschedulable: true } } });
       const pods = (await user.list(PODS, NS, { fieldSelector: `spec.nodeName=${node}`, labelSelector: 'kubevirt.io=virt-launcher' })).items;
@@ -176,10 +192,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const overs: string[] = [];
   const overshoots: string[] = [];
   let auditEntriesChecked = 0;
-  const checkAuditSoFar = () => {
-    const audit = rig.sandbox.apiServer.audit;
-    const batch = audit.query();
-    audit.clear();
+  const checkAuditSoFar = async () => {
+    const batch = await rig.cluster.drainAudit();
     auditEntriesChecked += batch.length;
     overs.push(...launcherPods.feed(batch));
     overshoots.push(...replicaSet.feed(batch));
@@ -193,14 +207,19 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const [events, migrations] = await Promise.all(
       ([[EVENTS, last?.events], [MIGRATIONS, last?.migrations]] as const).map(async ([r, before]) => (await user.list(r, NS).then((l) => l.items.length, () => undefined)) ?? before ?? 0),
     );
-    checkAuditSoFar();
+    await checkAuditSoFar();
     gc();
     const m = process.memoryUsage();
+    // The cluster's own process, when it has one (a full collection there too).
+    const clusterHeap = await rig.cluster.heapBytes?.();
+    const clusterRss = await rig.cluster.rssBytes?.();
+    const apart = clusterHeap !== undefined && clusterRss !== undefined ? { clusterHeapMb: Math.round(clusterHeap / 1e5) / 10, clusterRssMb: Math.round(clusterRss / 1e5) / 10 } : {};
     // The first sample past the warm-up (a loaded machine skips minutes) and the last.
     const firstSteady = minute >= warmup && !samples.some((x) => x.minute >= warmup);
     if (opts.heapSnapshotDir && (firstSteady || minute === opts.minutes)) say(`heap snapshot at minute ${minute}: ${v8.writeHeapSnapshot(join(opts.heapSnapshotDir, `soak-${rig.seed}-minute-${minute}.heapsnapshot`))}`);
-    samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, queued, events: events ?? 0, migrations: migrations ?? 0 });
-    say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB, queued ${queued}, events ${events}, migrations ${migrations}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
+    samples.push({ minute, heapMb: Math.round(m.heapUsed / 1e5) / 10, rssMb: Math.round(m.rss / 1e5) / 10, ...apart, queued, events: events ?? 0, migrations: migrations ?? 0 });
+    const cl = samples.at(-1)?.clusterHeapMb !== undefined ? ` (cluster apart: heap ${samples.at(-1)?.clusterHeapMb} MB, rss ${samples.at(-1)?.clusterRssMb} MB)` : '';
+    say(`minute ${minute}: heap ${samples.at(-1)?.heapMb} MB, rss ${samples.at(-1)?.rssMb} MB${cl}, queued ${queued}, events ${events}, migrations ${migrations}; ${JSON.stringify(actions)}; injected ${JSON.stringify(rig.injected())}`);
   };
   try {
     const labels = { soak: 'rs' };
@@ -251,7 +270,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const unexpected = deadLetters.filter((d) => d.key !== `${NS}/${POISON}`);
   if (unexpected.length) violations.push(`dead-lettered beyond the poison: ${unexpected.map((d) => `${d.controller} ${d.key} (${d.reason}: ${d.message})`).join('; ')}`);
   if (!deadLetters.some((d) => d.key === `${NS}/${POISON}`)) violations.push('the poison is not in the DLQ');
-  checkAuditSoFar();
+  await checkAuditSoFar();
   violations.push(...overs.slice(0, 5).map((x) => `two launcher pods for one VMI: ${x}`));
   violations.push(...overshoots.slice(0, 5).map((x) => `replica set above spec.replicas: ${x}`));
   const injected = rig.injected();
@@ -262,10 +281,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     seed: rig.seed,
     backend: rig.store.backend,
     minutes: opts.minutes,
+    cluster: placement,
     actions,
     injected,
     samples,
-    slopes: { heapMbPerHour: perHour((s) => s.heapMb), rssMbPerHour: perHour((s) => s.rssMb), queuedPerHour: perHour((s) => s.queued), eventsPerHour: perHour((s) => s.events) },
+    slopes: { heapMbPerHour: perHour((s) => s.heapMb), rssMbPerHour: perHour((s) => s.rssMb), queuedPerHour: perHour((s) => s.queued), eventsPerHour: perHour((s) => s.events), ...(placement === 'apart' ? { clusterHeapMbPerHour: perHour((s) => s.clusterHeapMb ?? 0), clusterRssMbPerHour: perHour((s) => s.clusterRssMb ?? 0) } : {}) },
     deadLetters,
     auditEntriesChecked,
     violations,

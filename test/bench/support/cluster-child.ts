@@ -1,10 +1,12 @@
 /**
  * The benchmarks' sandbox: {@link startBenchSandbox} sizes one for N VMIs; run as a forked child
  * (cluster.ts), this file starts it in its own process and serves it over the IPC channel —
- * kubeconfigs once, milestones in batches, counters, a CPU profile and its memory on request.
+ * kubeconfigs once, milestones in batches, counters, a CPU profile and its memory on request, and
+ * for the chaos soak the emulator's fault hooks and its audit log.
  */
 import { fileURLToPath } from 'node:url';
-import { startSandbox, type Sandbox } from '../../../sandbox/sandbox.ts';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../../sandbox/sandbox.ts';
+import type { FaultCode, FaultMatch } from '../../../sandbox/apiserver/index.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
 import type { RealApiServer } from '../../../sandbox/real/control-plane.ts';
@@ -25,6 +27,16 @@ export interface ClusterSpec {
   readonly identities: readonly string[];
   /** The real control plane serving Go's CPU profiles (its /debug/pprof), for {@link controlPlaneProfiler}. */
   readonly pprof?: boolean;
+  /**
+   * The sandbox exactly as these options say (the chaos soak's: its nodes, timings, storage side
+   * and Event lifetime), instead of one sized for `vmis`. Plain data only: they cross the IPC channel.
+   */
+  readonly options?: Omit<SandboxOptions, 'clock' | 'random' | 'onError' | 'log'>;
+}
+
+/** The sandbox a spec asks for: its own options as given, or one sized for its VMIs. */
+async function startSpecSandbox(spec: ClusterSpec): Promise<Sandbox> {
+  return spec.options ? startSandbox(spec.options) : startBenchSandbox(spec);
 }
 
 /** A sandbox with room for `spec.vmis` launcher pods (110 pods per node) and quick simulated boots. */
@@ -60,17 +72,26 @@ export function controlPlaneProfiler(sandbox: Sandbox, dir: string): ControlPlan
 export type ChildRequest =
   | { type: 'start'; id: number; spec: ClusterSpec }
   | { type: 'counters' | 'profile-start' | 'profile-stop' | 'pauses-start' | 'pauses-stop' | 'rss' | 'heap' | 'cpu' | 'stop' | 'pprof-stop'; id: number }
-  | { type: 'pprof-start'; id: number; dir: string };
+  | { type: 'pprof-start'; id: number; dir: string }
+  // The emulator's fault hooks and its audit log (the chaos soak's, rig.ts): each as its method in this process.
+  | { type: 'faults-drop-watches' | 'faults-compact-history' | 'faults-remaining' | 'faults-clear' | 'audit-drain'; id: number }
+  | { type: 'faults-fail-next'; id: number; code: FaultCode; count: number; match: FaultMatch };
 
 /** Child → parent. */
 export type ChildMessage =
-  | { type: 'ready'; controlPlane: ControlPlane; nodeNames: string[]; clockNowMs: number; kubeconfigs: Record<string, string> }
+  | { type: 'ready'; controlPlane: ControlPlane; nodeNames: string[]; clockNowMs: number; kubeconfigs: Record<string, string>; virtApiUrl?: string }
   | { type: 'failed'; error: string }
   | { type: 'milestones'; batch: Milestone[] }
   | { type: 'reply'; id: number; value?: unknown; error?: string };
 
 /** How often milestones are flushed to the parent: a bound on the delay they add to its view. */
 const FLUSH_MS = 20;
+
+/** The emulator's API server, or an error saying the fault hooks are the emulator's. */
+function emulatorOnly(sandbox: Sandbox): Sandbox['apiServer'] {
+  if (sandbox.controlPlane !== 'emulator') throw new Error(`the fault hooks are the emulator's; this cluster runs the ${sandbox.controlPlane} control plane`);
+  return sandbox.apiServer;
+}
 
 async function serve(): Promise<void> {
   let sandbox: Sandbox | undefined;
@@ -128,6 +149,22 @@ async function serve(): Promise<void> {
         const u = process.cpuUsage();
         return u.user + u.system;
       }
+      case 'faults-drop-watches':
+        return emulatorOnly(sandbox).faults.dropWatches();
+      case 'faults-compact-history':
+        return emulatorOnly(sandbox).control.compactHistory();
+      case 'faults-remaining':
+        return emulatorOnly(sandbox).faults.remaining();
+      case 'faults-clear':
+        return emulatorOnly(sandbox).faults.clear();
+      case 'faults-fail-next':
+        return emulatorOnly(sandbox).faults.failNext(req.code, req.count, req.match);
+      case 'audit-drain': {
+        // What was written since the last drain, then dropped here: the parent replays it.
+        const entries = sandbox.apiServer.audit.query();
+        sandbox.apiServer.audit.clear();
+        return entries;
+      }
       case 'stop':
         await sandbox.stop();
         clearInterval(flush);
@@ -141,14 +178,15 @@ async function serve(): Promise<void> {
     if (req.type === 'start') {
       void (async () => {
         try {
-          sandbox = await startBenchSandbox(req.spec);
+          sandbox = await startSpecSandbox(req.spec);
           const s = sandbox;
           s.apiServer.audit.subscribe((e) => {
             const m = milestoneOf(e);
             if (m) batch.push(m);
           });
           const kubeconfigs = Object.fromEntries(req.spec.identities.map((id) => [id, s.apiServer.kubeConfig(id).exportConfig()]));
-          send({ type: 'ready', controlPlane: s.controlPlane, nodeNames: s.nodeNames, clockNowMs: s.clock.nowMs(), kubeconfigs });
+          const virtApiUrl = s.storage?.virtApi.url;
+          send({ type: 'ready', controlPlane: s.controlPlane, nodeNames: s.nodeNames, clockNowMs: s.clock.nowMs(), kubeconfigs, ...(virtApiUrl ? { virtApiUrl } : {}) });
         } catch (err) {
           send({ type: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
           process.exit(1);

@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
+import type { AuditEntry, FaultCode, FaultMatch, RequestCount } from '../../../sandbox/apiserver/index.ts';
 import type { Sandbox } from '../../../sandbox/sandbox.ts';
 import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { CpuFigures } from './cpu-profile.ts';
@@ -51,7 +51,25 @@ export interface BenchCluster {
   heapBytes?(): Promise<number>;
   /** Its process's CPU time so far (user + system), µs (child process only). */
   cpuMicros?(): Promise<number>;
+  /** The storage side's virt-api subresource server, when the sandbox runs it. */
+  readonly virtApiUrl?: string;
+  /** The emulator's fault hooks (sandbox/apiserver/faults.ts), wherever it runs. */
+  readonly faults: ClusterFaults;
+  /** The audit log's entries since the last drain, which the cluster then drops. */
+  drainAudit(): Promise<AuditEntry[]>;
   stop(): Promise<void>;
+}
+
+/** The emulator's fault hooks as the chaos loop drives them (injectors.ts). */
+export interface ClusterFaults {
+  dropWatches(): Promise<void>;
+  /** The watch history gone: a re-watch from an older resourceVersion answers 410. */
+  compactHistory(): Promise<void>;
+  failNext(code: FaultCode, count: number, match: FaultMatch): Promise<void>;
+  /** Injected failures not yet taken by a request. */
+  remaining(): Promise<number>;
+  /** Every pending failure and latency removed. */
+  clear(): Promise<void>;
 }
 
 /** BENCH_SANDBOX: `child` (default) or `inprocess`. */
@@ -85,6 +103,19 @@ export function inProcessCluster(sandbox: Sandbox): BenchCluster {
     },
     counters: async () => sandbox.apiServer.counters.snapshot(),
     ...(inProcessProfile(sandbox) ?? {}),
+    ...(sandbox.storage ? { virtApiUrl: sandbox.storage.virtApi.url } : {}),
+    faults: {
+      dropWatches: async () => void sandbox.apiServer.faults.dropWatches(),
+      compactHistory: async () => sandbox.apiServer.control.compactHistory(),
+      failNext: async (code, count, match) => sandbox.apiServer.faults.failNext(code, count, match),
+      remaining: async () => sandbox.apiServer.faults.remaining(),
+      clear: async () => sandbox.apiServer.faults.clear(),
+    },
+    async drainAudit() {
+      const entries = sandbox.apiServer.audit.query();
+      sandbox.apiServer.audit.clear();
+      return entries;
+    },
     stop: () => sandbox.stop(),
   };
 }
@@ -206,6 +237,15 @@ export async function startClusterProcess(spec: ClusterSpec): Promise<BenchClust
     rssBytes: () => ask<number>({ type: 'rss' }),
     heapBytes: () => ask<number>({ type: 'heap' }),
     cpuMicros: () => ask<number>({ type: 'cpu' }),
+    ...(started.virtApiUrl ? { virtApiUrl: started.virtApiUrl } : {}),
+    faults: {
+      dropWatches: () => ask<void>({ type: 'faults-drop-watches' }),
+      compactHistory: () => ask<void>({ type: 'faults-compact-history' }),
+      failNext: (code, count, match) => ask<void>({ type: 'faults-fail-next', code, count, match }),
+      remaining: () => ask<number>({ type: 'faults-remaining' }),
+      clear: () => ask<void>({ type: 'faults-clear' }),
+    },
+    drainAudit: () => ask<AuditEntry[]>({ type: 'audit-drain' }),
     stop() {
       stopRequested = true;
       stopping ??= (async () => {
