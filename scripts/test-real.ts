@@ -53,6 +53,7 @@ export const REAL_LANE_SUITES = [
   'test/functions/migration/parallel-limits.test.ts',
   'test/chaos/chaos.test.ts',
   'test/chaos/controllers-chaos.test.ts',
+  'test/chaos/drain-chaos.test.ts',
   'test/kubectl/',
   'test/infra/helm/real-lane.test.ts',
   'test/differential/launcher-pod.test.ts',
