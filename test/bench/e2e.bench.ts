@@ -21,12 +21,12 @@
  *    The runs themselves live in support/e2e-runs.ts (scale.bench.ts runs the burst at 10,000).
  *
  * N = BENCH_VMIS, default 1000 (200 with BENCH_QUICK=1). Then the same on the real control plane
- * (BENCH_REAL_VMIS; BENCH_REAL=0 skips it, BENCH_REAL_ONLY=1 runs only it). Never a test:
+ * (BENCH_REAL_VMIS; BENCH_REAL=0 skips it, BENCH_REAL_ONLY=1 runs only it, BENCH_REAL=keep keeps the last run's). Never a test:
  * nothing fails on speed.
  */
 import type { ControlPlane } from '../../sandbox/real/control-plane.ts';
 import { kubernetesVersion } from '../../sandbox/real/build.ts';
-import { previousFigures, realLaneSkipped, realOnly } from './support/real-lane.ts';
+import { previousFigures, previousRealFigures, realKept, realLaneSkipped, realOnly } from './support/real-lane.ts';
 import { medianOfLeaves, medianRuns } from './support/burst-rounds.ts';
 import { median } from './support/stats.ts';
 import { burstRun, latencyRun, round, say } from './support/e2e-runs.ts';
@@ -82,6 +82,7 @@ const ratio = (a: number | undefined, b: number | undefined) => (a === undefined
 
 /** Every system that runs on the real control plane, or why not. */
 async function realRuns(): Promise<Record<string, unknown>> {
+  if (realKept()) return previousRealFigures('test/bench/e2e.bench.ts');
   const skipped = await realLaneSkipped(say);
   if (skipped) return { skipped };
   const { systems, kubevirtSkipped } = chooseSystems('e2e (real control plane)', ALL_SYSTEMS, say);

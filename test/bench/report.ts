@@ -223,7 +223,11 @@ function realControlPlaneSection(e2e: unknown): string[] {
   const out = ['## The real control plane beside the emulator', ''];
   if (real.skipped) return [...out, `Not run: ${String(real.skipped)}.`, ''];
   const emulatorAt = at(e2e, 'emulatorMeasuredAt');
-  const when = emulatorAt ? ` The real columns were measured at ${String(real.measuredAt)} (\`BENCH_REAL_ONLY=1\`), the emulator columns in the full run of ${String(emulatorAt)}: compare each control plane's serverless / baseline ratio, not absolute times across the two.` : '';
+  const when = emulatorAt
+    ? ` The real columns were measured at ${String(real.measuredAt)} (\`BENCH_REAL_ONLY=1\`), the emulator columns in the full run of ${String(emulatorAt)}: compare each control plane's serverless / baseline ratio, not absolute times across the two.`
+    : real.kept
+      ? ` The real columns are kept from the run of ${String(real.measuredAt)} (\`BENCH_REAL=keep\`), the emulator columns measured in this run: compare each control plane's serverless / baseline ratio, not absolute times across the two.`
+      : '';
   out.push(`The same runs with ${num(real, 'vmis')} VMIs (the emulator columns: ${num(e2e, 'vmis')}) against Kubernetes ${String(real.kubernetes)} — kube-apiserver with embedded etcd, kube-controller-manager, kube-scheduler (docs/control-plane.md) — with our simulated nodes; kube-scheduler binds the launcher pods. Each system on a fresh cluster. API calls per VMI are counted from the real API server's audit log (the controllers' identity, namespaced calls). The control plane's processes share the machine's 2 cores with the test process.${when}`, '');
   const cols: [string, string][] = [['baseline, emulator', 'baseline'], ['serverless, emulator', 'serverless'], ['baseline, real', 'real.baseline'], ['serverless, real', 'real.serverless']];
   const lat = (c: string, k: string) => num(e2e, c.startsWith('real.') ? `real.latency.${c.slice(5)}.${k}` : `latency.${c}.${k}`);
