@@ -79,6 +79,10 @@ async function drainRun(name: SystemName, n: number, lane: ControlPlane) {
     for (const vmiName of names) {
       const vmi = vmiManifest(vmiName, NS) as unknown as VirtualMachineInstance;
       vmi.spec.evictionStrategy = 'LiveMigrate';
+      // Masquerade on the pod network: virt-api's default binding there is bridge, which
+      // virt-handler reports as not live-migratable (InterfaceNotLiveMigratable), as a real one does.
+      vmi.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {} }];
+      vmi.spec.networks = [{ name: 'default', pod: {} }];
       await user.create(VMIS, vmi);
     }
     const placed = await waitUntil(() => names.every((x) => running.has(x) && node.get(x) === drained), 600_000, () => say(`placing: ${names.filter((x) => running.has(x)).length}/${n} Running`));
@@ -86,6 +90,12 @@ async function drainRun(name: SystemName, n: number, lane: ControlPlane) {
       const vmis = (await user.list(VMIS, NS)).items;
       return vmis.filter((v) => v.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True')).length >= n;
     }, 120_000);
+    if (!migratable) {
+      // A drain of VMIs that cannot migrate never ends: say why, rather than wait out its limit.
+      const stuck = (await user.list(VMIS, NS)).items.find((v) => !v.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True'));
+      const why = stuck?.status?.conditions?.find((c) => c.type === 'LiveMigratable');
+      throw new Error(`${name} (${lane}): the VMIs never all became LiveMigratable within 120 s, so the drain could not move them; ${stuck?.metadata?.name ?? '?'}: ${why ? `${why.status} ${why.reason ?? ''} ${why.message ?? ''}`.trim() : 'no LiveMigratable condition'}`);
+    }
     for (const o of others) await cordon(o, false);
     const countersBefore = await cluster.counters();
     const before = controllerFigures(sys.metrics);
