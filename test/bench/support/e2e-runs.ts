@@ -14,7 +14,9 @@ import { startCluster, type BenchCluster } from './cluster.ts';
 import { identityRequests } from './identity-requests.ts';
 import { apiFigures, controllerCpuMicros, pauseSummary, requestTotals, round, vmiMetrics } from './run-figures.ts';
 import { BENCH_IDENTITIES, startSystem, type RunningSystem, type SystemName } from './systems.ts';
-import { createVmis, vmiNames, VmiTracker, waitUntil } from './vmi-run.ts';
+import { createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './vmi-run.ts';
+import { createKubeClient } from '../../../shared/kube/client-node.ts';
+import { VMIS } from '../../../shared/api/resources.ts';
 import { retainedHeapBytes } from './retained-heap.ts';
 import { percentile } from './stats.ts';
 import type { GoProfileSummary } from './control-plane-profile.ts';
@@ -60,6 +62,16 @@ export function externalFigures(sys: RunningSystem, N: number, shimCpuBefore: nu
   };
 }
 
+/** Where a VMI that never reached Running stopped: its phase, node, labels of note and conditions (a run's figures are no use without it). */
+async function whereStopped(cluster: BenchCluster, tracker: VmiTracker): Promise<string> {
+  const name = [...tracker.vmis.entries()].find(([, m]) => m.runningAt === undefined)?.[0];
+  if (!name) return 'every VMI Running after all';
+  const v = await createKubeClient(cluster.kubeConfig(USER_IDENTITY)).get(VMIS, 'default', name).catch((err: unknown) => String(err));
+  if (typeof v === 'string' || !v) return `${name}: ${v ?? 'gone'}`;
+  const conditions = (v.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `/${c.reason}` : ''}${c.message ? ` "${c.message}"` : ''}`).join(', ');
+  return `${name}: ${v.status?.phase} on ${v.status?.nodeName ?? '-'}, label kubevirt.io/nodeName ${v.metadata?.labels?.['kubevirt.io/nodeName'] ?? '-'}, conditions [${conditions}]`;
+}
+
 export async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator', RATE = DEFAULT_RATE) {
   say(`${name} (${controlPlane}): latency — ${N} VMIs at ${RATE}/s`);
   const { cluster, sys } = await startRun(name, N, controlPlane);
@@ -75,6 +87,7 @@ export async function latencyRun(name: SystemName, N: number, controlPlane: Cont
     await createVmis(cluster, tracker, names, { ratePerSec: RATE, onProgress: (d) => d % 250 === 0 && say(`${name}: ${d}/${N} created, ${tracker.count((m) => m.podCreatedAt !== undefined)} pods`) });
     const podsOk = await waitUntil(() => tracker.count((m) => m.podCreatedAt !== undefined) >= N, 120_000, () => say(`${name}: ${tracker.count((m) => m.podCreatedAt !== undefined)}/${N} pods`));
     const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, 180_000, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
+    if (!runningOk) say(`${name}: not all Running; ${await whereStopped(cluster, tracker)}`);
     const pauses = { pipeline: pipelinePauses.stop(), cluster: await cluster.pauses?.stop() };
     // Let trailing reconciles (the Running status sync) finish before counting.
     await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -178,6 +191,7 @@ export async function burstRun(name: SystemName, N: number, controlPlane: Contro
     let controllerToRunning: Record<string, unknown> | undefined;
     if (opts.untilRunning) {
       const runningOk = await waitUntil(() => tracker.count((m) => m.runningAt !== undefined) >= N, timeoutMs, () => say(`${name}: ${tracker.count((m) => m.runningAt !== undefined)}/${N} Running`));
+      if (!runningOk) say(`${name}: not all Running; ${await whereStopped(cluster, tracker)}`);
       const lastRunning = Math.max(...[...tracker.vmis.values()].map((m) => m.runningAt ?? 0));
       const pipelineRss = process.memoryUsage().rss;
       const clusterRss = await cluster.rssBytes?.();

@@ -6,6 +6,7 @@
  * per-reconcile durations from the reconcile log lines; KubeVirt's runs in a process of its own,
  * measured from outside (its requests by the API server, its CPU and memory from /proc).
  */
+import { kubevirtControllerUser } from '../../../shared/kube/kubevirt-identity.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,7 +129,9 @@ export async function startSystem(name: SystemName, cluster: Pick<BenchCluster, 
       },
     });
   }
-  const kube = timedKubeClient(createKubeClient(kubeConfig, { reportingInstance: 'baseline' }), apiTimer);
+  // As the local runtime does: the VMI status writes act as kubevirt-controller, which virt-api's
+  // VMI update admitter requires (another identity's status change is refused, and the VMI stays Pending).
+  const kube = timedKubeClient(createKubeClient(kubeConfig, { reportingInstance: 'baseline', impersonateKubeVirtController: kubevirtControllerUser() }), apiTimer);
   const extra = opts.replicaSets ? [{ make: (expectations: Expectations) => testSpec(replicaSetController, { expectations, log }) as ControllerSpec<unknown>, workers: 3 }] : [];
   const ctl = new BaselineController({ kubeConfig, kube, log, extra });
   ctl.start();
