@@ -63,6 +63,9 @@ export function handoffPatch(input: HandoffInput): JsonPatchOperation[] {
   return ops;
 }
 
+/** The failure reason of a migration whose target pod went down before it started (KubeVirt's text). */
+export const TARGET_DOWN_REASON = 'Target pod is down';
+
 /** Marks the VMI's migration failed before it started (target pod gone): `test` the UID first. */
 export function targetDownPatch(vmi: VirtualMachineInstance, nowIso: string): JsonPatchOperation[] {
   const ms = vmi.status?.migrationState;
@@ -70,7 +73,7 @@ export function targetDownPatch(vmi: VirtualMachineInstance, nowIso: string): Js
     { op: 'test', path: '/status/migrationState/migrationUid', value: ms?.migrationUid },
     { op: 'add', path: '/status/migrationState/failed', value: true },
     { op: 'add', path: '/status/migrationState/completed', value: true },
-    { op: 'add', path: '/status/migrationState/failureReason', value: 'Target pod is down' },
+    { op: 'add', path: '/status/migrationState/failureReason', value: TARGET_DOWN_REASON },
     { op: 'add', path: '/status/migrationState/endTimestamp', value: nowIso },
     ...(ms?.startTimestamp ? [] : [{ op: 'add' as const, path: '/status/migrationState/startTimestamp', value: nowIso }]),
   ];
