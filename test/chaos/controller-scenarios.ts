@@ -12,7 +12,8 @@ import { KUBEVIRTS, MIGRATIONS, NODES, PDBS, PODS, VM_POOLS, VMIS, VMS } from '.
 import { vmisWithTwoUnfinished } from '../support/migration-peaks.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
 import { creates, launcherOf, overLimit, worstUnavailable } from './audit-invariants.ts';
-import { conditionsText, NS, reach, type Scenario } from './scenario-support.ts';
+import { NS, reach, type Scenario } from './scenario-support.ts';
+import { conditionsText } from '../support/conditions-text.ts';
 import { backup, clone, exportScenario, hotplug, snapshotRestore } from './storage-scenarios.ts';
 
 export type { Scenario, ScenarioResult } from './scenario-support.ts';

@@ -221,6 +221,12 @@ export function startFaultLoop(faults: ClusterFaults, random: () => number, iden
   };
 }
 
+/** A failure a person retries: no answer (the connection reset or refused), 429, or a 5xx. */
+export function transientAnswer(err: unknown): boolean {
+  const status = (err as { status?: number }).status;
+  return status === undefined || status === 429 || status >= 500;
+}
+
 /**
  * The user's client in a chaos run: it retries, as kubectl and a person do, while the API server
  * restarts or refuses (a network error, 429, 5xx), for up to three minutes (a kube-apiserver
@@ -243,7 +249,7 @@ export function patientUser(inner: KubeClient): KubeClient {
         }
         // An eviction's 429 is an answer (virt-api refused and marked the VMI; kubectl drain
         // counts it and evicts again), not a refusal to wait out.
-        const retriable = status === undefined || (status === 429 && method !== 'evict') || status >= 500;
+        const retriable = transientAnswer(err) && !(status === 429 && method === 'evict');
         if (!retriable || Date.now() > deadline) throw err;
         await new Promise((r) => setTimeout(r, 500));
       }

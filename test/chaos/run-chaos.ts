@@ -30,7 +30,7 @@ import { openChaosStore, type ChaosBackend } from './store.ts';
 import { NODES, PODS, VMIS } from '../../shared/api/resources.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import { testSpec } from '../support/controller-context.ts';
-import { conditionsText } from './scenario-support.ts';
+import { conditionsText } from '../support/conditions-text.ts';
 
 /**
  * On the real control plane (VR_CONTROL_PLANE=real) the relay and the VMI controller run under

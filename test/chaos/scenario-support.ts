@@ -43,11 +43,6 @@ export async function within(ms: number, cond: () => Promise<boolean>): Promise<
   return false;
 }
 
-/** An object's conditions on one line, for a failure message: `Type=Status(Reason)`, comma-separated. */
-export function conditionsText(conditions: readonly { type?: string; status?: string; reason?: string }[] | undefined): string {
-  return (conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
-}
-
 /** Waits, recording `what` as a violation when it never holds. */
 export async function reach(out: string[], what: string, cond: () => Promise<boolean>, ms = 120_000): Promise<boolean> {
   const ok = await within(ms, cond);

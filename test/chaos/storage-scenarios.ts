@@ -11,6 +11,7 @@ import { virtApiClient } from '../support/virt-api-client.ts';
 import { USER_IDENTITY } from '../bench/support/vmi-run.ts';
 import { vmiManifest, vmManifest } from '../e2e/support.ts';
 import { creates, createdMoreThanOnce, overLimit } from './audit-invariants.ts';
+import { transientAnswer } from './injectors.ts';
 import { claim, NS, reach, vmWithClaim, within, type Scenario } from './scenario-support.ts';
 
 export const snapshotRestore: Scenario = {
@@ -187,8 +188,7 @@ async function addVolumeOnce(user: KubeClient, virtApi: KubeClient, vol: string)
       });
       return;
     } catch (err) {
-      const status = (err as { status?: number }).status;
-      if (!(status === undefined || status === 429 || status >= 500) || Date.now() > deadline) throw err;
+      if (!transientAnswer(err) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 500));
     }
   }

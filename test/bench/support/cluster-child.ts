@@ -11,6 +11,7 @@ import type { ControlPlane } from '../../../sandbox/real/control-plane.ts';
 import type { RequestCount } from '../../../sandbox/apiserver/index.ts';
 import type { RealApiServer } from '../../../sandbox/real/control-plane.ts';
 import { ControlPlaneProfiler } from './control-plane-profile.ts';
+import { inProcessCluster, type BenchCluster } from './cluster.ts';
 import { CpuProfiler } from './cpu-profile.ts';
 import { PauseMonitor } from './pauses.ts';
 import { milestoneOf, type Milestone } from './milestones.ts';
@@ -87,10 +88,10 @@ export type ChildMessage =
 /** How often milestones are flushed to the parent: a bound on the delay they add to its view. */
 const FLUSH_MS = 20;
 
-/** The emulator's API server, or an error saying the fault hooks are the emulator's. */
-function emulatorOnly(sandbox: Sandbox): Sandbox['apiServer'] {
+/** The sandbox as the parent would see it in its own process, or an error saying the fault hooks are the emulator's. */
+function emulatorView(sandbox: Sandbox): BenchCluster {
   if (sandbox.controlPlane !== 'emulator') throw new Error(`the fault hooks are the emulator's; this cluster runs the ${sandbox.controlPlane} control plane`);
-  return sandbox.apiServer;
+  return inProcessCluster(sandbox);
 }
 
 async function serve(): Promise<void> {
@@ -149,22 +150,19 @@ async function serve(): Promise<void> {
         const u = process.cpuUsage();
         return u.user + u.system;
       }
+      // The same hooks and drain as a sandbox in the parent's process (cluster.ts, inProcessCluster).
       case 'faults-drop-watches':
-        return emulatorOnly(sandbox).faults.dropWatches();
+        return emulatorView(sandbox).faults.dropWatches();
       case 'faults-compact-history':
-        return emulatorOnly(sandbox).control.compactHistory();
+        return emulatorView(sandbox).faults.compactHistory();
       case 'faults-remaining':
-        return emulatorOnly(sandbox).faults.remaining();
+        return emulatorView(sandbox).faults.remaining();
       case 'faults-clear':
-        return emulatorOnly(sandbox).faults.clear();
+        return emulatorView(sandbox).faults.clear();
       case 'faults-fail-next':
-        return emulatorOnly(sandbox).faults.failNext(req.code, req.count, req.match);
-      case 'audit-drain': {
-        // What was written since the last drain, then dropped here: the parent replays it.
-        const entries = sandbox.apiServer.audit.query();
-        sandbox.apiServer.audit.clear();
-        return entries;
-      }
+        return emulatorView(sandbox).faults.failNext(req.code, req.count, req.match);
+      case 'audit-drain':
+        return inProcessCluster(sandbox).drainAudit();
       case 'stop':
         await sandbox.stop();
         clearInterval(flush);

@@ -17,6 +17,7 @@ import { BENCH_IDENTITIES, startSystem, type RunningSystem, type SystemName } fr
 import { createVmis, USER_IDENTITY, vmiNames, VmiTracker, waitUntil } from './vmi-run.ts';
 import { createKubeClient } from '../../../shared/kube/client-node.ts';
 import { VMIS } from '../../../shared/api/resources.ts';
+import { conditionsText } from '../../support/conditions-text.ts';
 import { retainedHeapBytes } from './retained-heap.ts';
 import { percentile } from './stats.ts';
 import type { GoProfileSummary } from './control-plane-profile.ts';
@@ -68,8 +69,7 @@ async function whereStopped(cluster: BenchCluster, tracker: VmiTracker): Promise
   if (!name) return 'every VMI Running after all';
   const v = await createKubeClient(cluster.kubeConfig(USER_IDENTITY)).get(VMIS, 'default', name).catch((err: unknown) => String(err));
   if (typeof v === 'string' || !v) return `${name}: ${v ?? 'gone'}`;
-  const conditions = (v.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `/${c.reason}` : ''}${c.message ? ` "${c.message}"` : ''}`).join(', ');
-  return `${name}: ${v.status?.phase} on ${v.status?.nodeName ?? '-'}, label kubevirt.io/nodeName ${v.metadata?.labels?.['kubevirt.io/nodeName'] ?? '-'}, conditions [${conditions}]`;
+  return `${name}: ${v.status?.phase} on ${v.status?.nodeName ?? '-'}, label kubevirt.io/nodeName ${v.metadata?.labels?.['kubevirt.io/nodeName'] ?? '-'}, conditions [${conditionsText(v.status?.conditions)}]`;
 }
 
 export async function latencyRun(name: SystemName, N: number, controlPlane: ControlPlane = 'emulator', RATE = DEFAULT_RATE) {
