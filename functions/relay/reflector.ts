@@ -5,7 +5,8 @@
  * relists after 410 Gone or repeated failures, re-watches from the last resourceVersion after a
  * drop, backs off on errors, and reports every object it (re)lists so no key can be missed.
  */
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, Watch } from '@kubernetes/client-node';
+import { watchClient } from '../../shared/kube/watch.ts';
 import type { Logger } from '../../shared/metrics/log.ts';
 import type { EventType, WatchedKind, WatchedObject } from '../../shared/relay/route.ts';
 import { errorText } from '../../shared/errors.ts';
@@ -53,6 +54,15 @@ export interface ReflectorOptions {
 
 class GoneError extends Error {}
 
+/** The server-side timeout each watch asks for; the server then ends the stream (after a bookmark). */
+export const WATCH_TIMEOUT_SECONDS = 300;
+/**
+ * The longest silence a watch stream may keep before the reflector gives up on it: past the
+ * server's own end of the stream, so that a quiet resource's watch is never cut short by the
+ * client (shared/kube/watch.ts), and only a connection that died without closing trips it.
+ */
+export const WATCH_INACTIVITY_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
+
 export class Reflector {
   readonly #res: ResourceWatch;
   readonly #watch: Watch;
@@ -68,7 +78,7 @@ export class Reflector {
 
   constructor(kc: KubeConfig, res: ResourceWatch, handle: ReflectorHandler, opts: ReflectorOptions) {
     this.#res = res;
-    this.#watch = new Watch(kc);
+    this.#watch = watchClient(kc, WATCH_INACTIVITY_MS);
     this.#handle = handle;
     this.#opts = opts;
   }
@@ -191,7 +201,7 @@ export class Reflector {
         else if (err && this.#running && !isAbort(err)) reject(err);
         else resolve(last);
       };
-      const query: Record<string, string | boolean | number> = { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 300 };
+      const query: Record<string, string | boolean | number> = { resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
       if (this.#res.labelSelector) query.labelSelector = this.#res.labelSelector;
       this.#watch
         .watch(

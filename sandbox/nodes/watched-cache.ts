@@ -16,7 +16,8 @@
  * after a clean end (its backoff is for failed list/watch calls, which here go through
  * `#restartLater`), so the delay is capped at {@link REWATCH_DELAY_CAP_MS}.
  */
-import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { ListWatch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { watchClient } from '../../shared/kube/watch.ts';
 import type { KubeObject } from './objects.ts';
 import { ObjectIndexes, type IndexFunctions } from './object-indexes.ts';
 
@@ -26,6 +27,14 @@ import { ObjectIndexes, type IndexFunctions } from './object-indexes.ts';
  * watch at once cannot make it spin.
  */
 export const REWATCH_DELAY_CAP_MS = 100;
+
+/**
+ * The silence a node-side watch accepts: `ListWatch` asks for no bookmarks and no timeout, so the
+ * API server ends its watches after 30–60 min (kube-apiserver's and the sandbox's range), and a
+ * quiet resource sends nothing in between. client-node's
+ * 30 s limit re-watched each of those every 30 s (shared/kube/watch.ts).
+ */
+export const NODE_WATCH_INACTIVITY_MS = 61 * 60 * 1000;
 
 /** What a list function returns: items as plain JSON plus the list's resourceVersion. */
 export interface RawList<T> {
@@ -79,7 +88,7 @@ export class WatchedCache<T extends KubeObject> {
       return l as unknown as { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
     };
     const rewatchDelay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, REWATCH_DELAY_CAP_MS)).unref());
-    this.#informer = new ListWatch(opts.path, new Watch(opts.kc), list, false, opts.labelSelector, opts.fieldSelector, { delayFn: rewatchDelay });
+    this.#informer = new ListWatch(opts.path, watchClient(opts.kc, NODE_WATCH_INACTIVITY_MS), list, false, opts.labelSelector, opts.fieldSelector, { delayFn: rewatchDelay });
     // Why the stopped guard on every callback: a reconnect waiting for headers is not aborted by
     // stop() and may still deliver events afterwards (docs/kube-client.md, "client-node as it behaves on the wire").
     const forward = (event: CacheEvent) => (obj: KubernetesObject) => {
