@@ -3,6 +3,7 @@ import type { ClusterConfig } from '../../shared/config/cluster-config.ts';
 import type { KubeClient } from '../../shared/kube/client.ts';
 import type { ReconcileLogger } from '../../shared/metrics/log.ts';
 import type { Leases } from '../../shared/state/port.ts';
+import type { FrequencyMemo } from './topology-updater.ts';
 
 /** Reads of nodes, VMIs, pods and DaemonSets; patches of nodes and VMIs; events. */
 export type NodeKube = Pick<KubeClient, 'get' | 'list' | 'patch' | 'createEvent'>;
@@ -21,4 +22,6 @@ export interface NodeDeps {
   /** The KubeVirt CR's configuration (`minimumClusterTSCFrequency`), cached by the caller. */
   readonly clusterConfig: () => Promise<ClusterConfig>;
   readonly log: ReconcileLogger;
+  /** The runtime's one reading of the TSC frequencies every node's labels follow (topology-updater.ts); absent, each pass reads them. */
+  readonly frequencies?: FrequencyMemo;
 }

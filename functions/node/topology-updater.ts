@@ -5,6 +5,14 @@
  * what they are). Only a node reporting a valid TSC frequency is looked at, so a cluster whose
  * nodes report none pays nothing; for one that does, the pass lists the VMIs (the frequencies in
  * use) and, unless the KubeVirt CR fixes `minimumClusterTSCFrequency`, the nodes (the lowest one).
+ *
+ * Those two lists are cluster-wide facts, the same for every node: KubeVirt reads them once per
+ * loop of 30 s for all nodes. A pass here reads them through the runtime's
+ * {@link frequencyMemo} — once per {@link REQUIRED_FREQUENCIES_TTL_MS} per process, however many
+ * nodes' passes and sweeps come in that time. Each node's pass listing every VMI was
+ * nodes × VMIs objects a minute at least (every Node event wakes its node): at 1,000 VMIs the
+ * once-a-minute sweep's passes parsed for a third of a second at once, which the VMI function's
+ * keys of that moment waited out (docs/scale.md, the steady-rate p99).
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { NODES, VMIS } from '../../shared/api/index.ts';
@@ -23,7 +31,7 @@ export async function syncTscLabels(node: V1Node, deps: NodeDeps): Promise<void>
     return;
   }
   if (tsc.hz === 0) return;
-  const required = await requiredFrequencies(deps);
+  const required = deps.frequencies ? await deps.frequencies.read(deps) : await requiredFrequencies(deps);
   if ('error' in required) {
     deps.log.warn('Skipping TSC frequency updates on all nodes', { key: name, error: required.error });
     return;
@@ -37,8 +45,38 @@ export async function syncTscLabels(node: V1Node, deps: NodeDeps): Promise<void>
   }
 }
 
+/** KubeVirt's topology updater's period: how long one reading of the required frequencies serves every node. */
+export const REQUIRED_FREQUENCIES_TTL_MS = 30_000;
+
+type Required = { hz: number[] } | { error: string };
+
+/** One reading of the required frequencies shared by the passes of one process (see the file's comment). */
+export interface FrequencyMemo {
+  /** The frequencies, read anew (by this pass, with its client) when the last reading is older than the TTL on `deps.now`. */
+  read(deps: Pick<NodeDeps, 'kube' | 'clusterConfig' | 'now'>): Promise<Required>;
+}
+
+/** A memo of the required frequencies for `ttlMs` of the passes' clock; concurrent passes share one reading. */
+export function frequencyMemo(ttlMs = REQUIRED_FREQUENCIES_TTL_MS): FrequencyMemo {
+  let last: { at: number; value: Promise<Required> } | undefined;
+  return {
+    read(deps) {
+      const now = deps.now();
+      if (last && now - last.at < ttlMs && now >= last.at) return last.value;
+      const value = requiredFrequencies(deps);
+      const entry = { at: now, value };
+      last = entry;
+      // A failed reading is not kept: the next pass reads again.
+      value.catch(() => {
+        if (last === entry) last = undefined;
+      });
+      return value;
+    },
+  };
+}
+
 /** The frequencies in use (the VMIs' hints) and the lowest on the cluster; an error for a bad configured minimum. */
-async function requiredFrequencies(deps: NodeDeps): Promise<{ hz: number[] } | { error: string }> {
+async function requiredFrequencies(deps: Pick<NodeDeps, 'kube' | 'clusterConfig'>): Promise<Required> {
   const config = await deps.clusterConfig();
   const vmis = (await deps.kube.list(VMIS, undefined)).items;
   let nodes: V1Node[] = [];

@@ -12,6 +12,8 @@ import type { KubeVirt } from '../../../shared/api/index.ts';
 import { NODES, VMIS } from '../../../shared/api/resources.ts';
 import { reconcileNode } from '../../../functions/node/reconcile.ts';
 import { nodeTsc, tscLabelDiff, tscLabelPatch } from '../../../functions/node/tsc-labels.ts';
+import { frequencyMemo, REQUIRED_FREQUENCIES_TTL_MS } from '../../../functions/node/topology-updater.ts';
+import { nodeController } from '../../../functions/node/controller.ts';
 import { actions, createVmi, harness, NOW } from './support.ts';
 
 const SCHED = 'scheduling.node.kubevirt.io/tsc-frequency-';
@@ -146,5 +148,56 @@ describe('the node pass labels TSC frequencies (sandbox API server)', () => {
     await reconcileNode('plain', { ...h.deps, kube });
     // assert
     assert.deepEqual(listed, [], 'no list for a node without a TSC frequency');
+  });
+
+  test("every node's pass within KubeVirt's 30 s loop shares one reading of the VMIs and nodes; the next one reads again, and a failed reading is not kept", async () => {
+    // arrange
+    const h = harness(server);
+    for (const [n, hz] of [['fast', 3 * GHZ], ['slow', 2 * GHZ], ['fixed', 2.4 * GHZ]] as const) await tscNode(h.kube, n, hz, hz === 3 * GHZ);
+    const listed: string[] = [];
+    let failLists = 0;
+    const kube = {
+      ...h.deps.kube,
+      list: ((res, ns, opts) => {
+        listed.push(res.plural);
+        if (failLists > 0) return failLists--, Promise.reject(new Error('connection reset'));
+        return h.deps.kube.list(res, ns, opts);
+      }) as typeof h.deps.kube.list,
+    };
+    const deps = { ...h.deps, kube, frequencies: frequencyMemo() };
+    // act: three nodes' passes, two of them at once
+    await Promise.all([reconcileNode('fast', deps), reconcileNode('slow', deps)]);
+    await reconcileNode('fixed', deps);
+    // assert
+    assert.deepEqual(listed, ['virtualmachineinstances', 'nodes'], 'one reading for the three passes');
+    assert.deepEqual(await offered(h.kube, 'fast'), [`${SCHED}2000000000`, `${SCHED}3000000000`]);
+    assert.deepEqual(await offered(h.kube, 'slow'), [`${SCHED}2000000000`]);
+    // act: a VMI's hint, read once the loop's period is over
+    const vmi = await createVmi(h.kube, 'hinted', 'fast', 'Running');
+    await h.kube.patch(VMIS, 'default', vmi.metadata?.name ?? '', { type: 'merge', body: { status: { topologyHints: { tscFrequency: 2.4 * GHZ } } } });
+    h.advance(REQUIRED_FREQUENCIES_TTL_MS - 1);
+    await reconcileNode('fast', deps);
+    assert.equal(listed.length, 2, 'still within the period');
+    h.advance(1);
+    await reconcileNode('fast', deps);
+    // assert
+    assert.equal(listed.length, 4, 'read again after the period');
+    assert.ok((await offered(h.kube, 'fast')).includes(`${SCHED}2400000000`), 'the new frequency in use is offered');
+    // act: a failed reading, then a pass in the same period
+    h.advance(REQUIRED_FREQUENCIES_TTL_MS);
+    failLists = 1;
+    await assert.rejects(reconcileNode('slow', deps), /connection reset/);
+    await reconcileNode('slow', deps);
+    // assert
+    assert.deepEqual(listed.slice(4), ['virtualmachineinstances', 'virtualmachineinstances', 'nodes'], 'the failure is read again, not kept');
+  });
+
+  test("the registry's node controller gives each runtime one memo, shared by its passes", () => {
+    const ctx = { kube: {} } as never;
+    const make = nodeController.deps(ctx);
+    const a = make({} as never) as { frequencies?: unknown };
+    const b = make({} as never) as { frequencies?: unknown };
+    assert.ok(a.frequencies !== undefined && a.frequencies === b.frequencies);
+    assert.notEqual((nodeController.deps(ctx)({} as never) as { frequencies?: unknown }).frequencies, a.frequencies, 'another runtime, another memo');
   });
 });
