@@ -57,11 +57,18 @@ class GoneError extends Error {}
 /** The server-side timeout each watch asks for; the server then ends the stream (after a bookmark). */
 export const WATCH_TIMEOUT_SECONDS = 300;
 /**
- * The longest silence a watch stream may keep before the reflector gives up on it: past the
- * server's own end of the stream, so that a quiet resource's watch is never cut short by the
- * client (shared/kube/watch.ts), and only a connection that died without closing trips it.
+ * How often an API server sends a bookmark to a watch that asked for them: kube-apiserver's watch
+ * cache (`defaultBookmarkFrequency`, k8s.io/apiserver) and the sandbox's, once a minute.
  */
-export const WATCH_INACTIVITY_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
+export const BOOKMARK_CADENCE_MS = 60_000;
+/**
+ * The longest silence a watch stream may keep before the reflector gives up on it: half again the
+ * bookmark cadence, so that a quiet resource's bookmarks keep its watch open (client-node's own
+ * 30 s cut every one of them, shared/kube/watch.ts), while a connection that died without closing
+ * (a half-open TCP connection, a stalled proxy) is given up within 90 s rather than at the server's
+ * 5-minute timeout. client-go learns the same from HTTP/2 pings; the relay's watches are HTTP/1.1.
+ */
+export const WATCH_INACTIVITY_MS = (BOOKMARK_CADENCE_MS * 3) / 2;
 
 export class Reflector {
   readonly #res: ResourceWatch;

@@ -9,9 +9,9 @@
  * often been compacted meanwhile, and relisted: the relay relisted each of its ~30 quiet
  * resources every 30 s, its views went without those copies during the relist, and the VMI
  * function fell back to the API server for the keys that arrived then (the steady-rate p99 of
- * 2026-12-07, docs/scale.md). client-go sets no inactivity limit on a watch: the server's own
- * `timeoutSeconds` ends it. Here the limit is set past that timeout, so it only catches a
- * connection that died without closing.
+ * 2026-12-07, docs/scale.md). Each caller sets a limit its server's traffic keeps it under: the
+ * relay's reflector half again the bookmark cadence, the sandbox's informers (no bookmarks) past
+ * the server's own end of the stream.
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 
