@@ -230,7 +230,7 @@ export async function reconcileVm(key: string, deps: VmDeps, ctx: ReconcileConte
   const cbtState = nextVmCbtState(observed.vm, observed.vmi, config, namespaceLabels);
   const unboundClaim = await readUnboundClaim(observed, deps);
   const status = computeVmStatus({ observed, syncError, creationExpected, deletionExpected, restartRequired, memoryDumpRequest, volumeUpdateState, cbtState, unboundClaim, now: deps.now(), random: (deps.random ?? Math.random)() });
-  const ops = fieldPatch('/status', observed.vm.status, status);
+  const ops = fieldPatch('/status', observed.vm.status, status, undefined, observed.vm.metadata?.resourceVersion);
   if (ops.length > 0) {
     try {
       await deps.kube.patch(VMS, namespace, name, { type: 'json', ops }, { subresource: 'status' });
@@ -455,7 +455,9 @@ async function stopVmi(key: string, o: Observed, restartAfter: boolean, deps: Vm
     // Written before the delete: were it written after, a crash in between would lose the restart
     // (the next pass sees a terminating VMI and nothing asking for a new one).
     const next = [...(requests ?? []), { action: START_REQUEST }];
-    const ops = vm.status === undefined ? [{ op: 'add' as const, path: '/status', value: { stateChangeRequests: next } }] : fieldPatch('/status', vm.status, { ...vm.status, stateChangeRequests: next }, ['stateChangeRequests']);
+    // An `add` of the list (absent in our read) would replace one virt-api added since: guarded by the resourceVersion.
+    const ops = fieldPatch('/status', vm.status, { ...vm.status, stateChangeRequests: next }, ['stateChangeRequests'], vm.metadata?.resourceVersion);
+    if (requests === undefined && vm.status !== undefined) ops.unshift({ op: 'test', path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion });
     vm = await deps.kube.patch(VMS, vm.metadata?.namespace ?? '', vm.metadata?.name ?? '', { type: 'json', ops }, { subresource: 'status' });
   }
   const deleteKey = vmiDeletionKey(vmi);

@@ -9,8 +9,12 @@ import { escapeJsonPointer as segment, type JsonPatchOperation } from '../../sha
 /**
  * Ops turning `before` into `after` at `path` (e.g. `/status`), top-level field by field. When
  * the parent itself is absent the whole object is added in one op (a child `add` would fail).
+ * That `add` replaces whatever the parent holds by then, and no `test` of the parent can guard
+ * it, so it is guarded by `resourceVersion` (the one `before` was read at): a stale read —
+ * a watch-cache read, a retried pass — that saw no status must not wipe a status written since,
+ * e.g. the state-change request virt-api added for `virtctl start`. Conflict, re-read, retry.
  */
-export function fieldPatch(path: string, before: object | undefined, after: object, fields?: readonly string[]): JsonPatchOperation[] {
+export function fieldPatch(path: string, before: object | undefined, after: object, fields?: readonly string[], resourceVersion?: string): JsonPatchOperation[] {
   const b = before as Record<string, unknown> | undefined;
   const a = after as Record<string, unknown>;
   const keys = fields ?? [...new Set([...Object.keys(b ?? {}), ...Object.keys(a)])];
@@ -18,7 +22,8 @@ export function fieldPatch(path: string, before: object | undefined, after: obje
   if (changed.length === 0) return [];
   if (b === undefined) {
     const value = Object.fromEntries(keys.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));
-    return [{ op: 'add', path, value }];
+    const add: JsonPatchOperation = { op: 'add', path, value };
+    return resourceVersion === undefined ? [add] : [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, add];
   }
   const ops: JsonPatchOperation[] = [];
   for (const k of changed) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ApiServer } from '../../../sandbox/apiserver/index.ts';
 import type { VirtualMachineInstance } from '../../../shared/api/index.ts';
-import { VM_CONTROLLER_FINALIZER, VMI_FINALIZER } from '../../../shared/api/well-known.ts';
+import { LATEST_OBSERVED_API_VERSION_ANNOTATION, STORAGE_OBSERVED_API_VERSION_ANNOTATION, VM_CONTROLLER_FINALIZER, VMI_FINALIZER } from '../../../shared/api/well-known.ts';
 import { reconcileVm } from '../../../functions/vm/reconcile.ts';
 import { actions, CONTROLLER, harness, NS, objectActions, reconcileUntilSettled, setVmiStatus as playVmiStatus, startKubevirtApiServer, vmManifest, type Harness } from './support.ts';
 import { CONTROLLER_REVISIONS, DATA_VOLUMES, VMIS, VMS } from '../../../shared/api/resources.ts';
@@ -123,6 +123,34 @@ describe('VM reconcile against the sandbox API server', () => {
     assert.deepEqual(idle, ['patch virtualmachines manual-1', 'patch virtualmachines/status manual-1'], 'no VMI without a request (the finalizer, the status)');
     assert.deepEqual(objectActions(server), [await startRevisionCreate('manual-1'), 'create virtualmachineinstances manual-1', 'patch virtualmachines/status manual-1']);
     assert.equal((await vmStatus('manual-1'))?.stateChangeRequests, undefined, 'the Start request is done');
+  });
+
+  test('a pass that read the VM before its first status cannot wipe a Start request written since (the add of /status is guarded)', async () => {
+    // arrange: the VM as the first pass's metadata write left it (finalizer, observed API
+    // version), so the stale pass's only VM write is its first status
+    const manifest = vmManifest('stale-1', { runStrategy: 'Manual' }, [VM_CONTROLLER_FINALIZER]);
+    manifest.metadata!.annotations = { [LATEST_OBSERVED_API_VERSION_ANNOTATION]: 'v1', [STORAGE_OBSERVED_API_VERSION_ANNOTATION]: 'v1' };
+    await h.kube.create(VMS, manifest);
+    const staleVm = await h.kube.get(VMS, NS, 'stale-1');
+    assert.equal(staleVm?.status, undefined);
+    await h.kube.patch(VMS, NS, 'stale-1', { type: 'merge', body: { status: { stateChangeRequests: [{ action: 'Start' }] } } }, { subresource: 'status' });
+    // A watch-cache read (or a retried pass) served the VM as it was before the request.
+    const kube = new Proxy(h.deps.kube, {
+      get(target, prop, receiver) {
+        if (prop === 'get') return async (...args: Parameters<typeof target.get>) => (args[0] === VMS ? structuredClone(staleVm) : target.get(...args));
+        const v = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    // act
+    const stale = await reconcileVm(`${NS}/stale-1`, { ...h.deps, kube }).then(() => 'done', (err: Error) => err.message);
+    // assert
+    assert.match(stale, /patch virtualmachines .*test operation failed/, 'its status write conflicts: the resourceVersion it read is not the current one');
+    assert.deepEqual(objectActions(server), [], 'no write of the stale pass landed');
+    assert.deepEqual((await vmStatus('stale-1'))?.stateChangeRequests, [{ action: 'Start' }], 'the Start request survives the stale pass');
+    await reconcileUntilSettled(server, h, `${NS}/stale-1`);
+    assert.ok(await h.kube.get(VMIS, NS, 'stale-1'), 'the next pass, reading afresh, starts the VMI');
+    assert.equal((await vmStatus('stale-1'))?.stateChangeRequests, undefined, 'and trims the request');
   });
 
   test('RerunOnFailure: a Failed VMI is deleted and recreated (a Start request carries the restart)', async () => {
