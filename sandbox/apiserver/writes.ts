@@ -113,7 +113,7 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   // Mutating webhooks run before the storage create: they may replace anything but the identity
   // the server assigns below (the metadata they return is kept as the object's).
   for (const hook of core.mutatingCreateHooks ?? []) {
-    const mutated = hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
+    const mutated = hook(core, withCopy({ res: scope.res, namespace: md.namespace, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun }, obj));
     if (mutated === undefined) continue;
     const target = obj as Record<string, unknown>;
     for (const k of Object.keys(target)) if (k !== 'metadata' && !(k in mutated)) delete target[k];
@@ -142,7 +142,11 @@ export function createObject(core: Core, scope: Scope, body: unknown, text?: str
   checkMicroTimes(scope.res, obj);
   // Validating admission (compiled-in plugins, then webhooks) sees the object after defaulting, dry runs included.
   validateCreate(core, scope, obj);
-  for (const hook of core.createHooks ?? []) hook(core, { res: scope.res, namespace: md.namespace, object: clone(obj) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
+  if (core.createHooks?.length) {
+    // Validating hooks only read: one copy serves them all (and none is made for hooks that look no further than the resource).
+    const request = withCopy({ res: scope.res, namespace: md.namespace, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun }, obj);
+    for (const hook of core.createHooks) hook(core, request);
+  }
   if (scope.dryRun) return obj;
   return core.store.put(scope.res, obj, writeContext(scope, 'create'));
 }
@@ -234,7 +238,7 @@ const MUTABLE_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReference
  */
 function admitUpdate(core: Core, scope: Scope, stored: KubeObject, next: KubeObject, subresource: string | undefined): void {
   if (scope.user === undefined || (!core.mutatingUpdateHooks?.length && !core.updateHooks?.length)) return;
-  const request = (object: KubeObject) => ({ res: scope.res, namespace: scope.namespace, subresource, oldObject: stored as Record<string, unknown>, object: clone(object) as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun });
+  const request = (object: KubeObject) => withCopy({ res: scope.res, namespace: scope.namespace, subresource, oldObject: stored as Record<string, unknown>, identity: scope.identity, user: userOf(scope), dryRun: scope.dryRun }, object);
   for (const hook of core.mutatingUpdateHooks ?? []) {
     const mutated = hook(core, request(next)) as KubeObject | undefined;
     if (mutated === undefined) continue;
@@ -248,7 +252,24 @@ function admitUpdate(core: Core, scope: Scope, stored: KubeObject, next: KubeObj
       else md[k] = from[k];
     }
   }
-  for (const hook of core.updateHooks ?? []) hook(core, request(next));
+  if (core.updateHooks?.length) {
+    const validating = request(next);
+    for (const hook of core.updateHooks) hook(core, validating);
+  }
+}
+
+/**
+ * An admission request whose `object` is a copy of `object`, made when a hook first reads it:
+ * every hook gets every request (as every webhook's rules are matched), and most look no further
+ * than the resource — copying the object for each of them was a tenth of the emulator's CPU at
+ * 10,000 VMIs. kube-apiserver likewise serializes the object only for a webhook whose rules match.
+ */
+function withCopy<R extends object>(request: R, object: KubeObject): R & { readonly object: Record<string, unknown> } {
+  let copy: Record<string, unknown> | undefined;
+  return Object.defineProperty(request, 'object', {
+    enumerable: true,
+    get: () => (copy ??= clone(object) as Record<string, unknown>),
+  }) as R & { readonly object: Record<string, unknown> };
 }
 
 function loadForWrite(core: Core, scope: Scope, name: string): KubeObject {
