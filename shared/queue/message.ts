@@ -119,6 +119,15 @@ export function parseKeyMessage(body: string): KeyMessage {
   } catch {
     throw new InvalidInputError('body', 'not JSON', 'MalformedMessage');
   }
+  return checkKeyMessage(raw);
+}
+
+/**
+ * The same checks on a message as an object: what a sender checks before it serializes the
+ * message (a body tens of KB long with a view was parsed back only to be checked). Only plain
+ * data reaches it — strings, numbers, arrays and objects — so its JSON is the same message.
+ */
+export function checkKeyMessage(raw: unknown): KeyMessage {
   if (typeof raw !== 'object' || raw === null) throw bad('body', 'not an object');
   const m = raw as Record<string, unknown>;
   if (m.v !== 1) throw bad('v', `unsupported message version ${JSON.stringify(m.v)}`);

@@ -12,7 +12,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { ReconcilerError } from '../errors.ts';
 import { coalesceBodies } from './coalesce.ts';
 import { wakeDelayMs } from '../controllers.ts';
-import { dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
+import { checkKeyMessage, dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -105,12 +105,9 @@ export class SqliteKeyQueue implements KeyQueue {
   }
 
   async send(messages: readonly KeyMessage[]): Promise<void> {
-    // Validate at the edge: a sender bug is reported to the sender, not stored. The body checked is
-    // the body stored (a message with a view is tens of KB: serialized once).
-    const checked = messages.map((m) => {
-      const body = JSON.stringify(m);
-      return { m: parseKeyMessage(body), body };
-    });
+    // Validate at the edge: a sender bug is reported to the sender, not stored. A message with a
+    // view is tens of KB: checked as it is and serialized once, never parsed back.
+    const checked = messages.map((m) => ({ m: checkKeyMessage(m), body: JSON.stringify(m) }));
     const now = this.now();
     const added = new Map<Controller, number>();
     inWriteTransaction(this.db, () => {

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { InvalidInputError, TransientError } from '../errors.ts';
 import { wakeDelayMs } from '../controllers.ts';
-import { CONTROLLERS, dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
+import { checkKeyMessage, CONTROLLERS, dedupId, parseKeyMessage, type Controller, type KeyMessage } from './message.ts';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -139,7 +139,7 @@ export class SqsKeyQueue implements KeyQueue {
   }
 
   async send(messages: readonly KeyMessage[]): Promise<void> {
-    const checked = messages.map((m) => parseKeyMessage(JSON.stringify(m)));
+    const checked = messages.map((m) => checkKeyMessage(m));
     for (const c of CONTROLLERS) {
       const mine = checked.filter((m) => m.controller === c).map((m) => ({ m, body: JSON.stringify(m) }));
       for (const chunk of sendBatches(mine)) {
