@@ -33,7 +33,7 @@ export interface Core {
 export interface CreateRequest {
   res: ResourceInfo;
   namespace: string | undefined;
-  /** The object as it will be stored (a copy). */
+  /** The object as it will be stored: a copy for a mutating hook; the object itself for a validating hook, which only reads. */
   object: Record<string, unknown>;
   identity: string;
   /** The user name webhooks see (`userInfo.username`): Scope.user. */
@@ -59,7 +59,7 @@ export interface UpdateRequest {
   subresource: string | undefined;
   /** The object as stored now (read-only). */
   oldObject: Record<string, unknown>;
-  /** The object as it would be stored (a copy). */
+  /** The object as it would be stored: a copy for a mutating hook; the object itself for a validating hook, which only reads. */
   object: Record<string, unknown>;
   identity: string;
   user: string;

@@ -51,7 +51,8 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-const isKubeVirt = (user: string) => isKubeVirtServiceAccount(user, SANDBOX_KUBEVIRT_NAMESPACE);
+/** True for the user names of KubeVirt's own service accounts in the sandbox. */
+export const isKubeVirt = (user: string) => isKubeVirtServiceAccount(user, SANDBOX_KUBEVIRT_NAMESPACE);
 
 /**
  * The VMI mutator on UPDATE: a status change by anyone but KubeVirt's accounts is put back (the

@@ -8,7 +8,7 @@
  */
 import type { CreateHook, MutatingUpdateHook, UpdateHook } from '../apiserver/core.ts';
 import { ApiError } from '../apiserver/errors.ts';
-import { admitMigrationPriority, admitVmiCreate, admitVmiUpdate, revertedVmiStatus, VMI_CREATE_VALIDATOR, VMI_UPDATE_VALIDATOR, type IdentityVerdict } from './identity-admission.ts';
+import { admitMigrationPriority, admitVmiCreate, admitVmiUpdate, isKubeVirt, revertedVmiStatus, VMI_CREATE_VALIDATOR, VMI_UPDATE_VALIDATOR, type IdentityVerdict } from './identity-admission.ts';
 import { MIGRATION_CREATE_VALIDATOR } from './migration-admission.ts';
 import { deniedBy } from './migration-webhook.ts';
 
@@ -24,7 +24,8 @@ export function enforce(webhook: string, verdict: IdentityVerdict): void {
 /** The VMI mutator's UPDATE branch: a status change by anyone but KubeVirt's accounts is put back. */
 export function virtApiStatusRevertHook(): MutatingUpdateHook {
   return (_core, request) => {
-    if (!isVmis(request.res) || request.subresource !== undefined) return undefined;
+    // KubeVirt's accounts may change the status: decided from the user alone, before the object is read (and copied).
+    if (!isVmis(request.res) || request.subresource !== undefined || isKubeVirt(request.user)) return undefined;
     const reverted = revertedVmiStatus(request.oldObject, request.object, request.user);
     return reverted ? { ...request.object, status: reverted.status } : undefined;
   };

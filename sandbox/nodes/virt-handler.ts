@@ -218,8 +218,10 @@ export async function startVirtHandler(opts: VirtHandlerOptions): Promise<VirtHa
   // must not land (409, retried).
   const patchVmi = async (vmi: Vmi, change: { status?: Record<string, unknown>; labels?: Record<string, string | null> }) => {
     const { namespace = '', name = '' } = vmi.metadata ?? {};
-    const body = applyMergePatch(structuredClone(vmi), { ...(change.labels ? { metadata: { labels: change.labels } } : {}), ...(change.status ? { status: change.status } : {}) }) as Vmi;
-    if (Array.isArray(body.status?.conditions)) body.status.conditions = body.status.conditions.map(goVmiCondition);
+    // The merge shares every subtree it does not change with the cached VMI, which is never written to.
+    const merged = applyMergePatch(vmi, { ...(change.labels ? { metadata: { labels: change.labels } } : {}), ...(change.status ? { status: change.status } : {}) }) as Vmi;
+    const conditions = merged.status?.conditions;
+    const body = Array.isArray(conditions) ? { ...merged, status: { ...merged.status, conditions: conditions.map(goVmiCondition) } } : merged;
     await api.custom.replaceNamespacedCustomObject({ ...VMIS, namespace, name, body });
   };
   const patchStatus = (vmi: Vmi, status: Record<string, unknown>) => patchVmi(vmi, { status });
