@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { coalesceBodies, coalesceMessages } from '../../shared/queue/coalesce.ts';
 import { groupReceived } from '../../shared/queue/sqs-grouping.ts';
 import { checkView, fresherView, type MessageView } from '../../shared/relay/view.ts';
+import type { KeyMessage } from '../../shared/queue/message.ts';
 import { keyMessage, withView } from './conformance.ts';
 
 const view = (seq: number | undefined, relay = 'r1'): MessageView => ({ reads: [], ...(seq === undefined ? {} : { taken: { relay, seq } }) });
@@ -62,4 +63,32 @@ test('the queue edge checks a view stamp', () => {
   assert.throws(() => checkView({ reads: [], taken: { relay: 'r', seq: 'x' } }), /taken must be/);
   assert.throws(() => checkView({ reads: [], taken: null }), /taken must be/);
   assert.doesNotThrow(() => checkView({ reads: [], taken: { relay: 'r', seq: 3 } }));
+});
+
+test('coalesceBodies agrees with coalesceMessages on every pairing, its fast path (stamps read from the bodies\' ends) included', () => {
+  // arrange: views of one relay in and out of order, another relay, no view, an unstamped view,
+  // and a view whose last object ends in a decoy stamp of its own
+  const decoy = (seq: number): KeyMessage => {
+    const m = withView(keyMessage('ns/a', seq), seq);
+    return { ...m, view: { reads: [{ resource: 'pods', namespace: 'ns', items: [{ metadata: { name: 'p' }, spec: { taken: { relay: 'relay-1', seq: 99 } } }] }], taken: m.view!.taken! } };
+  };
+  const unstamped = (seq: number): KeyMessage => ({ ...keyMessage('ns/a', seq), view: { reads: [] } });
+  const messages: [string, KeyMessage][] = [
+    ['seq 3', withView(keyMessage('ns/a', 1), 3)],
+    ['seq 5', withView(keyMessage('ns/a', 2), 5)],
+    ['seq 5 again', withView(keyMessage('ns/a', 3, 'RELIST'), 5)],
+    ['another relay', withView(keyMessage('ns/a', 4), 4, 'relay-2')],
+    ['no view', keyMessage('ns/a', 5)],
+    ['unstamped', unstamped(6)],
+    ['decoy seq 2', decoy(2)],
+    ['decoy seq 7', decoy(7)],
+  ];
+  for (const [a, older] of messages) {
+    for (const [b, newer] of messages) {
+      // act
+      const body = coalesceBodies(JSON.stringify(older), JSON.stringify(newer));
+      // assert
+      assert.deepEqual(JSON.parse(body), JSON.parse(JSON.stringify(coalesceMessages(older, newer))), `${a} then ${b}`);
+    }
+  }
 });
