@@ -7,13 +7,14 @@
  * namespace: its migrations whose target pod the quota refused (`migrationRejectedByResourceQuota`),
  * as KubeVirt's quota handlers do.
  */
-import { KUBEVIRTS, MIGRATIONS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
-import { MIGRATION_JOB_UID_LABEL, MIGRATION_REJECTED_BY_QUOTA_CONDITION } from '../../shared/api/well-known.ts';
+import { KUBEVIRTS, MIGRATIONS, PODS, RESOURCE_QUOTAS, VMIS } from '../../shared/api/resources.ts';
+import { MIGRATION_JOB_UID_LABEL, MIGRATION_REJECTED_BY_QUOTA_CONDITION, vmiPodsSelector } from '../../shared/api/well-known.ts';
 import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../shared/predicates/migrations.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
 import { PodOwners } from '../../shared/relay/pod-owners.ts';
 import { LAUNCHER_PODS, type EventMapper, type EventType, type KeyTarget, type WatchedObject } from '../../shared/relay/route.ts';
+import type { ViewRead, ViewSource } from '../../shared/relay/view.ts';
 import { pickWaitingToWake } from './wake-waiting.ts';
 
 const FINAL_MIGRATION = new Set(['Succeeded', 'Failed']);
@@ -136,4 +137,30 @@ function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: Migr
 }
 
 /** What wakes the migration controller's keys. */
-export const migrationWakes = defineWakes({ controller: 'migration', watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }, { res: RESOURCE_QUOTAS }], mapper: migrationMapper });
+/**
+ * What a migration key's message carries (shared/relay/view.ts): the reads every pass starts with
+ * (reconcile.ts): the migration, its VMI and the VMI's pods — the source pod and the target pod.
+ * A drain's migration is reconciled a dozen times and more as its phases move on, each pass
+ * reading the three anew; KubeVirt answers them from its informers. An empty pod list is no
+ * answer (the VMI of a migration has its source pod): the reconcile reads it from the API server.
+ */
+function migrationViewReads(key: string, source: ViewSource): ViewRead[] {
+  const slash = key.indexOf('/');
+  const namespace = key.slice(0, slash);
+  const name = key.slice(slash + 1);
+  const vmiName = source.get(MIGRATIONS, namespace, name)?.spec?.vmiName;
+  if (typeof vmiName !== 'string' || vmiName === '') return [{ resource: MIGRATIONS, namespace, name }];
+  const uid = source.get(VMIS, namespace, vmiName)?.metadata?.uid;
+  return [
+    { resource: MIGRATIONS, namespace, name },
+    { resource: VMIS, namespace, name: vmiName },
+    ...(uid ? [{ resource: PODS, namespace, labelSelector: vmiPodsSelector(uid) }] : []),
+  ];
+}
+
+export const migrationWakes = defineWakes({
+  controller: 'migration',
+  watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }, { res: RESOURCE_QUOTAS }],
+  mapper: migrationMapper,
+  view: { resources: [MIGRATIONS, VMIS, PODS], reads: migrationViewReads },
+});

@@ -16,7 +16,7 @@ import { silentLogger } from '../../../shared/metrics/log.ts';
 import { MetricsRegistry } from '../../../shared/metrics/registry.ts';
 import type { Controller } from '../../../shared/queue/message.ts';
 import { SqliteKeyQueue } from '../../../shared/queue/sqlite-queue.ts';
-import { PODS, VMIS } from '../../../shared/api/resources.ts';
+import { MIGRATIONS, PODS, VMIS } from '../../../shared/api/resources.ts';
 
 const NS = 'default';
 const RELAY = 'relay';
@@ -308,6 +308,45 @@ describe('views: what a VMI key\'s message carries (shared/relay/view.ts)', () =
     assert.deepEqual(quotas && { items: quotas.items, labelSelector: quotas.labelSelector, trustEmptyWith: quotas.trustEmptyWith }, { items: [], labelSelector: undefined, trustEmptyWith: `virtualmachineinstances.kubevirt.io/${NS}/viewed` });
     assert.equal(messages.get(`${NS}/too-big`)?.view, undefined, `a ${big.metadata?.annotations?.filler?.length}-byte annotation: no view`);
     assert.ok(metrics.render().includes('relay_views_too_large_total'), 'and the relay counts it');
+    await q.close();
+  });
+  test('a migration key\'s message carries the migration, its VMI and the VMI\'s pods', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const sent: import('../../../shared/queue/message.ts').KeyMessage[] = [];
+    const sender = {
+      send: async (ms: readonly import('../../../shared/queue/message.ts').KeyMessage[]) => {
+        sent.push(...ms);
+        await q.send(ms);
+      },
+    };
+    const relay = new Relay({ kubeConfig: api.kubeConfig(RELAY), queue: sender, log: silentLogger, metrics: new MetricsRegistry(), viewSettleMs: 0 });
+    relay.start();
+    await until('relay synced', () => relay.ready);
+    const source = await kube.create(VMIS, vmi('migrating'));
+    const uid = source.metadata?.uid ?? '';
+    await kube.create(PODS, { metadata: { name: 'migrating-pod', namespace: NS, labels: { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': uid }, ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'migrating', uid, controller: true }] }, spec: { containers: [{ name: 'compute', image: 'i' }] } });
+    await kube.create(MIGRATIONS, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'move-it', namespace: NS }, spec: { vmiName: 'migrating' } });
+    // act: as above, the migration is touched until a message goes with a whole view
+    const whole = () => sent.find((m) => m.controller === 'migration' && m.key === `${NS}/move-it` && m.view?.reads.length === 3 && m.view.reads.every((r) => r.items.length === 1));
+    let nudges = 0;
+    let lastNudge = Date.now();
+    await until('the migration sent with its view', async () => {
+      if (!whole() && Date.now() - lastNudge > 1000) {
+        lastNudge = Date.now();
+        await kube.patch(MIGRATIONS, NS, 'move-it', { type: 'merge', body: { metadata: { annotations: { nudge: String(++nudges) } } } });
+      }
+      return whole() !== undefined;
+    }, 3000);
+    await relay.stop();
+    // assert: the reads reconcile.ts makes first, each answered
+    const reads = whole()!.view!.reads;
+    assert.deepEqual(reads.map((r) => [r.resource, r.name, r.labelSelector]), [
+      ['virtualmachineinstancemigrations.kubevirt.io', 'move-it', undefined],
+      ['virtualmachineinstances.kubevirt.io', 'migrating', undefined],
+      ['pods', undefined, `kubevirt.io,kubevirt.io/created-by=${uid}`],
+    ]);
+    assert.equal((reads[2]!.items[0] as { metadata?: { name?: string } }).metadata?.name, 'migrating-pod');
     await q.close();
   });
 });
