@@ -13,6 +13,7 @@ import { hasReleasedSlot, isMigrationWaiting, migrationPriority } from '../../sh
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 import { KeyIndex } from '../../shared/relay/key-index.ts';
 import { PodOwners } from '../../shared/relay/pod-owners.ts';
+import { splitKey } from '../../shared/queue/message.ts';
 import { LAUNCHER_PODS, type EventMapper, type EventType, type KeyTarget, type WatchedObject } from '../../shared/relay/route.ts';
 import type { ViewRead, ViewSource } from '../../shared/relay/view.ts';
 import { pickWaitingToWake } from './wake-waiting.ts';
@@ -136,7 +137,6 @@ function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: Migr
   return keys;
 }
 
-/** What wakes the migration controller's keys. */
 /**
  * What a migration key's message carries (shared/relay/view.ts): the reads every pass starts with
  * (reconcile.ts): the migration, its VMI and the VMI's pods — the source pod and the target pod.
@@ -145,9 +145,7 @@ function wakeWaiting(key: string, type: EventType, obj: WatchedObject, idx: Migr
  * answer (the VMI of a migration has its source pod): the reconcile reads it from the API server.
  */
 function migrationViewReads(key: string, source: ViewSource): ViewRead[] {
-  const slash = key.indexOf('/');
-  const namespace = key.slice(0, slash);
-  const name = key.slice(slash + 1);
+  const { namespace, name } = splitKey(key);
   const vmiName = source.get(MIGRATIONS, namespace, name)?.spec?.vmiName;
   if (typeof vmiName !== 'string' || vmiName === '') return [{ resource: MIGRATIONS, namespace, name }];
   const uid = source.get(VMIS, namespace, vmiName)?.metadata?.uid;
@@ -158,6 +156,7 @@ function migrationViewReads(key: string, source: ViewSource): ViewRead[] {
   ];
 }
 
+/** What wakes the migration controller's keys, and what their messages carry. */
 export const migrationWakes = defineWakes({
   controller: 'migration',
   watches: [{ res: MIGRATIONS }, { res: VMIS }, LAUNCHER_PODS, { res: KUBEVIRTS }, { res: RESOURCE_QUOTAS }],

@@ -175,6 +175,8 @@ export class Relay {
       return m;
     }
     this.metrics.observe('relay_view_bytes', 'Size of the views the relay attached to keys', { name: m.controller }, bytes, [1024, 4096, 8192, 16384, 32768, 49152]);
+    // The view last, its stamp last in it: the queue reads the stamp from the body's end when it
+    // coalesces two messages of a key (shared/queue/coalesce.ts); another order only costs a parse.
     return { ...m, view: { reads: answers, taken: this.#store.stamp() } };
   }
 
