@@ -95,15 +95,29 @@ function amount(resource: string, value: string): number {
   return resource === 'cpu' ? milli(value) : parseQuantity(value);
 }
 
-// Pods from an informer's cache are immutable snapshots (an update is a new object), so a pod's
-// requests are computed once, not once per placement of every other pod.
+// Pods and nodes from an informer's cache are immutable snapshots (an update is a new object), so
+// a pod's requests and a node's quantities are computed once per object, not once per placement
+// or admission of every other pod. Callers must not change what these answer.
 const requestsCache = new WeakMap<Pod, Resources>();
+const amountsCache = new WeakMap<StringMap, Resources>();
 
 /** {@link podRequests}, computed once per pod object. */
-function cachedRequests(pod: Pod): Resources {
+export function cachedRequests(pod: Pod): Resources {
   let r = requestsCache.get(pod);
   if (!r) requestsCache.set(pod, (r = podRequests(pod)));
   return r;
+}
+
+/** A resource list (a node's capacity or allocatable) as amounts, computed once per object. */
+export function cachedAmounts(list: StringMap | undefined): Resources {
+  if (!list) return new Map();
+  let out = amountsCache.get(list);
+  if (!out) {
+    out = new Map();
+    for (const [r, v] of Object.entries(list)) out.set(r, amount(r, v));
+    amountsCache.set(list, out);
+  }
+  return out;
 }
 
 /** Effective requests of a pod: max(sum of containers, any init container) + overhead; a missing
@@ -128,9 +142,7 @@ export function podRequests(pod: Pod): Resources {
 }
 
 function allocatable(node: Node): Resources {
-  const out: Resources = new Map();
-  for (const [r, v] of Object.entries(node.status?.allocatable ?? node.status?.capacity ?? {})) out.set(r, amount(r, v));
-  return out;
+  return cachedAmounts(node.status?.allocatable ?? node.status?.capacity);
 }
 
 /** Taints including the ones the node lifecycle controller would add for a NotReady node. */

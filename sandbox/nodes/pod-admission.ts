@@ -14,9 +14,8 @@
  *
  * A rejected pod is `Failed` with that reason and "Pod was rejected: <message>".
  */
-import { milli, parseQuantity } from './quantity.ts';
-import { podRequests } from './placement.ts';
-import type { Node, Pod, StringMap } from './objects.ts';
+import { cachedAmounts, cachedRequests } from './placement.ts';
+import type { Node, Pod } from './objects.ts';
 
 export interface Rejection {
   reason: string;
@@ -24,8 +23,6 @@ export interface Rejection {
 }
 
 type Amounts = Map<string, number>;
-
-const amount = (resource: string, value: string) => (resource === 'cpu' ? milli(value) : parseQuantity(value));
 
 /** A resource served by a device plugin: a domain-qualified name outside kubernetes.io. */
 export function isDeviceResource(name: string): boolean {
@@ -37,17 +34,13 @@ function isExtended(name: string): boolean {
   return name.includes('/') && !name.startsWith('kubernetes.io/');
 }
 
-function amounts(map: StringMap | undefined): Amounts {
-  return new Map(Object.entries(map ?? {}).map(([r, v]) => [r, amount(r, v)]));
-}
-
 /** Why the kubelet on `node` rejects `pod`, given the pods it admitted before; undefined = admitted. */
 export function admissionRejection(pod: Pod, node: Node, admitted: readonly Pod[]): Rejection | undefined {
-  const want = podRequests(pod);
+  const want = cachedRequests(pod);
   const used: Amounts = new Map();
-  for (const p of admitted) for (const [r, v] of podRequests(p)) used.set(r, (used.get(r) ?? 0) + v);
-  const capacity = amounts(node.status?.capacity);
-  const allocatable = amounts(node.status?.allocatable ?? node.status?.capacity);
+  for (const p of admitted) for (const [r, v] of cachedRequests(p)) used.set(r, (used.get(r) ?? 0) + v);
+  const capacity = cachedAmounts(node.status?.capacity);
+  const allocatable = cachedAmounts(node.status?.allocatable ?? node.status?.capacity);
 
   for (const [r, n] of want) {
     if (!isDeviceResource(r) || n <= 0 || !capacity.has(r)) continue;
