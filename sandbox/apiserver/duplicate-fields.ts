@@ -27,6 +27,60 @@ interface Frame {
 
 /** Paths of repeated keys in a JSON text, in document order. */
 export function duplicateJsonFields(text: string): string[] {
+  return hasRepeatedKeys(text) ? repeatedKeyPaths(text) : [];
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_LIST = 0x5b;
+const CLOSE_LIST = 0x5d;
+const COLON = 0x3a;
+
+/**
+ * Whether any object in a JSON text repeats a key: the common answer (no) without spelling a
+ * path. A string is a key when a colon follows it; keys are compared as written, decoded only
+ * when they hold an escape.
+ */
+function hasRepeatedKeys(text: string): boolean {
+  const stack: (Set<string> | undefined)[] = [];
+  let top: Set<string> | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // The closing quote: the first one after an even run of backslashes (none included).
+      let j = i;
+      for (;;) {
+        j = text.indexOf('"', j + 1);
+        if (j < 0) return false;
+        let k = j - 1;
+        while (text.charCodeAt(k) === BACKSLASH) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+      if (top) {
+        let k = j + 1;
+        while (k < text.length && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x0a || text.charCodeAt(k) === 0x0d || text.charCodeAt(k) === 0x09)) k++;
+        if (text.charCodeAt(k) === COLON) {
+          const raw = text.slice(i + 1, j);
+          const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+          if (top.has(key)) return true;
+          top.add(key);
+        }
+      }
+      i = j;
+    } else if (c === OPEN_OBJECT || c === OPEN_LIST) {
+      stack.push(top);
+      top = c === OPEN_OBJECT ? new Set() : undefined;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_LIST) {
+      top = stack.pop();
+    }
+  }
+  return false;
+}
+
+/** The paths of {@link duplicateJsonFields}, for a text known to repeat a key. */
+function repeatedKeyPaths(text: string): string[] {
   const out: string[] = [];
   const stack: Frame[] = [];
   // Where the value about to start lives (the path of a key's value, or of an array item).

@@ -165,12 +165,12 @@ const cleanTyped = new WeakMap<object, Schema>();
  * types, where such an object (RawExtension, FieldsV1) is free-form.
  */
 function visit(w: Walk, schema: Schema | undefined, value: unknown, path: string, structural: boolean, inPlace = false): unknown {
-  if (!schema) return value;
+  // A scalar has nothing to prune: no schema lookup for it.
+  if (!schema || typeof value !== 'object' || value === null) return value;
   const viaRef = typeof schema.$ref === 'string' || (Array.isArray(schema.allOf) && schema.allOf.some((s) => typeof s.$ref === 'string'));
   const s = w.schemas.resolve(schema);
   if (!s) return value;
   const strict = structural && !viaRef;
-  if (typeof value !== 'object' || value === null) return value;
   const clean = strict ? cleanStructural : cleanTyped;
   const memo = !inPlace && w.duplicates.size === 0;
   if (memo && clean.get(value) === s) return value;
@@ -183,6 +183,7 @@ function visitList(w: Walk, s: Schema, value: unknown[], path: string, strict: b
   if (!s.items) return value;
   let out = value;
   value.forEach((item, i) => {
+    if (typeof item !== 'object' || item === null) return;
     const pruned = visit(w, s.items, item, fieldPath(path, i), strict);
     if (pruned === item) return;
     if (out === value) out = [...value];
@@ -201,34 +202,37 @@ function visitObject(w: Walk, s: Schema, value: Record<string, unknown>, path: s
   if (!props && addl === undefined && !embedded && (!strict || preserve || s.type !== 'object')) return value;
   let out = value;
   const own = () => (out === value && !inPlace ? (out = { ...value }) : out);
+  // Paths are spelled only where one is reported or a subtree is walked: most fields are scalars
+  // in a body without repeated keys.
+  const noting = w.duplicates.size > 0;
   for (const key of Object.keys(value)) {
-    const p = fieldPath(path, key);
     let child: Schema | undefined;
     let childStructural = strict;
     if (embedded && (key === 'apiVersion' || key === 'kind')) {
-      noteDuplicate(w, p);
+      if (noting) noteDuplicate(w, fieldPath(path, key));
       continue;
     } else if (embedded && key === 'metadata') {
-      noteDuplicate(w, p);
       child = OBJECT_META;
       childStructural = false;
     } else if (props?.[key]) {
-      noteDuplicate(w, p);
       child = props[key];
     } else if (isObject(addl)) {
-      noteDuplicate(w, p);
       child = addl as Schema;
     } else if (addl === true || preserve) {
-      noteDuplicatesUnder(w, p);
+      if (noting) noteDuplicatesUnder(w, fieldPath(path, key));
       continue;
     } else {
+      const p = fieldPath(path, key);
       w.scan.unknown.push(p);
       w.scan.inOrder.push(`unknown field ${JSON.stringify(p)}`);
       delete own()[key];
       continue;
     }
-    const pruned = visit(w, child, value[key], p, childStructural);
-    if (pruned !== value[key]) own()[key] = pruned;
+    if (noting) noteDuplicate(w, fieldPath(path, key));
+    const v = value[key];
+    if (typeof v !== 'object' || v === null) continue;
+    const pruned = visit(w, child, v, fieldPath(path, key), childStructural);
+    if (pruned !== v) own()[key] = pruned;
   }
   return out;
 }
