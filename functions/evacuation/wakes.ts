@@ -1,6 +1,6 @@
 /**
  * The evacuation controller's part of the relay (reference node-drain-updates §2.1), keyed by
- * node name: Node events wake the node; a migration's add wakes the node its evacuation
+ * node name: Node events wake the node (an update only when its taints or schedulability changed); a migration's add wakes the node its evacuation
  * annotation names, and its other events wake the node of its VMI (looked up in a small VMI →
  * node index, the relay's stand-in for the VMI informer); VMI events wake the node the VMI runs
  * on — when the reconcile could act on it.
@@ -19,6 +19,11 @@ import type { EventMapper, KeyTarget, WatchedObject } from '../../shared/relay/r
 import { NODES, VMIS, MIGRATIONS } from '../../shared/api/resources.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 
+/** Whether two versions of a Node carry the same taints and schedulability. */
+function sameTaints(a: WatchedObject, b: WatchedObject): boolean {
+  return a.spec?.unschedulable === b.spec?.unschedulable && JSON.stringify(a.spec?.taints ?? []) === JSON.stringify(b.spec?.taints ?? []);
+}
+
 const isMarked = (o: WatchedObject | undefined) => typeof o?.status?.evacuationNodeName === 'string' && o.status.evacuationNodeName !== '';
 
 export function evacuationMapper(): EventMapper {
@@ -35,6 +40,9 @@ export function evacuationMapper(): EventMapper {
         const taints = (obj.spec?.taints ?? []) as readonly { effect?: string }[];
         if (type !== 'DELETED' && taints.some((t) => t.effect === 'NoSchedule')) tainted.add(name);
         else tainted.delete(name);
+        // The pass reads of its node only whether it is there and its taints: an update that keeps
+        // them (a status heartbeat, a label) would list the node's VMIs again for nothing.
+        if (type === 'MODIFIED' && old && sameTaints(old, obj)) return [];
         return wake(name);
       }
       case 'VirtualMachineInstance': {

@@ -13,6 +13,9 @@ const vmi = (name: string, nodeName: string, extra: Record<string, unknown> = {}
 
 const cases: MapperCase[] = [
   ['a Node event wakes that node', [['Node', 'MODIFIED', node('n1')]], ['n1']],
+  ['a Node update that keeps its taints (a status heartbeat) does not wake it', [['Node', 'MODIFIED', { ...node('n1', [drainTaint]), status: { phase: 'b' } }, { ...node('n1', [drainTaint]), status: { phase: 'a' } }]], []],
+  ['a Node update that changes its taints wakes it', [['Node', 'MODIFIED', node('n1', [drainTaint]), node('n1')]], ['n1']],
+  ['… or its schedulability', [['Node', 'MODIFIED', { ...node('n1'), spec: { unschedulable: true } }, node('n1')]], ['n1']],
   ['a Node deleted wakes it (the pass drops its expectations)', [['Node', 'DELETED', node('n1')]], ['n1']],
   ['a VMI event on an untainted node, the VMI not marked: no wake', [['Node', 'ADDED', node('n1')], ['VirtualMachineInstance', 'MODIFIED', vmi('a', 'n1')]], []],
   ['a VMI event on a node not seen yet, not marked: no wake (the Node ADDED event makes the pass)', [['VirtualMachineInstance', 'ADDED', vmi('a', 'n1')]], []],
