@@ -145,11 +145,16 @@ function allocatable(node: Node): Resources {
   return cachedAmounts(node.status?.allocatable ?? node.status?.capacity);
 }
 
-/** Taints including the ones the node lifecycle controller would add for a NotReady node. */
+const taintsCache = new WeakMap<Node, Taint[]>();
+
+/** Taints including the ones the node lifecycle controller would add for a NotReady node (once per node object). */
 function effectiveTaints(node: Node): Taint[] {
-  const taints = [...(node.spec?.taints ?? [])];
+  let taints = taintsCache.get(node);
+  if (taints) return taints;
+  taints = [...(node.spec?.taints ?? [])];
   const ready = conditionOf(node.status?.conditions, 'Ready');
   if (ready && ready.status !== 'True') taints.push({ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' });
+  taintsCache.set(node, taints);
   return taints;
 }
 
@@ -177,7 +182,9 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
   const index = placedPods instanceof PlacedIndex ? placedPods : PlacedIndex.of(placedPods);
   const ns = pod.metadata?.namespace ?? '';
   const req = cachedRequests(pod);
-  const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
+  // Nodes by name, for the (anti-)affinity domains only.
+  let byNameMap: Map<string, Node> | undefined;
+  const byName = () => (byNameMap ??= new Map(nodes.map((n) => [n.metadata?.name ?? '', n])));
   const reasons = new Map<string, number>();
   // Nodes where evicting lower-priority pods could make room (kube-scheduler's `Unschedulable`,
   // as opposed to `UnschedulableAndUnresolvable`): the preemption message counts them apart.
@@ -219,14 +226,15 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
       reject('Too many pods', true);
       continue;
     }
-    const short = [...req].filter(([r, v]) => v > 0 && (used.get(r) ?? 0) + v > (alloc.get(r) ?? 0)).map(([r]) => r);
-    if (short.length > 0) {
+    let short: string[] | undefined;
+    for (const [r, v] of req) if (v > 0 && (used.get(r) ?? 0) + v > (alloc.get(r) ?? 0)) (short ??= []).push(r);
+    if (short) {
       // A request over the node's whole allocatable is unresolvable: no eviction makes room.
       const unresolvable = short.some((r) => (req.get(r) ?? 0) > (alloc.get(r) ?? 0));
       short.forEach((r, i) => reject(`Insufficient ${r}`, i === 0 && !unresolvable));
       continue;
     }
-    const inDomain = (key: string) => allPlaced().filter((p) => sameDomain(key, byName.get(p.nodeName), node));
+    const inDomain = (key: string) => allPlaced().filter((p) => sameDomain(key, byName().get(p.nodeName), node));
     if (antiTerms.some((t) => inDomain(t.topologyKey).some((p) => termMatchesPod(t, ns, p.pod)))) {
       reject("node(s) didn't match pod anti-affinity rules", true);
       continue;
@@ -234,7 +242,7 @@ export function placePod(pod: Pod, nodes: readonly Node[], placedPods: readonly 
     // Symmetry: an existing pod's anti-affinity also keeps this pod away from its domain.
     const existingAnti = withAnti.some((p) =>
       (p.pod.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).some(
-        (t) => sameDomain(t.topologyKey, byName.get(p.nodeName), node) && termMatchesPod(t, p.pod.metadata?.namespace ?? '', pod),
+        (t) => sameDomain(t.topologyKey, byName().get(p.nodeName), node) && termMatchesPod(t, p.pod.metadata?.namespace ?? '', pod),
       ),
     );
     if (existingAnti) {
