@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EvictionHooks } from './eviction.ts';
 import { parseFieldValidation } from './field-validation.ts';
 import { managerOf } from './managed-fields.ts';
-import { readBody, readRaw, send, sendError, warningHeaders } from './http-io.ts';
+import { readBody, readRaw, send, sendError, sendStored, storedJson, warningHeaders } from './http-io.ts';
 import { applyObject } from './server-side-apply.ts';
 import { serveSubresource } from './subresource-handler.ts';
 import type { AuditLog } from './audit.ts';
@@ -169,14 +169,14 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       // The stored object itself (immutable, store.ts): only serialised from here on.
       const obj = route.res.builtin ? stored : { ...stored, apiVersion: apiVersionOf(route.res) };
       if (answer.form === 'table') return send(res, 200, toTable(route.res, [obj], core.clock.nowMs(), includeObjectParam(q), { resourceVersion: obj.metadata.resourceVersion }));
-      return send(res, 200, obj);
+      return obj === stored ? sendStored(res, 200, obj) : send(res, 200, obj);
     }
     case 'create': {
       const body = await readBody(req);
       if (route.subresource === 'binding') return send(res, 201, bind(deps, scope, route.name!, body.value));
       if (route.name !== undefined) throw methodNotAllowed();
       const write = { ...scope, fieldValidation: parseFieldValidation(q, 'CreateOptions'), warnings: [] };
-      return send(res, 201, createObject(core, write, body.value, body.text), warningHeaders(write.warnings));
+      return sendStored(res, 201, createObject(core, write, body.value, body.text), warningHeaders(write.warnings));
     }
     case 'update': {
       const body = await readBody(req);
@@ -184,7 +184,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       const write = { ...scope, fieldValidation: parseFieldValidation(q, 'UpdateOptions'), warnings: [] };
       const out = updateObject(core, write, route.name!, body.value, route.subresource, body.text);
       core.kickControllers();
-      return send(res, 200, out, warningHeaders(write.warnings));
+      return sendStored(res, 200, out, warningHeaders(write.warnings));
     }
     case 'patch': {
       const contentType = req.headers['content-type'] ?? '';
@@ -199,7 +199,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
       const body = await readBody(req);
       const out = patchObject(core, write, route.name!, contentType, body.value, route.subresource, body.text);
       core.kickControllers();
-      return send(res, 200, out, warningHeaders(write.warnings));
+      return sendStored(res, 200, out, warningHeaders(write.warnings));
     }
     case 'delete': {
       const body = (await readBody(req)).value;
@@ -243,8 +243,13 @@ const encodedEvents = new WeakMap<WireEvent, Buffer>();
 function encodedEvent(e: WireEvent): Buffer {
   let line = encodedEvents.get(e);
   if (line === undefined) {
-    line = Buffer.from(JSON.stringify(e) + '\n');
-    if (Object.isFrozen(e)) encodedEvents.set(e, line);
+    if (Object.isFrozen(e)) {
+      // A shared event carries the stored object itself when it already leads with its type meta
+      // (watch.ts): its JSON is the write's answer's too.
+      const object = e.object !== null && typeof e.object === 'object' ? storedJson(e.object) : JSON.stringify(e.object);
+      line = Buffer.from(`{"type":${JSON.stringify(e.type)},"object":${object}}\n`);
+      encodedEvents.set(e, line);
+    } else line = Buffer.from(JSON.stringify(e) + '\n');
   }
   return line;
 }

@@ -21,6 +21,27 @@ export function send(res: ServerResponse, code: number, body: unknown, headers: 
   res.end(text);
 }
 
+/**
+ * JSON of objects that never change once made — stored objects (store.ts) and the watch events
+ * that carry them: a write's answer and the watch event of the same write (and a later GET) are
+ * the same text, encoded once.
+ */
+const storedJsons = new WeakMap<object, string>();
+
+/** `JSON.stringify(obj)` of an object nothing changes any more, encoded once per object. */
+export function storedJson(obj: object): string {
+  let text = storedJsons.get(obj);
+  if (text === undefined) storedJsons.set(obj, (text = JSON.stringify(obj)));
+  return text;
+}
+
+/** Sends an object nothing changes any more (a stored object) as JSON: {@link storedJson}. */
+export function sendStored(res: ServerResponse, code: number, obj: object, headers: Record<string, string | string[]> = {}): void {
+  const text = storedJson(obj);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
 /** Sends an ApiError as its Status body (Retry-After when it has one). */
 export function sendError(res: ServerResponse, err: ApiError): void {
   const headers: Record<string, string> = {};

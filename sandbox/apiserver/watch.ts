@@ -59,6 +59,20 @@ export function withTypeMeta(res: ResourceInfo, obj: KubeObject): KubeObject {
   return { apiVersion: apiVersionOf(res), kind: res.kind, ...obj };
 }
 
+/**
+ * Whether an object's first two fields are its apiVersion and kind — then it is as
+ * {@link withTypeMeta} would make it (a field of the object wins over the spread's), and a watch
+ * event can carry the stored object itself, whose encoding a write's answer shares (http-io.ts).
+ */
+function leadsWithTypeMeta(obj: KubeObject): boolean {
+  let i = 0;
+  for (const key in obj) {
+    if (key !== (i === 0 ? 'apiVersion' : 'kind') || typeof obj[key] !== 'string') return false;
+    if (++i === 2) return true;
+  }
+  return false;
+}
+
 function matches(f: WatchFilter, o: KubeObject | undefined): boolean {
   if (!o) return false;
   if (f.namespace && o.metadata.namespace !== f.namespace) return false;
@@ -110,7 +124,7 @@ export class WatchHub {
           continue;
         }
         let wire = shared.get(ev.type);
-        if (!wire) shared.set(ev.type, (wire = Object.freeze({ type: ev.type, object: withTypeMeta(e.res, ev.object) })));
+        if (!wire) shared.set(ev.type, (wire = Object.freeze({ type: ev.type, object: leadsWithTypeMeta(ev.object) ? ev.object : withTypeMeta(e.res, ev.object) })));
         w.sink.send(wire);
       }
     });

@@ -43,3 +43,22 @@ test('watchers of one store event share one frozen wire event per type; a stoppe
   assert.equal(deleted.metadata.labels?.tier, 'web', 'the DELETED carries the state it last matched in');
   assert.equal(deleted.metadata.resourceVersion, (all1[1]!.object as KubeObject).metadata.resourceVersion, 'stamped with the event RV');
 });
+
+test('a stored object that leads with its apiVersion and kind is the shared event’s object itself (its encoding is the write’s answer’s); any other gets a copy that leads with them', () => {
+  // arrange
+  const store = new Store();
+  const hub = new WatchHub(store, { bookmarkIntervalMs: 60_000, tooLargeWaitMs: 1000, tooLargeAsGone: false });
+  const got = watcher(hub);
+  const typed: KubeObject = { apiVersion: 'v1', kind: 'Pod', ...pod('typed', {}) };
+  const trailing: KubeObject = { ...pod('trailing', {}), apiVersion: 'v1', kind: 'Pod' };
+  // act
+  store.put(pods, typed, ctx);
+  store.put(pods, trailing, ctx);
+  // assert
+  const [first, second] = got.map((e) => e.object as KubeObject);
+  assert.equal(first!.metadata.name, 'typed');
+  assert.equal(first, store.peek(pods, 'default', 'typed'), 'the stored object, not a copy');
+  assert.notEqual(second, store.peek(pods, 'default', 'trailing'), 'a copy');
+  assert.deepEqual(Object.keys(second!).slice(0, 2), ['apiVersion', 'kind'], 'the copy leads with the type meta, as the wire does');
+  assert.deepEqual(Object.keys(first!).slice(0, 2), ['apiVersion', 'kind']);
+});
