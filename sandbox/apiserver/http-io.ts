@@ -23,15 +23,26 @@ export function send(res: ServerResponse, code: number, body: unknown, headers: 
 
 /**
  * JSON of objects that never change once made — stored objects (store.ts) and the watch events
- * that carry them: a write's answer and the watch event of the same write (and a later GET) are
- * the same text, encoded once.
+ * that carry them: a write's watch event and its answer, sent in the same turn of the event loop,
+ * are the same text, encoded once. Kept for that turn only: holding the text of every stored
+ * object would add a quarter to the emulator's heap for the rare GET that could reuse it.
  */
-const storedJsons = new WeakMap<object, string>();
+let storedJsons = new WeakMap<object, string>();
+let forgetScheduled = false;
 
-/** `JSON.stringify(obj)` of an object nothing changes any more, encoded once per object. */
+/** `JSON.stringify(obj)` of an object nothing changes any more, encoded once per turn. */
 export function storedJson(obj: object): string {
   let text = storedJsons.get(obj);
-  if (text === undefined) storedJsons.set(obj, (text = JSON.stringify(obj)));
+  if (text === undefined) {
+    storedJsons.set(obj, (text = JSON.stringify(obj)));
+    if (!forgetScheduled) {
+      forgetScheduled = true;
+      setImmediate(() => {
+        storedJsons = new WeakMap();
+        forgetScheduled = false;
+      }).unref();
+    }
+  }
   return text;
 }
 
