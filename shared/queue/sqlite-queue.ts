@@ -40,6 +40,7 @@ export interface SqliteKeyQueueOptions {
   readonly clock?: () => number;
 }
 
+/** A queue_items row with its body (queue_bodies). */
 interface ItemRow {
   id: number;
   key: string;
@@ -288,11 +289,14 @@ export class SqliteKeyQueue implements KeyQueue {
    * earliest.
    */
   private enqueue(controller: Controller, key: string, body: string, now: number, delayMs = 0): void {
-    this.sql(
-        `INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES (?, ?, ?, 'waiting', ?, ?)
-         ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET body = vr_coalesce_body(body, excluded.body), coalesced = coalesced + 1`,
+    const row = this.sql(
+        `INSERT INTO queue_items (controller, key, state, visible_at, enqueued_at) VALUES (?, ?, 'waiting', ?, ?)
+         ON CONFLICT (controller, key, state) WHERE key <> '' DO UPDATE SET coalesced = coalesced + 1
+         RETURNING id, coalesced`,
       )
-      .run(controller, key, body, now + delayMs, now);
+      .get(controller, key, now + delayMs, now) as { id: number; coalesced: number };
+    if (row.coalesced === 1) this.sql('INSERT INTO queue_bodies (id, body) VALUES (?, ?)').run(row.id, body);
+    else this.sql('UPDATE queue_bodies SET body = vr_coalesce_body(body, ?) WHERE id = ?').run(body, row.id);
   }
 
   private claim(controller: Controller, max: number, now: number): ReceivedKey[] {
@@ -302,10 +306,11 @@ export class SqliteKeyQueue implements KeyQueue {
     const candidates = this.sql(
       // In id order along queue_items_fifo: the scan stops once a batch is found (it passes only
       // rows still in backoff and keys in flight), where a range on visible_at sorted the backlog.
-      `SELECT * FROM queue_items w INDEXED BY queue_items_fifo WHERE controller = ? AND state = 'waiting' AND visible_at <= ?
+      `SELECT w.*, b.body FROM queue_items w INDEXED BY queue_items_fifo JOIN queue_bodies b ON b.id = w.id
+       WHERE w.controller = ? AND w.state = 'waiting' AND w.visible_at <= ?
          AND NOT EXISTS (SELECT 1 FROM queue_items i WHERE i.controller = w.controller AND i.key = w.key
                          AND i.key <> '' AND i.state = 'inflight')
-       ORDER BY id LIMIT ?`,
+       ORDER BY w.id LIMIT ?`,
     );
     const take = this.sql(`UPDATE queue_items SET state = 'inflight', receipt = ?, visible_at = ? WHERE id = ?`);
     // Loop: malformed rows are dead-lettered on the way and must not shrink the batch.
@@ -351,7 +356,7 @@ export class SqliteKeyQueue implements KeyQueue {
    * ends in the DLQ (once it has also been failing for the policy's window) instead of looping forever.
    */
   private expireLeases(controller: Controller, now: number): void {
-    const lost = this.sql(`SELECT * FROM queue_items WHERE controller = ? AND state = 'inflight' AND visible_at <= ?`)
+    const lost = this.sql(`SELECT i.*, b.body FROM queue_items i JOIN queue_bodies b ON b.id = i.id WHERE i.controller = ? AND i.state = 'inflight' AND i.visible_at <= ?`)
       .all(controller, now) as unknown as ItemRow[];
     for (const row of lost) {
       const failures = row.failures + 1;
@@ -364,8 +369,8 @@ export class SqliteKeyQueue implements KeyQueue {
 
   /** In-flight row → waiting, merged into a waiting row of newer events if there is one. */
   private release(controller: Controller, row: ItemRow, next: { failures: number; firstFailureAt: number; visibleAt: number }): void {
-    const newer = this.sql(`SELECT * FROM queue_items WHERE controller = ? AND key = ? AND state = 'waiting' AND key <> ''`)
-      .get(controller, row.key) as unknown as ItemRow | undefined;
+    const newer = this.sql(`SELECT id FROM queue_items WHERE controller = ? AND key = ? AND state = 'waiting' AND key <> ''`)
+      .get(controller, row.key) as unknown as Pick<ItemRow, 'id'> | undefined;
     if (newer === undefined) {
       this.sql(`UPDATE queue_items SET state = 'waiting', receipt = NULL, visible_at = ?, failures = ?, first_failure_at = ? WHERE id = ?`)
         .run(next.visibleAt, next.failures, next.firstFailureAt, row.id);
@@ -394,7 +399,7 @@ export class SqliteKeyQueue implements KeyQueue {
 
   private inflight(receipt: string): ItemRow | undefined {
     const { id, token } = parseReceipt(receipt);
-    return this.sql(`SELECT * FROM queue_items WHERE id = ? AND receipt = ? AND state = 'inflight'`)
+    return this.sql(`SELECT i.*, b.body FROM queue_items i JOIN queue_bodies b ON b.id = i.id WHERE i.id = ? AND i.receipt = ? AND i.state = 'inflight'`)
       .get(id, token) as unknown as ItemRow | undefined;
   }
 

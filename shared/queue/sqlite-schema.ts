@@ -9,7 +9,6 @@ CREATE TABLE IF NOT EXISTS queue_items (
   id               INTEGER PRIMARY KEY AUTOINCREMENT,
   controller       TEXT    NOT NULL,
   key              TEXT    NOT NULL,            -- '' for a malformed body (never coalesced)
-  body             TEXT    NOT NULL,            -- the newest cause wins
   state            TEXT    NOT NULL CHECK (state IN ('waiting', 'inflight')),
   visible_at       INTEGER NOT NULL,            -- waiting: ready at; inflight: lease deadline
   enqueued_at      INTEGER NOT NULL,            -- the oldest coalesced message
@@ -25,6 +24,18 @@ CREATE INDEX IF NOT EXISTS queue_items_ready ON queue_items (controller, state, 
 -- FIFO order of a controller's waiting rows: receive walks it from the oldest and stops after a
 -- batch, instead of sorting every visible waiting row (the whole backlog) on each receive.
 CREATE INDEX IF NOT EXISTS queue_items_fifo ON queue_items (controller, state, id);
+
+-- Each item's message (the newest cause wins; tens of KB with a view), apart from the row that
+-- changes on every receive, lease renewal and retry: SQLite rewrites a whole row on any update,
+-- and reaches a column stored after a long text only through its overflow pages.
+CREATE TABLE IF NOT EXISTS queue_bodies (
+  id   INTEGER PRIMARY KEY,                     -- queue_items.id
+  body TEXT    NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS queue_items_body_gone AFTER DELETE ON queue_items
+BEGIN
+  DELETE FROM queue_bodies WHERE id = old.id;
+END;
 
 CREATE TABLE IF NOT EXISTS queue_dedup (
   controller TEXT    NOT NULL,
@@ -58,8 +69,17 @@ CREATE TABLE IF NOT EXISTS queue_dead (
 CREATE UNIQUE INDEX IF NOT EXISTS queue_dead_key ON queue_dead (controller, key) WHERE key <> '';
 `;
 
-/** Creates the queue tables if they are missing (idempotent). */
+/** Creates the queue tables if they are missing (idempotent), moving an older file's bodies to their table. */
 export function ensureQueueSchema(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(queue_items)').all() as unknown as { name: string }[];
+  if (columns.some((c) => c.name === 'body')) {
+    // A file from before queue_bodies: its items keep their ids, their bodies move.
+    inWriteTransaction(db, () => {
+      db.exec('CREATE TABLE IF NOT EXISTS queue_bodies (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      db.exec('INSERT INTO queue_bodies (id, body) SELECT id, body FROM queue_items');
+      db.exec('ALTER TABLE queue_items DROP COLUMN body');
+    });
+  }
   db.exec(SCHEMA);
 }
 

@@ -63,6 +63,35 @@ describe('SqliteKeyQueue specifics', () => {
     db.close();
   });
 
+  test('a file from before the bodies had their own table opens with its waiting keys intact', async () => {
+    // arrange: queue_items as it was, the body a column of the item
+    const file = join(dir, `old-${n++}.db`);
+    const old = new DatabaseSync(file);
+    old.exec(`CREATE TABLE queue_items (id INTEGER PRIMARY KEY AUTOINCREMENT, controller TEXT NOT NULL, key TEXT NOT NULL,
+      body TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('waiting', 'inflight')), visible_at INTEGER NOT NULL,
+      enqueued_at INTEGER NOT NULL, coalesced INTEGER NOT NULL DEFAULT 1, failures INTEGER NOT NULL DEFAULT 0,
+      first_failure_at INTEGER, receipt TEXT)`);
+    old.prepare(`INSERT INTO queue_items (controller, key, body, state, visible_at, enqueued_at) VALUES ('vmi', 'ns/a', ?, 'waiting', 0, 0)`)
+      .run(JSON.stringify(keyMessage('ns/a', 7)));
+    old.close();
+    // act
+    const q = new SqliteKeyQueue({ db: file });
+    await q.send([keyMessage('ns/b', 8)]);
+    const got = await q.receive('vmi', 10, 0);
+    for (const rk of got) await q.ack('vmi', rk.receipt);
+    const depth = await q.depth('vmi');
+    await q.close();
+    // assert
+    assert.deepEqual(got.map((rk) => [rk.message.key, rk.message.cause.resourceVersion]), [['ns/a', '7'], ['ns/b', '8']]);
+    assert.equal(depth.visible + depth.inFlight, 0);
+    const db = new DatabaseSync(file);
+    const columns = (db.prepare('PRAGMA table_info(queue_items)').all() as { name: string }[]).map((c) => c.name);
+    const bodies = db.prepare('SELECT count(*) AS n FROM queue_bodies').get() as { n: number };
+    db.close();
+    assert.ok(!columns.includes('body'), 'the body left the item row');
+    assert.equal(bodies.n, 0, 'an acknowledged item takes its body with it');
+  });
+
   test('two connections on one file (two processes) never deliver a key twice', async () => {
     // arrange
     const file = join(dir, `shared${n++}.db`);
