@@ -47,9 +47,29 @@ function keyOf(connect: Record<string, unknown>): string {
   return h.digest('hex');
 }
 
+/**
+ * The connect options last seen and their key: a process asks with the same options on every
+ * request, and hashing its certificates each time was a measurable part of a request's cost.
+ */
+let lastConnect: { connect: Record<string, unknown>; key: string } | undefined;
+
+/** Equal as {@link keyOf} would hash them: buffers by their bytes, the rest by its JSON. */
+function sameValue(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (Buffer.isBuffer(x) || Buffer.isBuffer(y)) return Buffer.isBuffer(x) && Buffer.isBuffer(y) && x.equals(y);
+  if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => sameValue(v, y[i]));
+  return JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+}
+
+function sameConnect(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameValue(a[k], b[k]));
+}
+
 /** The kept agent for these connect options. */
 function agentFor(connect: Record<string, unknown>): Agent {
-  const key = keyOf(connect);
+  const key = lastConnect && sameConnect(lastConnect.connect, connect) ? lastConnect.key : keyOf(connect);
+  lastConnect = { connect, key };
   let agent = agents.get(key);
   if (!agent) {
     agent = new Agent({ connect, connections: CONNECTIONS_PER_AGENT, keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS });
