@@ -1,7 +1,8 @@
 /**
  * The evacuation controller's part of the relay (reference node-drain-updates §2.1), keyed by
- * node name: Node events wake the node (an update only when its taints or schedulability changed); a migration's add wakes the node its evacuation
- * annotation names, and its other events wake the node of its VMI (looked up in a small VMI →
+ * node name: Node events wake the node (an update only when its taints or schedulability
+ * changed); a migration's add wakes the node its evacuation annotation names, and its other
+ * events wake the node of its VMI (looked up in a small VMI →
  * node index, the relay's stand-in for the VMI informer); VMI events wake the node the VMI runs
  * on — when the reconcile could act on it.
  *

@@ -39,3 +39,33 @@ test('dropped four times in a row with no event in between, the cache still sees
     await server.close();
   }
 });
+
+test('the cache keeps no managedFields, from the list or the watch, and an update built from a cached object keeps the stored ones', async () => {
+  // arrange: one object before the list, one after it (seen through the watch)
+  const server = await startApiServer({ port: 0 });
+  const kc = server.kubeConfig('node-sim');
+  const { core } = clients(kc);
+  await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'listed' }, data: { a: '1' } } });
+  const cache = new WatchedCache<KubeObject>({
+    kc,
+    path: '/api/v1/namespaces/default/configmaps',
+    list: async () => JSON.parse(JSON.stringify(await core.listNamespacedConfigMap({ namespace: 'default' }))) as never,
+    onEvent: () => {},
+  });
+  try {
+    await cache.start();
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'watched' }, data: { a: '1' } } });
+    await waitFor('the watched ConfigMap in the cache', async () => cache.get('default', 'watched') !== undefined || undefined, 20_000);
+    // act: an update built from the cached object
+    const cached = cache.get('default', 'listed')!;
+    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'listed', body: { ...cached, data: { a: '2' } } as never });
+    const stored = await core.readNamespacedConfigMap({ namespace: 'default', name: 'listed' });
+    // assert
+    assert.equal((cached.metadata as { managedFields?: unknown }).managedFields, undefined, 'listed object');
+    assert.equal((cache.get('default', 'watched')!.metadata as { managedFields?: unknown }).managedFields, undefined, 'watched object');
+    assert.ok((stored.metadata?.managedFields?.length ?? 0) > 0, 'the stored object keeps its managedFields');
+  } finally {
+    await cache.stop();
+    await server.close();
+  }
+});
