@@ -276,7 +276,7 @@ function idOf(obj: WatchedObject): string {
 }
 
 /** Only the metadata the mapping reads of an old object: owners, annotations, labels. */
-function stubOf(obj: WatchedObject): WatchedObject {
+export function stubOf(obj: WatchedObject): WatchedObject {
   const m = obj.metadata ?? {};
   const meta: NonNullable<WatchedObject['metadata']> = {};
   if (m.name !== undefined) meta.name = m.name;
