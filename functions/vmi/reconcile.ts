@@ -267,9 +267,13 @@ async function observe(vmi: VirtualMachineInstance, deps: VmiDeps, rv: string | 
   const backendPvc = backendStorageNeeded(vmi)
     ? backendPvcFor(vmi.metadata?.name ?? '', await listBackendPvcs(deps, namespace, vmi.metadata?.name ?? '', rv))
     : undefined;
-  const migrations = vmi.status?.migrationState
-    ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
-    : [];
+  // The VMI's migrations matter only to a pod creation (sync.ts step 6: none while one of them
+  // runs), so they are read only where one can happen — not on every pass of every VMI that ever
+  // migrated (a drain's VMIs each listed the namespace's migrations a dozen times).
+  const migrations =
+    vmi.status?.migrationState && pod === undefined && (phase === '' || phase === 'Pending')
+      ? (await deps.kube.list(MIGRATIONS, namespace, { resourceVersion: rv })).items.filter((m) => m.spec.vmiName === vmi.metadata?.name)
+      : [];
   // Past Pending the claims are not read (they matter only before the launcher pod exists, and a
   // claim in use cannot go away): they count as ready, never as missing.
   const volumes = phase === '' || phase === 'Pending' ? volumesReady(vmi, pvcs, dataVolumes) : { ready: true, wffc: false };

@@ -18,6 +18,7 @@ export interface Observed {
   /** The current launcher (or temp) pod, per CurrentVMIPod. */
   readonly pod: V1Pod | undefined;
   readonly volumes: VolumeReadiness;
+  /** The VMI's migrations; read only before a launcher pod can be created (step 6), else empty. */
   readonly migrations: readonly VirtualMachineInstanceMigration[];
   /** The backend-storage PVC (persistent TPM/EFI), read only when the VMI needs one. */
   readonly backendPvc?: V1PersistentVolumeClaim;
