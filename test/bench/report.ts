@@ -185,6 +185,12 @@ function scaleRows(results: Json): Row[] {
   ];
 }
 
+/** The scale run's reference bursts (scale.bench.ts), each round's rate and API call p50. */
+function referenceRounds(sc: unknown): { vmisPerSecondScheduled?: number; apiCallP50Ms?: number }[] {
+  const rounds = at(sc, 'reference.rounds');
+  return Array.isArray(rounds) ? (rounds as { vmisPerSecondScheduled?: number; apiCallP50Ms?: number }[]) : [];
+}
+
 /** The p99 ratio of each consecutive steady-rate pair, met when every one is within 1.3×. */
 export function p99RunsRow(e2e: unknown): Row {
   const runs = at(e2e, 'ratios.eventToPodP99Runs');
@@ -420,12 +426,12 @@ export function renderMarkdown(report: { generatedAt: string; node: string; cpus
   if (sc && !at(sc, 'skipped')) {
     const p = 'serverless';
     out.push(`## ${num(sc, 'vmis')} VMIs at once, to Running`, '');
-    out.push("The serverless path only (relay → SQLite queue → functions, `LocalRuntime`) on a fresh sandbox in a child process, every VMI created at once (50 concurrent creates), until all are Running (test/bench/scale.bench.ts; `BENCH_SCALE_VMIS`, 1,000 with `BENCH_QUICK=1`, 0 skips it). Right before it, on its own fresh sandbox, the same path takes a burst of 300 (`BENCH_SCALE_REFERENCE_VMIS`), to which the rate and API call p50 are compared: flatness side by side in one run. Anchors: KubeVirt's KWOK scale lane creates 8,000 VMIs within a 15-minute limit; virt-controller holds about 173 KB per VMI. Memory per VMI, in each process: the JS heap retained after a full garbage collection that the run added (system started → all Running), and resident memory; the system's process ran the earlier benchmark files too, so its RSS before the run holds their freed heap and its RSS difference is no per-VMI figure (the cluster's process is fresh).", '');
+    out.push("The serverless path only (relay → SQLite queue → functions, `LocalRuntime`) on a fresh sandbox in a child process, every VMI created at once (50 concurrent creates), until all are Running (test/bench/scale.bench.ts; `BENCH_SCALE_VMIS`, 1,000 with `BENCH_QUICK=1`, 0 skips it). Right before it, the same path takes three bursts of 300 (`BENCH_SCALE_REFERENCE_VMIS`, `BENCH_SCALE_REFERENCE_ROUNDS`), each on its own fresh sandbox, and the rate and API call p50 are compared with their medians: flatness side by side in one run. Anchors: KubeVirt's KWOK scale lane creates 8,000 VMIs within a 15-minute limit; virt-controller holds about 173 KB per VMI. Memory per VMI, in each process: the JS heap retained after a full garbage collection that the run added (system started → all Running), and resident memory; the system's process ran the earlier benchmark files too, so its RSS before the run holds their freed heap and its RSS difference is no per-VMI figure (the cluster's process is fresh).", '');
     out.push(table(['figure', 'serverless', 'anchor'], [
       ['seconds to all Scheduled', num(sc, `${p}.secondsToAllScheduled`), '–'],
       ['seconds to all Running', num(sc, `${p}.running.secondsToAllRunning`), '8,000 within 900 s'],
       ['VMIs/s to Scheduled / to Running', `${num(sc, `${p}.vmisPerSecondScheduled`)} / ${num(sc, `${p}.running.vmisPerSecondRunning`)}`, '8.9/s (KWOK lane limit)'],
-      ['API call p50 / p99 ms', `${num(sc, `${p}.breakdown.apiCallP50Ms`)} / ${num(sc, `${p}.breakdown.apiCallP99Ms`)}`, at(sc, 'reference') !== undefined ? `at ${num(sc, 'reference.vmis')}, same run: ${num(sc, 'reference.serverless.breakdown.apiCallP50Ms') ?? '?'} ms p50, ${num(sc, 'reference.serverless.vmisPerSecondScheduled') ?? '?'} VMIs/s` : `at ${num(e2e, 'smallVmis') ?? 300}: ${num(e2e, 'throughputSmall.serverless.breakdown.apiCallP50Ms') ?? '?'} ms p50`],
+      ['API call p50 / p99 ms', `${num(sc, `${p}.breakdown.apiCallP50Ms`)} / ${num(sc, `${p}.breakdown.apiCallP99Ms`)}`, at(sc, 'reference') !== undefined ? `at ${num(sc, 'reference.vmis')}, same run (medians of ${referenceRounds(sc).length}): ${num(sc, 'reference.apiCallP50Ms') ?? '?'} ms p50, ${num(sc, 'reference.vmisPerSecondScheduled') ?? '?'} VMIs/s (rounds: ${referenceRounds(sc).map((r) => `${r.apiCallP50Ms ?? '?'} ms, ${r.vmisPerSecondScheduled ?? '?'}/s`).join('; ')})` : `at ${num(e2e, 'smallVmis') ?? 300}: ${num(e2e, 'throughputSmall.serverless.breakdown.apiCallP50Ms') ?? '?'} ms p50`],
       ['queue wait avg ms', num(sc, `${p}.breakdown.queueWaitAvgMs`), '–'],
       ['system process: retained heap KB per VMI', num(sc, `${p}.running.pipelineHeapKbPerVmi`), 'virt-controller ≈ 173 KB per VMI'],
       ['system process: RSS MB at the end', num(sc, `${p}.running.pipelineRssMb`), '–'],
