@@ -24,7 +24,10 @@ export interface WorkerPoolOptions {
   readonly handle: (rk: ReceivedKey, traces?: Traces) => Promise<Outcome>;
   readonly metrics: MetricsRegistry;
   readonly log: Logger;
-  /** How long one receive waits for a key, ms. */
+  /**
+   * How long one receive waits for a key, ms (default 1000). A stop ends the wait at once, so
+   * the length only bounds how often an idle worker asks again.
+   */
   readonly pollMs?: number;
   /** Keys one worker receives and reconciles together (1–10, as a Lambda FIFO batch; default 1). */
   readonly batchSize?: number;
@@ -39,6 +42,7 @@ const BATCH_BUCKETS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 export class WorkerPool {
   readonly #opts: WorkerPoolOptions;
   #running = false;
+  #stopping = new AbortController();
   #loops: Promise<void>[] = [];
   #busy = 0;
 
@@ -54,12 +58,14 @@ export class WorkerPool {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    this.#stopping = new AbortController();
     this.#loops = Array.from({ length: this.#opts.concurrency }, () => this.#loop());
   }
 
   /** Stops receiving; keys being reconciled finish and are settled first. */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#stopping.abort();
     await Promise.all(this.#loops);
   }
 
@@ -96,7 +102,7 @@ export class WorkerPool {
     while (this.#running) {
       let batch: ReceivedKey[];
       try {
-        batch = await queue.receive(controller, max, this.#opts.pollMs ?? 250);
+        batch = await queue.receive(controller, max, this.#opts.pollMs ?? 1000, this.#stopping.signal);
       } catch (err) {
         log.error('queue receive failed', { controller, error: err instanceof Error ? err.message : String(err) });
         await new Promise((r) => setTimeout(r, 500));

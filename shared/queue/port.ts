@@ -122,9 +122,10 @@ export interface KeyQueue {
   /**
    * Up to `max` keys of `controller` that no other consumer holds, waiting up to `waitMs` for the
    * first. Malformed bodies found on the way are dead-lettered (reason MalformedMessage), never
-   * returned.
+   * returned. `stop`, when aborted, may end the wait early with nothing (its consumer is stopping):
+   * the embedded queue does; SQS's long poll runs its course.
    */
-  receive(controller: Controller, max: number, waitMs: number): Promise<ReceivedKey[]>;
+  receive(controller: Controller, max: number, waitMs: number, stop?: AbortSignal): Promise<ReceivedKey[]>;
   /**
    * How long a received key stays leased (the visibility timeout): a consumer that neither settles
    * nor extends it within this long is presumed dead, and the key is delivered again as a failed attempt.

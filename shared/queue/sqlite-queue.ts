@@ -84,6 +84,12 @@ export class SqliteKeyQueue implements KeyQueue {
   private readonly wakers = new Map<Controller, Set<() => void>>();
   private readonly statements = new Map<string, StatementSync>();
   private closed = false;
+  /**
+   * A receipt's token: random per queue object, then a counter — unique across the processes that
+   * share a file, and no `randomBytes` call per received key (0.6 % of the system process's CPU at 10,000 VMIs).
+   */
+  private readonly receiptPrefix = randomBytes(9).toString('base64url');
+  private receipts = 0;
 
   constructor(opts: SqliteKeyQueueOptions) {
     this.retry = opts.retry ?? DEFAULT_RETRY;
@@ -142,12 +148,15 @@ export class SqliteKeyQueue implements KeyQueue {
     this.wake(controller, 1);
   }
 
-  async receive(controller: Controller, max: number, waitMs: number): Promise<ReceivedKey[]> {
+  async receive(controller: Controller, max: number, waitMs: number, stop?: AbortSignal): Promise<ReceivedKey[]> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const got = inWriteTransaction(this.db, () => this.claim(controller, max, this.now()));
+      if (stop?.aborted) return [];
+      // An idle receiver looks first, without a write transaction: 53 idle workers polling
+      // through BEGIN IMMEDIATE … COMMIT cost a drain's process a third of its CPU.
+      const got = this.anythingDue(controller) ? inWriteTransaction(this.db, () => this.claim(controller, max, this.now())) : [];
       if (got.length > 0 || this.closed || Date.now() >= deadline) return got;
-      await this.sleep(controller, Math.min(this.untilDue(controller), deadline - Date.now()));
+      await this.sleep(controller, Math.min(this.untilDue(controller), deadline - Date.now()), stop);
     }
   }
 
@@ -325,7 +334,7 @@ export class SqliteKeyQueue implements KeyQueue {
           this.bury(controller, row, { reason: 'MalformedMessage', message: (err as Error).message }, row.failures + 1, now);
           continue;
         }
-        const token = randomBytes(12).toString('base64url');
+        const token = `${this.receiptPrefix}${(this.receipts++).toString(36)}`;
         take.run(token, now + this.visibilityMs, row.id);
         out.push({
           message,
@@ -431,6 +440,20 @@ export class SqliteKeyQueue implements KeyQueue {
     }
   }
 
+  /**
+   * Whether a claim could find anything now: a waiting row visible, an in-flight lease run out, a
+   * timer due (a read along the indexes; the claim, in its write transaction, decides). A visible
+   * row whose key is in flight counts: the claim skips it, and the receiver sleeps as before.
+   */
+  private anythingDue(controller: Controller): boolean {
+    const r = this.sql(
+      `SELECT EXISTS (SELECT 1 FROM queue_items WHERE controller = $c AND state = 'waiting' AND visible_at <= $now)
+           OR EXISTS (SELECT 1 FROM queue_items WHERE controller = $c AND state = 'inflight' AND visible_at <= $now)
+           OR EXISTS (SELECT 1 FROM queue_timers WHERE controller = $c AND fire_at <= $now) AS due`,
+    ).get({ c: controller, now: this.now() }) as { due: number };
+    return r.due === 1;
+  }
+
   /** Milliseconds until this controller's next known due time (backoff, timer, lease), capped. */
   private untilDue(controller: Controller): number {
     const now = this.now();
@@ -443,17 +466,19 @@ export class SqliteKeyQueue implements KeyQueue {
     return r.t === null ? MAX_IDLE_MS : Math.max(1, Math.min(MAX_IDLE_MS, r.t - now));
   }
 
-  private sleep(controller: Controller, ms: number): Promise<void> {
+  private sleep(controller: Controller, ms: number, stop?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       let set = this.wakers.get(controller);
       if (!set) this.wakers.set(controller, (set = new Set()));
       const done = (): void => {
         clearTimeout(timer);
         set.delete(done);
+        stop?.removeEventListener('abort', done);
         resolve();
       };
       const timer = setTimeout(done, Math.max(0, ms));
       set.add(done);
+      stop?.addEventListener('abort', done, { once: true });
     });
   }
 }

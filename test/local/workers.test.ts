@@ -111,3 +111,16 @@ test('batchSize 3: three keys reconcile together, their traces are written as on
   await queue.close();
   await state.close();
 });
+
+test("stop ends an idle worker's wait at once, however long its receive would wait", async () => {
+  // arrange
+  const queue = new SqliteKeyQueue({ db: ':memory:' });
+  const pool = new WorkerPool({ controller: 'vmi', concurrency: 3, queue, metrics: new MetricsRegistry(), log: quiet, pollMs: 600_000, handle: async () => ({ kind: 'done' }) as never });
+  pool.start();
+  await sleep(20);
+  // act
+  const stopped = await Promise.race([pool.stop().then(() => 'stopped'), sleep(30_000, 'still waiting', { ref: false })]);
+  await queue.close();
+  // assert
+  assert.equal(stopped, 'stopped');
+});

@@ -116,6 +116,37 @@ describe('SqliteKeyQueue specifics', () => {
     await q.close();
   });
 
+  test('an idle receiver takes no write lock: another process holding it does not stall or fail an empty receive', async () => {
+    // arrange
+    const file = join(dir, `q${n++}.db`);
+    const q = new SqliteKeyQueue({ db: file });
+    const other = new DatabaseSync(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      // act: an empty queue, polled while the other connection writes (the CLI's replay, a second process)
+      const got = await q.receive('vmi', 1, 20);
+      // assert
+      assert.deepEqual(got, []);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      await q.close();
+    }
+  });
+
+  test('a long receive ends with nothing when its stop signal is aborted', async () => {
+    // arrange
+    const q = new SqliteKeyQueue({ db: ':memory:' });
+    const stop = new AbortController();
+    // act
+    const pending = q.receive('vmi', 1, 600_000, stop.signal);
+    stop.abort();
+    const got = await pending;
+    await q.close();
+    // assert
+    assert.deepEqual(got, []);
+  });
+
   test('a long receive wakes up when a key is sent', async () => {
     // arrange
     const q = new SqliteKeyQueue({ db: ':memory:' });
