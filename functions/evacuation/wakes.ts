@@ -2,9 +2,10 @@
  * The evacuation controller's part of the relay (reference node-drain-updates §2.1), keyed by
  * node name: Node events wake the node (an update only when its taints or schedulability
  * changed); a migration's add wakes the node its evacuation annotation names, and its other
- * events wake the node of its VMI (looked up in a small VMI →
- * node index, the relay's stand-in for the VMI informer); VMI events wake the node the VMI runs
- * on — when the reconcile could act on it.
+ * events — an update only when it made the migration final — wake the node of its VMI (looked up
+ * in a small VMI → node index, the relay's stand-in for the VMI informer); VMI events wake the
+ * node the VMI runs on — when the reconcile could act on it, and an update only when it changed
+ * what the pass reads.
  *
  * Why VMI events are filtered: a node's pass considers all its VMIs only when it has the drain
  * taint (NoSchedule), and otherwise only the VMIs marked for eviction (`status.evacuationNodeName`
@@ -39,7 +40,7 @@ function nodeFacts(node: WatchedObject): string {
  * What a pass reads of a VMI (candidates.ts): where it is (field and label), its eviction mark,
  * phase, deletion, eviction strategy, `LiveMigratable`, and its migration state's timestamps.
  */
-export function vmiFacts(vmi: WatchedObject): string {
+function vmiFacts(vmi: WatchedObject): string {
   const status = vmi.status ?? {};
   const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as { type?: unknown; status?: unknown }[];
   const migratable = conditions.find((c) => c.type === 'LiveMigratable')?.status;

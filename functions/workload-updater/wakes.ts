@@ -1,9 +1,10 @@
 /**
  * The workload updater's part of the relay (reference node-drain-updates §3.1): every event maps
  * to the one KubeVirt CR's key, known from the KubeVirt events the mapper has seen (none, or more
- * than one CR: nothing is queued, as upstream). KubeVirt events; every migration event; VMI
- * updates only of VMIs that are not final, not migrating, and have a hot-plug or volume change in
- * progress. (Upstream enqueues all of these 5 s later; the reconcile's creation throttle plays that.)
+ * than one CR: nothing is queued, as upstream). KubeVirt events; a migration's add, delete or
+ * relist, and its updates that change what a pass reads (below); VMI updates only of VMIs that
+ * are not final, not migrating, and have a hot-plug or volume change in progress. (Upstream
+ * enqueues all of these 5 s later; the reconcile's creation throttle plays that.)
  *
  * A migration's update wakes the key only when it changes what a pass reads of migrations
  * (classify.ts): whether it is final, whether it counts as running against the cluster's budget,
@@ -14,11 +15,10 @@
  * (a short string per migration).
  */
 import type { EventMapper, KeyTarget, WatchedObject } from '../../shared/relay/route.ts';
-import type { VirtualMachineInstanceCondition } from '../../shared/api/index.ts';
+import type { VirtualMachineInstanceCondition, VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { isHotplugInProgress } from '../../shared/liveupdate/hotplug-conditions.ts';
 import { KUBEVIRTS, MIGRATIONS, VMIS } from '../../shared/api/resources.ts';
 import { WORKLOAD_UPDATE_MIGRATION_ANNOTATION, isFinalMigration, isRunningMigration } from '../../shared/api/vmi-eviction.ts';
-import type { VirtualMachineInstanceMigration } from '../../shared/api/index.ts';
 import { defineWakes } from '../../shared/reconcile/define-controller.ts';
 
 const FINAL = new Set(['Failed', 'Succeeded']);

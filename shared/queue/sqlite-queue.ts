@@ -153,7 +153,7 @@ export class SqliteKeyQueue implements KeyQueue {
     for (;;) {
       if (stop?.aborted) return [];
       // An idle receiver looks first, without a write transaction: 53 idle workers polling
-      // through BEGIN IMMEDIATE … COMMIT cost a drain's process a third of its CPU.
+      // through BEGIN IMMEDIATE … COMMIT cost 30–40 ms of CPU a second (docs/queue.md).
       const got = this.anythingDue(controller) ? inWriteTransaction(this.db, () => this.claim(controller, max, this.now())) : [];
       if (got.length > 0 || this.closed || Date.now() >= deadline) return got;
       await this.sleep(controller, Math.min(this.untilDue(controller), deadline - Date.now()), stop);
