@@ -27,7 +27,7 @@ import { externalFigures, startRun } from './support/e2e-runs.ts';
 import { identityRequests } from './support/identity-requests.ts';
 import { MigrationPeakTracker } from './support/migration-peaks.ts';
 import { onBothLanes } from './support/real-lane.ts';
-import { controllerCpuMicros } from './support/run-figures.ts';
+import { controllerCpuMicros, controllerMemoryMark, controllerMemoryPer } from './support/run-figures.ts';
 import { chooseSystems, runRounds, type Failure, type SystemName } from './support/system-choice.ts';
 import { USER_IDENTITY, vmiManifest, waitUntil, waitUntilAsync } from './support/vmi-run.ts';
 
@@ -99,6 +99,7 @@ async function drainRun(name: SystemName, n: number, lane: ControlPlane) {
     for (const o of others) await cordon(o, false);
     const countersBefore = await cluster.counters();
     const before = controllerFigures(sys.metrics);
+    const memoryBefore = controllerMemoryMark(sys);
     const cpuBefore = controllerCpuMicros(sys);
     const shimBefore = sys.external?.shimCpuMicros() ?? 0;
     await cluster.profile?.start();
@@ -111,6 +112,7 @@ async function drainRun(name: SystemName, n: number, lane: ControlPlane) {
     const requests = identityRequests(countersBefore, await cluster.counters(), sys.identity, n);
     const clusterCpu = await cluster.profile?.stop();
     const cpuUsed = controllerCpuMicros(sys) - cpuBefore;
+    const memory = controllerMemoryPer(sys, memoryBefore, n);
     const avgMigrationSeconds = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
     const idealSeconds = Math.ceil(n / PER_NODE_LIMIT) * avgMigrationSeconds;
     const common = {
@@ -128,7 +130,7 @@ async function drainRun(name: SystemName, n: number, lane: ControlPlane) {
       targetPodsCreated: peaks.peaks.targetPods,
       // Everything the system's identity sent during the drain, as the API server counted it.
       apiCallsPerMovedVmi: round(requests.requestsPerVmi, 1),
-      controller: { requests, cpuMsPerMovedVmi: round(cpuUsed / 1000 / n, 1) },
+      controller: { requests, cpuMsPerMovedVmi: round(cpuUsed / 1000 / n, 1), memory },
       ...(clusterCpu ? { clusterCpuMsPerMovedVmi: round((clusterCpu.sampledSeconds * (100 - clusterCpu.idlePercent)) / 100 * 1000 / n, 1) } : {}),
       anchor: `KubeVirt's limits: ${PER_NODE_LIMIT} outbound per node, 5 per cluster → at best ⌈N/2⌉ waves`,
     };

@@ -21,7 +21,7 @@ import { externalFigures, startRun } from './support/e2e-runs.ts';
 import { identityRequests } from './support/identity-requests.ts';
 import { mediansBySystem } from './support/burst-rounds.ts';
 import { onBothLanes } from './support/real-lane.ts';
-import { controllerCpuMicros } from './support/run-figures.ts';
+import { controllerCpuMicros, controllerMemoryMark, controllerMemoryPer } from './support/run-figures.ts';
 import { chooseSystems, runRounds, type Failure, type SystemName } from './support/system-choice.ts';
 import { USER_IDENTITY, vmiManifest, waitUntil, waitUntilAsync } from './support/vmi-run.ts';
 import { ratiosVsKubevirt } from './support/vs-kubevirt.ts';
@@ -80,6 +80,7 @@ async function scaleRun(name: SystemName, n: number, lane: ControlPlane) {
     await new Promise((r) => setTimeout(r, 1500));
     const countersBefore = await cluster.counters();
     const rsCallsBefore = total(callsOf(sys, 'replicaset'));
+    const memoryBefore = controllerMemoryMark(sys);
     const cpuBefore = controllerCpuMicros(sys);
     const shimBefore = sys.external?.shimCpuMicros() ?? 0;
     const t0 = cluster.nowMs();
@@ -91,6 +92,7 @@ async function scaleRun(name: SystemName, n: number, lane: ControlPlane) {
     const statusOk = await waitUntilAsync(async () => (await user.get(VMI_REPLICA_SETS, NS, RS))?.status?.readyReplicas === n, 60_000);
     await new Promise((r) => setTimeout(r, 1500));
     const requests = identityRequests(countersBefore, await cluster.counters(), sys.identity, n);
+    const memory = controllerMemoryPer(sys, memoryBefore, n);
     const common = {
       replicas: n,
       allRunning: ok,
@@ -100,7 +102,7 @@ async function scaleRun(name: SystemName, n: number, lane: ControlPlane) {
       vmisCreated: created,
       // Everything the system's identity sent from the scale request to readyReplicas, as the API server counted it.
       allControllersApiCallsPerReplica: round(requests.requestsPerVmi, 2),
-      controller: { requests, cpuMsPerReplica: round(cpuUsed / 1000 / n, 2) },
+      controller: { requests, cpuMsPerReplica: round(cpuUsed / 1000 / n, 2), memory },
     };
     say(`${name}: ${common.secondsToAllRunning} s to all Running, ${common.allControllersApiCallsPerReplica} calls/replica in all (${requests.writesPerVmi} writes), CPU ${common.controller.cpuMsPerReplica} ms/replica`);
     if (sys.external) return { ...common, kubevirt: externalFigures(sys, n, shimBefore) };

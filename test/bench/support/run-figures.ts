@@ -9,6 +9,7 @@ import type { BenchCluster } from './cluster.ts';
 import { shareOverlapping, type PauseFigures } from './pauses.ts';
 import type { RunningSystem } from './systems.ts';
 import type { VmiMilestones } from './vmi-run.ts';
+import { retainedHeapBytes } from './retained-heap.ts';
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
@@ -142,4 +143,27 @@ export function controllerCpuMicros(sys: RunningSystem): number {
   if (sys.external) return sys.external.cpuMicros();
   const u = process.cpuUsage();
   return u.user + u.system;
+}
+
+/** Where the controller's memory stood before a measured window (see {@link controllerMemoryPer}). */
+export interface MemoryMark {
+  readonly heapBytes: number;
+  readonly external?: { rssBytes: number; hwmBytes: number };
+}
+
+/** The controller's memory now: KubeVirt's resident memory, or this process's JS heap retained after a full GC (a pause: take it outside timed windows). */
+export function controllerMemoryMark(sys: RunningSystem): MemoryMark {
+  const external = sys.external?.memory();
+  return external ? { heapBytes: 0, external } : { heapBytes: retainedHeapBytes() };
+}
+
+/**
+ * What the window from `before` added per item (replica, moved VMI), as the e2e burst reports it:
+ * KubeVirt's RSS growth (Go, not collected on demand) and peak, or our retained heap and RSS.
+ * Different measures, side by side; neither is the other's.
+ */
+export function controllerMemoryPer(sys: RunningSystem, before: MemoryMark, n: number): { measure: string; kbPerItem: number; peakRssMb: number } {
+  const now = controllerMemoryMark(sys);
+  if (now.external && before.external) return { measure: 'RSS growth (/proc VmRSS)', kbPerItem: round((now.external.rssBytes - before.external.rssBytes) / 1024 / n, 1), peakRssMb: round(now.external.hwmBytes / 2 ** 20, 1) };
+  return { measure: 'retained JS heap', kbPerItem: round((now.heapBytes - before.heapBytes) / 1024 / n, 1), peakRssMb: round(process.memoryUsage().rss / 2 ** 20, 1) };
 }
